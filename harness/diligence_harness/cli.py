@@ -1,0 +1,180 @@
+"""`diligence-harness` command line: one sub-command per step, and `run` for all of them."""
+
+import argparse
+import json
+import sys
+
+from diligence_harness import __version__
+from diligence_harness.loadtest import DEFAULT_LADDER
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _add_inventory_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--nvidia-smi-xml", help="captured `nvidia-smi -q -x` output to use")
+    parser.add_argument("--topo", help="captured `nvidia-smi topo -m` output to use")
+    parser.add_argument("--lspci", help="captured `lspci -nn -D` output to use")
+    parser.add_argument(
+        "--alloc-fraction",
+        type=float,
+        default=0.9,
+        help="fraction of reported free memory the allocate-and-touch probe uses",
+    )
+    parser.add_argument("--no-alloc-probe", action="store_true", help="skip the probe")
+
+
+def _add_loadtest_args(parser: argparse.ArgumentParser, required: bool) -> None:
+    parser.add_argument("--endpoint", required=required, help="OpenAI-compatible base URL")
+    parser.add_argument("--model", required=required, help="model name to request")
+    parser.add_argument("--api-key", help="bearer token for the endpoint (never recorded)")
+    parser.add_argument("--api", type=_names, default=("chat",), help="chat,completions")
+    parser.add_argument("--ladder", type=_ints, default=DEFAULT_LADDER, help="e.g. 1,2,4,8")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--prompt-sets", type=_names, default=("short", "medium", "long"))
+    parser.add_argument("--max-tokens", type=int, default=128, help="fixed output length")
+    parser.add_argument("--no-ignore-eos", action="store_true")
+    parser.add_argument("--no-min-tokens", action="store_true")
+    parser.add_argument("--no-continuous-usage", action="store_true")
+    parser.add_argument("--requests-per-stream", type=int, default=4)
+    parser.add_argument("--min-requests-per-cell", type=int, default=8)
+    parser.add_argument("--warmup-requests", type=int, default=2)
+    parser.add_argument("--timeout-s", type=float, default=300.0)
+    parser.add_argument("--slo-ttft-ms", type=float)
+    parser.add_argument("--slo-tpot-ms", type=float)
+    parser.add_argument("--slo-e2e-ms", type=float)
+    parser.add_argument("--seed", type=int, default=1234, help="prompt-set seed")
+    parser.add_argument(
+        "--busy-poll", action="store_true", help="spin instead of sleeping (lower error, one core)"
+    )
+
+
+def _add_bench_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bench-seed", type=int, default=42)
+    parser.add_argument("--bench-rounds", type=int, default=3)
+    parser.add_argument("--sustained-s", type=float, default=60.0, help="GPU sustained run")
+    parser.add_argument("--quick", action="store_true", help="small shapes, short runs")
+
+
+def _add_probe_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--net-host", action="append", default=[], help="host:port, repeatable")
+    parser.add_argument("--net-count", type=int, default=20)
+    parser.add_argument("--rate-limit-rps", type=float, help="declared rate limit to probe")
+
+
+def _add_bundle_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, help="where to write the bundle JSON")
+    parser.add_argument("--case", help="case reference from the Diligence app")
+    parser.add_argument("--nonce", help="server-issued nonce binding this run to a request")
+    parser.add_argument("--upload", help="URL to POST the bundle to")
+    parser.add_argument("--token", help="upload token (sent as 'Authorization: Token ...')")
+    parser.add_argument("--upload-attempts", type=int, default=5)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="diligence-harness",
+        description="Collect evidence about rented GPU compute into one verifiable bundle.",
+    )
+    parser.add_argument("--version", action="version", version=f"diligence-harness {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="every step, then write (and upload) one bundle")
+    _add_inventory_args(run)
+    _add_loadtest_args(run, required=False)
+    _add_bench_args(run)
+    _add_probe_args(run)
+    _add_bundle_args(run)
+    run.add_argument("--skip", type=_names, default=(), help="steps to skip, e.g. bench")
+    run.add_argument("--calibrate-ladder", type=_ints, help="default: the load-test ladder")
+    run.add_argument("--calibrate-requests-per-stream", type=int, default=2)
+
+    for name, helptext, adders in (
+        ("inventory", "GPU inventory from NVML/nvidia-smi, runtime and PCI", [_add_inventory_args]),
+        ("environment", "software, limits, CPU, RAM, virtualisation", []),
+        (
+            "bench",
+            "matmul TFLOP/s and memory bandwidth (CPU backend without a GPU)",
+            [_add_bench_args],
+        ),
+        (
+            "loadtest",
+            "load test an OpenAI-compatible endpoint",
+            [lambda p: _add_loadtest_args(p, True)],
+        ),
+        ("netprobe", "TCP-connect RTT, jitter and loss", [_add_probe_args]),
+    ):
+        step = sub.add_parser(name, help=helptext)
+        for add in adders:
+            add(step)
+        step.add_argument("--out", help="write a bundle here (default: print the step as JSON)")
+        step.add_argument("--case")
+        step.add_argument("--nonce")
+
+    calibrate = sub.add_parser("calibrate", help="measure the client's floor on a loopback mock")
+    calibrate.add_argument("--ladder", type=_ints, default=DEFAULT_LADDER)
+    calibrate.add_argument(
+        "--requests-per-stream", dest="calibrate_requests_per_stream", type=int, default=3
+    )
+    calibrate.add_argument("--busy-poll", action="store_true")
+    calibrate.add_argument("--out")
+    calibrate.add_argument("--case")
+    calibrate.add_argument("--nonce")
+
+    auth = sub.add_parser("authprobe", help="does the endpoint refuse missing/wrong tokens?")
+    auth.add_argument("--endpoint", required=True)
+    auth.add_argument("--api-key", help="a valid key, to show the probe itself is accepted")
+    auth.add_argument("--rate-limit-rps", type=float)
+    auth.add_argument("--out")
+    auth.add_argument("--case")
+    auth.add_argument("--nonce")
+
+    upload = sub.add_parser("upload", help="POST an existing bundle with retries")
+    upload.add_argument("bundle")
+    upload.add_argument("--upload", required=True)
+    upload.add_argument("--token", required=True)
+    upload.add_argument("--upload-attempts", type=int, default=5)
+
+    validate = sub.add_parser("validate", help="check a bundle against the published schema")
+    validate.add_argument("bundle")
+
+    mock = sub.add_parser("mock-server", help="loopback OpenAI-compatible mock with known timings")
+    mock.add_argument("--host", default="127.0.0.1")
+    mock.add_argument("--port", type=int, default=8000)
+    mock.add_argument("--ttft-ms", type=float, default=50.0)
+    mock.add_argument("--itl-ms", type=float, default=10.0)
+    mock.add_argument("--tokens-per-chunk", type=int, default=1)
+    mock.add_argument("--output-tokens", type=int, default=16, help="when max_tokens is absent")
+    mock.add_argument("--empty-first-chunk", action="store_true")
+    mock.add_argument("--ping-every", type=int, default=0)
+    mock.add_argument("--error-every", type=int, default=0)
+    mock.add_argument("--error-kinds", type=_names, default=("http_500", "truncate"))
+    mock.add_argument("--api-key")
+    mock.add_argument("--rate-limit-rps", type=float)
+    mock.add_argument("--max-seconds", type=float, default=3600.0, help="stop after this long")
+    mock.add_argument("--busy-poll", action="store_true", help="never sleep in epoll")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    raw_argv = list(sys.argv if argv is None else ["diligence-harness", *argv])
+    from diligence_harness import commands
+
+    handler = getattr(commands, "command_" + args.command.replace("-", "_"))
+    return handler(args, raw_argv)
+
+
+def print_json(document: dict) -> None:
+    json.dump(document, sys.stdout, indent=2, sort_keys=True, default=str)
+    sys.stdout.write("\n")
+
+
+def _zipapp_main() -> None:
+    """Entry point of the zipapp (zipapp's `main` must not return an exit code)."""
+    sys.exit(main())

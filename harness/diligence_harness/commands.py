@@ -1,0 +1,169 @@
+"""Sub-command handlers: run steps, write (and upload) the bundle, or print a step as JSON."""
+
+import argparse
+import json
+import sys
+
+from diligence_harness import schema
+from diligence_harness.bundle import assemble, serialise, write_bundle
+from diligence_harness.cli import print_json
+from diligence_harness.clock import utc_now
+from diligence_harness.mockserver import MockConfig, serve_forever
+from diligence_harness.steps import STEPS, Evidence, run_step
+from diligence_harness.upload import upload_bundle
+
+EXIT_SCHEMA_INVALID = 3
+EXIT_UPLOAD_FAILED = 4
+
+
+def _secrets(args: argparse.Namespace) -> list[str]:
+    return [s for s in (getattr(args, "token", None), getattr(args, "api_key", None)) if s]
+
+
+def _seeds(args: argparse.Namespace) -> dict:
+    return {
+        "workload": getattr(args, "seed", None),
+        "bench": getattr(args, "bench_seed", None),
+        "alloc_probe": 7,
+    }
+
+
+def _finish(args, argv, steps: dict, evidence: Evidence, started: str) -> int:
+    """Assemble, validate, write to disk, then upload if asked; prints a short receipt."""
+    document = assemble(
+        steps=steps,
+        findings=evidence.findings,
+        artifacts=evidence.artifacts,
+        argv=argv,
+        seeds=_seeds(args),
+        case=getattr(args, "case", None),
+        nonce=getattr(args, "nonce", None),
+        started_utc=started,
+    )
+    data = serialise(document, evidence.secrets)
+    errors = schema.validate(json.loads(data))
+    digest = write_bundle(args.out, data)
+    receipt = {
+        "bundle": args.out,
+        "sha256": digest,
+        "bytes": len(data),
+        "schema_errors": errors[:20],
+    }
+    receipt["steps"] = {name: step["status"] for name, step in document["steps"].items()}
+    code = EXIT_SCHEMA_INVALID if errors else 0
+    if getattr(args, "upload", None):
+        if not args.token:
+            print("--upload needs --token", file=sys.stderr)
+            return 2
+        result = upload_bundle(args.upload, data, args.token, attempts=args.upload_attempts)
+        with open(args.out + ".upload.json", "w", encoding="utf-8") as handle:
+            json.dump(result, handle, indent=2)
+        receipt["upload"] = {k: result[k] for k in ("outcome", "http_status", "attempts")}
+        if result["outcome"] != "uploaded":
+            code = EXIT_UPLOAD_FAILED
+    print_json(receipt)
+    return code
+
+
+def command_run(args: argparse.Namespace, argv: list[str]) -> int:
+    started, evidence, steps = utc_now(), Evidence(secrets=_secrets(args)), {}
+    for name, step in STEPS.items():
+        if name in args.skip:
+            steps[name] = {**_skipped(f"--skip {name}")}
+            continue
+        print(f"[diligence-harness] {name} ...", file=sys.stderr, flush=True)
+        steps[name] = run_step(step, args, evidence)
+        print(f"[diligence-harness] {name}: {steps[name]['status']}", file=sys.stderr, flush=True)
+    return _finish(args, argv, steps, evidence, started)
+
+
+def _skipped(reason: str) -> dict:
+    from diligence_harness.bundle import skipped_step
+
+    return skipped_step(reason)
+
+
+def _single_step(name: str, args: argparse.Namespace, argv: list[str]) -> int:
+    started, evidence = utc_now(), Evidence(secrets=_secrets(args))
+    _fill_defaults(args)
+    step = run_step(STEPS[name], args, evidence)
+    if getattr(args, "out", None):
+        return _finish(args, argv, {name: step}, evidence, started)
+    print_json({"step": name, **step, "findings": evidence.findings})
+    return 0 if step["status"] != "error" else 1
+
+
+def _fill_defaults(args: argparse.Namespace) -> None:
+    """Single-step parsers only define their own flags; the step code reads a few shared ones."""
+    defaults = {
+        "endpoint": None,
+        "api_key": None,
+        "rate_limit_rps": None,
+        "net_host": [],
+        "busy_poll": False,
+        "token": None,
+        "upload": None,
+    }
+    for name, value in defaults.items():
+        if not hasattr(args, name):
+            setattr(args, name, value)
+
+
+def command_inventory(args, argv) -> int:
+    return _single_step("inventory", args, argv)
+
+
+def command_environment(args, argv) -> int:
+    return _single_step("environment", args, argv)
+
+
+def command_bench(args, argv) -> int:
+    return _single_step("bench", args, argv)
+
+
+def command_loadtest(args, argv) -> int:
+    return _single_step("loadtest", args, argv)
+
+
+def command_netprobe(args, argv) -> int:
+    return _single_step("netprobe", args, argv)
+
+
+def command_calibrate(args, argv) -> int:
+    return _single_step("calibrate", args, argv)
+
+
+def command_authprobe(args, argv) -> int:
+    return _single_step("authprobe", args, argv)
+
+
+def command_upload(args: argparse.Namespace, argv: list[str]) -> int:
+    with open(args.bundle, "rb") as handle:
+        data = handle.read()
+    result = upload_bundle(args.upload, data, args.token, attempts=args.upload_attempts)
+    print_json({k: v for k, v in result.items() if k != "response_body"})
+    return 0 if result["outcome"] == "uploaded" else EXIT_UPLOAD_FAILED
+
+
+def command_validate(args: argparse.Namespace, argv: list[str]) -> int:
+    with open(args.bundle, "rb") as handle:
+        errors = schema.validate(json.load(handle))
+    print_json({"bundle": args.bundle, "valid": not errors, "errors": errors[:50]})
+    return 0 if not errors else EXIT_SCHEMA_INVALID
+
+
+def command_mock_server(args: argparse.Namespace, argv: list[str]) -> int:
+    config = MockConfig(
+        ttft_ms=args.ttft_ms,
+        itl_ms=args.itl_ms,
+        tokens_per_chunk=args.tokens_per_chunk,
+        default_output_tokens=args.output_tokens,
+        empty_first_chunk=args.empty_first_chunk,
+        ping_every=args.ping_every,
+        error_every=args.error_every,
+        error_kinds=args.error_kinds,
+        api_key=args.api_key,
+        rate_limit_rps=args.rate_limit_rps,
+    )
+    serve_forever(config, args.host, args.port, args.max_seconds, busy_poll=args.busy_poll)
+    return 0

@@ -1,0 +1,378 @@
+"""Loopback mock of an OpenAI-compatible streaming server with known timings.
+
+Ground truth for the harness's own accuracy (harness-anchors §5.2): each
+request gets a deterministic schedule (TTFT, inter-token gap, tokens per SSE
+event), optional injected faults (HTTP 500/429, a stream cut mid-body, a
+stream without finish_reason) and an optional empty role-only first chunk.
+The server logs, per request id (`X-Request-Id`), when it read the request off
+the socket and when it wrote each chunk, in `time.perf_counter_ns` — the same
+CLOCK_MONOTONIC the client uses, so the two can be compared event by event.
+
+Chunk model with k tokens per event: chunk j (0-based) carries tokens
+[jk, jk+k) and is written at t_read + ttft + j*k*itl. So the first content
+arrives exactly at the injected TTFT, and tpot_corrected = itl.
+"""
+
+import asyncio
+import contextlib
+import gc
+import json
+import math
+import signal
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+
+from diligence_harness.clock import now_ns
+from diligence_harness.eventloop import run as run_event_loop
+
+ERROR_KINDS = ("http_500", "http_429", "truncate", "no_finish")
+
+
+@dataclass
+class MockConfig:
+    ttft_ms: float = 50.0
+    itl_ms: float = 10.0
+    tokens_per_chunk: int = 1
+    empty_first_chunk: bool = False
+    ping_every: int = 0  # an SSE comment line every N chunks (0: never)
+    error_every: int = 0  # every Nth streaming request fails (0: never)
+    error_kinds: tuple[str, ...] = ("http_500", "truncate")
+    default_output_tokens: int = 16
+    api_key: str | None = None  # when set, /v1/* requires "Authorization: Bearer <key>"
+    rate_limit_rps: float | None = None  # token bucket, burst = one second's worth
+    model: str = "mock-model"
+
+
+@dataclass
+class _Request:
+    method: str
+    path: str
+    headers: dict
+    body: bytes
+    t_read_ns: int
+
+
+def _parse_request(buf: bytes, t_ns: int) -> tuple[_Request | None, bytes]:
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return None, buf
+    head = buf[:end].decode("latin-1").split("\r\n")
+    method, path, _version = head[0].split(" ", 2)
+    headers = {}
+    for line in head[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    if len(buf) < end + 4 + length:
+        return None, buf
+    body = buf[end + 4 : end + 4 + length]
+    return _Request(method, path, headers, body, t_ns), buf[end + 4 + length :]
+
+
+def _json_response(status: int, payload: dict, reason: str = "") -> bytes:
+    body = json.dumps(payload).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason or 'Status'}\r\nContent-Type: application/json\r\n"
+        f"Server: diligence-mock\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def _chunk(payload: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(payload), payload)
+
+
+STREAM_HEAD = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+    b"Server: diligence-mock\r\nTransfer-Encoding: chunked\r\n\r\n"
+)
+
+
+class MockServer:
+    """The server state: config, request log, arrival counter and rate-limit bucket."""
+
+    def __init__(self, config: MockConfig) -> None:
+        self.config = config
+        self.log: list[dict] = []
+        self.arrivals = 0
+        self._bucket = config.rate_limit_rps or 0.0
+        self._bucket_t = time.monotonic()
+        self._server: asyncio.AbstractServer | None = None
+        self.port: int | None = None
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: _MockProtocol(self), host, port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self.port
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    def rate_limited(self) -> bool:
+        rate = self.config.rate_limit_rps
+        if not rate:
+            return False
+        now = time.monotonic()
+        self._bucket = min(rate, self._bucket + (now - self._bucket_t) * rate)
+        self._bucket_t = now
+        if self._bucket >= 1.0:
+            self._bucket -= 1.0
+            return False
+        return True
+
+    def next_fault(self) -> str | None:
+        self.arrivals += 1
+        every, kinds = self.config.error_every, self.config.error_kinds
+        if not every or self.arrivals % every or not kinds:
+            return None
+        return kinds[(self.arrivals // every - 1) % len(kinds)]
+
+
+class _MockProtocol(asyncio.Protocol):
+    def __init__(self, server: MockServer) -> None:
+        self.server = server
+        self.transport: asyncio.Transport | None = None
+        self.buf = b""
+        self.busy = False
+        self.queue: list[_Request] = []
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        t_ns = now_ns()  # "read off the socket": the read that completes the request
+        self.buf += data
+        while True:
+            request, self.buf = _parse_request(self.buf, t_ns)
+            if request is None:
+                break
+            self.queue.append(request)
+        if self.queue and not self.busy:
+            self.busy = True
+            asyncio.ensure_future(self._serve_queue())
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
+    async def _serve_queue(self) -> None:
+        while self.queue and self.transport is not None:
+            await self._dispatch(self.queue.pop(0))
+        self.busy = False
+
+    def write(self, data: bytes) -> int:
+        if self.transport is not None:
+            self.transport.write(data)
+        return now_ns()  # "wrote": stamped right after the write (§5.2 item 1)
+
+    async def _dispatch(self, request: _Request) -> None:
+        path = request.path.split("?", 1)[0]
+        server = self.server
+        if path == "/_mock/log":
+            self.write(_json_response(200, {"requests": server.log}, "OK"))
+        elif path == "/_mock/reset":
+            server.log.clear()
+            server.arrivals = 0
+            gc.collect()  # the only collection while serving (see serve_forever)
+            self.write(_json_response(200, {"reset": True}, "OK"))
+        elif path == "/health":
+            self.write(_json_response(200, {"ok": True}, "OK"))
+        elif not path.startswith("/v1/"):
+            self.write(_json_response(404, {"error": {"message": "not found"}}, "Not Found"))
+        elif not self._authorised(request):
+            self.write(_json_response(401, {"error": {"message": "invalid token"}}, "Unauthorized"))
+        elif server.rate_limited():
+            self.write(_json_response(429, {"error": {"message": "rate limited"}}, "Too Many"))
+        elif path == "/v1/models":
+            model = {"id": server.config.model, "object": "model", "owned_by": "diligence-mock"}
+            self.write(_json_response(200, {"object": "list", "data": [model]}, "OK"))
+        elif path in ("/v1/chat/completions", "/v1/completions"):
+            await self._completion(request, "chat" if "chat" in path else "completions")
+        else:
+            self.write(_json_response(404, {"error": {"message": "not found"}}, "Not Found"))
+
+    def _authorised(self, request: _Request) -> bool:
+        key = self.server.config.api_key
+        return key is None or request.headers.get("authorization") == f"Bearer {key}"
+
+    async def _completion(self, request: _Request, api: str) -> None:
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError:
+            self.write(_json_response(400, {"error": {"message": "bad json"}}, "Bad Request"))
+            return
+        entry = {
+            "request_id": request.headers.get("x-request-id"),
+            "path": request.path,
+            "t_read_ns": request.t_read_ns,
+            "chunks": [],
+            "injected": None,
+        }
+        self.server.log.append(entry)
+        fault = self.server.next_fault()
+        entry["injected"] = fault
+        if fault in ("http_500", "http_429"):
+            status = int(fault[5:])
+            entry["t_done_ns"] = self.write(
+                _json_response(status, {"error": {"message": f"injected {fault}"}}, "Injected")
+            )
+            return
+        tokens = int(body.get("max_tokens") or self.server.config.default_output_tokens)
+        if not body.get("stream"):
+            await self._complete_whole(request, api, body, tokens, entry)
+            return
+        await _Streamer(self, self.server.config, api, body, tokens, entry, fault).run(
+            request.t_read_ns
+        )
+
+    async def _complete_whole(self, request, api, body, tokens, entry) -> None:
+        cfg = self.server.config
+        await _sleep_until(request.t_read_ns + int((cfg.ttft_ms + (tokens - 1) * cfg.itl_ms) * 1e6))
+        text = "".join(f" t{i}" for i in range(tokens))
+        choice = {"index": 0, "finish_reason": "length"}
+        if api == "chat":
+            choice["message"] = {"role": "assistant", "content": text}
+        else:
+            choice["text"] = text
+        usage = {"prompt_tokens": 1, "completion_tokens": tokens, "total_tokens": tokens + 1}
+        payload = {"id": "mock", "object": "completion", "choices": [choice], "usage": usage}
+        entry["t_done_ns"] = self.write(_json_response(200, payload, "OK"))
+
+
+async def _sleep_until(deadline_ns: int) -> None:
+    delay = (deadline_ns - now_ns()) / 1e9
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+class _Streamer:
+    """Writes one SSE stream to the schedule in the module docstring."""
+
+    def __init__(self, conn, cfg: MockConfig, api, body: dict, tokens, entry, fault) -> None:
+        self.conn, self.cfg, self.api, self.entry, self.fault = conn, cfg, api, entry, fault
+        self.tokens = max(1, tokens)
+        options = body.get("stream_options") or {}
+        self.include_usage = bool(options.get("include_usage"))
+        self.continuous = bool(options.get("continuous_usage_stats"))
+        self.kind = "chat.completion.chunk" if api == "chat" else "text_completion"
+        self.model_json = json.dumps(cfg.model)
+
+    def _event(self, content: str, finish: str | None, usage: dict | None, role=False) -> bytes:
+        # Formatted by hand rather than json.dumps per chunk: the mock must stay cheap
+        # at 256 streams, or its own loop lag shows up as the client's error.
+        text = json.dumps(content)
+        finish_json = "null" if finish is None else f'"{finish}"'
+        if self.api == "chat":
+            role_json = '"role":"assistant",' if role else ""
+            delta = f'{{{role_json}"content":{text}}}'
+            choice = f'{{"index":0,"delta":{delta},"finish_reason":{finish_json}}}'
+        else:
+            choice = f'{{"index":0,"text":{text},"finish_reason":{finish_json}}}'
+        usage_json = "" if usage is None else ',"usage":' + json.dumps(usage)
+        head = f'"id":"mock","object":"{self.kind}","model":{self.model_json}'
+        event = f'{{{head},"choices":[{choice}]{usage_json}}}'
+        return _chunk(b"data: " + event.encode() + b"\n\n")
+
+    def _usage(self, completion_tokens: int) -> dict:
+        return {
+            "prompt_tokens": 1,
+            "completion_tokens": completion_tokens,
+            "total_tokens": completion_tokens + 1,
+        }
+
+    async def run(self, t_read_ns: int) -> None:
+        cfg, entry, k = self.cfg, self.entry, max(1, self.cfg.tokens_per_chunk)
+        entry["t_headers_ns"] = self.conn.write(STREAM_HEAD)
+        if cfg.empty_first_chunk:
+            usage = self._usage(0) if self.continuous else None
+            entry["t_empty_chunk_ns"] = self.conn.write(self._event("", None, usage, role=True))
+        n_chunks = math.ceil(self.tokens / k)
+        cut_after = n_chunks // 2 if self.fault == "truncate" else None
+        sent = 0
+        for j in range(n_chunks):
+            await _sleep_until(t_read_ns + int((cfg.ttft_ms + j * k * cfg.itl_ms) * 1e6))
+            if j == cut_after or self.conn.transport is None:
+                entry["t_done_ns"] = now_ns()
+                if self.conn.transport is not None:
+                    self.conn.transport.close()  # a stream cut mid-body: no terminal chunk
+                return
+            count = min(k, self.tokens - sent)
+            text = "".join(f" t{sent + i}" for i in range(count))
+            sent += count
+            last = j == n_chunks - 1
+            finish = "length" if last and self.fault != "no_finish" else None
+            usage = self._usage(sent) if self.continuous else None
+            data = self._event(text, finish, usage)
+            if cfg.ping_every and j % cfg.ping_every == 0:
+                data = _chunk(b": ping\n\n") + data
+            entry["chunks"].append([self.conn.write(data), count])
+        tail = b""
+        if self.include_usage:
+            event = {"id": "mock", "object": self.kind, "choices": [], "usage": self._usage(sent)}
+            tail += _chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
+        tail += _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+        entry["t_done_ns"] = self.conn.write(tail)
+
+
+class MockServerThread:
+    """The mock on its own event loop in a background thread (for tests and `calibrate`)."""
+
+    def __init__(self, config: MockConfig, host: str = "127.0.0.1") -> None:
+        self.server = MockServer(config)
+        self.host = host
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="diligence-mock")
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self.server.start(self.host, 0))
+        self._ready.set()
+        self._loop.run_forever()
+
+    def __enter__(self) -> "MockServerThread":
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.server.port}"
+
+    def log_copy(self) -> list[dict]:
+        return list(self.server.log)
+
+
+def serve_forever(
+    config: MockConfig, host: str, port: int, max_seconds: float, busy_poll: bool = False
+) -> None:
+    """`diligence-harness mock-server`: print the bound port as JSON, serve until stopped."""
+
+    async def main() -> None:
+        # As in the client (eventloop.py): no cyclic-GC pauses while serving; the
+        # mock is bounded in time and collects on /_mock/reset between levels.
+        gc.disable()
+        server = MockServer(config)
+        bound = await server.start(host, port)
+        config_view = asdict(config) | {"api_key": bool(config.api_key)}
+        print(
+            json.dumps({"event": "listening", "host": host, "port": bound, "config": config_view})
+        )
+        sys.stdout.flush()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=max_seconds)
+        await server.stop()
+
+    run_event_loop(main(), busy_poll=busy_poll)

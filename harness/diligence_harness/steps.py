@@ -1,0 +1,437 @@
+"""Each step of a run: collect, record raw outputs as artifacts, raise findings.
+
+A step never stops the run: it ends `ok`, `skipped` (with the reason, e.g. no
+endpoint given, no GPU) or `error` (with the exception), and the bundle says which.
+"""
+
+import argparse
+import os
+import traceback
+from dataclasses import dataclass, field
+
+from diligence_harness import metrics
+from diligence_harness.bundle import make_artifact
+from diligence_harness.clock import now_ns, utc_now
+from diligence_harness.inventory import build_inventory, finding
+from diligence_harness.nvsmi import parse_nvidia_smi_xml
+from diligence_harness.sources import (
+    parse_lspci,
+    read_nvml_bindings,
+    read_proc_driver_gpus,
+    read_sysfs_gpus,
+    run_tool,
+    shim_report,
+)
+
+
+class Skip(Exception):
+    """The step cannot run here; the message is the recorded reason."""
+
+
+@dataclass
+class Evidence:
+    secrets: list[str]
+    findings: list[dict] = field(default_factory=list)
+    artifacts: list[dict] = field(default_factory=list)
+
+    def artifact(self, name: str, content: str | bytes, media_type: str = "text/plain") -> None:
+        self.artifacts.append(make_artifact(name, content, media_type, self.secrets))
+
+
+def run_step(step, args: argparse.Namespace, evidence: Evidence) -> dict:
+    started, t0 = utc_now(), now_ns()
+    status, reason, result = "ok", None, None
+    try:
+        result = step(args, evidence)
+    except Skip as skip:
+        status, reason = "skipped", str(skip)
+    except Exception as exc:  # a broken step is evidence too; the other steps go on
+        status, reason = "error", f"{type(exc).__name__}: {exc}"
+        evidence.artifact(f"traceback-{step.__name__}.txt", traceback.format_exc())
+    return {
+        "status": status,
+        "reason": reason,
+        "started_utc": started,
+        "finished_utc": utc_now(),
+        "duration_s": (now_ns() - t0) / 1e9,
+        "result": result,
+    }
+
+
+def _read_file(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def step_inventory(args: argparse.Namespace, evidence: Evidence) -> dict:
+    if args.nvidia_smi_xml:
+        return _inventory_from_files(args, evidence)
+    sources: dict = {}
+    nvml_doc, topo_text, nvlink_text = None, None, None
+    smi = run_tool(["nvidia-smi", "-q", "-x"], timeout_s=120)
+    if smi["ok"]:
+        evidence.artifact("nvidia-smi-q-x.xml", smi["stdout"], "application/xml")
+        nvml_doc = parse_nvidia_smi_xml(smi["stdout"])
+        sources["nvml"] = {"status": "ok", "method": "nvidia-smi -q -x"}
+        topo = run_tool(["nvidia-smi", "topo", "-m"], timeout_s=60)
+        nvlink = run_tool(["nvidia-smi", "nvlink", "-s"], timeout_s=60)
+        for name, result in (("nvidia-smi-topo-m.txt", topo), ("nvidia-smi-nvlink-s.txt", nvlink)):
+            if result["ok"]:
+                evidence.artifact(name, result["stdout"])
+        topo_text = topo["stdout"] if topo["ok"] else None
+        nvlink_text = nvlink["stdout"] if nvlink["ok"] else None
+    else:
+        sources["nvml"] = {"status": "skipped", "reason": f"nvidia-smi: {smi['reason']}"}
+    bindings = read_nvml_bindings()
+    sources["nvml_bindings"] = {k: bindings[k] for k in ("status", "reason")}
+    cuda, torch = _runtime_source(sources)
+    pci, kernel = _pci_source(args, evidence, sources)
+    inventory, findings = build_inventory(
+        nvml_doc=nvml_doc,
+        cuda=cuda,
+        pci=pci,
+        shims=shim_report(),
+        topology_text=topo_text,
+        nvlink_text=nvlink_text,
+    )
+    findings += _nvml_paths_findings(nvml_doc, bindings["gpus"])
+    findings += _kernel_findings(nvml_doc, kernel)
+    inventory.update(sources=sources, nvml_bindings=bindings["gpus"], kernel_driver=kernel)
+    inventory["alloc_probe"] = _alloc_probes(args, torch, cuda)
+    findings += [
+        finding("INV-ALLOC-PROBE", "fail", p["device"], "allocate-and-touch probe failed", **p)
+        for p in inventory["alloc_probe"]
+        if p.get("ok") is False
+    ]
+    evidence.findings += findings
+    return inventory
+
+
+def _inventory_from_files(args: argparse.Namespace, evidence: Evidence) -> dict:
+    """Captured tool output from a machine where the harness could not run."""
+    text = _read_file(args.nvidia_smi_xml)
+    evidence.artifact(os.path.basename(args.nvidia_smi_xml), text, "application/xml")
+    topo_text = _read_file(args.topo) if args.topo else None
+    if topo_text:
+        evidence.artifact(os.path.basename(args.topo), topo_text)
+    pci = None
+    if args.lspci:
+        lspci_text = _read_file(args.lspci)
+        evidence.artifact(os.path.basename(args.lspci), lspci_text)
+        pci = parse_lspci(lspci_text)
+    live_reason = "inventory built from captured files; this machine's runtime is not the source"
+    inventory, findings = build_inventory(
+        nvml_doc=parse_nvidia_smi_xml(text), cuda=None, pci=pci, topology_text=topo_text
+    )
+    inventory["sources"] = {
+        "nvml": {"status": "ok", "method": "file"},
+        "cuda_runtime": {"status": "skipped", "reason": live_reason},
+        "pci": {"status": "ok" if pci else "skipped", "method": "file" if pci else None},
+    }
+    inventory["alloc_probe"] = [{"device": None, "skipped": live_reason}]
+    evidence.findings += findings
+    return inventory
+
+
+def _runtime_source(sources: dict):
+    from diligence_harness.torchprobe import cuda_devices, load_torch
+
+    torch, reason = load_torch()
+    if torch is None:
+        sources["cuda_runtime"] = {"status": "skipped", "reason": reason}
+        return None, None
+    if not torch.cuda.is_available():
+        sources["cuda_runtime"] = {"status": "ok", "reason": "torch.cuda.is_available() is False"}
+        return [], torch
+    sources["cuda_runtime"] = {"status": "ok", "method": f"torch {torch.__version__}"}
+    return cuda_devices(torch), torch
+
+
+def _pci_source(args: argparse.Namespace, evidence: Evidence, sources: dict):
+    pci = read_sysfs_gpus()
+    lspci = run_tool(["lspci", "-nn", "-D"], timeout_s=30)
+    if lspci["ok"]:
+        evidence.artifact("lspci-nn-D.txt", lspci["stdout"])
+        pci = pci or parse_lspci(lspci["stdout"])
+    kernel = read_proc_driver_gpus()
+    sources["pci"] = {
+        "status": "ok",
+        "sysfs_devices": len(read_sysfs_gpus()),
+        "lspci": "ok" if lspci["ok"] else lspci["reason"],
+        "proc_driver_gpus": len(kernel),
+    }
+    return pci, kernel
+
+
+def _nvml_paths_findings(nvml_doc: dict | None, bindings: list[dict]) -> list[dict]:
+    """nvidia-smi and the NVML bindings are two user-space paths; they should agree."""
+    found = []
+    by_bus = {g["pci_bus_id"]: g for g in (nvml_doc or {}).get("gpus", [])}
+    for gpu in bindings:
+        smi = by_bus.get(gpu["pci_bus_id"])
+        for name in ("name", "uuid", "memory_total_mib"):
+            if smi and smi.get(name) is not None and smi.get(name) != gpu.get(name):
+                found.append(
+                    finding(
+                        "INV-NVML-PATHS",
+                        "fail",
+                        gpu["pci_bus_id"],
+                        f"nvidia-smi and the NVML bindings disagree on {name}",
+                        nvidia_smi=smi.get(name),
+                        bindings=gpu.get(name),
+                    )
+                )
+    return found
+
+
+def _kernel_findings(nvml_doc: dict | None, kernel: list[dict]) -> list[dict]:
+    """The kernel driver's /proc view is outside the reach of an LD_PRELOAD shim."""
+    found = []
+    by_bus = {g["pci_bus_id"]: g for g in (nvml_doc or {}).get("gpus", [])}
+    for gpu in kernel:
+        smi = by_bus.get(gpu["pci_bus_id"])
+        if smi and gpu.get("name") and smi.get("name") and gpu["name"] != smi["name"]:
+            found.append(
+                finding(
+                    "INV-NAME-KERNEL",
+                    "fail",
+                    gpu["pci_bus_id"],
+                    "the kernel driver and NVML name the GPU differently",
+                    kernel=gpu["name"],
+                    nvml=smi["name"],
+                )
+            )
+    return found
+
+
+def _alloc_probes(args: argparse.Namespace, torch, cuda: list[dict] | None) -> list[dict]:
+    if args.no_alloc_probe:
+        return [{"device": None, "skipped": "--no-alloc-probe"}]
+    if torch is None or not cuda:
+        reason = "needs torch with a CUDA device" if torch is None else "no CUDA device visible"
+        return [{"device": None, "skipped": reason}]
+    from diligence_harness.torchprobe import alloc_touch_probe
+
+    return [
+        alloc_touch_probe(torch, d["cuda_index"], args.alloc_fraction, seed=7) | {"uuid": d["uuid"]}
+        for d in cuda
+    ]
+
+
+def step_environment(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.environment import collect_environment
+
+    return collect_environment()
+
+
+def step_bench(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.bench import run_bench
+
+    return run_bench(
+        seed=args.bench_seed,
+        rounds=args.bench_rounds,
+        sustained_s=args.sustained_s,
+        quick=args.quick,
+    )
+
+
+def loadtest_config(args: argparse.Namespace):
+    from diligence_harness.loadtest import LoadtestConfig
+
+    if not args.endpoint or not args.model:
+        raise Skip("no --endpoint and --model given")
+    return LoadtestConfig(
+        endpoint=args.endpoint,
+        model=args.model,
+        apis=tuple(args.api),
+        ladder=tuple(args.ladder),
+        rounds=args.rounds,
+        prompt_sets=tuple(args.prompt_sets),
+        max_tokens=args.max_tokens,
+        ignore_eos=not args.no_ignore_eos,
+        min_tokens=not args.no_min_tokens,
+        continuous_usage=not args.no_continuous_usage,
+        requests_per_stream=args.requests_per_stream,
+        min_requests_per_cell=args.min_requests_per_cell,
+        warmup_requests=args.warmup_requests,
+        timeout_s=args.timeout_s,
+        seed=args.seed,
+        slo_ms={
+            "ttft_ms": args.slo_ttft_ms,
+            "tpot_ms": args.slo_tpot_ms,
+            "e2e_ms": args.slo_e2e_ms,
+        },
+        api_key=args.api_key,
+        busy_poll=args.busy_poll,
+    )
+
+
+def step_loadtest(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.loadtest import run_loadtest
+
+    cfg = loadtest_config(args)
+    result = run_loadtest(cfg)
+    evidence.findings += loadtest_findings(result, cfg.max_tokens)
+    return result
+
+
+def _lt_finding(check_id: str, severity: str, subject: str, message: str, **evidence) -> dict:
+    return finding(check_id, severity, subject, message, **evidence) | {"step": "loadtest"}
+
+
+def loadtest_findings(result: dict, max_tokens: int) -> list[dict]:
+    found = []
+    if not all(p["extras_accepted"] for p in result["preflight"].values()):
+        found.append(
+            _lt_finding(
+                "LT-EXTRAS-REFUSED",
+                "info",
+                None,
+                "the server refused ignore_eos/min_tokens/continuous_usage_stats; output length "
+                "is not fixed and bundled chunks cannot be corrected",
+            )
+        )
+    for cell in result["cells"]:
+        found += _cell_findings(cell, max_tokens, result["preflight"])
+    for group in result["across_rounds"]:
+        cv = group["metrics"]["output_tok_s"].get("cv")
+        if cv is not None and cv > 0.10 and len(group["rounds"]) > 1:
+            subject = f"{group['api']}/c{group['concurrency']}/{group['prompt_set']}"
+            found.append(
+                _lt_finding(
+                    "LT-ROUND-SPREAD",
+                    "warn",
+                    subject,
+                    "output tokens/s varies more than 10 % across rounds (isolation?)",
+                    cv=cv,
+                )
+            )
+    return found
+
+
+def _cell_findings(cell: dict, max_tokens: int, preflight: dict) -> list[dict]:
+    found, summary = [], cell["summary"]
+    subject = f"{cell['api']}/r{cell['round']}/c{cell['concurrency']}/{cell['prompt_set']}"
+    effective, target = summary["effective_concurrency"], cell["concurrency"]
+    if effective is not None and effective < 0.9 * target:
+        found.append(
+            _lt_finding(
+                "LT-CLIENT-LIMITED",
+                "warn",
+                subject,
+                "effective concurrency fell short of the target: the client may be the bottleneck",
+                effective=effective,
+                target=target,
+            )
+        )
+    if summary["errors"]:
+        found.append(
+            _lt_finding(
+                "LT-ERRORS",
+                "warn",
+                subject,
+                "requests failed",
+                errors=summary["errors"],
+                kinds=summary["error_kinds"],
+            )
+        )
+    ok = [r for r in cell["requests"] if r["error"] is None]
+    limit = min(0.05 * max_tokens, 50)  # AIPerf OSL mismatch threshold (§2.3)
+    if all(p["extras_accepted"] for p in preflight.values()):
+        mismatched = sum(
+            1 for r in ok if r["osl"] is not None and abs(r["osl"] - max_tokens) > limit
+        )
+        if mismatched:
+            found.append(
+                _lt_finding(
+                    "LT-OSL-MISMATCH",
+                    "warn",
+                    subject,
+                    "output length differs from the fixed length requested",
+                    requests=mismatched,
+                )
+            )
+    early_empty = sum(1 for r in ok if r["chunks"] and not (r["chunks"][0][1] or r["chunks"][0][2]))
+    if early_empty:
+        found.append(
+            _lt_finding(
+                "LT-EMPTY-FIRST-CHUNK",
+                "info",
+                subject,
+                "streams began with an empty/role-only chunk (ignored for TTFT, §2.1)",
+                requests=early_empty,
+            )
+        )
+    return found
+
+
+def step_calibrate(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.calibrate import measure_floor
+
+    ladder = getattr(args, "calibrate_ladder", None) or args.ladder
+    result = measure_floor(
+        tuple(ladder),
+        requests_per_stream=args.calibrate_requests_per_stream,
+        busy_poll=args.busy_poll,
+    )
+    for level in result["levels"]:
+        error = level["ttft_error_ms"].get("mean")
+        if error is not None and error > 10:
+            evidence.findings.append(
+                finding(
+                    "CAL-FLOOR-HIGH",
+                    "warn",
+                    f"c{level['concurrency']}",
+                    "the client's own TTFT error exceeds 10 ms at this concurrency",
+                    ttft_error_mean_ms=error,
+                )
+                | {"step": "calibrate"}
+            )
+    return result
+
+
+def step_netprobe(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.netprobe import run_netprobe
+    from diligence_harness.streamclient import parse_endpoint
+
+    targets = list(args.net_host)
+    if not targets and getattr(args, "endpoint", None):
+        endpoint = parse_endpoint(args.endpoint)
+        targets = [f"{endpoint.host}:{endpoint.port}"]
+    if not targets:
+        raise Skip("no --net-host and no --endpoint given")
+    probes = run_netprobe(targets, args.net_count)
+    for probe in probes:
+        if probe["loss"]:
+            evidence.findings.append(
+                finding(
+                    "NET-LOSS",
+                    "warn",
+                    f"{probe['host']}:{probe['port']}",
+                    "TCP connects failed",
+                    loss=probe["loss"],
+                )
+                | {"step": "netprobe"}
+            )
+    return {"probes": probes, "summary_method": metrics.PERCENTILE_METHOD}
+
+
+def step_authprobe(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.authprobe import run_authprobe
+
+    if not getattr(args, "endpoint", None):
+        raise Skip("no --endpoint given")
+    result, findings = run_authprobe(args.endpoint, args.api_key, args.rate_limit_rps)
+    evidence.findings += findings
+    return result
+
+
+STEPS = {
+    "inventory": step_inventory,
+    "environment": step_environment,
+    "bench": step_bench,
+    "loadtest": step_loadtest,
+    "calibrate": step_calibrate,
+    "netprobe": step_netprobe,
+    "authprobe": step_authprobe,
+}
