@@ -23,7 +23,9 @@ from diligence_harness.mockserver import MockConfig
 from diligence_harness.prompts import build_prompt_set
 from diligence_harness.streamclient import parse_endpoint
 
-DEFAULT_MOCK = MockConfig(ttft_ms=50.0, itl_ms=20.0, tokens_per_chunk=1, default_output_tokens=32)
+# Short enough for a calibration of the whole ladder to take seconds, long enough that
+# every request has many chunks to compare.
+DEFAULT_MOCK = MockConfig(ttft_ms=50.0, itl_ms=10.0, tokens_per_chunk=1, default_output_tokens=16)
 
 
 def harness_command() -> list[str]:
@@ -45,7 +47,9 @@ def _child_env() -> dict:
 class MockProcess:
     """`diligence-harness mock-server` in a child process, bounded in time."""
 
-    def __init__(self, config: MockConfig, max_seconds: float = 1800.0) -> None:
+    def __init__(
+        self, config: MockConfig, max_seconds: float = 1800.0, busy_poll: bool = False
+    ) -> None:
         args = harness_command() + [
             "mock-server",
             "--port",
@@ -63,6 +67,11 @@ class MockProcess:
         ]
         if config.empty_first_chunk:
             args.append("--empty-first-chunk")
+        if config.error_every:
+            args += ["--error-every", str(config.error_every)]
+            args += ["--error-kinds", ",".join(config.error_kinds)]
+        if busy_poll:
+            args.append("--busy-poll")
         self.config = config
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, env=_child_env(), text=True)
         line = self.process.stdout.readline()
@@ -100,8 +109,8 @@ def compare_to_mock_log(records: list[dict], log: list[dict]) -> dict:
         if entry is None or record["error"] is not None or not entry["chunks"]:
             continue
         matched += 1
-        writes = [t for t, _tokens in entry["chunks"]]
-        osl = sum(tokens for _t, tokens in entry["chunks"])
+        writes = [chunk[0] for chunk in entry["chunks"]]
+        osl = sum(chunk[1] for chunk in entry["chunks"])
         true_ttft = writes[0] - entry["t_read_ns"]
         true_e2e = writes[-1] - entry["t_read_ns"]
         ttft.append((record["t_first_ns"] - record["t_send_ns"] - true_ttft) / 1e6)
@@ -130,7 +139,7 @@ async def _measure_level(mock: MockProcess, concurrency: int, requests_per_strea
     cfg.max_tokens = mock.config.default_output_tokens
     endpoint = parse_endpoint(mock.url)
     prompt_list = build_prompt_set("short", cfg.seed)
-    count = max(8, concurrency * requests_per_stream)
+    count = max(4, concurrency * requests_per_stream)
     ids = [f"calibrate-c{concurrency}-{i}" for i in range(count)]
     jobs = prepare(cfg, endpoint, "chat", prompt_list, ids)
     await run_cell(endpoint, jobs[:concurrency], concurrency, cfg.timeout_s)  # warm-up

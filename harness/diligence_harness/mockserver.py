@@ -5,7 +5,8 @@ request gets a deterministic schedule (TTFT, inter-token gap, tokens per SSE
 event), optional injected faults (HTTP 500/429, a stream cut mid-body, a
 stream without finish_reason) and an optional empty role-only first chunk.
 The server logs, per request id (`X-Request-Id`), when it read the request off
-the socket and when it wrote each chunk, in `time.perf_counter_ns` — the same
+the socket (`t_read_ns`) and when it wrote each chunk (`chunks`: [t_write_ns just
+before send(), tokens, t_write_end_ns after send()]), in `time.perf_counter_ns` — the same
 CLOCK_MONOTONIC the client uses, so the two can be compared event by event.
 
 Chunk model with k tokens per event: chunk j (0-based) carries tokens
@@ -140,6 +141,7 @@ class _MockProtocol(asyncio.Protocol):
         self.buf = b""
         self.busy = False
         self.queue: list[_Request] = []
+        self.last_write_end_ns = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -165,9 +167,16 @@ class _MockProtocol(asyncio.Protocol):
         self.busy = False
 
     def write(self, data: bytes) -> int:
+        """Write now; returns the ns just before the send() (the "wrote" time, §5.2 item 1).
+
+        The stamp after send() returns is kept too (`last_write_end_ns`): a client on
+        another core can read the bytes before that second stamp, never before the first.
+        """
+        t_start = now_ns()
         if self.transport is not None:
             self.transport.write(data)
-        return now_ns()  # "wrote": stamped right after the write (§5.2 item 1)
+        self.last_write_end_ns = now_ns()
+        return t_start
 
     async def _dispatch(self, request: _Request) -> None:
         path = request.path.split("?", 1)[0]
@@ -309,7 +318,8 @@ class _Streamer:
             data = self._event(text, finish, usage)
             if cfg.ping_every and j % cfg.ping_every == 0:
                 data = _chunk(b": ping\n\n") + data
-            entry["chunks"].append([self.conn.write(data), count])
+            t_write = self.conn.write(data)
+            entry["chunks"].append([t_write, count, self.conn.last_write_end_ns])
         tail = b""
         if self.include_usage:
             event = {"id": "mock", "object": self.kind, "choices": [], "usage": self._usage(sent)}

@@ -1,7 +1,6 @@
 """Metric maths as pure functions (harness-anchors §5.2 item 6)."""
 
 import pytest
-
 from diligence_harness import metrics
 
 

@@ -1,0 +1,192 @@
+"""Bundle assembly, redaction, digests, schema validation and the upload retries."""
+
+import base64
+import hashlib
+import http.server
+import json
+import threading
+
+import jsonschema
+import pytest
+from diligence_harness import schema
+from diligence_harness.bundle import (
+    assemble,
+    make_artifact,
+    redact_argv,
+    serialise,
+)
+from diligence_harness.upload import upload_bundle
+
+TOKEN = "upl-0123456789abcdef"
+API_KEY = "sk-live-abcdefghijklmnop"
+
+
+def _bundle(artifacts=None, findings=None) -> dict:
+    return assemble(
+        steps={},
+        findings=findings or [],
+        artifacts=artifacts or [],
+        argv=["/somewhere/diligence-harness", "run", "--token", TOKEN, f"--api-key={API_KEY}"],
+        seeds={"workload": 1},
+        case="CASE-7",
+        nonce="n-42",
+        started_utc="2026-01-01T00:00:00.000Z",
+    )
+
+
+def test_command_line_secrets_are_redacted():
+    argv = [
+        "x",
+        "--token",
+        TOKEN,
+        f"--api-key={API_KEY}",
+        "--upload",
+        "https://u:p@h/x?token=abc&a=1",
+    ]
+    assert redact_argv(argv) == [
+        "diligence-harness",
+        "--token",
+        "[REDACTED]",
+        "--api-key=[REDACTED]",
+        "--upload",
+        "https://[REDACTED]@h/x?token=[REDACTED]&a=1",
+    ]
+
+
+def test_secrets_never_reach_the_bytes_and_digests_recheck():
+    echoed = make_artifact(
+        "server-echo.txt", f"Authorization: Bearer {API_KEY}\n", "text/plain", [API_KEY]
+    )
+    binary = make_artifact(
+        "blob.bin", b"\x00\x01" + TOKEN.encode(), "application/octet-stream", [TOKEN]
+    )
+    document = _bundle([echoed, binary])
+    data = serialise(document, [TOKEN, API_KEY])
+    assert TOKEN.encode() not in data and API_KEY.encode() not in data
+    parsed = json.loads(data)
+    for artifact in parsed["artifacts"]:
+        raw = (
+            artifact["content"].encode()
+            if artifact["encoding"] == "utf-8"
+            else base64.b64decode(artifact["content"])
+        )
+        assert (
+            hashlib.sha256(raw).hexdigest() == artifact["sha256"] and len(raw) == artifact["size"]
+        )
+    assert [m["name"] for m in parsed["manifest"]["artifacts"]] == ["server-echo.txt", "blob.bin"]
+    assert parsed["nonce"] == "n-42" and parsed["case"] == "CASE-7"
+
+
+def test_short_secrets_are_replaced_only_as_whole_values():
+    document = _bundle()
+    document["steps"]["loadtest"] = {"status": "ok", "note": "abc", "flag": "--max-tokens"}
+    parsed = json.loads(serialise(document, ["abc", "tok"]))
+    assert parsed["steps"]["loadtest"]["note"] == "[REDACTED]"
+    assert parsed["steps"]["loadtest"]["flag"] == "--max-tokens"  # not "--max-[REDACTED]ens"
+
+
+def test_both_validators_accept_a_bundle_and_reject_a_broken_one():
+    document = json.loads(serialise(_bundle(), []))
+    published = schema.load_schema()
+    jsonschema.Draft202012Validator.check_schema(published)
+    jsonschema.Draft202012Validator(published).validate(document)
+    assert schema.validate(document) == []
+    broken = dict(document, format_version="other/9", host_id="nope")
+    del broken["manifest"]
+    errors = schema.validate(broken)
+    assert any("manifest" in e for e in errors)
+    assert any("format_version" in e for e in errors)
+    assert any("host_id" in e for e in errors)
+    assert list(jsonschema.Draft202012Validator(published).iter_errors(broken))
+
+
+def _schema_keywords(node, found: set) -> set:
+    """Every keyword used anywhere in a schema (names under properties/$defs are not)."""
+    if isinstance(node, list):
+        for item in node:
+            _schema_keywords(item, found)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            found.add(key)
+            if key in ("properties", "$defs"):
+                for child in value.values():
+                    _schema_keywords(child, found)
+            elif key not in ("enum", "const", "required", "examples", "default"):
+                _schema_keywords(value, found)
+    return found
+
+
+def test_minimal_validator_covers_every_keyword_the_schema_uses():
+    assert _schema_keywords(schema.load_schema(), set()) <= schema.SUPPORTED_KEYWORDS
+
+
+class _Scripted(http.server.BaseHTTPRequestHandler):
+    script: list = []
+    seen: list = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).seen.append((dict(self.headers), body))
+        status, headers = type(self).script.pop(0)
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def upload_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Scripted.seen = []
+    yield server, f"http://127.0.0.1:{server.server_address[1]}/api/evidence/"
+    server.shutdown()
+
+
+def test_upload_retries_5xx_and_429_then_succeeds(upload_server):
+    _server, url = upload_server
+    _Scripted.script = [(503, {}), (429, {"Retry-After": "0"}), (201, {})]
+    sleeps = []
+    receipt = upload_bundle(
+        url, b'{"a":1}', TOKEN, attempts=5, base_delay_s=0.01, sleep=sleeps.append
+    )
+    assert receipt["outcome"] == "uploaded" and receipt["http_status"] == 201
+    assert [a["status"] for a in receipt["attempts"]] == [503, 429, 201]
+    assert len(sleeps) == 2 and sleeps[1] > 0  # exponential: the second wait is the longer
+    headers, body = _Scripted.seen[-1]
+    assert body == b'{"a":1}'
+    assert headers["Authorization"] == f"Token {TOKEN}"
+    assert headers["Content-Type"] == "application/json"
+    assert receipt["bundle_sha256"] == hashlib.sha256(body).hexdigest()
+
+
+def test_upload_does_not_retry_4xx(upload_server):
+    _server, url = upload_server
+    _Scripted.script = [(401, {}), (201, {})]
+    receipt = upload_bundle(url, b"{}", TOKEN, attempts=5, base_delay_s=0.01, sleep=lambda s: None)
+    assert receipt["outcome"] == "rejected" and len(receipt["attempts"]) == 1
+
+
+def test_upload_retries_connection_errors_then_gives_up():
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed once the block ends: connections are refused
+    sleeps = []
+    receipt = upload_bundle(
+        f"http://127.0.0.1:{port}/",
+        b"{}",
+        TOKEN,
+        attempts=3,
+        base_delay_s=0.01,
+        sleep=sleeps.append,
+    )
+    assert receipt["outcome"] == "failed" and len(receipt["attempts"]) == 3 and len(sleeps) == 2
+    assert all(a["status"] is None for a in receipt["attempts"])
