@@ -1,0 +1,44 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test lint system-deps migrate demo zipapp clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.test: requirements.txt requirements-test.txt harness/pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -r requirements-test.txt
+	touch $@
+
+system-deps:
+	@sh scripts/system-deps.sh
+
+migrate: $(VENV)/.runtime
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py seed_demo
+
+run: system-deps demo
+	@echo "Diligence on http://$(HOST):$(PORT)/ — demo logins are listed above."
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+lint: $(VENV)/.test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: system-deps $(VENV)/.runtime $(VENV)/.test lint
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) var staticfiles dist

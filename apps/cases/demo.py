@@ -1,0 +1,286 @@
+"""The demo: a realistic case, built through the same services as the UI.
+
+Inference of Llama 3.1 70B for 600 concurrent 32k-token sequences needs
+8 instances of 8 H200 cards = 64 cards (see tests/sizing for the working).
+Three vendors make distinct offers; one declared spec lacks its driver
+version, so it shows as unconfirmed. Running it twice changes nothing.
+"""
+
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from apps.accounts.roles import Role
+from apps.cases.models import ProcurementCase
+from apps.cases.services import case_create
+from apps.offers.models import Offer
+from apps.offers.services import declared_spec_update, offer_create
+from apps.scorecards.services import scorecard_save
+from apps.sizing.services import compute_demand_save
+from apps.vendors.models import Vendor
+from apps.vendors.services import vendor_create
+
+DEMO_PASSWORD = "diligence-demo"
+DEMO_CASE_NAME = "Chat assistant on Llama 3.1 70B — 64 × H200"
+
+DEMO_USERS = [
+    ("priya", "Priya", "Raman", Role.PROCUREMENT),
+    ("lena", "Lena", "Vogel", Role.LEGAL),
+    ("tariq", "Tariq", "Haddad", Role.TECH_LEAD),
+    ("aude", "Aude", "Marchal", Role.AUDITOR),
+    ("admin", "Ada", "Admin", Role.ADMIN),
+]
+
+DEMO_VENDORS = [
+    {
+        "name": "Aurora Compute Pte. Ltd.",
+        "jurisdiction": "Singapore",
+        "regions": "ap-southeast-1, ap-southeast-3",
+        "contacts": "sales@aurora-compute.example, +65 6000 0000",
+        "website": "https://aurora-compute.example",
+    },
+    {
+        "name": "Borealis GPU Cloud K.K.",
+        "jurisdiction": "Japan",
+        "regions": "tokyo-1, osaka-1",
+        "contacts": "enterprise@borealis.example",
+        "website": "https://borealis.example",
+    },
+    {
+        "name": "Cumulus AI Infrastructure Sdn. Bhd.",
+        "jurisdiction": "Malaysia",
+        "regions": "johor-1",
+        "contacts": "deals@cumulus-ai.example",
+        "website": "https://cumulus-ai.example",
+    },
+]
+
+COMMON_SPEC = {
+    "memory_per_card_gib": Decimal("140.4"),
+    "cards_per_node": 8,
+    "intra_node_interconnect": "nvlink",
+    "intra_node_bandwidth_gbps": Decimal("900"),
+    "local_nvme_tb": Decimal("30.72"),
+    "cuda_version": "12.4",
+    "runtime_versions": "PyTorch 2.5.1, vLLM 0.6.4, NCCL 2.21.5",
+}
+
+DEMO_OFFERS = [
+    (
+        "Aurora Compute Pte. Ltd.",
+        {
+            "accelerator_model": "NVIDIA H200 SXM 141GB",
+            "accelerator_count": 64,
+            "unit_price": Decimal("3.10"),
+            "currency": "USD",
+            "billing_basis": "per_hour",
+            "prepayment_ratio": Decimal("0.30"),
+            "contract_term_months": 12,
+        },
+        {
+            **COMMON_SPEC,
+            "inter_node_network": "infiniband",
+            "inter_node_bandwidth_gbit": Decimal("3200"),
+            "driver_version": "550.127.05",
+            "source_document": "Quote AUR-2026-114, annex B",
+        },
+    ),
+    (
+        "Borealis GPU Cloud K.K.",
+        {
+            "accelerator_model": "NVIDIA H200 SXM 141GB",
+            "accelerator_count": 64,
+            "unit_price": Decimal("2150"),
+            "currency": "USD",
+            "billing_basis": "per_month",
+            "prepayment_ratio": Decimal("0.50"),
+            "contract_term_months": 24,
+        },
+        {
+            **COMMON_SPEC,
+            "inter_node_network": "roce",
+            "inter_node_bandwidth_gbit": Decimal("1600"),
+            "driver_version": "550.90.07",
+            "source_document": "Order form BGC-7781, schedule 2",
+        },
+    ),
+    (
+        "Cumulus AI Infrastructure Sdn. Bhd.",
+        {
+            "accelerator_model": "NVIDIA H200 SXM 141GB",
+            "accelerator_count": 48,
+            "unit_price": Decimal("1150000"),
+            "currency": "USD",
+            "billing_basis": "reserved",
+            "prepayment_ratio": Decimal("1.00"),
+            "contract_term_months": 12,
+        },
+        # The written spec omits the driver version: the spec stays unconfirmed.
+        {
+            **COMMON_SPEC,
+            "inter_node_network": "roce",
+            "inter_node_bandwidth_gbit": Decimal("800"),
+            "driver_version": "",
+            "source_document": "Term sheet CAI-0042",
+        },
+    ),
+]
+
+DEMO_DEMAND = {
+    "mode": "inference",
+    "model_preset": "llama-3.1-70b",
+    "weight_dtype": "bf16",
+    "kv_dtype": "fp16",
+    "context_tokens": 32768,
+    "target_concurrency": 600,
+    "tensor_parallel": 8,
+    "card_memory_gib": Decimal("140.4"),
+    "reserve_pct": Decimal("15"),
+}
+
+# Two reviewers' scores (0–5) per vendor, keyed by default criterion.
+DEMO_SCORES = {
+    "priya": {
+        "Aurora Compute Pte. Ltd.": dict(
+            pricing=3,
+            reliability=4,
+            security=4,
+            compliance=4,
+            availability=4,
+            exit_terms=3,
+            networking=5,
+            storage=4,
+            orchestration=4,
+            monitoring=4,
+        ),
+        "Borealis GPU Cloud K.K.": dict(
+            pricing=4,
+            reliability=4,
+            security=4,
+            compliance=3,
+            availability=3,
+            exit_terms=2,
+            networking=4,
+            storage=4,
+            orchestration=3,
+            monitoring=3,
+        ),
+        "Cumulus AI Infrastructure Sdn. Bhd.": dict(
+            pricing=5,
+            reliability=2,
+            security=3,
+            compliance=2,
+            availability=2,
+            exit_terms=1,
+            networking=3,
+            storage=3,
+            orchestration=3,
+            monitoring=2,
+        ),
+    },
+    "tariq": {
+        "Aurora Compute Pte. Ltd.": dict(
+            pricing=3,
+            reliability=4,
+            security=5,
+            compliance=4,
+            availability=4,
+            exit_terms=4,
+            networking=5,
+            storage=4,
+            orchestration=4,
+            monitoring=5,
+        ),
+        "Borealis GPU Cloud K.K.": dict(
+            pricing=4,
+            reliability=3,
+            security=4,
+            compliance=4,
+            availability=4,
+            exit_terms=3,
+            networking=3,
+            storage=4,
+            orchestration=4,
+            monitoring=3,
+        ),
+        # One criterion left blank: it counts as 0 against the offer.
+        "Cumulus AI Infrastructure Sdn. Bhd.": dict(
+            pricing=5,
+            reliability=2,
+            security=3,
+            compliance=None,
+            availability=2,
+            exit_terms=2,
+            networking=3,
+            storage=3,
+            orchestration=2,
+            monitoring=2,
+        ),
+    },
+}
+
+
+def seed_users() -> dict:
+    users = {}
+    User = get_user_model()
+    for username, first, last, role in DEMO_USERS:
+        user, created = User.objects.get_or_create(
+            username=username,
+            defaults={
+                "first_name": first,
+                "last_name": last,
+                "email": f"{username}@diligence.example",
+            },
+        )
+        if created:
+            user.set_password(DEMO_PASSWORD)
+            user.is_staff = role == Role.ADMIN
+            user.is_superuser = role == Role.ADMIN
+            user.save()
+        user.groups.add(Group.objects.get(name=role))
+        users[username] = user
+    return users
+
+
+@transaction.atomic
+def seed_demo() -> ProcurementCase:
+    users = seed_users()
+    existing = ProcurementCase.objects.filter(name=DEMO_CASE_NAME).first()
+    if existing is not None:
+        return existing
+    priya, tariq = users["priya"], users["tariq"]
+    vendors = {}
+    for fields in DEMO_VENDORS:
+        vendors[fields["name"]] = Vendor.objects.filter(
+            name=fields["name"]
+        ).first() or vendor_create(actor=priya, **fields)
+    case = case_create(
+        actor=priya,
+        name=DEMO_CASE_NAME,
+        workload="inference",
+        requirements=(
+            "Serve an internal chat assistant on Llama 3.1 70B (bf16) to 600 concurrent "
+            "users at 32k context, from a region within 60 ms of our users. Three-year "
+            "horizon, one-year commitment preferred; no customer personal data leaves."
+        ),
+    )
+    compute_demand_save(actor=tariq, case=case, fields=DEMO_DEMAND)
+    for vendor_name, offer_fields, spec_fields in DEMO_OFFERS:
+        offer = offer_create(actor=priya, case=case, vendor=vendors[vendor_name], **offer_fields)
+        declared_spec_update(
+            actor=tariq,
+            spec=offer.declared_spec,
+            fields=spec_fields,
+            reason="Transcribed from the vendor's written spec",
+        )
+    for username, by_vendor in DEMO_SCORES.items():
+        for vendor_name, scores in by_vendor.items():
+            offer = Offer.objects.get(case=case, vendor=vendors[vendor_name])
+            scorecard_save(
+                actor=users[username],
+                offer=offer,
+                scores={key: {"score": value, "comment": ""} for key, value in scores.items()},
+            )
+    return case

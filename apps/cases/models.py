@@ -1,0 +1,91 @@
+"""The procurement case: the aggregate root every other record hangs from."""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from apps.core.models import TrackedModel
+
+# DESIGN §2.7 / seed 004 §五: SLO defaults for online inference.
+DEFAULT_SLO_P95_TTFT_MS = 1500
+DEFAULT_SLO_ERROR_RATE_PCT = Decimal("0.5")
+DEFAULT_SLO_PEAK_MEMORY_PCT = 90
+
+# DESIGN §2.3: a case compares at least three offers, or records a waiver.
+MINIMUM_COMPARED_OFFERS = 3
+
+
+class ProcurementCase(TrackedModel):
+    """One decision to rent GPU compute, run end to end."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        EVALUATING = "evaluating", _("Evaluating")
+        PENDING_APPROVAL = "pending_approval", _("Pending approval")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+
+    class Workload(models.TextChoices):
+        INFERENCE = "inference", _("Inference")
+        TRAINING = "training", _("Training")
+        FINE_TUNING = "fine_tuning", _("Fine-tuning")
+
+    name = models.CharField(_("name"), max_length=200)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="owned_cases",
+        verbose_name=_("owner"),
+    )
+    status = models.CharField(
+        _("status"), max_length=20, choices=Status.choices, default=Status.DRAFT
+    )
+    workload = models.CharField(
+        _("workload"), max_length=20, choices=Workload.choices, default=Workload.INFERENCE
+    )
+    requirements = models.TextField(_("requirements"), blank=True)
+    slo_p95_ttft_ms = models.PositiveIntegerField(
+        _("SLO: P95 time to first token (ms)"),
+        default=DEFAULT_SLO_P95_TTFT_MS,
+        validators=[MinValueValidator(1)],
+    )
+    slo_error_rate_pct = models.DecimalField(
+        _("SLO: error rate (%)"),
+        max_digits=5,
+        decimal_places=2,
+        default=DEFAULT_SLO_ERROR_RATE_PCT,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("100"))],
+    )
+    slo_peak_memory_pct = models.PositiveSmallIntegerField(
+        _("SLO: peak device memory (%)"),
+        default=DEFAULT_SLO_PEAK_MEMORY_PCT,
+        validators=[MinValueValidator(1), MaxValueValidator(100)],
+    )
+    offer_minimum_waiver = models.TextField(
+        _("waiver: fewer than three offers"),
+        blank=True,
+        help_text=_("Why this case may be decided with fewer than three compared offers."),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("procurement case")
+        verbose_name_plural = _("procurement cases")
+        permissions = [
+            ("waive_offer_minimum", _("Can waive the three-offer minimum")),
+            ("view_history", _("Can browse the audit history")),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(slo_peak_memory_pct__lte=100),
+                name="case_slo_peak_memory_pct_lte_100",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,48 @@
+"""Reads of procurement cases, with the access rule applied in one place."""
+
+from django.db.models import Count, QuerySet
+from django.shortcuts import get_object_or_404
+
+from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
+
+
+def case_list_for(actor) -> QuerySet[ProcurementCase]:
+    # One organisation per deployment: every role that may view cases sees all
+    # of them; what each role may change is decided by its permissions.
+    if not actor.has_perm("cases.view_procurementcase"):
+        return ProcurementCase.objects.none()
+    return ProcurementCase.objects.select_related("owner").annotate(offer_count=Count("offers"))
+
+
+def case_get_for(actor, pk: int) -> ProcurementCase:
+    return get_object_or_404(case_list_for(actor), pk=pk)
+
+
+def offer_minimum_status(*, offer_count: int, waiver: str) -> dict:
+    """DESIGN §2.3: at least three compared offers, or a recorded waiver with a reason."""
+    met = offer_count >= MINIMUM_COMPARED_OFFERS
+    return {
+        "required": MINIMUM_COMPARED_OFFERS,
+        "count": offer_count,
+        "met": met,
+        "waived": not met and bool(waiver.strip()),
+        "holds": met or bool(waiver.strip()),
+        "waiver": waiver,
+    }
+
+
+def case_history_querysets(case) -> list:
+    """History of the case and every record that hangs from it."""
+    from apps.offers.models import DeclaredSpec, Offer
+    from apps.scorecards.models import CriteriaSet, Scorecard, ScoreEntry
+    from apps.sizing.models import ComputeDemand
+
+    return [
+        ProcurementCase.history.filter(id=case.pk),
+        Offer.history.filter(case_id=case.pk),
+        DeclaredSpec.history.filter(offer__case_id=case.pk),
+        ComputeDemand.history.filter(case_id=case.pk),
+        CriteriaSet.history.filter(case_id=case.pk),
+        Scorecard.history.filter(offer__case_id=case.pk),
+        ScoreEntry.history.filter(scorecard__offer__case_id=case.pk),
+    ]

@@ -1,0 +1,61 @@
+"""Writes to procurement cases. Status transitions each live in one function."""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from apps.cases.models import ProcurementCase
+from apps.core.services import tracked_create, tracked_update
+
+EDITABLE_FIELDS = (
+    "name",
+    "workload",
+    "requirements",
+    "slo_p95_ttft_ms",
+    "slo_error_rate_pct",
+    "slo_peak_memory_pct",
+)
+
+
+def case_create(*, actor, **fields: Any) -> ProcurementCase:
+    unknown = set(fields) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise ValidationError({name: "This field cannot be set here." for name in unknown})
+    return tracked_create(ProcurementCase, actor=actor, reason="Case opened", owner=actor, **fields)
+
+
+def case_update(
+    *, actor, case: ProcurementCase, fields: dict[str, Any], reason: str, expected_version=None
+) -> ProcurementCase:
+    unknown = set(fields) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise ValidationError({name: "This field cannot be changed here." for name in unknown})
+    return tracked_update(
+        case, actor=actor, reason=reason, fields=fields, expected_version=expected_version
+    )
+
+
+def case_offer_minimum_waive(*, actor, case: ProcurementCase, reason: str) -> ProcurementCase:
+    """Record why this case may be decided with fewer than three offers (DESIGN §2.3)."""
+    if not actor.has_perm("cases.waive_offer_minimum"):
+        raise PermissionDenied("Only a procurement reviewer may waive the three-offer minimum.")
+    if not reason.strip():
+        raise ValidationError({"offer_minimum_waiver": "A waiver needs a reason."})
+    return tracked_update(
+        case,
+        actor=actor,
+        reason=f"Three-offer minimum waived: {reason.strip()}",
+        fields={"offer_minimum_waiver": reason.strip()},
+    )
+
+
+def case_evaluation_start(*, actor, case: ProcurementCase) -> ProcurementCase:
+    """Draft → evaluating, once the first offer is on the case."""
+    if case.status != ProcurementCase.Status.DRAFT:
+        return case
+    return tracked_update(
+        case,
+        actor=actor,
+        reason="Evaluation started: first offer added",
+        fields={"status": ProcurementCase.Status.EVALUATING},
+    )

@@ -1,0 +1,100 @@
+"""Browser pages for procurement cases."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+
+from apps.cases import services
+from apps.cases.forms import CaseEditForm, CaseForm, OfferMinimumWaiverForm
+from apps.cases.models import ProcurementCase
+from apps.cases.overview import case_overview
+from apps.cases.selectors import case_get_for, case_history_querysets, case_list_for
+from apps.core.access import role_required
+from apps.core.forms import apply_service_errors
+from apps.core.history import timeline
+from apps.core.services import ConcurrentEditError
+
+
+@role_required("cases.view_procurementcase")
+def case_list(request):
+    cases = case_list_for(request.user).order_by("-created_at")
+    status = request.GET.get("status")
+    if status:
+        cases = cases.filter(status=status)
+    page = Paginator(cases, 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "cases/case_list.html",
+        {"page": page, "status": status, "status_choices": ProcurementCase.Status.choices},
+    )
+
+
+@role_required("cases.add_procurementcase")
+def case_create(request):
+    form = CaseForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            case = services.case_create(actor=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Case opened."))
+            return redirect("cases:detail", pk=case.pk)
+    return render(request, "cases/case_form.html", {"form": form, "title": _("New case")})
+
+
+@role_required("cases.view_procurementcase")
+def case_detail(request, pk: int):
+    case = case_get_for(request.user, pk)
+    return render(request, "cases/case_detail.html", case_overview(case, actor=request.user))
+
+
+@role_required("cases.change_procurementcase")
+def case_edit(request, pk: int):
+    case = case_get_for(request.user, pk)
+    form = CaseEditForm(request.POST or None, instance=case, initial={"version": case.version})
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        reason, version = data.pop("change_reason"), data.pop("version")
+        try:
+            services.case_update(
+                actor=request.user, case=case, fields=data, reason=reason, expected_version=version
+            )
+        except (ValidationError, ConcurrentEditError) as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Case saved."))
+            return redirect("cases:detail", pk=case.pk)
+    return render(
+        request, "cases/case_form.html", {"form": form, "case": case, "title": _("Edit case")}
+    )
+
+
+@role_required("cases.waive_offer_minimum")
+def case_offer_minimum_waive(request, pk: int):
+    case = case_get_for(request.user, pk)
+    form = OfferMinimumWaiverForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.case_offer_minimum_waive(
+                actor=request.user, case=case, reason=form.cleaned_data["reason"]
+            )
+        except ValidationError as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Waiver recorded."))
+            return redirect("cases:detail", pk=case.pk)
+    return render(
+        request,
+        "cases/case_form.html",
+        {"form": form, "case": case, "title": _("Waive the three-offer minimum")},
+    )
+
+
+@role_required("cases.view_procurementcase")
+def case_history(request, pk: int):
+    case = case_get_for(request.user, pk)
+    page = Paginator(timeline(case_history_querysets(case)), 50).get_page(request.GET.get("page"))
+    return render(request, "cases/case_history.html", {"case": case, "page": page})

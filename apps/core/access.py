@@ -1,0 +1,31 @@
+"""Permission checks for browser views.
+
+Anonymous visitors are sent to the login page; signed-in users without the
+permission get 403. Every view names its permission explicitly.
+"""
+
+from functools import wraps
+
+from django.contrib.auth.mixins import PermissionRequiredMixin
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+
+
+class RoleRequiredMixin(PermissionRequiredMixin):
+    """``permission_required`` must be set; Django raises if it is not."""
+
+
+def role_required(permission: str):
+    def decorator(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not request.user.has_perm(permission):
+                raise PermissionDenied
+            return view(request, *args, **kwargs)
+
+        wrapped.required_permission = permission
+        return wrapped
+
+    return decorator

@@ -1,0 +1,42 @@
+"""Probes and small shared views."""
+
+from django.conf import settings
+from django.db import connection
+from django.http import JsonResponse
+from django.views.decorators.http import require_GET
+
+
+def _database_ok() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            return cursor.fetchone() == (1,)
+    except Exception:  # any driver error means "not reachable"
+        return False
+
+
+def _broker_ok() -> bool | None:
+    if not settings.CELERY_BROKER_URL:
+        return None
+    from config.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+        return True
+    except Exception:
+        return False
+
+
+@require_GET
+def healthz(request):
+    """Public liveness/readiness probe; says nothing beyond reachability."""
+    checks = {"database": _database_ok()}
+    broker = _broker_ok()
+    if broker is not None:
+        checks["broker"] = broker
+    healthy = all(checks.values())
+    return JsonResponse(
+        {"status": "ok" if healthy else "unavailable", "checks": checks},
+        status=200 if healthy else 503,
+    )

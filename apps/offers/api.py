@@ -1,0 +1,155 @@
+"""REST API for offers and declared specs."""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import mixins, serializers, viewsets
+
+from apps.cases.models import ProcurementCase
+from apps.core.api import TrackedSerializer, TrackedViewSetMixin
+from apps.core.permissions import RolePermission
+from apps.offers import services
+from apps.offers.models import DeclaredSpec, Offer
+from apps.offers.selectors import offer_list_for, spec_status_for
+
+
+class SpecStatusSerializer(serializers.Serializer):
+    confirmed = serializers.BooleanField()
+    missing = serializers.ListField(child=serializers.CharField())
+    total_memory_gib = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+
+
+class OfferSerializer(TrackedSerializer):
+    case = serializers.PrimaryKeyRelatedField(queryset=ProcurementCase.objects.all())
+    vendor_name = serializers.CharField(source="vendor.name", read_only=True)
+    spec_status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Offer
+        fields = [
+            "id",
+            "case",
+            "vendor",
+            "vendor_name",
+            "accelerator_model",
+            "accelerator_count",
+            "unit_price",
+            "currency",
+            "billing_basis",
+            "prepayment_ratio",
+            "contract_term_months",
+            "notes",
+            "spec_status",
+            "created_at",
+            "updated_at",
+            "version",
+            "change_reason",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+
+    @extend_schema_field(SpecStatusSerializer)
+    def get_spec_status(self, offer) -> dict:
+        status = spec_status_for(offer)
+        return {
+            "confirmed": status.confirmed,
+            "missing": list(status.missing),
+            "total_memory_gib": status.total_memory_gib,
+        }
+
+    def validate_case(self, case):
+        if self.instance is not None and case != self.instance.case:
+            raise serializers.ValidationError("An offer cannot move to another case.")
+        return case
+
+
+class OfferViewSet(
+    TrackedViewSetMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    serializer_class = OfferSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "offers.view_offer",
+        "POST": "offers.add_offer",
+        "PUT": "offers.change_offer",
+        "PATCH": "offers.change_offer",
+    }
+    filterset_fields = ["case", "vendor", "billing_basis"]
+    ordering_fields = ["created_at", "unit_price"]
+
+    def get_queryset(self):
+        return offer_list_for(self.request.user).order_by("pk")
+
+    def perform_service_create(self, data):
+        case = data.pop("case")
+        return services.offer_create(actor=self.request.user, case=case, **data)
+
+    def perform_service_update(self, offer, data, reason, version):
+        data.pop("case", None)
+        return services.offer_update(
+            actor=self.request.user,
+            offer=offer,
+            fields=data,
+            reason=reason,
+            expected_version=version,
+        )
+
+
+class DeclaredSpecSerializer(TrackedSerializer):
+    offer = serializers.PrimaryKeyRelatedField(read_only=True)
+    spec_status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = DeclaredSpec
+        fields = [
+            "offer",
+            *services.SPEC_FIELDS,
+            "spec_status",
+            "updated_at",
+            "version",
+            "change_reason",
+        ]
+        read_only_fields = ["updated_at"]
+
+    @extend_schema_field(SpecStatusSerializer)
+    def get_spec_status(self, spec) -> dict:
+        status = spec_status_for(spec.offer)
+        return {
+            "confirmed": status.confirmed,
+            "missing": list(status.missing),
+            "total_memory_gib": status.total_memory_gib,
+        }
+
+
+class DeclaredSpecViewSet(
+    TrackedViewSetMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Declared specs, addressed by their offer's id (one spec per offer)."""
+
+    serializer_class = DeclaredSpecSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "offers.view_declaredspec",
+        "PUT": "offers.change_declaredspec",
+        "PATCH": "offers.change_declaredspec",
+    }
+    lookup_field = "offer"
+    filterset_fields = ["offer__case"]
+
+    def get_queryset(self):
+        return DeclaredSpec.objects.select_related("offer", "offer__vendor").order_by("offer_id")
+
+    def perform_service_update(self, spec, data, reason, version):
+        return services.declared_spec_update(
+            actor=self.request.user,
+            spec=spec,
+            fields=data,
+            reason=reason,
+            expected_version=version,
+        )

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class OffersConfig(AppConfig):
+    name = "apps.offers"
+    label = "offers"

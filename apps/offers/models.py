@@ -1,0 +1,161 @@
+"""Offers (one per vendor per case) and the vendor's declared spec."""
+
+from decimal import Decimal
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from apps.core.models import TrackedModel
+
+
+class BillingBasis(models.TextChoices):
+    PER_SECOND = "per_second", _("Per second")
+    PER_HOUR = "per_hour", _("Per hour")
+    PER_MONTH = "per_month", _("Per month")
+    RESERVED = "reserved", _("Reserved (whole term)")
+
+
+class Offer(TrackedModel):
+    """A vendor's commercial offer within one case."""
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.CASCADE,
+        related_name="offers",
+        verbose_name=_("case"),
+    )
+    vendor = models.ForeignKey(
+        "vendors.Vendor", on_delete=models.PROTECT, related_name="offers", verbose_name=_("vendor")
+    )
+    accelerator_model = models.CharField(
+        _("accelerator model"), max_length=100, help_text=_("e.g. 'NVIDIA H200 SXM 141GB'")
+    )
+    accelerator_count = models.PositiveIntegerField(
+        _("accelerator count"), validators=[MinValueValidator(1)]
+    )
+    # Price of one GPU for one billing unit; for "reserved", the whole
+    # reservation's price (apps.scorecards.pricing defines the normalisation).
+    unit_price = models.DecimalField(
+        _("unit price"),
+        max_digits=14,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0"))],
+        help_text=_("Per GPU per billing unit; for a reservation, the total for the term."),
+    )
+    currency = models.CharField(_("currency"), max_length=3, default="USD")
+    billing_basis = models.CharField(
+        _("billing basis"), max_length=20, choices=BillingBasis.choices, blank=True
+    )
+    prepayment_ratio = models.DecimalField(
+        _("prepayment ratio"),
+        max_digits=5,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("1"))],
+        help_text=_("Share of the contract value paid in advance, 0 to 1."),
+    )
+    contract_term_months = models.PositiveIntegerField(
+        _("contract term (months)"), null=True, blank=True, validators=[MinValueValidator(1)]
+    )
+    notes = models.TextField(_("notes"), blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["case_id", "vendor__name"]
+        verbose_name = _("offer")
+        verbose_name_plural = _("offers")
+        constraints = [
+            models.UniqueConstraint(fields=["case", "vendor"], name="offer_one_per_vendor_per_case")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.vendor} — {self.accelerator_count}× {self.accelerator_model}"
+
+
+class Interconnect(models.TextChoices):
+    NVLINK = "nvlink", _("NVLink / NVSwitch")
+    PCIE = "pcie", _("PCIe")
+    OTHER = "other", _("Other")
+
+
+class InterNodeNetwork(models.TextChoices):
+    INFINIBAND = "infiniband", _("InfiniBand (RDMA)")
+    ROCE = "roce", _("RoCE (RDMA over Ethernet)")
+    ETHERNET = "ethernet", _("Ethernet / TCP (no RDMA)")
+    NONE = "none", _("None (single node)")
+
+
+class DeclaredSpec(TrackedModel):
+    """What the vendor claims in writing (DESIGN §2.2, seed 004 §2)."""
+
+    offer = models.OneToOneField(
+        Offer, on_delete=models.CASCADE, related_name="declared_spec", verbose_name=_("offer")
+    )
+    memory_per_card_gib = models.DecimalField(
+        _("memory per card (GiB)"),
+        max_digits=7,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("1"))],
+    )
+    cards_per_node = models.PositiveIntegerField(
+        _("cards per node"), null=True, blank=True, validators=[MinValueValidator(1)]
+    )
+    intra_node_interconnect = models.CharField(
+        _("intra-node interconnect"), max_length=20, choices=Interconnect.choices, blank=True
+    )
+    intra_node_bandwidth_gbps = models.DecimalField(
+        _("intra-node bandwidth (GB/s per card)"),
+        max_digits=8,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0"))],
+    )
+    inter_node_network = models.CharField(
+        _("inter-node network"), max_length=20, choices=InterNodeNetwork.choices, blank=True
+    )
+    inter_node_bandwidth_gbit = models.DecimalField(
+        _("inter-node bandwidth floor (Gbit/s per node)"),
+        max_digits=8,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0"))],
+    )
+    local_nvme_tb = models.DecimalField(
+        _("local NVMe per node (TB)"),
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0"))],
+    )
+    driver_version = models.CharField(_("driver version"), max_length=50, blank=True)
+    cuda_version = models.CharField(_("CUDA version"), max_length=50, blank=True)
+    runtime_versions = models.CharField(
+        _("runtime versions"),
+        max_length=300,
+        blank=True,
+        help_text=_("Framework and serving runtime, e.g. 'PyTorch 2.5, vLLM 0.6.3'."),
+    )
+    source_document = models.CharField(
+        _("source document"),
+        max_length=300,
+        blank=True,
+        help_text=_("Where the vendor states this in writing (quote number, annex)."),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = _("declared spec")
+        verbose_name_plural = _("declared specs")
+
+    def __str__(self) -> str:
+        return f"Declared spec of {self.offer}"

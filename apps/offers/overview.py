@@ -1,0 +1,23 @@
+"""Everything the offer page shows."""
+
+from apps.offers.selectors import spec_status_for
+from apps.scorecards.selectors import offer_price
+from apps.sizing.models import ComputeDemand
+from apps.sizing.selectors import capacity_for_offer, demand_result
+
+
+def offer_overview(offer, *, actor) -> dict:
+    spec = offer.declared_spec
+    demand = ComputeDemand.objects.filter(case_id=offer.case_id).first()
+    result, _error = demand_result(demand)
+    price, price_problem = offer_price(offer)
+    return {
+        "offer": offer,
+        "case": offer.case,
+        "spec": spec,
+        "spec_status": spec_status_for(offer),
+        "capacity": capacity_for_offer(demand=demand, result=result, offer=offer, spec=spec),
+        "price": price,
+        "price_problem": price_problem,
+        "scorecards": offer.scorecards.select_related("reviewer", "criteria_set"),
+    }

@@ -1,0 +1,76 @@
+"""Writes to offers and declared specs."""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from apps.cases.services import case_evaluation_start
+from apps.core.services import tracked_create, tracked_update
+from apps.offers.models import DeclaredSpec, Offer
+
+OFFER_FIELDS = (
+    "vendor",
+    "accelerator_model",
+    "accelerator_count",
+    "unit_price",
+    "currency",
+    "billing_basis",
+    "prepayment_ratio",
+    "contract_term_months",
+    "notes",
+)
+SPEC_FIELDS = (
+    "memory_per_card_gib",
+    "cards_per_node",
+    "intra_node_interconnect",
+    "intra_node_bandwidth_gbps",
+    "inter_node_network",
+    "inter_node_bandwidth_gbit",
+    "local_nvme_tb",
+    "driver_version",
+    "cuda_version",
+    "runtime_versions",
+    "source_document",
+)
+
+
+def _reject_unknown(fields: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    unknown = set(fields) - set(allowed)
+    if unknown:
+        raise ValidationError({name: "This field cannot be set here." for name in sorted(unknown)})
+
+
+def offer_create(*, actor, case, **fields: Any) -> Offer:
+    """Add a vendor's offer to a case, with an empty declared spec to fill in."""
+    _reject_unknown(fields, OFFER_FIELDS)
+    vendor = fields.get("vendor")
+    if vendor is not None and Offer.objects.filter(case=case, vendor=vendor).exists():
+        raise ValidationError({"vendor": f"{vendor} already has an offer on this case."})
+    with transaction.atomic():
+        offer = tracked_create(Offer, actor=actor, reason="Offer added", case=case, **fields)
+        tracked_create(DeclaredSpec, actor=actor, reason="Declared spec opened", offer=offer)
+        case_evaluation_start(actor=actor, case=case)
+    return offer
+
+
+def offer_update(
+    *, actor, offer: Offer, fields: dict[str, Any], reason: str, expected_version=None
+) -> Offer:
+    _reject_unknown(fields, OFFER_FIELDS)
+    if "vendor" in fields and fields["vendor"] != offer.vendor:
+        clash = Offer.objects.filter(case_id=offer.case_id, vendor=fields["vendor"])
+        if clash.exclude(pk=offer.pk).exists():
+            raise ValidationError({"vendor": "That vendor already has an offer on this case."})
+    return tracked_update(
+        offer, actor=actor, reason=reason, fields=fields, expected_version=expected_version
+    )
+
+
+def declared_spec_update(
+    *, actor, spec: DeclaredSpec, fields: dict[str, Any], reason: str, expected_version=None
+) -> DeclaredSpec:
+    _reject_unknown(fields, SPEC_FIELDS)
+    return tracked_update(
+        spec, actor=actor, reason=reason, fields=fields, expected_version=expected_version
+    )

@@ -1,0 +1,103 @@
+"""Browser pages for offers and declared specs."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+
+from apps.cases.selectors import case_get_for
+from apps.core.access import role_required
+from apps.core.forms import apply_service_errors
+from apps.core.services import ConcurrentEditError
+from apps.offers import services
+from apps.offers.forms import DeclaredSpecForm, OfferEditForm, OfferForm
+from apps.offers.overview import offer_overview
+from apps.offers.selectors import offer_get_for, spec_status_for
+
+
+@role_required("offers.add_offer")
+def offer_create(request, case_pk: int):
+    case = case_get_for(request.user, case_pk)
+    form = OfferForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            offer = services.offer_create(actor=request.user, case=case, **form.cleaned_data)
+        except ValidationError as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Offer added. Next: the vendor's declared spec."))
+            return redirect("offers:detail", pk=offer.pk)
+    return render(
+        request, "offers/offer_form.html", {"form": form, "case": case, "title": _("New offer")}
+    )
+
+
+@role_required("offers.view_offer")
+def offer_detail(request, pk: int):
+    offer = offer_get_for(request.user, pk)
+    return render(request, "offers/offer_detail.html", offer_overview(offer, actor=request.user))
+
+
+@role_required("offers.change_offer")
+def offer_edit(request, pk: int):
+    offer = offer_get_for(request.user, pk)
+    form = OfferEditForm(request.POST or None, instance=offer, initial={"version": offer.version})
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        reason, version = data.pop("change_reason"), data.pop("version")
+        try:
+            services.offer_update(
+                actor=request.user,
+                offer=offer,
+                fields=data,
+                reason=reason,
+                expected_version=version,
+            )
+        except (ValidationError, ConcurrentEditError) as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Offer saved."))
+            return redirect("offers:detail", pk=offer.pk)
+    return render(
+        request,
+        "offers/offer_form.html",
+        {"form": form, "case": offer.case, "offer": offer, "title": _("Edit offer")},
+    )
+
+
+@role_required("offers.change_declaredspec")
+def declared_spec_edit(request, pk: int):
+    offer = offer_get_for(request.user, pk)
+    spec = offer.declared_spec
+    form = DeclaredSpecForm(request.POST or None, instance=spec, initial={"version": spec.version})
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        reason, version = data.pop("change_reason"), data.pop("version")
+        try:
+            services.declared_spec_update(
+                actor=request.user,
+                spec=spec,
+                fields=data,
+                reason=reason,
+                expected_version=version,
+            )
+        except (ValidationError, ConcurrentEditError) as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Declared spec saved."))
+            target = request.GET.get("next", "")
+            if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+                return redirect(target)
+            return redirect("offers:detail", pk=offer.pk)
+    return render(
+        request,
+        "offers/declared_spec_form.html",
+        {
+            "form": form,
+            "offer": offer,
+            "case": offer.case,
+            "spec_status": spec_status_for(offer),
+            "title": _("Declared spec"),
+        },
+    )

@@ -1,0 +1,288 @@
+"""Offer prices normalised to one number: cost per GPU-hour (seed 000 §3).
+
+Vendors quote per second, per hour, per month or as a reservation, and the
+seed warns that high-demand deals ask for prepayment ratios 30–50 % above
+what ordinary overseas customers pay. Money paid in advance is money the
+buyer cannot use elsewhere, so two offers with the same list price but
+different prepayment are not the same price. This module turns every quote
+into the same unit and prices the prepayment in, showing its arithmetic.
+
+Inputs:
+
+- ``unit_price`` is the price of ONE GPU for one billing unit — one second
+  (``per_second``), one hour (``per_hour``) or one month (``per_month``).
+  For ``reserved`` it is the total price of the whole reservation: all GPUs
+  for the whole term.
+- ``prepayment_ratio`` and ``cost_of_capital_annual`` are fractions
+  (0.3 is 30 %, 0.08 is 8 % a year).
+- ``utilisation`` is the fraction of the paid GPU-hours doing useful work.
+
+Model and assumptions:
+
+- Every basis is compared as capacity held for the whole term: GPU-hours in
+  the term = GPUs × months × 730 h. Idle time is expressed through
+  ``utilisation`` rather than by assuming on-demand GPUs get released.
+- The prepayment is paid at signing and used up evenly as service is
+  delivered, so on average it is held for half the term. Its financing cost
+  is simple interest: prepaid × annual rate × (term ÷ 2) months ÷ 12.
+- Result fields are unrounded ``Decimal``; only ``explanation`` rounds
+  (money to 0.01, per-GPU-hour prices to 0.0001) for display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from enum import Enum
+
+# 8,760 h in a 365-day year ÷ 12: vendors' monthly prices assume an average
+# month, and using 730 keeps a year of monthly bills equal to 8,760 hours.
+HOURS_PER_MONTH = Decimal(730)
+SECONDS_PER_HOUR = Decimal(3600)
+
+# Ranking compares prices at the precision the explanation shows, so the same
+# price reached through two bases ties instead of differing in the 28th digit.
+_RANKING_QUANTUM = Decimal("0.0001")
+
+
+class BillingBasis(str, Enum):
+    """How the vendor bills (DESIGN §2.2)."""
+
+    PER_SECOND = "per_second"
+    PER_HOUR = "per_hour"
+    PER_MONTH = "per_month"
+    RESERVED = "reserved"
+
+
+class PricingInputError(ValueError):
+    """An input that cannot be priced; ``field`` names the offending argument."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
+@dataclass(frozen=True)
+class PriceNormalisation:
+    """One offer's price in cost per GPU-hour, with the working shown."""
+
+    billing_basis: BillingBasis
+    unit_price: Decimal
+    gpu_count: int
+    term_months: int
+    prepayment_ratio: Decimal
+    cost_of_capital_annual: Decimal
+    utilisation: Decimal
+    list_cost_per_gpu_hour: Decimal  # from the billing basis alone
+    gpu_hours_in_term: Decimal
+    total_contract_value: Decimal  # everything payable over the term, before financing
+    prepayment_amount: Decimal
+    prepayment_financing_cost: Decimal
+    effective_cost_per_gpu_hour: Decimal  # (contract value + financing) ÷ GPU-hours
+    cost_per_utilised_gpu_hour: Decimal  # effective ÷ utilisation
+    explanation: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RankedPrice:
+    """A place in the price ranking; equal prices share a rank (1, 1, 3)."""
+
+    rank: int
+    offer: Hashable
+    normalisation: PriceNormalisation
+    # Fraction above the cheapest (0.25 = 25 % dearer); None if the cheapest is free.
+    premium_over_cheapest: Decimal | None
+
+
+def cost_per_gpu_hour(
+    *,
+    unit_price: Decimal,
+    billing_basis: BillingBasis | str,
+    gpu_count: int,
+    term_months: int,
+    prepayment_ratio: Decimal,
+    cost_of_capital_annual: Decimal = Decimal("0.08"),
+    utilisation: Decimal = Decimal(1),
+) -> PriceNormalisation:
+    """Normalise one quote to cost per GPU-hour; raises PricingInputError."""
+    basis = _basis(billing_basis)
+    unit_price = _decimal("unit_price", unit_price)
+    if unit_price < 0:
+        raise PricingInputError("unit_price", "must not be negative.")
+    _positive_int("gpu_count", gpu_count)
+    _positive_int("term_months", term_months)
+    prepayment_ratio = _fraction("prepayment_ratio", prepayment_ratio, allow_zero=True)
+    # Above 1 is refused: it is nearly always "8" typed for 8 %.
+    cost_of_capital_annual = _fraction(
+        "cost_of_capital_annual", cost_of_capital_annual, allow_zero=True
+    )
+    utilisation = _fraction("utilisation", utilisation, allow_zero=False)
+
+    gpu_hours = gpu_count * term_months * HOURS_PER_MONTH
+    hours_line = (
+        f"GPU-hours in term: {gpu_count:,} GPUs × {term_months:,} months × "
+        f"{_plain(HOURS_PER_MONTH)} h/month = {_plain(gpu_hours)} GPU-hours"
+    )
+    # Contract value is computed from the quote directly (not list × hours) so
+    # it stays exact where list is a repeating decimal (e.g. per month ÷ 730).
+    if basis is BillingBasis.PER_SECOND:
+        list_price = unit_price * SECONDS_PER_HOUR
+        contract_value = list_price * gpu_hours
+        list_line = (
+            f"List: {_plain(unit_price)} per GPU-second × {_plain(SECONDS_PER_HOUR)} s/h = "
+            f"{_rate(list_price)} per GPU-hour"
+        )
+    elif basis is BillingBasis.PER_HOUR:
+        list_price = unit_price
+        contract_value = unit_price * gpu_hours
+        list_line = f"List: {_rate(list_price)} per GPU-hour"
+    elif basis is BillingBasis.PER_MONTH:
+        list_price = unit_price / HOURS_PER_MONTH
+        contract_value = unit_price * gpu_count * term_months
+        list_line = (
+            f"List: {_plain(unit_price)} per GPU-month ÷ {_plain(HOURS_PER_MONTH)} h/month = "
+            f"{_rate(list_price)} per GPU-hour"
+        )
+    else:
+        list_price = unit_price / gpu_hours
+        contract_value = unit_price
+        list_line = (
+            f"List: {_money(unit_price)} for the reservation ÷ {_plain(gpu_hours)} GPU-hours = "
+            f"{_rate(list_price)} per GPU-hour"
+        )
+    if basis is BillingBasis.RESERVED:
+        lines = [hours_line, list_line, f"Contract value: {_money(contract_value)} (reservation)"]
+    elif basis is BillingBasis.PER_MONTH:
+        contract_line = (
+            f"Contract value: {_plain(unit_price)} per GPU-month × {gpu_count:,} GPUs × "
+            f"{term_months:,} months = {_money(contract_value)}"
+        )
+        lines = [list_line, hours_line, contract_line]
+    else:
+        contract_line = (
+            f"Contract value: {_rate(list_price)} per GPU-hour × {_plain(gpu_hours)} GPU-hours"
+            f" = {_money(contract_value)}"
+        )
+        lines = [list_line, hours_line, contract_line]
+
+    prepayment = prepayment_ratio * contract_value
+    months_held = Decimal(term_months) / 2
+    financing = prepayment * cost_of_capital_annual * months_held / 12
+    lines.append(
+        f"Prepayment: {_percent(prepayment_ratio)} × {_money(contract_value)} = "
+        f"{_money(prepayment)}"
+    )
+    lines.append(
+        f"Financing of prepayment: {_money(prepayment)} × "
+        f"{_percent(cost_of_capital_annual)} a year × {_plain(months_held)} months "
+        f"(half the term) ÷ 12 = {_money(financing)}"
+    )
+    effective = (contract_value + financing) / gpu_hours
+    lines.append(
+        f"Effective: ({_money(contract_value)} + {_money(financing)}) ÷ "
+        f"{_plain(gpu_hours)} GPU-hours = {_rate(effective)} per GPU-hour"
+    )
+    per_utilised = effective / utilisation
+    if utilisation != 1:
+        lines.append(
+            f"At {_percent(utilisation)} utilisation: {_rate(effective)} ÷ "
+            f"{_plain(utilisation)} = {_rate(per_utilised)} per utilised GPU-hour"
+        )
+    return PriceNormalisation(
+        billing_basis=basis,
+        unit_price=unit_price,
+        gpu_count=gpu_count,
+        term_months=term_months,
+        prepayment_ratio=prepayment_ratio,
+        cost_of_capital_annual=cost_of_capital_annual,
+        utilisation=utilisation,
+        list_cost_per_gpu_hour=list_price,
+        gpu_hours_in_term=gpu_hours,
+        total_contract_value=contract_value,
+        prepayment_amount=prepayment,
+        prepayment_financing_cost=financing,
+        effective_cost_per_gpu_hour=effective,
+        cost_per_utilised_gpu_hour=per_utilised,
+        explanation=tuple(lines),
+    )
+
+
+def normalised_price_ranking(offers: Mapping[Hashable, PriceNormalisation]) -> list[RankedPrice]:
+    """Offers cheapest first by cost per utilised GPU-hour.
+
+    That equals the effective cost at the default utilisation of 1, and is the
+    fair key when one offer is expected to sit idle more than another. Equal
+    prices keep input order and share a rank.
+    """
+
+    def price(normalisation: PriceNormalisation) -> Decimal:
+        return normalisation.cost_per_utilised_gpu_hour.quantize(_RANKING_QUANTUM, ROUND_HALF_UP)
+
+    ordered = sorted(offers.items(), key=lambda item: price(item[1]))
+    if not ordered:
+        return []
+    cheapest = price(ordered[0][1])
+    ranking: list[RankedPrice] = []
+    for position, (offer, normalisation) in enumerate(ordered, start=1):
+        tied = ranking and price(ranking[-1].normalisation) == price(normalisation)
+        ranking.append(
+            RankedPrice(
+                rank=ranking[-1].rank if tied else position,
+                offer=offer,
+                normalisation=normalisation,
+                premium_over_cheapest=(price(normalisation) - cheapest) / cheapest
+                if cheapest
+                else None,
+            )
+        )
+    return ranking
+
+
+def _basis(value: BillingBasis | str) -> BillingBasis:
+    try:
+        return BillingBasis(value)
+    except ValueError:
+        allowed = ", ".join(basis.value for basis in BillingBasis)
+        raise PricingInputError("billing_basis", f"'{value}' is not one of {allowed}.") from None
+
+
+def _decimal(field: str, value: object) -> Decimal:
+    # Floats are refused: 0.1 as a float is not 0.1, and money must be exact.
+    if isinstance(value, bool) or not isinstance(value, (Decimal, int)):
+        raise PricingInputError(field, f"must be a Decimal, not {type(value).__name__}.")
+    value = Decimal(value)
+    if not value.is_finite():
+        raise PricingInputError(field, "must be a finite number.")
+    return value
+
+
+def _positive_int(field: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise PricingInputError(field, f"must be a whole number above 0; got {value!r}.")
+
+
+def _fraction(field: str, value: object, *, allow_zero: bool) -> Decimal:
+    value = _decimal(field, value)
+    if value > 1 or value < 0 or (value == 0 and not allow_zero):
+        lower = "0" if allow_zero else "above 0"
+        raise PricingInputError(field, f"must be a fraction from {lower} to 1; got {value}.")
+    return value
+
+
+def _plain(value: Decimal) -> str:
+    # normalize() drops trailing zeros; format "f" avoids exponents (5E+1 → 50).
+    return f"{value.normalize():,f}"
+
+
+def _money(value: Decimal) -> str:
+    # Half up, as on an invoice; Decimal's own formatting would round half even.
+    return f"{value.quantize(Decimal('0.01'), ROUND_HALF_UP):,f}"
+
+
+def _rate(value: Decimal) -> str:
+    return f"{value.quantize(_RANKING_QUANTUM, ROUND_HALF_UP):,f}"
+
+
+def _percent(value: Decimal) -> str:
+    return f"{_plain(value * 100)} %"

@@ -1,0 +1,132 @@
+"""Reads for the offer comparison: scores, normalised prices, sensitivity."""
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from apps.offers.models import Offer
+from apps.scorecards.models import CriteriaSet, Scorecard
+from apps.scorecards.pricing import (
+    PriceNormalisation,
+    PricingInputError,
+    cost_per_gpu_hour,
+    normalised_price_ranking,
+)
+from apps.scorecards.scoring import (
+    DEFAULT_CRITERIA,
+    Criterion,
+    OfferScore,
+    SensitivityReport,
+    leaders,
+    offer_score,
+    weight_sensitivity,
+)
+
+
+@dataclass
+class OfferComparisonRow:
+    offer: Offer
+    score: OfferScore
+    scorecards: list[Scorecard]
+    price: PriceNormalisation | None
+    price_problem: str
+    price_rank: int | None = None
+    price_premium: Decimal | None = None
+
+    @property
+    def reviewer_breakdowns(self):
+        return list(zip(self.scorecards, self.score.reviewers, strict=True))
+
+
+@dataclass
+class CaseComparison:
+    criteria_set: CriteriaSet | None
+    criteria: tuple[Criterion, ...]
+    rows: list[OfferComparisonRow]
+    leaders: tuple[Any, ...]
+    sensitivity: SensitivityReport
+    outdated_scorecards: int
+
+    @property
+    def leader_rows(self) -> list[OfferComparisonRow]:
+        return [row for row in self.rows if row.offer.pk in self.leaders]
+
+
+def offer_price(offer: Offer) -> tuple[PriceNormalisation | None, str]:
+    """The offer's normalised price, or why it cannot be computed yet."""
+    if offer.unit_price is None or not offer.billing_basis or not offer.contract_term_months:
+        return None, "price, billing basis or term not stated"
+    try:
+        return (
+            cost_per_gpu_hour(
+                unit_price=offer.unit_price,
+                billing_basis=offer.billing_basis,
+                gpu_count=offer.accelerator_count,
+                term_months=offer.contract_term_months,
+                prepayment_ratio=offer.prepayment_ratio or Decimal(0),
+            ),
+            "",
+        )
+    except PricingInputError as error:
+        return None, str(error)
+
+
+def case_comparison(case) -> CaseComparison:
+    """Every offer of a case side by side, in a fixed number of queries."""
+    criteria_set = case.criteria_sets.order_by("-revision").first()
+    criteria = criteria_set.as_criteria() if criteria_set else DEFAULT_CRITERIA
+    offers = list(Offer.objects.filter(case=case).select_related("vendor").order_by("pk"))
+    scorecards = (
+        Scorecard.objects.filter(offer__case=case)
+        .select_related("reviewer")
+        .prefetch_related("entries")
+        .order_by("reviewer__username")
+    )
+    by_offer: dict[int, list[Scorecard]] = {offer.pk: [] for offer in offers}
+    outdated = 0
+    for card in scorecards:
+        if criteria_set is None or card.criteria_set_id != criteria_set.pk:
+            outdated += 1
+            continue
+        by_offer[card.offer_id].append(card)
+
+    rows = []
+    for offer in offers:
+        cards = by_offer[offer.pk]
+        price, problem = offer_price(offer)
+        rows.append(
+            OfferComparisonRow(
+                offer=offer,
+                score=offer_score(criteria, [_scores(card) for card in cards]),
+                scorecards=cards,
+                price=price,
+                price_problem=problem,
+            )
+        )
+    _rank_prices(rows)
+    totals = {row.offer.pk: row.score.total for row in rows}
+    sensitivity = weight_sensitivity(
+        criteria, {row.offer.pk: [_scores(card) for card in row.scorecards] for row in rows}
+    )
+    return CaseComparison(
+        criteria_set=criteria_set,
+        criteria=criteria,
+        rows=rows,
+        leaders=leaders(totals),
+        sensitivity=sensitivity,
+        outdated_scorecards=outdated,
+    )
+
+
+def _scores(card: Scorecard) -> dict[str, int | None]:
+    return {entry.criterion_key: entry.score for entry in card.entries.all()}
+
+
+def _rank_prices(rows: list[OfferComparisonRow]) -> None:
+    priced = {row.offer.pk: row.price for row in rows if row.price is not None}
+    ranking = {r.offer: r for r in normalised_price_ranking(priced)}
+    for row in rows:
+        ranked = ranking.get(row.offer.pk)
+        if ranked is not None:
+            row.price_rank = ranked.rank
+            row.price_premium = ranked.premium_over_cheapest

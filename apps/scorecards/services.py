@@ -1,0 +1,108 @@
+"""Writes to criteria sets and scorecards."""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Max
+
+from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
+from apps.scorecards.models import CriteriaSet, Scorecard, ScoreEntry
+from apps.scorecards.scoring import DEFAULT_CRITERIA, Criterion, score_errors
+
+
+def criteria_set_publish(
+    *, actor, case, criteria: list[dict[str, Any]], note: str = ""
+) -> CriteriaSet:
+    """Publish a new revision; scorecards made against older revisions keep theirs."""
+    with transaction.atomic():
+        latest = case.criteria_sets.select_for_update().aggregate(n=Max("revision"))["n"] or 0
+        return tracked_create(
+            CriteriaSet,
+            actor=actor,
+            reason=f"Criteria revision {latest + 1} published" + (f": {note}" if note else ""),
+            case=case,
+            revision=latest + 1,
+            criteria=[
+                {"key": c["key"], "label": c["label"], "weight": c["weight"]} for c in criteria
+            ],
+            note=note,
+            published_by=actor,
+        )
+
+
+def criteria_set_current(*, actor, case) -> CriteriaSet:
+    """The case's latest revision, publishing the default set on first use."""
+    current = case.criteria_sets.order_by("-revision").first()
+    if current is not None:
+        return current
+    default = [{"key": c.key, "label": c.label, "weight": c.weight} for c in DEFAULT_CRITERIA]
+    return criteria_set_publish(actor=actor, case=case, criteria=default, note="Default criteria")
+
+
+def scorecard_save(
+    *,
+    actor,
+    offer,
+    scores: dict[str, dict[str, Any]],
+    reason: str = "",
+    expected_version: int | None = None,
+) -> Scorecard:
+    """Save the actor's own scorecard for an offer: every criterion in one transaction.
+
+    ``scores`` maps criterion key to ``{"score": int | None, "comment": str}``.
+    """
+    if not actor.has_perm("scorecards.add_scorecard"):
+        raise PermissionDenied("You may not score offers.")
+    with transaction.atomic():
+        criteria_set = criteria_set_current(actor=actor, case=offer.case)
+        criteria: tuple[Criterion, ...] = criteria_set.as_criteria()
+        errors = score_errors(criteria, {k: v.get("score") for k, v in scores.items()})
+        if errors:
+            raise ValidationError({f"score_{key}": message for key, message in errors.items()})
+        scorecard = Scorecard.objects.filter(
+            offer=offer, reviewer=actor, criteria_set=criteria_set
+        ).first()
+        if scorecard is None:
+            scorecard = tracked_create(
+                Scorecard,
+                actor=actor,
+                reason="Scorecard started",
+                offer=offer,
+                reviewer=actor,
+                criteria_set=criteria_set,
+            )
+        elif expected_version is not None and scorecard.version != expected_version:
+            raise ConcurrentEditError(scorecard, expected_version)
+        else:
+            # Bump the scorecard's version so a second editor's stale form is refused.
+            scorecard = tracked_update(
+                scorecard, actor=actor, reason=reason or "Scores revised", fields={}
+            )
+        _entries_save(
+            actor=actor,
+            scorecard=scorecard,
+            criteria=criteria,
+            scores=scores,
+            reason=reason or "Scored",
+        )
+    return scorecard
+
+
+def _entries_save(*, actor, scorecard, criteria, scores, reason: str) -> None:
+    existing = {e.criterion_key: e for e in scorecard.entries.all()}
+    for criterion in criteria:
+        given = scores.get(criterion.key, {})
+        fields = {"score": given.get("score"), "comment": (given.get("comment") or "").strip()}
+        entry = existing.get(criterion.key)
+        if entry is None:
+            tracked_create(
+                ScoreEntry,
+                actor=actor,
+                reason=reason,
+                scorecard=scorecard,
+                criterion_key=criterion.key,
+                **fields,
+            )
+        elif (entry.score, entry.comment) != (fields["score"], fields["comment"]):
+            tracked_update(entry, actor=actor, reason=reason, fields=fields)

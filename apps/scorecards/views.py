@@ -1,0 +1,136 @@
+"""Browser pages: scoring an offer, publishing criteria, comparing offers."""
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+
+from apps.cases.selectors import case_get_for, offer_minimum_status
+from apps.core.access import role_required
+from apps.core.forms import apply_service_errors
+from apps.core.services import ConcurrentEditError
+from apps.offers.selectors import offer_get_for
+from apps.scorecards import services
+from apps.scorecards.charts import stacked_bars
+from apps.scorecards.forms import CriteriaFormSet, CriteriaNoteForm, ScorecardForm
+from apps.scorecards.models import Scorecard
+from apps.scorecards.scoring import DEFAULT_CRITERIA
+from apps.scorecards.selectors import case_comparison
+
+
+@role_required("scorecards.view_scorecard")
+def comparison(request, pk: int):
+    case = case_get_for(request.user, pk)
+    result = case_comparison(case)
+    names = {row.offer.pk: str(row.offer.vendor) for row in result.rows}
+    return render(
+        request,
+        "scorecards/comparison.html",
+        {
+            "case": case,
+            "comparison": result,
+            "chart": stacked_bars(result.rows, result.criteria),
+            "offer_names": names,
+            "matrix": _criteria_matrix(result),
+            "changed_scenarios": [
+                (scenario, names.get(scenario.leader) if scenario.leader else None)
+                for scenario in result.sensitivity.scenarios
+                if scenario.leader_changed
+            ],
+            "offer_minimum": offer_minimum_status(
+                offer_count=len(result.rows), waiver=case.offer_minimum_waiver
+            ),
+        },
+    )
+
+
+@role_required("scorecards.add_scorecard")
+def scorecard_edit(request, offer_pk: int):
+    offer = offer_get_for(request.user, offer_pk)
+    current = offer.case.criteria_sets.order_by("-revision").first()
+    criteria = current.as_criteria() if current else DEFAULT_CRITERIA
+    existing = None
+    if current is not None:
+        existing = (
+            Scorecard.objects.filter(offer=offer, reviewer=request.user, criteria_set=current)
+            .prefetch_related("entries")
+            .first()
+        )
+    initial = {"version": existing.version if existing else None}
+    if existing:
+        for entry in existing.entries.all():
+            initial[f"score_{entry.criterion_key}"] = (
+                "" if entry.score is None else str(entry.score)
+            )
+            initial[f"comment_{entry.criterion_key}"] = entry.comment
+    form = ScorecardForm(
+        request.POST or None, criteria=criteria, editing=existing is not None, initial=initial
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.scorecard_save(
+                actor=request.user,
+                offer=offer,
+                scores=form.scores(),
+                reason=form.cleaned_data.get("change_reason", ""),
+                expected_version=form.cleaned_data.get("version"),
+            )
+        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Scorecard saved."))
+            return redirect("scorecards:comparison", pk=offer.case_id)
+    return render(
+        request,
+        "scorecards/scorecard_form.html",
+        {"form": form, "offer": offer, "case": offer.case, "criteria_set": current},
+    )
+
+
+@role_required("scorecards.add_criteriaset")
+def criteria_edit(request, pk: int):
+    case = case_get_for(request.user, pk)
+    current = case.criteria_sets.order_by("-revision").first()
+    criteria = current.as_criteria() if current else DEFAULT_CRITERIA
+    initial = [{"key": c.key, "label": c.label, "weight": c.weight} for c in criteria]
+    formset = CriteriaFormSet(request.POST or None, initial=initial, prefix="criteria")
+    note_form = CriteriaNoteForm(request.POST or None)
+    if request.method == "POST" and formset.is_valid() and note_form.is_valid():
+        rows = [
+            f.cleaned_data
+            for f in formset.forms
+            if f.cleaned_data and not f.cleaned_data.get("DELETE")
+        ]
+        try:
+            services.criteria_set_publish(
+                actor=request.user, case=case, criteria=rows, note=note_form.cleaned_data["note"]
+            )
+        except ValidationError as error:
+            apply_service_errors(note_form, error)
+        else:
+            messages.success(request, _("New criteria revision published."))
+            return redirect("scorecards:comparison", pk=case.pk)
+    return render(
+        request,
+        "scorecards/criteria_form.html",
+        {"case": case, "formset": formset, "note_form": note_form, "current": current},
+    )
+
+
+def _criteria_matrix(result) -> list[tuple]:
+    """Rows of (criterion, [cell per offer]) for the side-by-side table."""
+    matrix = []
+    for criterion in result.criteria:
+        cells = []
+        for row in result.rows:
+            mean = row.score.criterion_means.get(criterion.key)
+            points = None if mean is None else criterion.weight * mean / 5
+            cells.append(
+                {
+                    "mean": mean,
+                    "points": points,
+                    "unanswered": row.score.criterion_unanswered.get(criterion.key, 0),
+                }
+            )
+        matrix.append((criterion, cells))
+    return matrix

@@ -1,0 +1,158 @@
+"""REST API for the sizing calculator and a case's compute demand."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.cases.selectors import case_get_for
+from apps.core.permissions import RolePermission
+from apps.sizing import services
+from apps.sizing.calculator import SizingInputError
+from apps.sizing.forms import SizingForm
+from apps.sizing.inputs import demand_fields, size_from
+from apps.sizing.models import ComputeDemand
+from apps.sizing.presets import PRESETS
+
+
+class SizingInputSerializer(serializers.Serializer):
+    """Calculator inputs (DESIGN §2.1); the same fields a compute demand stores."""
+
+    mode = serializers.ChoiceField(choices=ComputeDemand.Mode.choices, default="inference")
+    model_preset = serializers.ChoiceField(
+        choices=[""] + sorted(PRESETS), required=False, allow_blank=True
+    )
+    model_name = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    parameters = serializers.IntegerField(required=False, min_value=1)
+    layers = serializers.IntegerField(required=False, min_value=1)
+    hidden_size = serializers.IntegerField(required=False, min_value=1)
+    attention_heads = serializers.IntegerField(required=False, min_value=1)
+    kv_heads = serializers.IntegerField(required=False, min_value=1)
+    head_dim = serializers.IntegerField(required=False, min_value=1)
+    weight_dtype = serializers.ChoiceField(choices=SizingForm.base_fields["weight_dtype"].choices)
+    card_memory_gib = serializers.DecimalField(max_digits=7, decimal_places=2, min_value=1)
+    reserve_pct = serializers.DecimalField(
+        max_digits=4, decimal_places=1, min_value=10, max_value=20, default=15
+    )
+    kv_dtype = serializers.ChoiceField(
+        choices=SizingForm.base_fields["weight_dtype"].choices, required=False
+    )
+    context_tokens = serializers.IntegerField(required=False, min_value=1)
+    target_concurrency = serializers.IntegerField(required=False, min_value=1)
+    tensor_parallel = serializers.IntegerField(required=False, min_value=1)
+    micro_batch_sequences = serializers.IntegerField(required=False, min_value=1)
+    sequence_tokens = serializers.IntegerField(required=False, min_value=1)
+    optimizer = serializers.ChoiceField(
+        choices=["adamw", "sgd_momentum", "adafactor"], required=False
+    )
+    gradient_checkpointing = serializers.BooleanField(required=False, default=False)
+
+    def validate(self, attrs):
+        try:
+            self.result = size_from(attrs)
+        except SizingInputError as error:
+            raise serializers.ValidationError({error.field: [error.message]}) from None
+        return attrs
+
+
+class DemandWriteSerializer(SizingInputSerializer):
+    version = serializers.IntegerField(required=False)
+    change_reason = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+
+def result_payload(result) -> dict:
+    """Every field of the result, bytes as integers plus GiB for reading."""
+    payload = {
+        name: value
+        for name, value in vars(result).items()
+        if name != "inputs" and not name.startswith("_")
+    }
+    payload["warnings"] = list(result.warnings)
+    payload["in_gib"] = {k: str(v) for k, v in result.in_gib.items()}
+    payload["kv_share"] = str(payload["kv_share"]) if "kv_share" in payload else None
+    return payload
+
+
+class SizingCalculateView(APIView):
+    """Compute a sizing without saving it."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"POST": "sizing.view_computedemand"}
+
+    @extend_schema(request=SizingInputSerializer, responses={200: dict})
+    def post(self, request):
+        body = SizingInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        return Response({"inputs": request.data, "result": result_payload(body.result)})
+
+
+class SizingPresetsView(APIView):
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "sizing.view_computedemand"}
+
+    @extend_schema(responses={200: dict})
+    def get(self, request):
+        return Response(
+            [
+                {
+                    "key": p.key,
+                    "name": p.name,
+                    "parameters": p.parameters,
+                    "layers": p.layers,
+                    "hidden_size": p.hidden_size,
+                    "attention_heads": p.attention_heads,
+                    "kv_heads": p.kv_heads,
+                    "head_dim": p.head_dim,
+                    "attention": p.attention,
+                    "is_moe": p.is_moe,
+                    "active_parameters": p.active_parameters,
+                    "source": p.source,
+                }
+                for p in PRESETS.values()
+            ]
+        )
+
+
+class ComputeDemandView(APIView):
+    """A case's saved compute demand, with its result recomputed."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "sizing.view_computedemand",
+        "PUT": "sizing.change_computedemand",
+    }
+
+    @extend_schema(responses={200: dict})
+    def get(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        demand = get_object_or_404(ComputeDemand, case=case)
+        return Response(self._payload(demand))
+
+    @extend_schema(request=DemandWriteSerializer, responses={200: dict})
+    def put(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        body = DemandWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = dict(body.validated_data)
+        version = data.pop("version", None)
+        reason = data.pop("change_reason", "")
+        existing = ComputeDemand.objects.filter(case=case).exists()
+        if existing and not reason.strip():
+            raise serializers.ValidationError({"change_reason": ["Say why the demand changes."]})
+        demand = services.compute_demand_save(
+            actor=request.user, case=case, fields=data, reason=reason, expected_version=version
+        )
+        return Response(
+            self._payload(demand),
+            status=status.HTTP_200_OK if existing else status.HTTP_201_CREATED,
+        )
+
+    def _payload(self, demand) -> dict:
+        fields = demand_fields(demand)
+        return {
+            "case": demand.case_id,
+            "version": demand.version,
+            "inputs": {k: (str(v) if v is not None else None) for k, v in fields.items()},
+            "result": result_payload(size_from(fields)),
+        }

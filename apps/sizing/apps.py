@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SizingConfig(AppConfig):
+    name = "apps.sizing"
+    label = "sizing"

@@ -1,0 +1,111 @@
+from decimal import Decimal
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from apps.sizing.calculator import Optimizer
+from apps.sizing.models import DTYPE_CHOICES, ComputeDemand
+from apps.sizing.presets import preset_choices
+
+
+class SizingForm(forms.Form):
+    """Calculator inputs; the same fields are saved as a case's compute demand."""
+
+    mode = forms.ChoiceField(
+        label=_("Workload"), choices=ComputeDemand.Mode.choices, initial="inference"
+    )
+    model_preset = forms.ChoiceField(
+        label=_("Model"),
+        required=False,
+        choices=[("", _("Custom architecture (enter below)"))] + preset_choices(),
+    )
+    model_name = forms.CharField(label=_("Custom model name"), required=False, max_length=100)
+    parameters = forms.IntegerField(label=_("Parameters (total)"), required=False, min_value=1)
+    layers = forms.IntegerField(label=_("Layers"), required=False, min_value=1)
+    hidden_size = forms.IntegerField(label=_("Hidden size"), required=False, min_value=1)
+    attention_heads = forms.IntegerField(label=_("Attention heads"), required=False, min_value=1)
+    kv_heads = forms.IntegerField(label=_("KV heads"), required=False, min_value=1)
+    head_dim = forms.IntegerField(label=_("Head dimension"), required=False, min_value=1)
+    weight_dtype = forms.ChoiceField(label=_("Weight dtype"), choices=DTYPE_CHOICES, initial="bf16")
+    card_memory_gib = forms.DecimalField(
+        label=_("Memory per card (GiB)"),
+        min_value=Decimal("1"),
+        max_digits=7,
+        decimal_places=2,
+        initial=Decimal("140"),
+        help_text=_("As the driver reports it: H200 ≈ 140 GiB, H100 ≈ 79.6."),
+    )
+    reserve_pct = forms.DecimalField(
+        label=_("Runtime reserve (%)"),
+        min_value=Decimal("10"),
+        max_value=Decimal("20"),
+        max_digits=4,
+        decimal_places=1,
+        initial=Decimal("15"),
+        help_text=_("10–20 % for runtime and communication buffers."),
+    )
+    kv_dtype = forms.ChoiceField(
+        label=_("KV-cache dtype"), choices=DTYPE_CHOICES, initial="bf16", required=False
+    )
+    context_tokens = forms.IntegerField(
+        label=_("Context length (tokens)"), min_value=1, required=False, initial=32768
+    )
+    target_concurrency = forms.IntegerField(
+        label=_("Target concurrent sequences"), min_value=1, required=False, initial=64
+    )
+    tensor_parallel = forms.IntegerField(
+        label=_("Cards per instance (tensor parallel)"), min_value=1, required=False, initial=8
+    )
+    micro_batch_sequences = forms.IntegerField(
+        label=_("Micro-batch (sequences per card)"), min_value=1, required=False, initial=1
+    )
+    sequence_tokens = forms.IntegerField(
+        label=_("Training sequence length"), min_value=1, required=False, initial=4096
+    )
+    optimizer = forms.ChoiceField(
+        label=_("Optimizer"),
+        required=False,
+        initial="adamw",
+        choices=[(o.value, o.value) for o in Optimizer],
+    )
+    gradient_checkpointing = forms.BooleanField(label=_("Gradient checkpointing"), required=False)
+
+    INFERENCE_ONLY = ("kv_dtype", "context_tokens", "target_concurrency", "tensor_parallel")
+    TRAINING_ONLY = (
+        "micro_batch_sequences",
+        "sequence_tokens",
+        "optimizer",
+        "gradient_checkpointing",
+    )
+    ARCHITECTURE = (
+        "model_name",
+        "parameters",
+        "layers",
+        "hidden_size",
+        "attention_heads",
+        "kv_heads",
+        "head_dim",
+    )
+
+    def group(self, names):
+        return [self[name] for name in names]
+
+    def common_fields(self):
+        return self.group(
+            ("mode", "model_preset", "weight_dtype", "card_memory_gib", "reserve_pct")
+        )
+
+    def architecture_fields(self):
+        return self.group(self.ARCHITECTURE)
+
+    def inference_fields(self):
+        return self.group(self.INFERENCE_ONLY)
+
+    def training_fields(self):
+        return self.group(self.TRAINING_ONLY)
+
+
+class SaveDemandForm(forms.Form):
+    case = forms.IntegerField(widget=forms.HiddenInput)
+    change_reason = forms.CharField(label=_("Reason"), max_length=500, required=False)
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)

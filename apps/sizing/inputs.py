@@ -1,0 +1,89 @@
+"""Turn saved or submitted sizing fields into calculator inputs and results.
+
+One translation layer, shared by the page, the API and the case overview, so
+all three compute the same numbers from the same fields.
+"""
+
+from decimal import Decimal
+from typing import Any
+
+from apps.sizing.calculator import (
+    FULL_CHECKPOINTING_FACTOR,
+    InferenceInputs,
+    ModelArchitecture,
+    SizingInputError,
+    TrainingInputs,
+    size_inference,
+    size_training,
+)
+from apps.sizing.presets import PRESETS
+
+ARCH_FIELDS = ("parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim")
+
+
+def architecture_from(fields: dict[str, Any]) -> ModelArchitecture:
+    preset = fields.get("model_preset") or ""
+    if preset:
+        if preset not in PRESETS:
+            raise SizingInputError("model_preset", f"unknown preset {preset!r}")
+        return PRESETS[preset]
+    missing = [name for name in ARCH_FIELDS if not fields.get(name)]
+    if missing:
+        raise SizingInputError(missing[0], "required for a custom model (or choose a preset)")
+    return ModelArchitecture(
+        key="custom",
+        name=fields.get("model_name") or "Custom model",
+        source="entered by the user",
+        **{name: int(fields[name]) for name in ARCH_FIELDS},
+    )
+
+
+def _reserve(fields: dict[str, Any]) -> Decimal:
+    return Decimal(fields.get("reserve_pct") or 15) / 100
+
+
+def inference_inputs_from(fields: dict[str, Any]) -> InferenceInputs:
+    for name in ("kv_dtype", "context_tokens", "target_concurrency", "tensor_parallel"):
+        if not fields.get(name):
+            raise SizingInputError(name, "required for inference sizing")
+    return InferenceInputs(
+        architecture=architecture_from(fields),
+        weight_dtype=fields["weight_dtype"],
+        kv_dtype=fields["kv_dtype"],
+        context_tokens=int(fields["context_tokens"]),
+        target_concurrency=int(fields["target_concurrency"]),
+        tensor_parallel=int(fields["tensor_parallel"]),
+        card_memory_gib=Decimal(fields["card_memory_gib"]),
+        reserve_fraction=_reserve(fields),
+    )
+
+
+def training_inputs_from(fields: dict[str, Any]) -> TrainingInputs:
+    for name in ("micro_batch_sequences", "sequence_tokens"):
+        if not fields.get(name):
+            raise SizingInputError(name, "required for training sizing")
+    return TrainingInputs(
+        architecture=architecture_from(fields),
+        card_memory_gib=Decimal(fields["card_memory_gib"]),
+        micro_batch_sequences=int(fields["micro_batch_sequences"]),
+        sequence_tokens=int(fields["sequence_tokens"]),
+        weight_dtype=fields["weight_dtype"],
+        optimizer=fields.get("optimizer") or "adamw",
+        activation_checkpoint_factor=(
+            FULL_CHECKPOINTING_FACTOR if fields.get("gradient_checkpointing") else 1
+        ),
+        reserve_fraction=_reserve(fields),
+    )
+
+
+def size_from(fields: dict[str, Any]):
+    """The sizing result for submitted or saved fields; raises SizingInputError."""
+    if fields.get("mode") == "training":
+        return size_training(training_inputs_from(fields))
+    return size_inference(inference_inputs_from(fields))
+
+
+def demand_fields(demand) -> dict[str, Any]:
+    from apps.sizing.services import DEMAND_FIELDS
+
+    return {name: getattr(demand, name) for name in DEMAND_FIELDS}

@@ -1,0 +1,60 @@
+"""Writes to a case's compute demand."""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+from apps.core.services import tracked_create, tracked_update
+from apps.sizing.calculator import SizingInputError
+from apps.sizing.inputs import size_from
+from apps.sizing.models import ComputeDemand
+
+DEMAND_FIELDS = (
+    "mode",
+    "model_preset",
+    "model_name",
+    "parameters",
+    "layers",
+    "hidden_size",
+    "attention_heads",
+    "kv_heads",
+    "head_dim",
+    "weight_dtype",
+    "card_memory_gib",
+    "reserve_pct",
+    "kv_dtype",
+    "context_tokens",
+    "target_concurrency",
+    "tensor_parallel",
+    "micro_batch_sequences",
+    "sequence_tokens",
+    "optimizer",
+    "gradient_checkpointing",
+)
+
+
+def compute_demand_save(
+    *, actor, case, fields: dict[str, Any], reason: str = "", expected_version=None
+) -> ComputeDemand:
+    """Save sizing inputs as the case's demand, after checking they compute."""
+    fields = {k: v for k, v in fields.items() if k in DEMAND_FIELDS}
+    try:
+        size_from(fields)
+    except SizingInputError as error:
+        raise ValidationError({error.field: error.message}) from None
+    existing = ComputeDemand.objects.filter(case=case).first()
+    if existing is None:
+        return tracked_create(
+            ComputeDemand,
+            actor=actor,
+            reason="Compute demand saved from the calculator",
+            case=case,
+            **fields,
+        )
+    return tracked_update(
+        existing,
+        actor=actor,
+        reason=reason or "Compute demand recalculated",
+        fields=fields,
+        expected_version=expected_version,
+    )

@@ -1,0 +1,85 @@
+"""The sizing calculator page, and saving its result as a case's compute demand."""
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+
+from apps.cases.selectors import case_get_for, case_list_for
+from apps.core.access import role_required
+from apps.core.forms import apply_service_errors
+from apps.core.services import ConcurrentEditError
+from apps.sizing import services
+from apps.sizing.calculator import SizingInputError
+from apps.sizing.forms import SizingForm
+from apps.sizing.inputs import demand_fields, size_from
+from apps.sizing.models import ComputeDemand
+from apps.sizing.presets import PRESETS
+
+
+def _calculate(form: SizingForm):
+    if not form.is_valid():
+        return None
+    try:
+        return size_from(form.cleaned_data)
+    except SizingInputError as error:
+        form.add_error(error.field if error.field in form.fields else None, error.message)
+        return None
+
+
+@role_required("sizing.view_computedemand")
+def calculator(request):
+    case = None
+    if request.GET.get("case"):
+        case = case_get_for(request.user, int(request.GET["case"]))
+    if request.method == "POST":
+        return _save(request)
+    data = request.GET if "mode" in request.GET else None
+    demand = getattr(case, "compute_demand", None) if case else None
+    if data is None and demand is not None:
+        data = {k: v for k, v in demand_fields(demand).items() if v not in (None, "")}
+    form = SizingForm(data, initial={})
+    result = _calculate(form) if data is not None else None
+    preset = PRESETS.get(form.data.get("model_preset", "")) if data is not None else None
+    return render(
+        request,
+        "sizing/calculator.html",
+        {
+            "form": form,
+            "result": result,
+            "preset": preset,
+            "case": case,
+            "demand": demand,
+            "cases": case_list_for(request.user).order_by("-created_at")[:50]
+            if case is None
+            else None,
+        },
+    )
+
+
+def _save(request):
+    if not request.user.has_perm("sizing.add_computedemand"):
+        raise PermissionDenied
+    form = SizingForm(request.POST)
+    case = case_get_for(request.user, int(request.POST.get("case") or 0))
+    if _calculate(form) is not None:
+        demand = ComputeDemand.objects.filter(case=case).first()
+        version = request.POST.get("version")
+        try:
+            services.compute_demand_save(
+                actor=request.user,
+                case=case,
+                fields=form.cleaned_data,
+                reason=request.POST.get("change_reason", ""),
+                expected_version=int(version) if version and demand else None,
+            )
+        except (ValidationError, ConcurrentEditError) as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Saved as the case's compute demand."))
+            return redirect("cases:detail", pk=case.pk)
+    return render(
+        request,
+        "sizing/calculator.html",
+        {"form": form, "result": None, "case": case, "demand": None, "cases": None},
+    )

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class VendorsConfig(AppConfig):
+    name = "apps.vendors"
+    label = "vendors"

@@ -1,0 +1,29 @@
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from apps.core.views import healthz
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="cases:list"), name="home"),
+    path("healthz", healthz, name="healthz"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("config.api_urls")),
+    path("cases/", include("apps.cases.urls")),
+    path("vendors/", include("apps.vendors.urls")),
+    path("offers/", include("apps.offers.urls")),
+    path("sizing/", include("apps.sizing.urls")),
+    path("", include("apps.scorecards.urls")),
+]
+
+if settings.DEBUG:
+    from django.conf.urls.static import static
+
+    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

@@ -1,0 +1,107 @@
+"""Personas: one person per role, as in the demo.
+
+priya reviews procurement, pablo is a second procurement reviewer, lena is the
+legal reviewer, tariq the tech lead, aude the auditor and ada the admin.
+"""
+
+import pytest
+from django.contrib.auth.models import Group
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from apps.accounts.roles import Role
+
+PERSONAS = {
+    "priya": Role.PROCUREMENT,
+    "pablo": Role.PROCUREMENT,
+    "lena": Role.LEGAL,
+    "tariq": Role.TECH_LEAD,
+    "aude": Role.AUDITOR,
+    "ada": Role.ADMIN,
+}
+ROLE_PERSONA = {
+    Role.PROCUREMENT: "priya",
+    Role.LEGAL: "lena",
+    Role.TECH_LEAD: "tariq",
+    Role.AUDITOR: "aude",
+    Role.ADMIN: "ada",
+}
+
+
+@pytest.fixture(autouse=True)
+def _fast_passwords(settings):
+    # The production hasher is deliberately slow; tests create many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _clear_throttle_cache():
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture
+def people(db, django_user_model):
+    users = {}
+    for username, role in PERSONAS.items():
+        user = django_user_model.objects.create_user(
+            username=username, password="pw", first_name=username.title()
+        )
+        user.groups.add(Group.objects.get(name=role))
+        users[username] = user
+    return users
+
+
+@pytest.fixture
+def priya(people):
+    return people["priya"]
+
+
+@pytest.fixture
+def pablo(people):
+    return people["pablo"]
+
+
+@pytest.fixture
+def lena(people):
+    return people["lena"]
+
+
+@pytest.fixture
+def tariq(people):
+    return people["tariq"]
+
+
+@pytest.fixture
+def aude(people):
+    return people["aude"]
+
+
+@pytest.fixture
+def ada(people):
+    return people["ada"]
+
+
+@pytest.fixture
+def browser_as(client, people):
+    """A Django test client signed in as the named persona."""
+
+    def sign_in(username):
+        client.force_login(people[username])
+        return client
+
+    return sign_in
+
+
+@pytest.fixture
+def api_as(people):
+    """A DRF client authenticated by token as the named persona."""
+
+    def sign_in(username):
+        api = APIClient()
+        token, _ = Token.objects.get_or_create(user=people[username])
+        api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return api
+
+    return sign_in

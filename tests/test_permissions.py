@@ -1,0 +1,208 @@
+"""Every view and endpoint, for every role: allowed, 403, and anonymous.
+
+The tables below are the product's access policy (DESIGN §1) written out;
+a change to who may do what has to change them too.
+"""
+
+import pytest
+from django.urls import reverse
+
+from tests.factories import FULL_SPEC, make_case, make_offer
+
+ROLES = ["priya", "lena", "tariq", "aude", "ada"]
+EVERYONE = set(ROLES)
+PROCUREMENT = {"priya", "ada"}
+TECH = {"tariq", "ada"}
+SCORERS = {"priya", "tariq", "ada"}
+CASE_EDITORS = {"priya", "tariq", "ada"}
+
+
+@pytest.fixture
+def world(priya):
+    case = make_case(priya)
+    offer = make_offer(priya, case, spec=FULL_SPEC)
+    return {"case": case, "offer": offer, "vendor": offer.vendor}
+
+
+# (url name, kwargs builder, roles allowed to GET)
+BROWSER_PAGES = [
+    ("cases:list", lambda w: {}, EVERYONE),
+    ("cases:create", lambda w: {}, PROCUREMENT),
+    ("cases:detail", lambda w: {"pk": w["case"].pk}, EVERYONE),
+    ("cases:edit", lambda w: {"pk": w["case"].pk}, CASE_EDITORS),
+    ("cases:waive", lambda w: {"pk": w["case"].pk}, PROCUREMENT),
+    ("cases:history", lambda w: {"pk": w["case"].pk}, EVERYONE),
+    ("vendors:list", lambda w: {}, EVERYONE),
+    ("vendors:create", lambda w: {}, PROCUREMENT),
+    ("vendors:edit", lambda w: {"pk": w["vendor"].pk}, PROCUREMENT),
+    ("offers:create", lambda w: {"case_pk": w["case"].pk}, PROCUREMENT),
+    ("offers:detail", lambda w: {"pk": w["offer"].pk}, EVERYONE),
+    ("offers:edit", lambda w: {"pk": w["offer"].pk}, PROCUREMENT),
+    ("offers:spec", lambda w: {"pk": w["offer"].pk}, TECH),
+    ("sizing:calculator", lambda w: {}, EVERYONE),
+    ("scorecards:comparison", lambda w: {"pk": w["case"].pk}, EVERYONE),
+    ("scorecards:scorecard", lambda w: {"offer_pk": w["offer"].pk}, SCORERS),
+    ("scorecards:criteria", lambda w: {"pk": w["case"].pk}, PROCUREMENT),
+]
+
+
+@pytest.mark.parametrize("name,kwargs,allowed", BROWSER_PAGES, ids=[p[0] for p in BROWSER_PAGES])
+@pytest.mark.parametrize("role", ROLES)
+def test_browser_page_access(browser_as, world, name, kwargs, allowed, role):
+    response = browser_as(role).get(reverse(name, kwargs=kwargs(world)))
+    assert response.status_code == (200 if role in allowed else 403)
+
+
+@pytest.mark.parametrize("name,kwargs,allowed", BROWSER_PAGES, ids=[p[0] for p in BROWSER_PAGES])
+def test_browser_page_sends_anonymous_to_login(client, world, name, kwargs, allowed):
+    url = reverse(name, kwargs=kwargs(world))
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+# (method, path builder, body builder, roles allowed, success status)
+API_CALLS = [
+    ("get", lambda w: "/api/v1/cases/", None, EVERYONE, 200),
+    ("post", lambda w: "/api/v1/cases/", lambda w: {"name": "New"}, PROCUREMENT, 201),
+    ("get", lambda w: f"/api/v1/cases/{w['case'].pk}/", None, EVERYONE, 200),
+    (
+        "patch",
+        lambda w: f"/api/v1/cases/{w['case'].pk}/",
+        lambda w: {"requirements": "More", "change_reason": "Clarified"},
+        CASE_EDITORS,
+        200,
+    ),
+    (
+        "post",
+        lambda w: f"/api/v1/cases/{w['case'].pk}/waive-offer-minimum/",
+        lambda w: {"reason": "Only two vendors hold export licences"},
+        PROCUREMENT,
+        200,
+    ),
+    ("get", lambda w: "/api/v1/vendors/", None, EVERYONE, 200),
+    (
+        "post",
+        lambda w: "/api/v1/vendors/",
+        lambda w: {"name": "Nimbus", "jurisdiction": "Japan"},
+        PROCUREMENT,
+        201,
+    ),
+    (
+        "patch",
+        lambda w: f"/api/v1/vendors/{w['vendor'].pk}/",
+        lambda w: {"regions": "tokyo-1", "change_reason": "New region"},
+        PROCUREMENT,
+        200,
+    ),
+    ("get", lambda w: "/api/v1/offers/", None, EVERYONE, 200),
+    ("get", lambda w: f"/api/v1/offers/{w['offer'].pk}/", None, EVERYONE, 200),
+    (
+        "patch",
+        lambda w: f"/api/v1/offers/{w['offer'].pk}/",
+        lambda w: {"notes": "Call back", "change_reason": "Note"},
+        PROCUREMENT,
+        200,
+    ),
+    ("get", lambda w: f"/api/v1/declared-specs/{w['offer'].pk}/", None, EVERYONE, 200),
+    (
+        "patch",
+        lambda w: f"/api/v1/declared-specs/{w['offer'].pk}/",
+        lambda w: {"cuda_version": "12.6", "change_reason": "Revised quote"},
+        TECH,
+        200,
+    ),
+    ("get", lambda w: "/api/v1/sizing/presets/", None, EVERYONE, 200),
+    (
+        "post",
+        lambda w: "/api/v1/sizing/",
+        lambda w: {
+            "model_preset": "llama-3.1-8b",
+            "weight_dtype": "bf16",
+            "kv_dtype": "bf16",
+            "card_memory_gib": "79.6",
+            "context_tokens": 8192,
+            "target_concurrency": 16,
+            "tensor_parallel": 1,
+        },
+        EVERYONE,
+        200,
+    ),
+    (
+        "put",
+        lambda w: f"/api/v1/cases/{w['case'].pk}/compute-demand/",
+        lambda w: {
+            "model_preset": "llama-3.1-8b",
+            "weight_dtype": "bf16",
+            "kv_dtype": "bf16",
+            "card_memory_gib": "79.6",
+            "context_tokens": 8192,
+            "target_concurrency": 16,
+            "tensor_parallel": 1,
+        },
+        TECH,
+        201,
+    ),
+    ("get", lambda w: "/api/v1/criteria-sets/", None, EVERYONE, 200),
+    (
+        "post",
+        lambda w: "/api/v1/criteria-sets/",
+        lambda w: {
+            "case": w["case"].pk,
+            "criteria": [
+                {"key": "price", "label": "Price", "weight": 60},
+                {"key": "sla", "label": "SLA", "weight": 40},
+            ],
+            "note": "Simpler set",
+        },
+        PROCUREMENT,
+        201,
+    ),
+    ("get", lambda w: "/api/v1/scorecards/", None, EVERYONE, 200),
+    (
+        "post",
+        lambda w: "/api/v1/scorecards/",
+        lambda w: {"offer": w["offer"].pk, "scores": {"pricing": {"score": 4}}},
+        SCORERS,
+        201,
+    ),
+    ("get", lambda w: f"/api/v1/cases/{w['case'].pk}/comparison/", None, EVERYONE, 200),
+    ("get", lambda w: "/api/v1/", None, EVERYONE, 200),
+]
+API_IDS = [f"{c[0]} {i}" for i, c in enumerate(API_CALLS)]
+
+
+@pytest.mark.parametrize("method,path,body,allowed,success", API_CALLS, ids=API_IDS)
+@pytest.mark.parametrize("role", ROLES)
+def test_api_access(api_as, world, method, path, body, allowed, success, role):
+    api = api_as(role)
+    response = getattr(api, method)(path(world), body(world) if body else None, format="json")
+    expected = success if role in allowed else 403
+    assert response.status_code == expected, response.content
+
+
+@pytest.mark.parametrize("method,path,body,allowed,success", API_CALLS, ids=API_IDS)
+def test_api_refuses_anonymous_with_401(client, world, method, path, body, allowed, success):
+    response = getattr(client, method)(path(world), content_type="application/json")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Token"
+
+
+def test_session_authentication_works_for_the_api(browser_as, world):
+    response = browser_as("aude").get("/api/v1/cases/")
+    assert response.status_code == 200
+    assert response.json()["count"] == 1
+
+
+def test_endpoint_without_declared_permissions_denies_everyone(rf, ada):
+    from rest_framework.views import APIView
+
+    class Forgotten(APIView):
+        def get(self, request):
+            return None
+
+    from rest_framework.test import force_authenticate
+
+    request = rf.get("/x")
+    force_authenticate(request, user=ada)
+    assert Forgotten.as_view()(request).status_code == 403
