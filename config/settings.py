@@ -83,6 +83,10 @@ INSTALLED_APPS = [
     "apps.offers",
     "apps.sizing",
     "apps.scorecards",
+    "apps.contracts",
+    "apps.assessments",
+    "apps.access",
+    "apps.packets",
 ]
 
 MIDDLEWARE = [
@@ -150,7 +154,6 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
-FORMS_URLFIELD_ASSUME_HTTPS = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

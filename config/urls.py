@@ -1,3 +1,5 @@
+import importlib.util
+
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
@@ -22,6 +24,16 @@ urlpatterns = [
     path("sizing/", include("apps.sizing.urls")),
     path("", include("apps.scorecards.urls")),
 ]
+
+# Apps beyond the foundation mount their own pages when present.
+for _name in (
+    "apps.contracts.urls",
+    "apps.assessments.urls",
+    "apps.access.urls",
+    "apps.packets.urls",
+):
+    if importlib.util.find_spec(_name) is not None:
+        urlpatterns.append(path("", include(_name)))
 
 if settings.DEBUG:
     from django.conf.urls.static import static

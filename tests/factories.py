@@ -46,9 +46,7 @@ def make_offer(actor, case, *, vendor=None, spec=None, **fields):
     fields.setdefault("billing_basis", "per_hour")
     fields.setdefault("prepayment_ratio", Decimal("0.3"))
     fields.setdefault("contract_term_months", 12)
-    offer = offer_create(
-        actor=actor, case=case, vendor=vendor or make_vendor(actor), **fields
-    )
+    offer = offer_create(actor=actor, case=case, vendor=vendor or make_vendor(actor), **fields)
     if spec is not None:
         declared_spec_update(
             actor=actor, spec=offer.declared_spec, fields=spec, reason="From the quote"

@@ -1,11 +1,15 @@
 """The roles of DESIGN §1 and what each may do.
 
-Roles are Django groups (created by migration ``0001_roles``). Their
-permissions are listed here and re-applied after every ``migrate``, so the
-table below is the single statement of who may do what. The harness service
-account is not a role: it authenticates with a scoped harness token.
+Roles are Django groups (created by migration ``0001_roles``). Each app states
+what each role may do in its own ``roles.py`` (``ROLE_PERMISSIONS``); they are
+merged here and re-applied after every ``migrate``, so code is the single
+statement of who may do what. The harness service account is not a role: it
+authenticates with a scoped harness token.
 """
 
+from importlib import import_module
+
+from django.apps import apps as django_apps
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -18,11 +22,13 @@ class Role(models.TextChoices):
     ADMIN = "admin", _("Administrator")
 
 
-def _view(*models_: str) -> list[str]:
+def view(*models_: str) -> list[str]:
+    """``"app.model"`` → ``"app.view_model"``."""
     return [f"{m.split('.')[0]}.view_{m.split('.')[1]}" for m in models_]
 
 
-def _edit(*models_: str) -> list[str]:
+def edit(*models_: str) -> list[str]:
+    """``"app.model"`` → add and change permissions."""
     perms = []
     for m in models_:
         app, model = m.split(".")
@@ -30,32 +36,21 @@ def _edit(*models_: str) -> list[str]:
     return perms
 
 
-READ_ALL = _view(
-    "cases.procurementcase",
-    "vendors.vendor",
-    "offers.offer",
-    "offers.declaredspec",
-    "sizing.computedemand",
-    "scorecards.criteriaset",
-    "scorecards.scorecard",
-)
-
-ROLE_PERMISSIONS: dict[str, list[str]] = {
-    # Creates cases, vendors and offers; fills scorecards (DESIGN §1).
-    Role.PROCUREMENT: READ_ALL
-    + _edit("cases.procurementcase", "vendors.vendor", "offers.offer")
-    + _edit("scorecards.criteriaset", "scorecards.scorecard")
-    + ["cases.waive_offer_minimum"],
-    # Clause checklists, assessments and waivers arrive with the compliance records.
-    Role.LEGAL: READ_ALL,
-    # Declared specs, sizing, SLOs, evidence review; approves or rejects.
-    Role.TECH_LEAD: READ_ALL
-    + _edit("offers.declaredspec", "sizing.computedemand", "scorecards.scorecard")
-    + ["cases.change_procurementcase"],
-    # Reads everything, changes nothing.
-    Role.AUDITOR: READ_ALL + ["cases.view_history"],
-    Role.ADMIN: ["*"],
-}
+def collect_role_permissions() -> dict[str, set[str]]:
+    """Merge every installed app's ``roles.ROLE_PERMISSIONS``."""
+    merged: dict[str, set[str]] = {role: set() for role in Role.values}
+    for config in django_apps.get_app_configs():
+        if not config.name.startswith("apps."):
+            continue
+        try:
+            module = import_module(f"{config.name}.roles")
+        except ModuleNotFoundError as error:
+            if error.name != f"{config.name}.roles":
+                raise
+            continue
+        for role, names in getattr(module, "ROLE_PERMISSIONS", {}).items():
+            merged[role].update(names)
+    return merged
 
 
 def sync_role_permissions(sender=None, **kwargs) -> None:
@@ -63,15 +58,13 @@ def sync_role_permissions(sender=None, **kwargs) -> None:
 
     if not Group.objects.filter(name__in=Role.values).exists():
         return  # migrations not applied yet
-    everything = Permission.objects.all()
-    for role, names in ROLE_PERMISSIONS.items():
+    everything = list(Permission.objects.select_related("content_type"))
+    for role, names in collect_role_permissions().items():
         group, _created = Group.objects.get_or_create(name=role)
-        if names == ["*"]:
+        if role == Role.ADMIN:
             group.permissions.set(everything)
             continue
-        wanted = set(names)
-        perms = [p for p in everything.select_related("content_type") if _name(p) in wanted]
-        group.permissions.set(perms)
+        group.permissions.set([p for p in everything if _name(p) in names])
 
 
 def _name(permission) -> str:

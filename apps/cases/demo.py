@@ -15,12 +15,20 @@ from django.db import transaction
 from apps.accounts.roles import Role
 from apps.cases.models import ProcurementCase
 from apps.cases.services import case_create
+from apps.core.extensions import present_modules
 from apps.offers.models import Offer
 from apps.offers.services import declared_spec_update, offer_create
 from apps.scorecards.services import scorecard_save
 from apps.sizing.services import compute_demand_save
 from apps.vendors.models import Vendor
 from apps.vendors.services import vendor_create
+
+# Apps that extend the demo case: each exposes ``seed(*, case, users)``.
+DEMO_EXTENSIONS = (
+    "apps.contracts.demo",
+    "apps.assessments.demo",
+    "apps.access.demo",
+)
 
 DEMO_PASSWORD = "diligence-demo"
 DEMO_CASE_NAME = "Chat assistant on Llama 3.1 70B — 64 × H200"
@@ -283,4 +291,6 @@ def seed_demo() -> ProcurementCase:
                 offer=offer,
                 scores={key: {"score": value, "comment": ""} for key, value in scores.items()},
             )
+    for module in present_modules(DEMO_EXTENSIONS):
+        module.seed(case=case, users=users)
     return case

@@ -1,10 +1,45 @@
-"""Everything the case page shows, gathered in a fixed number of queries."""
+"""Everything the case page shows, gathered in a fixed number of queries.
+
+Records that live in other apps (clause checklists, assessments, access
+matrices, evidence, packets…) contribute a panel each: the module named in
+``CASE_PANEL_PROVIDERS`` exposes ``case_panel(case, *, actor) -> CasePanel``.
+"""
+
+from dataclasses import dataclass, field
 
 from apps.cases.selectors import offer_minimum_status
+from apps.core.extensions import present_modules
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.selectors import case_comparison
 from apps.sizing.models import ComputeDemand
 from apps.sizing.selectors import capacity_for_offer, demand_result
+
+CASE_PANEL_PROVIDERS = (
+    "apps.contracts.panels",
+    "apps.assessments.panels",
+    "apps.access.panels",
+    "apps.packets.panels",
+)
+
+
+@dataclass
+class CasePanel:
+    """One section of the case page: a template, its context, and what is missing."""
+
+    title: str
+    template: str
+    context: dict = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    order: int = 100
+
+
+def case_panels(case, *, actor) -> list[CasePanel]:
+    panels = []
+    for module in present_modules(CASE_PANEL_PROVIDERS):
+        panel = module.case_panel(case, actor=actor)
+        if panel is not None:
+            panels.append(panel)
+    return sorted(panels, key=lambda panel: panel.order)
 
 
 def case_overview(case, *, actor) -> dict:
@@ -19,6 +54,10 @@ def case_overview(case, *, actor) -> dict:
         )
         offer.comparison = scores.get(offer.pk)
     minimum = offer_minimum_status(offer_count=len(offers), waiver=case.offer_minimum_waiver)
+    panels = case_panels(case, actor=actor)
+    missing = _missing(offers=offers, demand=demand, minimum=minimum, comparison=comparison)
+    for panel in panels:
+        missing.extend(panel.missing)
     return {
         "case": case,
         "offers": offers,
@@ -27,7 +66,8 @@ def case_overview(case, *, actor) -> dict:
         "demand_error": demand_error,
         "comparison": comparison,
         "offer_minimum": minimum,
-        "missing": _missing(offers=offers, demand=demand, minimum=minimum, comparison=comparison),
+        "missing": missing,
+        "panels": panels,
     }
 
 

@@ -1,9 +1,26 @@
-"""Everything the offer page shows."""
+"""Everything the offer page shows.
 
+Other apps add sections through ``OFFER_PANEL_PROVIDERS``: each named module
+exposes ``offer_panel(offer, *, actor) -> CasePanel``.
+"""
+
+from apps.core.extensions import present_modules
 from apps.offers.selectors import spec_status_for
 from apps.scorecards.selectors import offer_price
 from apps.sizing.models import ComputeDemand
 from apps.sizing.selectors import capacity_for_offer, demand_result
+
+OFFER_PANEL_PROVIDERS = ("apps.contracts.panels",)
+
+
+def offer_panels(offer, *, actor) -> list:
+    panels = []
+    for module in present_modules(OFFER_PANEL_PROVIDERS):
+        provider = getattr(module, "offer_panel", None)
+        panel = provider(offer, actor=actor) if provider else None
+        if panel is not None:
+            panels.append(panel)
+    return sorted(panels, key=lambda panel: panel.order)
 
 
 def offer_overview(offer, *, actor) -> dict:
@@ -20,4 +37,5 @@ def offer_overview(offer, *, actor) -> dict:
         "price": price,
         "price_problem": price_problem,
         "scorecards": offer.scorecards.select_related("reviewer", "criteria_set"),
+        "panels": offer_panels(offer, actor=actor),
     }

@@ -6,6 +6,8 @@ from apps.vendors.services import EDITABLE_FIELDS
 
 
 class VendorForm(forms.ModelForm):
+    website = forms.URLField(required=False, assume_scheme="https")
+
     class Meta:
         model = Vendor
         fields = EDITABLE_FIELDS

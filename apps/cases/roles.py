@@ -1,0 +1,12 @@
+from apps.accounts.roles import Role, edit, view
+
+ROLE_PERMISSIONS = {
+    # Creates cases and waives the three-offer minimum (DESIGN §1, §2.3).
+    Role.PROCUREMENT: view("cases.procurementcase")
+    + edit("cases.procurementcase")
+    + ["cases.waive_offer_minimum"],
+    Role.LEGAL: view("cases.procurementcase"),
+    # Owns the SLOs and sizing side of the case.
+    Role.TECH_LEAD: view("cases.procurementcase") + ["cases.change_procurementcase"],
+    Role.AUDITOR: view("cases.procurementcase") + ["cases.view_history"],
+}
