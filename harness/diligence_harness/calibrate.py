@@ -17,6 +17,7 @@ from dataclasses import asdict
 
 import diligence_harness
 from diligence_harness import metrics
+from diligence_harness.clock import now_ns
 from diligence_harness.eventloop import run as run_event_loop
 from diligence_harness.loadtest import LoadtestConfig, finish_record, prepare, run_cell
 from diligence_harness.mockserver import MockConfig
@@ -85,6 +86,15 @@ class MockProcess:
         with urllib.request.urlopen(f"{self.url}/_mock/log", timeout=60) as response:
             return json.load(response)["requests"]
 
+    def cpu_seconds(self) -> float | None:
+        """The mock process's CPU time (Linux /proc): is the reference itself saturated?"""
+        try:
+            with open(f"/proc/{self.process.pid}/stat", encoding="ascii") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def reset(self) -> None:
         request = urllib.request.Request(f"{self.url}/_mock/reset", data=b"", method="POST")
         urllib.request.urlopen(request, timeout=10).close()
@@ -140,9 +150,11 @@ async def _measure_level(mock: MockProcess, concurrency: int, requests_per_strea
     endpoint = parse_endpoint(mock.url)
     prompt_list = build_prompt_set("short", cfg.seed)
     count = max(4, concurrency * requests_per_stream)
+    warmup_ids = [f"calibrate-c{concurrency}-warmup-{i}" for i in range(concurrency)]
+    warmup = prepare(cfg, endpoint, "chat", prompt_list, warmup_ids)
+    await run_cell(endpoint, warmup, concurrency, cfg.timeout_s)  # discarded
     ids = [f"calibrate-c{concurrency}-{i}" for i in range(count)]
     jobs = prepare(cfg, endpoint, "chat", prompt_list, ids)
-    await run_cell(endpoint, jobs[:concurrency], concurrency, cfg.timeout_s)  # warm-up
     results, client = await run_cell(endpoint, jobs, concurrency, cfg.timeout_s)
     records = [finish_record(job, raw, "chat") for job, raw in results]
     summary = metrics.cell_summary(records, target_concurrency=concurrency, slo={})
@@ -161,9 +173,11 @@ def measure_floor(
     with MockProcess(mock_config) as mock:
         for concurrency in ladder:
             mock.reset()
+            mock_cpu_start, level_start = mock.cpu_seconds(), now_ns()
             measured = run_event_loop(
                 _measure_level(mock, concurrency, requests_per_stream), busy_poll=busy_poll
             )
+            mock_cpu_end, level_wall_s = mock.cpu_seconds(), (now_ns() - level_start) / 1e9
             comparison = compare_to_mock_log(measured["records"], mock.fetch_log())
             summary = measured["summary"]
             level = {
@@ -172,6 +186,10 @@ def measure_floor(
                 "errors": summary["errors"],
                 "effective_concurrency": summary["effective_concurrency"],
                 "client": measured["client"],
+                # Warm-up and measured cell together: is the reference itself saturated?
+                "mock_cpu_fraction": None
+                if mock_cpu_start is None
+                else (mock_cpu_end - mock_cpu_start) / level_wall_s,
                 "reported": {k: summary[k] for k in ("ttft_ms", "tpot_ms", "e2e_ms")},
                 **comparison,
             }

@@ -287,6 +287,8 @@ def build_inventory(
     for row in rows:
         findings += _check_row(row, available)
     findings += _check_shims(shims)
+    if not rows:
+        findings.append(finding("INV-NO-GPU", "info", None, "no GPU was seen by any source"))
     inventory = {
         "driver": {
             "driver_version": (nvml_doc or {}).get("driver_version"),

@@ -294,38 +294,64 @@ class _Streamer:
         }
 
     async def run(self, t_read_ns: int) -> None:
-        cfg, entry, k = self.cfg, self.entry, max(1, self.cfg.tokens_per_chunk)
+        """Stream the response; returns when it is complete (or cut)."""
+        cfg, entry = self.cfg, self.entry
         entry["t_headers_ns"] = self.conn.write(STREAM_HEAD)
         if cfg.empty_first_chunk:
             usage = self._usage(0) if self.continuous else None
             entry["t_empty_chunk_ns"] = self.conn.write(self._event("", None, usage, role=True))
-        n_chunks = math.ceil(self.tokens / k)
-        cut_after = n_chunks // 2 if self.fault == "truncate" else None
-        sent = 0
-        for j in range(n_chunks):
-            await _sleep_until(t_read_ns + int((cfg.ttft_ms + j * k * cfg.itl_ms) * 1e6))
-            if j == cut_after or self.conn.transport is None:
-                entry["t_done_ns"] = now_ns()
-                if self.conn.transport is not None:
-                    self.conn.transport.close()  # a stream cut mid-body: no terminal chunk
-                return
-            count = min(k, self.tokens - sent)
-            text = "".join(f" t{sent + i}" for i in range(count))
-            sent += count
-            last = j == n_chunks - 1
-            finish = "length" if last and self.fault != "no_finish" else None
-            usage = self._usage(sent) if self.continuous else None
-            data = self._event(text, finish, usage)
-            if cfg.ping_every and j % cfg.ping_every == 0:
-                data = _chunk(b": ping\n\n") + data
-            t_write = self.conn.write(data)
-            entry["chunks"].append([t_write, count, self.conn.last_write_end_ns])
+        self.k = max(1, cfg.tokens_per_chunk)
+        self.n_chunks = math.ceil(self.tokens / self.k)
+        self.cut_after = self.n_chunks // 2 if self.fault == "truncate" else None
+        self.sent, self.j, self.t_read_ns = 0, 0, t_read_ns
+        self.loop = asyncio.get_running_loop()
+        self.finished = self.loop.create_future()
+        self._schedule()
+        await self.finished
+
+    def _schedule(self) -> None:
+        # A timer callback per chunk rather than `await asyncio.sleep`: no future and no
+        # task step per token, so the mock stays cheap at 256 streams and its own loop
+        # lag (which would count against the client) stays small.
+        cfg = self.cfg
+        deadline_ns = self.t_read_ns + int((cfg.ttft_ms + self.j * self.k * cfg.itl_ms) * 1e6)
+        self.loop.call_at(self.loop.time() + (deadline_ns - now_ns()) / 1e9, self._write_next)
+
+    def _write_next(self) -> None:
+        cfg, entry, j = self.cfg, self.entry, self.j
+        if j == self.cut_after or self.conn.transport is None:
+            entry["t_done_ns"] = now_ns()
+            if self.conn.transport is not None:
+                self.conn.transport.close()  # a stream cut mid-body: no terminal chunk
+            self.finished.set_result(None)
+            return
+        count = min(self.k, self.tokens - self.sent)
+        text = "".join(f" t{self.sent + i}" for i in range(count))
+        self.sent += count
+        last = j == self.n_chunks - 1
+        finish = "length" if last and self.fault != "no_finish" else None
+        usage = self._usage(self.sent) if self.continuous else None
+        data = self._event(text, finish, usage)
+        if cfg.ping_every and j % cfg.ping_every == 0:
+            data = _chunk(b": ping\n\n") + data
+        t_write = self.conn.write(data)
+        entry["chunks"].append([t_write, count, self.conn.last_write_end_ns])
+        self.j += 1
+        if not last:
+            self._schedule()
+            return
         tail = b""
         if self.include_usage:
-            event = {"id": "mock", "object": self.kind, "choices": [], "usage": self._usage(sent)}
+            event = {
+                "id": "mock",
+                "object": self.kind,
+                "choices": [],
+                "usage": self._usage(self.sent),
+            }
             tail += _chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
         tail += _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
         entry["t_done_ns"] = self.conn.write(tail)
+        self.finished.set_result(None)
 
 
 class MockServerThread:
