@@ -47,12 +47,7 @@ class OfferSerializer(TrackedSerializer):
 
     @extend_schema_field(SpecStatusSerializer)
     def get_spec_status(self, offer) -> dict:
-        status = spec_status_for(offer)
-        return {
-            "confirmed": status.confirmed,
-            "missing": list(status.missing),
-            "total_memory_gib": status.total_memory_gib,
-        }
+        return SpecStatusSerializer(spec_status_for(offer)).data
 
     def validate_case(self, case):
         if self.instance is not None and case != self.instance.case:
@@ -115,12 +110,7 @@ class DeclaredSpecSerializer(TrackedSerializer):
 
     @extend_schema_field(SpecStatusSerializer)
     def get_spec_status(self, spec) -> dict:
-        status = spec_status_for(spec.offer)
-        return {
-            "confirmed": status.confirmed,
-            "missing": list(status.missing),
-            "total_memory_gib": status.total_memory_gib,
-        }
+        return SpecStatusSerializer(spec_status_for(spec.offer)).data
 
 
 class DeclaredSpecViewSet(

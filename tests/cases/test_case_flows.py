@@ -1,0 +1,193 @@
+"""Priya opens and edits cases; the history says who, when and why."""
+
+import pytest
+from django.urls import reverse
+
+from apps.cases.models import ProcurementCase
+from tests.factories import make_case
+
+
+def test_priya_opens_a_case_in_the_browser_with_the_seed_slo_defaults(browser_as, priya):
+    response = browser_as("priya").post(
+        reverse("cases:create"),
+        {
+            "name": "Inference cluster",
+            "workload": "inference",
+            "slo_p95_ttft_ms": 1500,
+            "slo_error_rate_pct": "0.5",
+            "slo_peak_memory_pct": 90,
+        },
+    )
+    case = ProcurementCase.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("cases:detail", kwargs={"pk": case.pk})
+    assert (case.owner, case.status) == (priya, "draft")
+    # DESIGN §2.7: P95 TTFT < 1.5 s, error rate < 0.5 %, peak memory < 90 %.
+    assert (case.slo_p95_ttft_ms, str(case.slo_error_rate_pct), case.slo_peak_memory_pct) == (
+        1500,
+        "0.50",
+        90,
+    )
+    created = case.history.get()
+    assert (created.history_user, created.history_change_reason) == (priya, "Case opened")
+
+
+def test_an_invalid_form_names_the_field_and_saves_nothing(browser_as, priya):
+    response = browser_as("priya").post(
+        reverse("cases:create"),
+        {
+            "name": "",
+            "workload": "inference",
+            "slo_p95_ttft_ms": 1500,
+            "slo_error_rate_pct": "0.5",
+            "slo_peak_memory_pct": 140,
+        },
+    )
+    assert response.status_code == 200
+    form = response.context["form"]
+    assert "name" in form.errors
+    assert "slo_peak_memory_pct" in form.errors
+    assert "has-error" in response.content.decode()
+    assert ProcurementCase.objects.count() == 0
+
+
+def test_an_invalid_api_request_names_the_field_and_saves_nothing(api_as, priya):
+    response = api_as("priya").post(
+        "/api/v1/cases/",
+        {"name": "X", "workload": "mining", "slo_peak_memory_pct": 101},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert set(response.json()) == {"workload", "slo_peak_memory_pct"}
+    assert ProcurementCase.objects.count() == 0
+
+
+def test_an_edit_needs_a_reason_and_is_kept_in_history(browser_as, priya, tariq):
+    case = make_case(priya)
+    form = {
+        "name": case.name,
+        "workload": "inference",
+        "requirements": "600 users",
+        "slo_p95_ttft_ms": 1200,
+        "slo_error_rate_pct": "0.5",
+        "slo_peak_memory_pct": 90,
+        "version": case.version,
+    }
+    client = browser_as("tariq")
+    refused = client.post(reverse("cases:edit", kwargs={"pk": case.pk}), form)
+    assert "change_reason" in refused.context["form"].errors
+    case.refresh_from_db()
+    assert case.slo_p95_ttft_ms == 1500
+
+    client.post(
+        reverse("cases:edit", kwargs={"pk": case.pk}),
+        {**form, "change_reason": "Users are in Europe: tighter TTFT"},
+    )
+    case.refresh_from_db()
+    assert case.slo_p95_ttft_ms == 1200
+    latest = case.history.first()
+    assert latest.history_user == tariq
+    assert latest.history_change_reason == "Users are in Europe: tighter TTFT"
+    assert latest.history_date is not None
+
+    page = client.get(reverse("cases:history", kwargs={"pk": case.pk})).content.decode()
+    assert "Users are in Europe: tighter TTFT" in page
+    assert "tariq" in page
+    assert "<del>1500</del>" in page and "<ins>1200</ins>" in page
+
+
+def test_a_stale_browser_edit_is_refused_with_what_happened(browser_as, priya):
+    case = make_case(priya)
+    form = {
+        "name": "Renamed",
+        "workload": "inference",
+        "slo_p95_ttft_ms": 1500,
+        "slo_error_rate_pct": "0.5",
+        "slo_peak_memory_pct": 90,
+        "version": case.version,
+        "change_reason": "rename",
+    }
+    client = browser_as("priya")
+    client.post(reverse("cases:edit", kwargs={"pk": case.pk}), form)
+    stale = client.post(
+        reverse("cases:edit", kwargs={"pk": case.pk}), {**form, "name": "Overwritten"}
+    )
+    assert stale.status_code == 200
+    assert "Someone else saved this record" in stale.content.decode()
+    case.refresh_from_db()
+    assert case.name == "Renamed"
+
+
+def test_a_stale_api_edit_gets_409(api_as, priya):
+    case = make_case(priya)
+    api = api_as("priya")
+    first = api.patch(
+        f"/api/v1/cases/{case.pk}/",
+        {"name": "A", "version": 1, "change_reason": "x"},
+        format="json",
+    )
+    assert first.status_code == 200 and first.json()["version"] == 2
+    second = api.patch(
+        f"/api/v1/cases/{case.pk}/",
+        {"name": "B", "version": 1, "change_reason": "y"},
+        format="json",
+    )
+    assert second.status_code == 409
+    assert second.json()["current_version"] == 2
+    case.refresh_from_db()
+    assert case.name == "A"
+
+
+def test_an_api_edit_without_a_reason_is_refused(api_as, priya):
+    case = make_case(priya)
+    response = api_as("priya").patch(f"/api/v1/cases/{case.pk}/", {"name": "B"}, format="json")
+    assert response.status_code == 400
+    assert "change_reason" in response.json()
+
+
+def test_the_three_offer_rule_and_its_waiver_show_on_the_case(browser_as, priya):
+    case = make_case(priya)
+    client = browser_as("priya")
+    page = client.get(reverse("cases:detail", kwargs={"pk": case.pk})).content.decode()
+    assert "0 of 3 offers" in page
+
+    empty = client.post(reverse("cases:waive", kwargs={"pk": case.pk}), {"reason": "  "})
+    assert "reason" in empty.context["form"].errors
+    client.post(
+        reverse("cases:waive", kwargs={"pk": case.pk}),
+        {"reason": "Only two vendors hold the export licence"},
+    )
+    page = client.get(reverse("cases:detail", kwargs={"pk": case.pk})).content.decode()
+    assert "Fewer than three offers — waived" in page
+    assert "Only two vendors hold the export licence" in page
+    assert case.history.first().history_change_reason.startswith("Three-offer minimum waived")
+
+
+@pytest.mark.parametrize("field", ["status", "offer_minimum_waiver"])
+def test_workflow_fields_cannot_be_set_through_an_edit(api_as, priya, field):
+    case = make_case(priya)
+    response = api_as("priya").patch(
+        f"/api/v1/cases/{case.pk}/", {field: "approved", "change_reason": "sneaky"}, format="json"
+    )
+    case.refresh_from_db()
+    assert response.status_code == 200
+    assert case.status == "draft" and case.offer_minimum_waiver == ""
+
+
+def test_the_api_is_rate_limited_with_429(api_as, priya, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"anon": "2/minute", "user": "3/minute"},
+    }
+    from rest_framework.settings import api_settings
+    from rest_framework.throttling import SimpleRateThrottle
+
+    api_settings.reload()
+    SimpleRateThrottle.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
+    try:
+        api = api_as("priya")
+        codes = [api.get("/api/v1/cases/").status_code for _ in range(4)]
+    finally:
+        api_settings.reload()
+        SimpleRateThrottle.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
+    assert codes == [200, 200, 200, 429]

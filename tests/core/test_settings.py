@@ -1,0 +1,52 @@
+"""Production configuration: `check --deploy` is clean, bad values fail loudly."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PRODUCTION_ENV = {
+    "DEBUG": "0",
+    "SECRET_KEY": "x" * 64 + "-a-long-random-production-secret-key",
+    "ALLOWED_HOSTS": "diligence.example.org",
+    "DATABASE_URL": "sqlite:///:memory:",
+}
+
+
+def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_deploy_reports_nothing_with_production_settings():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    env = {**PRODUCTION_ENV, "SECRET_KEY": ""}
+    result = manage("check", env=env)
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_a_malformed_value_names_its_variable():
+    result = manage("check", env={"DEBUG": "perhaps"})
+    assert result.returncode != 0
+    assert "DEBUG must be a boolean" in result.stderr
+
+
+def test_a_malformed_database_url_names_its_variable():
+    result = manage("check", env={"DATABASE_URL": "nonsense://"})
+    assert result.returncode != 0
+    assert "DATABASE_URL" in result.stderr

@@ -1,0 +1,79 @@
+"""List and detail pages cost the same number of queries at 1 row and at 50."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from apps.scorecards.services import scorecard_save
+from tests.factories import FULL_SPEC, make_case, make_offer
+
+
+def _queries(client, url) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(ctx.captured_queries)
+
+
+def _grow_cases(priya, n):
+    for _ in range(n):
+        make_case(priya)
+
+
+def _grow_offers(priya, case, n):
+    for _ in range(n):
+        offer = make_offer(priya, case, spec=FULL_SPEC)
+        scorecard_save(actor=priya, offer=offer, scores={"pricing": {"score": 3}})
+
+
+@pytest.mark.parametrize("url", ["cases:list", "vendors:list"])
+def test_list_pages(browser_as, priya, url):
+    client = browser_as("priya")
+    _grow_cases(priya, 1)
+    make_offer(priya, make_case(priya))
+    one = _queries(client, reverse(url))
+    _grow_cases(priya, 49)
+    for _ in range(49):
+        make_offer(priya, make_case(priya))
+    assert _queries(client, reverse(url)) == one
+
+
+@pytest.mark.parametrize("page", ["cases:detail", "scorecards:comparison", "cases:history"])
+def test_case_pages_with_1_and_50_offers(browser_as, priya, page):
+    client = browser_as("priya")
+    case = make_case(priya)
+    _grow_offers(priya, case, 1)
+    url = reverse(page, kwargs={"pk": case.pk})
+    one = _queries(client, url)
+    _grow_offers(priya, case, 49)
+    assert _queries(client, url) == one
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/cases/", "/api/v1/offers/", "/api/v1/scorecards/", "/api/v1/declared-specs/"]
+)
+def test_api_lists(api_as, priya, path):
+    api = api_as("priya")
+    case = make_case(priya)
+    _grow_offers(priya, case, 1)
+
+    def count():
+        with CaptureQueriesContext(connection) as ctx:
+            assert api.get(path).status_code == 200
+        return len(ctx.captured_queries)
+
+    one = count()
+    _grow_offers(priya, case, 49)
+    assert count() == one
+
+
+def test_offer_detail(browser_as, priya):
+    client = browser_as("priya")
+    case = make_case(priya)
+    offer = make_offer(priya, case, spec=FULL_SPEC)
+    scorecard_save(actor=priya, offer=offer, scores={"pricing": {"score": 3}})
+    url = reverse("offers:detail", kwargs={"pk": offer.pk})
+    one = _queries(client, url)
+    _grow_offers(priya, case, 49)
+    assert _queries(client, url) == one
