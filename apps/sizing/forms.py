@@ -3,9 +3,9 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from apps.sizing.calculator import Optimizer
 from apps.sizing.models import DTYPE_CHOICES, ComputeDemand
 from apps.sizing.presets import preset_choices
+from apps.sizing.training import Optimizer
 
 
 class SizingForm(forms.Form):

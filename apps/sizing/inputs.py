@@ -8,15 +8,13 @@ from decimal import Decimal
 from typing import Any
 
 from apps.sizing.calculator import (
-    FULL_CHECKPOINTING_FACTOR,
     InferenceInputs,
     ModelArchitecture,
     SizingInputError,
-    TrainingInputs,
     size_inference,
-    size_training,
 )
 from apps.sizing.presets import PRESETS
+from apps.sizing.training import FULL_CHECKPOINTING_FACTOR, TrainingInputs, size_training
 
 ARCH_FIELDS = ("parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim")
 

@@ -12,19 +12,17 @@ import pytest
 
 from apps.sizing.calculator import (
     DTYPE_BYTES,
-    FULL_CHECKPOINTING_FACTOR,
     GIB,
     InferenceInputs,
     ModelArchitecture,
     SizingInputError,
-    TrainingInputs,
     instances_from_cards,
     kv_bytes_per_token,
     offer_capacity,
     size_inference,
-    size_training,
 )
 from apps.sizing.presets import PRESETS, preset_choices
+from apps.sizing.training import FULL_CHECKPOINTING_FACTOR, TrainingInputs, size_training
 
 LLAMA_8B = PRESETS["llama-3.1-8b"]
 LLAMA_70B = PRESETS["llama-3.1-70b"]
