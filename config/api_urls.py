@@ -35,6 +35,7 @@ API_EXTENSIONS = (
     "apps.contracts.api",
     "apps.assessments.api",
     "apps.access.api",
+    "apps.evidence.api",
     "apps.packets.api",
 )
 extra_paths = []

@@ -86,6 +86,7 @@ INSTALLED_APPS = [
     "apps.contracts",
     "apps.assessments",
     "apps.access",
+    "apps.evidence",
     "apps.packets",
 ]
 

@@ -30,6 +30,7 @@ for _name in (
     "apps.contracts.urls",
     "apps.assessments.urls",
     "apps.access.urls",
+    "apps.evidence.urls",
     "apps.packets.urls",
 ):
     if importlib.util.find_spec(_name) is not None:

@@ -18,6 +18,7 @@ CASE_PANEL_PROVIDERS = (
     "apps.contracts.panels",
     "apps.assessments.panels",
     "apps.access.panels",
+    "apps.evidence.panels",
     "apps.packets.panels",
 )
 
