@@ -37,9 +37,28 @@ def runtime_versions(torch) -> dict:
     versions = {"torch": torch.__version__, "cuda_runtime": torch.version.cuda}
     versions["cudnn"] = _safe(lambda: torch.backends.cudnn.version())
     versions["nccl"] = _safe(lambda: ".".join(map(str, torch.cuda.nccl.version())))
-    versions["cublas"] = "bundled with CUDA runtime " + str(torch.version.cuda)
+    versions["cublas"] = _cublas_version() if torch.version.cuda else None
     versions["hip"] = getattr(torch.version, "hip", None)
     return versions
+
+
+def _cublas_version() -> str | None:
+    """cublasGetProperty(MAJOR/MINOR/PATCH) from the libcublas torch has already loaded."""
+    import ctypes
+
+    for name in ("libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"):
+        try:
+            library = ctypes.CDLL(name)
+        except OSError:
+            continue
+        parts = []
+        for kind in range(3):  # MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
+            value = ctypes.c_int()
+            if library.cublasGetProperty(kind, ctypes.byref(value)) != 0:
+                return None
+            parts.append(str(value.value))
+        return ".".join(parts)
+    return None
 
 
 def _safe(read):
