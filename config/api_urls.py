@@ -37,6 +37,7 @@ API_EXTENSIONS = (
     "apps.access.api",
     "apps.evidence.api",
     "apps.packets.api",
+    "apps.audit.api",
 )
 extra_paths = []
 for _module in present_modules(API_EXTENSIONS):

@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "apps.access",
     "apps.evidence",
     "apps.packets",
+    "apps.audit",
 ]
 
 MIDDLEWARE = [

@@ -32,6 +32,7 @@ for _name in (
     "apps.access.urls",
     "apps.evidence.urls",
     "apps.packets.urls",
+    "apps.audit.urls",
 ):
     if importlib.util.find_spec(_name) is not None:
         urlpatterns.append(path("", include(_name)))

@@ -20,6 +20,7 @@ CASE_PANEL_PROVIDERS = (
     "apps.access.panels",
     "apps.evidence.panels",
     "apps.packets.panels",
+    "apps.audit.panels",
 )
 
 
