@@ -7,11 +7,11 @@ limit plus 5, capped at 60 requests, sent over at most ~1 second.
 """
 
 import concurrent.futures
-import json
 import secrets
 import urllib.error
 import urllib.request
 
+from diligence_harness.findings import finding
 from diligence_harness.streamclient import parse_endpoint
 
 MAX_BURST = 60
@@ -88,11 +88,4 @@ def _burst(url: str, api_key: str | None, rate_limit_rps: float) -> dict:
 
 
 def _finding(check_id: str, severity: str, message: str, status) -> dict:
-    return {
-        "id": check_id,
-        "severity": severity,
-        "step": "authprobe",
-        "subject": None,
-        "message": message,
-        "evidence": {"status": json.loads(json.dumps(status))},
-    }
+    return finding(check_id, severity, None, message, step="authprobe", status=status)

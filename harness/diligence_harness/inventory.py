@@ -12,18 +12,12 @@ finding; where they disagree the runtime's answer is what software will see
 """
 
 from diligence_harness import skus
+from diligence_harness.findings import finding as make_finding
 from diligence_harness.nvsmi import parse_nvidia_smi_xml, parse_nvlink_status, parse_topology
 
 
 def finding(check_id: str, severity: str, subject: str | None, message: str, **evidence) -> dict:
-    return {
-        "id": check_id,
-        "severity": severity,
-        "step": "inventory",
-        "subject": subject,
-        "message": message,
-        "evidence": evidence,
-    }
+    return make_finding(check_id, severity, subject, message, step="inventory", **evidence)
 
 
 def _key(device: dict) -> tuple:

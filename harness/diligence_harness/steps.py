@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from diligence_harness import metrics
 from diligence_harness.bundle import make_artifact
 from diligence_harness.clock import now_ns, utc_now
+from diligence_harness.findings import finding as make_finding
 from diligence_harness.inventory import build_inventory, finding
 from diligence_harness.nvsmi import parse_nvidia_smi_xml
 from diligence_harness.sources import (
@@ -275,8 +276,8 @@ def step_loadtest(args: argparse.Namespace, evidence: Evidence) -> dict:
     return result
 
 
-def _lt_finding(check_id: str, severity: str, subject: str, message: str, **evidence) -> dict:
-    return finding(check_id, severity, subject, message, **evidence) | {"step": "loadtest"}
+def _lt_finding(check_id: str, severity: str, subject: str | None, message: str, **evidence):
+    return make_finding(check_id, severity, subject, message, step="loadtest", **evidence)
 
 
 def loadtest_findings(result: dict, max_tokens: int) -> list[dict]:
@@ -378,14 +379,14 @@ def step_calibrate(args: argparse.Namespace, evidence: Evidence) -> dict:
         error = level["ttft_error_ms"].get("mean")
         if error is not None and error > 10:
             evidence.findings.append(
-                finding(
+                make_finding(
                     "CAL-FLOOR-HIGH",
                     "warn",
                     f"c{level['concurrency']}",
                     "the client's own TTFT error exceeds 10 ms at this concurrency",
+                    step="calibrate",
                     ttft_error_mean_ms=error,
                 )
-                | {"step": "calibrate"}
             )
     return result
 
@@ -404,14 +405,14 @@ def step_netprobe(args: argparse.Namespace, evidence: Evidence) -> dict:
     for probe in probes:
         if probe["loss"]:
             evidence.findings.append(
-                finding(
+                make_finding(
                     "NET-LOSS",
                     "warn",
                     f"{probe['host']}:{probe['port']}",
                     "TCP connects failed",
+                    step="netprobe",
                     loss=probe["loss"],
                 )
-                | {"step": "netprobe"}
             )
     return {"probes": probes, "summary_method": metrics.PERCENTILE_METHOD}
 

@@ -47,8 +47,9 @@ def test_reported_ttft_and_tpot_match_injected_values_at_each_level(ladder_resul
         assert summary["errors"] == 0
         assert summary["n"] == max(8, 2 * cell["concurrency"])
         # The mock's timers fire up to ~1 ms late (epoll rounds to ms); the client adds
-        # its own sub-millisecond to few-millisecond error on top.
-        assert TTFT_MS - 0.5 <= summary["ttft_ms"]["mean"] <= TTFT_MS + 5.0, cell["concurrency"]
+        # its own error on top (benchmarks/results/harness_accuracy.md: ~1-2 ms at these
+        # levels on an idle 2-core machine). The slack allows for a busy CI machine.
+        assert TTFT_MS - 0.5 <= summary["ttft_ms"]["mean"] <= TTFT_MS + 8.0, cell["concurrency"]
         assert summary["tpot_ms"]["mean"] == pytest.approx(ITL_MS, abs=1.5)
         assert summary["e2e_ms"]["mean"] == pytest.approx(TTFT_MS + (TOKENS - 1) * ITL_MS, abs=8)
         assert summary["effective_concurrency"] == pytest.approx(cell["concurrency"], rel=0.25)
@@ -61,8 +62,8 @@ def test_every_request_matches_the_mock_log_by_request_id(ladder_result):
         comparison = compare_to_mock_log(cell["requests"], log)
         assert comparison["matched_requests"] == len(cell["requests"])
         # Per-event comparison on one clock: client minus server, in ms.
-        assert abs(comparison["ttft_error_ms"]["mean"]) < 5.0
-        assert abs(comparison["e2e_error_ms"]["mean"]) < 5.0
+        assert abs(comparison["ttft_error_ms"]["mean"]) < 8.0
+        assert abs(comparison["e2e_error_ms"]["mean"]) < 8.0
         # Causality on one clock: nothing arrives before it was sent.
         assert comparison["send_lag_ms"]["min"] >= 0.0
         assert comparison["chunk_delivery_lag_ms"]["min"] >= 0.0
