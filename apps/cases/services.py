@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils.translation import gettext as _
 
 from apps.cases.models import ProcurementCase
 from apps.core.services import tracked_create, tracked_update
@@ -20,7 +21,7 @@ EDITABLE_FIELDS = (
 def case_create(*, actor, **fields: Any) -> ProcurementCase:
     unknown = set(fields) - set(EDITABLE_FIELDS)
     if unknown:
-        raise ValidationError({name: "This field cannot be set here." for name in unknown})
+        raise ValidationError({name: _("This field cannot be set here.") for name in unknown})
     return tracked_create(ProcurementCase, actor=actor, reason="Case opened", owner=actor, **fields)
 
 
@@ -29,7 +30,7 @@ def case_update(
 ) -> ProcurementCase:
     unknown = set(fields) - set(EDITABLE_FIELDS)
     if unknown:
-        raise ValidationError({name: "This field cannot be changed here." for name in unknown})
+        raise ValidationError({name: _("This field cannot be changed here.") for name in unknown})
     return tracked_update(
         case, actor=actor, reason=reason, fields=fields, expected_version=expected_version
     )
@@ -38,9 +39,9 @@ def case_update(
 def case_offer_minimum_waive(*, actor, case: ProcurementCase, reason: str) -> ProcurementCase:
     """Record why this case may be decided with fewer than three offers (DESIGN §2.3)."""
     if not actor.has_perm("cases.waive_offer_minimum"):
-        raise PermissionDenied("Only a procurement reviewer may waive the three-offer minimum.")
+        raise PermissionDenied(_("Only a procurement reviewer may waive the three-offer minimum."))
     if not reason.strip():
-        raise ValidationError({"offer_minimum_waiver": "A waiver needs a reason."})
+        raise ValidationError({"offer_minimum_waiver": _("A waiver needs a reason.")})
     return tracked_update(
         case,
         actor=actor,

@@ -2,6 +2,7 @@
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext as _
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -44,7 +45,9 @@ class TrackedSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs):
         if self.instance is not None and not (attrs.get("change_reason") or "").strip():
-            raise serializers.ValidationError({"change_reason": "Say why this record is changed."})
+            raise serializers.ValidationError(
+                {"change_reason": _("Say why this record is changed.")}
+            )
         return attrs
 
 

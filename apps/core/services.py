@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
+from django.utils.translation import gettext as _
 
 M = TypeVar("M", bound=models.Model)
 
@@ -53,7 +54,7 @@ def tracked_update(
     expected_version: int | None = None,
 ) -> M:
     if not reason or not reason.strip():
-        raise ValidationError({"change_reason": "Say why this record is being changed."})
+        raise ValidationError({"change_reason": _("Say why this record is being changed.")})
     with transaction.atomic():
         current = type(instance)._default_manager.select_for_update().get(pk=instance.pk)
         if expected_version is not None and current.version != expected_version:
@@ -69,7 +70,7 @@ def tracked_update(
 
 def tracked_delete(instance: models.Model, *, actor: Any, reason: str) -> None:
     if not reason or not reason.strip():
-        raise ValidationError({"change_reason": "Say why this record is being deleted."})
+        raise ValidationError({"change_reason": _("Say why this record is being deleted.")})
     with transaction.atomic():
         _attribute(instance, actor=actor, reason=reason.strip())
         instance.delete()

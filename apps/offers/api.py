@@ -1,5 +1,6 @@
 """REST API for offers and declared specs."""
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 
@@ -51,7 +52,7 @@ class OfferSerializer(TrackedSerializer):
 
     def validate_case(self, case):
         if self.instance is not None and case != self.instance.case:
-            raise serializers.ValidationError("An offer cannot move to another case.")
+            raise serializers.ValidationError(_("An offer cannot move to another case."))
         return case
 
 

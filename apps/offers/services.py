@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from apps.cases.services import case_evaluation_start
 from apps.core.services import tracked_create, tracked_update
@@ -38,7 +39,9 @@ SPEC_FIELDS = (
 def _reject_unknown(fields: dict[str, Any], allowed: tuple[str, ...]) -> None:
     unknown = set(fields) - set(allowed)
     if unknown:
-        raise ValidationError({name: "This field cannot be set here." for name in sorted(unknown)})
+        raise ValidationError(
+            {name: _("This field cannot be set here.") for name in sorted(unknown)}
+        )
 
 
 def offer_create(*, actor, case, **fields: Any) -> Offer:
@@ -46,7 +49,9 @@ def offer_create(*, actor, case, **fields: Any) -> Offer:
     _reject_unknown(fields, OFFER_FIELDS)
     vendor = fields.get("vendor")
     if vendor is not None and Offer.objects.filter(case=case, vendor=vendor).exists():
-        raise ValidationError({"vendor": f"{vendor} already has an offer on this case."})
+        raise ValidationError(
+            {"vendor": _("%(vendor)s already has an offer on this case.") % {"vendor": vendor}}
+        )
     with transaction.atomic():
         offer = tracked_create(Offer, actor=actor, reason="Offer added", case=case, **fields)
         tracked_create(DeclaredSpec, actor=actor, reason="Declared spec opened", offer=offer)
@@ -61,7 +66,7 @@ def offer_update(
     if "vendor" in fields and fields["vendor"] != offer.vendor:
         clash = Offer.objects.filter(case_id=offer.case_id, vendor=fields["vendor"])
         if clash.exclude(pk=offer.pk).exists():
-            raise ValidationError({"vendor": "That vendor already has an offer on this case."})
+            raise ValidationError({"vendor": _("That vendor already has an offer on this case.")})
     return tracked_update(
         offer, actor=actor, reason=reason, fields=fields, expected_version=expected_version
     )

@@ -1,5 +1,6 @@
 """REST API for criteria sets, scorecards and the offer comparison."""
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.response import Response
@@ -34,10 +35,12 @@ class CriteriaSetSerializer(serializers.ModelSerializer):
     def validate_criteria(self, criteria):
         total = sum(c["weight"] for c in criteria)
         if total != 100:
-            raise serializers.ValidationError(f"Weights must sum to 100; they sum to {total}.")
+            raise serializers.ValidationError(
+                _("Weights must sum to 100; they sum to %(total)s.") % {"total": total}
+            )
         keys = [c["key"] for c in criteria]
         if len(keys) != len(set(keys)):
-            raise serializers.ValidationError("Each criterion key must be unique.")
+            raise serializers.ValidationError(_("Each criterion key must be unique."))
         return criteria
 
 
@@ -137,7 +140,7 @@ class ScorecardViewSet(
         existed = Scorecard.objects.filter(offer=data["offer"], reviewer=request.user).exists()
         if existed and not (data.get("change_reason") or "").strip():
             raise serializers.ValidationError(
-                {"change_reason": ["Say why you are revising your scores."]}
+                {"change_reason": [_("Say why you are revising your scores.")]}
             )
         card = services.scorecard_save(
             actor=request.user,

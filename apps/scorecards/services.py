@@ -5,6 +5,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
+from django.utils.translation import gettext as _
 
 from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
 from apps.scorecards.models import CriteriaSet, Scorecard, ScoreEntry
@@ -53,7 +54,7 @@ def scorecard_save(
     ``scores`` maps criterion key to ``{"score": int | None, "comment": str}``.
     """
     if not actor.has_perm("scorecards.add_scorecard"):
-        raise PermissionDenied("You may not score offers.")
+        raise PermissionDenied(_("You may not score offers."))
     with transaction.atomic():
         criteria_set = criteria_set_current(actor=actor, case=offer.case)
         criteria: tuple[Criterion, ...] = criteria_set.as_criteria()

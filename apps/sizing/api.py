@@ -1,6 +1,7 @@
 """REST API for the sizing calculator and a case's compute demand."""
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -139,7 +140,7 @@ class ComputeDemandView(APIView):
         reason = data.pop("change_reason", "")
         existing = ComputeDemand.objects.filter(case=case).exists()
         if existing and not reason.strip():
-            raise serializers.ValidationError({"change_reason": ["Say why the demand changes."]})
+            raise serializers.ValidationError({"change_reason": [_("Say why the demand changes.")]})
         demand = services.compute_demand_save(
             actor=request.user, case=case, fields=data, reason=reason, expected_version=version
         )
