@@ -5,7 +5,7 @@ Python interpreter and memmove, not the accelerator, and the bundle says so.
 """
 
 from diligence_harness.clock import now_ns
-from diligence_harness.prompts import _splitmix64
+from diligence_harness.prompts import splitmix64
 
 
 def _seeded_matrix(seed: int, n: int) -> list[list[float]]:
@@ -13,7 +13,7 @@ def _seeded_matrix(seed: int, n: int) -> list[list[float]]:
     for _ in range(n):
         row = []
         for _ in range(n):
-            state, value = _splitmix64(state)
+            state, value = splitmix64(state)
             row.append(value / 2**64 - 0.5)  # uniform in [-0.5, 0.5): seeded, never zeros
         rows.append(row)
     return rows

@@ -13,7 +13,7 @@ finding; where they disagree the runtime's answer is what software will see
 
 from diligence_harness import skus
 from diligence_harness.findings import finding as make_finding
-from diligence_harness.nvsmi import parse_nvidia_smi_xml, parse_nvlink_status, parse_topology
+from diligence_harness.nvsmi import parse_nvlink_status, parse_topology
 
 
 def finding(check_id: str, severity: str, subject: str | None, message: str, **evidence) -> dict:
@@ -297,7 +297,3 @@ def build_inventory(
         "shims": shims,
     }
     return inventory, findings
-
-
-def nvml_document_from_xml(text: str) -> dict:
-    return parse_nvidia_smi_xml(text)

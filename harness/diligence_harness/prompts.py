@@ -83,7 +83,7 @@ PROMPT_SET_SHAPES = {"short": (8, 40), "medium": (8, 400), "long": (4, 2400)}
 _MASK64 = (1 << 64) - 1
 
 
-def _splitmix64(state: int) -> tuple[int, int]:
+def splitmix64(state: int) -> tuple[int, int]:
     state = (state + 0x9E3779B97F4A7C15) & _MASK64
     z = state
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
@@ -94,7 +94,7 @@ def _splitmix64(state: int) -> tuple[int, int]:
 def _words(seed: int, count: int) -> list[str]:
     state, words = seed & _MASK64, []
     for _ in range(count):
-        state, value = _splitmix64(state)
+        state, value = splitmix64(state)
         words.append(_VOCABULARY[value % len(_VOCABULARY)])
     return words
 

@@ -325,6 +325,18 @@ def _cell_findings(cell: dict, max_tokens: int, preflight: dict) -> list[dict]:
                 target=target,
             )
         )
+    lag_p99 = cell["client"]["loop_lag_ms"].get("p99")
+    if lag_p99 is not None and lag_p99 > 50:
+        # harness-anchors §6 idea 8: a late event loop means late timestamps.
+        found.append(
+            _lt_finding(
+                "LT-CLIENT-LAG",
+                "warn",
+                subject,
+                "the client's event loop ran late (p99 > 50 ms): timings are inflated",
+                loop_lag_p99_ms=lag_p99,
+            )
+        )
     if summary["errors"]:
         found.append(
             _lt_finding(
