@@ -38,6 +38,7 @@ API_EXTENSIONS = (
     "apps.evidence.api",
     "apps.packets.api",
     "apps.audit.api",
+    "apps.approvals.api",
 )
 extra_paths = []
 for _module in present_modules(API_EXTENSIONS):

@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "apps.evidence",
     "apps.packets",
     "apps.audit",
+    "apps.approvals",
 ]
 
 MIDDLEWARE = [

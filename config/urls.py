@@ -34,6 +34,7 @@ for _name in (
     "apps.evidence.urls",
     "apps.packets.urls",
     "apps.audit.urls",
+    "apps.approvals.urls",
 ):
     if importlib.util.find_spec(_name) is not None:
         urlpatterns.append(path("", include(_name)))

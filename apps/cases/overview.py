@@ -21,6 +21,7 @@ CASE_PANEL_PROVIDERS = (
     "apps.evidence.panels",
     "apps.packets.panels",
     "apps.audit.panels",
+    "apps.approvals.panels",
 )
 
 

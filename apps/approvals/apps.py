@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ApprovalsConfig(AppConfig):
+    name = "apps.approvals"
+    label = "approvals"
