@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint system-deps migrate demo zipapp clean
+.PHONY: run test lint system-deps messages migrate demo clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,10 @@ $(VENV)/.test: requirements.txt requirements-test.txt harness/pyproject.toml | $
 system-deps:
 	@sh scripts/system-deps.sh
 
-migrate: $(VENV)/.runtime
+messages: $(VENV)/.runtime
+	$(BIN)/python manage.py compilemessages --ignore=.venv -v0
+
+migrate: $(VENV)/.runtime messages
 	$(BIN)/python manage.py migrate --noinput
 
 demo: migrate
@@ -36,7 +39,7 @@ lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: system-deps $(VENV)/.runtime $(VENV)/.test lint
+test: system-deps $(VENV)/.runtime $(VENV)/.test messages lint
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -4,9 +4,10 @@
 #   without libharfbuzz-subset0 WeasyPrint falls back to a far slower subsetter.
 # - A CJK font so Chinese text renders in pages and packets.
 # - poppler-utils for pdfsig/pdftotext, used to check signed packets.
+# - gettext to compile the translations (zh-hans).
 # Installs them when run as root on Debian/Ubuntu; otherwise prints the command.
 set -eu
-PACKAGES="libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 fonts-noto-cjk poppler-utils"
+PACKAGES="libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 fonts-noto-cjk poppler-utils gettext"
 
 missing=""
 for pkg in $PACKAGES; do
