@@ -33,6 +33,7 @@ from diligence_harness.streamclient import (
     parse_endpoint,
 )
 from diligence_harness.streamdecode import classify_error, decode_stream
+from diligence_harness.telemetry import TelemetrySampler
 
 try:
     import resource
@@ -272,23 +273,14 @@ async def _run_ladder(cfg: LoadtestConfig) -> dict:
         preflight[api] = await _preflight(cfg, endpoint, api, prompt_sets[cfg.prompt_sets[0]][0])
     cfg.extras_accepted = all(p["extras_accepted"] for p in preflight.values())
     warmup = await _warmup(cfg, endpoint, prompt_sets, run_tag)
-    cells = []
-    for round_no in range(1, cfg.rounds + 1):
-        for concurrency in cfg.ladder:
-            for api in cfg.apis:
-                for set_name, prompt_list in prompt_sets.items():
-                    cells.append(
-                        await _measure_cell(
-                            cfg,
-                            endpoint,
-                            api,
-                            set_name,
-                            prompt_list,
-                            round_no,
-                            concurrency,
-                            run_tag,
-                        )
-                    )
+    # Device memory while serving (DESIGN §2.7 "peak device memory"), where this machine
+    # has GPUs; it says nothing about a remote endpoint's GPUs.
+    sampler = TelemetrySampler(period_s=0.5)
+    sampler.start()
+    try:
+        cells = await _measure_cells(cfg, endpoint, prompt_sets, run_tag, sampler)
+    finally:
+        sampler.stop()
     return {
         "endpoint": {"base_url": endpoint.display, "apis": list(cfg.apis), "model": cfg.model},
         "workload": _workload_description(cfg, prompt_sets),
@@ -300,7 +292,25 @@ async def _run_ladder(cfg: LoadtestConfig) -> dict:
         "slo_ms": cfg.slo_ms,
         "cells": cells,
         "across_rounds": metrics.across_rounds(cells),
+        "telemetry": {"source": sampler.source, "samples": sampler.samples},
     }
+
+
+async def _measure_cells(cfg, endpoint, prompt_sets: dict, run_tag: str, sampler) -> list[dict]:
+    cells = []
+    for round_no in range(1, cfg.rounds + 1):
+        for concurrency in cfg.ladder:
+            for api in cfg.apis:
+                for set_name, prompt_list in prompt_sets.items():
+                    cell = await _measure_cell(
+                        cfg, endpoint, api, set_name, prompt_list, round_no, concurrency, run_tag
+                    )
+                    window = cell["client"]["window"]
+                    cell["gpu_memory_peak_mib"] = sampler.peak_memory(
+                        window["t_start_ns"], window["t_end_ns"]
+                    )
+                    cells.append(cell)
+    return cells
 
 
 async def _warmup(cfg: LoadtestConfig, endpoint: Endpoint, prompt_sets: dict, run_tag: str) -> dict:

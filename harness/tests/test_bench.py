@@ -30,3 +30,36 @@ def test_torch_cpu_backend_when_torch_is_installed():
     assert result["backend"] in ("torch-cpu", "cuda")
     assert {m["dtype"] for m in result["matmul"]} >= {"fp32", "bf16"}
     assert {b["kernel"] for b in result["memory_bw"]} == {"copy", "triad"}
+
+
+def test_telemetry_parses_nvidia_smi_queries_and_finds_peak_memory(tmp_path, monkeypatch):
+    import time
+
+    from diligence_harness.telemetry import TelemetrySampler
+
+    fake = tmp_path / "nvidia-smi"  # stands in for the real tool on this GPU-less machine
+    fake.write_text(
+        "#!/bin/sh\n"
+        'echo "GPU-aaaa, 1980, 2619, 690.5, 61, 70000, 81559, 0x0000000000000004"\n'
+        'echo "GPU-bbbb, 1410, 2619, 300.0, 55, 1024, 81559, 0x0000000000000000"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    sampler = TelemetrySampler(period_s=0.05)
+    sampler.start()
+    time.sleep(0.3)
+    sampler.stop()
+    assert sampler.source == "nvidia-smi --query-gpu"
+    first = sampler.samples[0]
+    assert first[1:] == [
+        "GPU-aaaa",
+        1980.0,
+        2619.0,
+        690.5,
+        61.0,
+        "0x0000000000000004",
+        70000.0,
+        81559.0,
+    ]
+    peaks = sampler.peak_memory(0, first[0] + 10**12)
+    assert peaks == {"GPU-aaaa": 70000.0, "GPU-bbbb": 1024.0}
