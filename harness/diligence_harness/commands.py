@@ -10,6 +10,7 @@ from diligence_harness.cli import print_json
 from diligence_harness.clock import utc_now
 from diligence_harness.mockserver import MockConfig, serve_forever
 from diligence_harness.steps import STEPS, Evidence, run_step
+from diligence_harness.torchprobe import ALLOC_PROBE_SEED
 from diligence_harness.upload import upload_bundle
 
 EXIT_SCHEMA_INVALID = 3
@@ -24,7 +25,7 @@ def _seeds(args: argparse.Namespace) -> dict:
     return {
         "workload": getattr(args, "seed", None),
         "bench": getattr(args, "bench_seed", None),
-        "alloc_probe": 7,
+        "alloc_probe": ALLOC_PROBE_SEED,
     }
 
 
@@ -52,9 +53,6 @@ def _finish(args, argv, steps: dict, evidence: Evidence, started: str) -> int:
     receipt["steps"] = {name: step["status"] for name, step in document["steps"].items()}
     code = EXIT_SCHEMA_INVALID if errors else 0
     if getattr(args, "upload", None):
-        if not args.token:
-            print("--upload needs --token", file=sys.stderr)
-            return 2
         result = upload_bundle(args.upload, data, args.token, attempts=args.upload_attempts)
         with open(args.out + ".upload.json", "w", encoding="utf-8") as handle:
             json.dump(result, handle, indent=2)
@@ -66,6 +64,9 @@ def _finish(args, argv, steps: dict, evidence: Evidence, started: str) -> int:
 
 
 def command_run(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.upload and not args.token:
+        print("--upload needs --token", file=sys.stderr)  # before minutes of measuring
+        return 2
     started, evidence, steps = utc_now(), Evidence(secrets=_secrets(args)), {}
     for name, step in STEPS.items():
         if name in args.skip:

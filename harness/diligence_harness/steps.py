@@ -211,10 +211,11 @@ def _alloc_probes(args: argparse.Namespace, torch, cuda: list[dict] | None) -> l
     if torch is None or not cuda:
         reason = "needs torch with a CUDA device" if torch is None else "no CUDA device visible"
         return [{"device": None, "skipped": reason}]
-    from diligence_harness.torchprobe import alloc_touch_probe
+    from diligence_harness.torchprobe import ALLOC_PROBE_SEED, alloc_touch_probe
 
     return [
-        alloc_touch_probe(torch, d["cuda_index"], args.alloc_fraction, seed=7) | {"uuid": d["uuid"]}
+        alloc_touch_probe(torch, d["cuda_index"], args.alloc_fraction, ALLOC_PROBE_SEED)
+        | {"uuid": d["uuid"]}
         for d in cuda
     ]
 

@@ -8,6 +8,7 @@ import threading
 from diligence_harness.clock import now_ns
 from diligence_harness.nvsmi import normalise_bus_id
 
+ALLOC_PROBE_SEED = 7
 TOUCH_MULTIPLIER = 2654435761  # Knuth's multiplicative hash constant: a cheap, checkable pattern
 
 
