@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint system-deps messages migrate demo clean
+.PHONY: run test lint system-deps test-deps messages migrate demo clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,10 @@ lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: system-deps $(VENV)/.runtime $(VENV)/.test messages lint
+test-deps:
+	@sh scripts/system-deps.sh test
+
+test: test-deps $(VENV)/.runtime $(VENV)/.test messages lint
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -56,8 +56,9 @@ def collect_role_permissions() -> dict[str, set[str]]:
 def sync_role_permissions(sender=None, **kwargs) -> None:
     from django.contrib.auth.models import Group, Permission
 
-    if not Group.objects.filter(name__in=Role.values).exists():
-        return  # migrations not applied yet
+    # Groups are created by migration 0001_roles, and again here: a database
+    # flush (as between transactional tests) empties them, then emits
+    # post_migrate, which lands here.
     everything = list(Permission.objects.select_related("content_type"))
     for role, names in collect_role_permissions().items():
         group, _created = Group.objects.get_or_create(name=role)

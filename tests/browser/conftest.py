@@ -1,0 +1,73 @@
+"""Browser tests: Playwright driving the system's Chromium against a live server.
+
+Chromium comes from the operating system's packages (never a browser that a
+test tool downloads). Screenshots of the main pages are written to
+``test-artifacts/screenshots/`` so CI keeps them.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+# Without these flags Chromium keeps trying to reach Google's services, which a
+# closed network refuses many times a second.
+QUIET_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (apt-get install chromium)")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the test's own
+    # ORM calls are still synchronous, which Django would otherwise refuse.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=QUIET_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB")
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def screenshot(page):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+
+    def take(name: str) -> None:
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+    return take
+
+
+@pytest.fixture
+def sign_in(page, live_server):
+    def as_user(username: str, password: str = "pw") -> None:
+        page.context.clear_cookies()
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/cases/")
+
+    return as_user
