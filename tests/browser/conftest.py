@@ -25,13 +25,13 @@ QUIET_FLAGS = [
     "--disable-sync",
 ]
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (apt-get install chromium)")
-
 
 @pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
 
+    if CHROMIUM is None:
+        pytest.skip("needs Chromium: apt-get install chromium")
     # Playwright's sync API runs an event loop in this thread; the test's own
     # ORM calls are still synchronous, which Django would otherwise refuse.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"

@@ -14,8 +14,9 @@ VENDORS = [
 ]
 
 
-def test_a_case_from_opening_to_comparison(transactional_db, people, page, live_server,
-                                           sign_in, screenshot):
+def test_a_case_from_opening_to_comparison(
+    transactional_db, people, page, live_server, sign_in, screenshot
+):
     base = live_server.url
     sign_in("priya")
     page.click("text=New case")
@@ -81,7 +82,8 @@ def test_a_case_from_opening_to_comparison(transactional_db, people, page, live_
     screenshot("sizing")
     page.click("button:has-text('Save as the compute demand')")
     expect(page.locator(".messages")).to_contain_text("compute demand")
-    expect(page.locator("body")).to_contain_text(re.compile(r"This offer gives 6 instances, you need 8"))
+    shortfall = re.compile(r"This offer gives 6 instances, you need 8")
+    expect(page.locator("body")).to_contain_text(shortfall)
     screenshot("case")
 
     sign_in("aude")
