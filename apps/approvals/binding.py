@@ -1,0 +1,189 @@
+"""Bind a decision to the exact records it judged, and find what changed since.
+
+A ``Scope`` names a record (``field="id"``) or a group of child records
+(``field="checklist_id"`` …) by a column of its history table. Binding stores
+the newest history id of each scope; a later history row in any of them (an
+edit, an addition, a deletion) is a material change and makes the approval
+stale. Reads are one query per (record type, column), however many
+approvals are checked together.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.apps import apps as django_apps
+from django.db.models import Max
+
+
+@dataclass(frozen=True)
+class Scope:
+    model: str  # "app_label.modelname"
+    field: str  # a column of the history table
+    value: int
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One material change since a decision: which record, and the newest edit to it."""
+
+    model: str
+    record: str
+    label: str
+    when: datetime | None
+    user: str
+    action: str
+    reason: str
+
+    def as_dict(self) -> dict:
+        return {
+            "model": self.model,
+            "record": self.record,
+            "label": self.label,
+            "when": self.when.isoformat() if self.when else None,
+            "user": self.user,
+            "action": self.action,
+            "reason": self.reason,
+        }
+
+    def __str__(self) -> str:
+        text = f"{self.label}: {self.action}"
+        if self.user:
+            text += f" by {self.user}"
+        if self.reason:
+            text += f" ({self.reason})"
+        return text
+
+
+ACTIONS = {"+": "added", "~": "changed", "-": "deleted"}
+
+
+def _history_model(label: str):
+    try:
+        return django_apps.get_model(label).history.model
+    except LookupError:
+        return None
+
+
+def capture(scopes: list[Scope]) -> list[dict]:
+    """The newest history id of every scope, as stored in ``Approval.bound_state``."""
+    latest = _latest({(s.model, s.field): {s.value for s in scopes} for s in scopes})
+    return [
+        {
+            "model": s.model,
+            "field": s.field,
+            "value": s.value,
+            "label": s.label,
+            "history_id": latest.get((s.model, s.field, s.value), 0),
+        }
+        for s in scopes
+    ]
+
+
+def _latest(groups: dict[tuple[str, str], set[int]]) -> dict[tuple[str, str, int], int]:
+    found: dict[tuple[str, str, int], int] = {}
+    for (model, field), values in groups.items():
+        history = _history_model(model)
+        if history is None:
+            continue
+        rows = (
+            history.objects.filter(**{f"{field}__in": values})
+            .values(field)
+            .annotate(latest=Max("history_id"))
+            .order_by()
+        )
+        for row in rows:
+            found[(model, field, row[field])] = row["latest"]
+    return found
+
+
+def changes_for(approvals) -> dict[int, list[Change]]:
+    """For each approval, the records changed since it was decided (empty: still current)."""
+    groups: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for approval in approvals:
+        for record in approval.bound_state.get("records", []):
+            groups[(record["model"], record["field"])].add(record["value"])
+    latest = _latest(groups)
+    changed: dict[int, list[dict]] = {}
+    for approval in approvals:
+        for record in approval.bound_state.get("records", []):
+            key = (record["model"], record["field"], record["value"])
+            if latest.get(key, 0) != record["history_id"]:
+                changed.setdefault(approval.pk, []).append(record)
+    details = _describe(changed)
+    evidence = _evidence_changes(approvals)
+    result = {}
+    for approval in approvals:
+        found = [details[(approval.pk, i)] for i, _r in enumerate(changed.get(approval.pk, []))]
+        found += evidence.get(approval.pk, [])
+        result[approval.pk] = found
+    return result
+
+
+def _describe(changed: dict[int, list[dict]]) -> dict[tuple[int, int], Change]:
+    """The newest history row after the bound one, per changed scope (one query per type)."""
+    by_group: dict[tuple[str, str], list[tuple[int, int, dict]]] = defaultdict(list)
+    for approval_pk, records in changed.items():
+        for index, record in enumerate(records):
+            by_group[(record["model"], record["field"])].append((approval_pk, index, record))
+    details: dict[tuple[int, int], Change] = {}
+    for (model, field), entries in by_group.items():
+        history = _history_model(model)
+        newest: dict[int, object] = {}
+        if history is not None:
+            values = {record["value"] for _a, _i, record in entries}
+            rows = (
+                history.objects.filter(**{f"{field}__in": values})
+                .select_related("history_user")
+                .order_by("-history_id")
+            )
+            for row in rows:
+                newest.setdefault(getattr(row, field), row)
+        for approval_pk, index, record in entries:
+            row = newest.get(record["value"])
+            details[(approval_pk, index)] = _change(model, record, row)
+    return details
+
+
+def _change(model: str, record: dict, row) -> Change:
+    if row is None:
+        return Change(model, str(record["value"]), record["label"], None, "", "removed", "")
+    user = row.history_user.get_username() if row.history_user_id else ""
+    return Change(
+        model=model,
+        record=str(record["value"]),
+        label=record["label"],
+        when=row.history_date,
+        user=user,
+        action=ACTIONS.get(row.history_type, row.history_type),
+        reason=row.history_change_reason or "",
+    )
+
+
+def _evidence_changes(approvals) -> dict[int, list[Change]]:
+    wanted = {e["bundle"] for a in approvals for e in a.bound_state.get("evidence", [])}
+    if not wanted:
+        return {}
+    try:
+        bundle_model = django_apps.get_model("evidence.EvidenceBundle")
+    except LookupError:
+        return {}
+    digests = dict(bundle_model.objects.filter(pk__in=wanted).values_list("pk", "sha256"))
+    result: dict[int, list[Change]] = {}
+    for approval in approvals:
+        for entry in approval.bound_state.get("evidence", []):
+            now = digests.get(entry["bundle"])
+            if now != entry["sha256"]:
+                result.setdefault(approval.pk, []).append(
+                    Change(
+                        "evidence.evidencebundle",
+                        str(entry["bundle"]),
+                        f"evidence {entry['sha256'][:12]}",
+                        None,
+                        "",
+                        "removed" if now is None else "digest changed",
+                        "",
+                    )
+                )
+    return result

@@ -1,0 +1,272 @@
+"""The approval gates of DESIGN §2.8, as plain functions on plain data.
+
+Each gate reads one slice of ``GateInputs`` (gathered by
+``apps.approvals.selectors.gate_inputs``) and answers held or not, with the
+reason a reviewer reads and the page where it is fixed. A slice that is
+``None`` means the app that keeps those records is not installed: the gate is
+then not held ("<record> not available"), never silently passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from django.utils.translation import gettext as _
+
+# DESIGN §2.8: "a passing SpecVerification newer than N days". Thirty days
+# keeps the evidence within one billing month of the decision.
+DEFAULT_VERIFICATION_MAX_AGE_DAYS = 30
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One gate's verdict for one offer."""
+
+    key: str
+    title: str
+    held: bool
+    reason: str
+    fix_url: str | None = None
+    waivers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SpecFacts:
+    confirmed: bool
+    missing: tuple[str, ...] = ()
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class OfferMinimumFacts:
+    count: int
+    required: int
+    waiver: str = ""
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class ChecklistFacts:
+    exists: bool
+    red_flags: tuple[str, ...] = ()
+    not_reviewed: tuple[str, ...] = ()
+    waived: tuple[str, ...] = ()
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class AssessmentFacts:
+    exists: bool
+    signed_off: bool = False
+    expired: bool = False
+    review_by: date | None = None
+    exit_answered: bool = False
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class MatrixFacts:
+    exists: bool
+    reviewed: bool = False
+    expired: bool = False
+    review_by: date | None = None
+    violations: tuple[str, ...] = ()
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class VerificationFacts:
+    exists: bool
+    verdict: str = ""
+    verdict_label: str = ""
+    verdict_passing: bool = False
+    measured_at: datetime | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class GateInputs:
+    """Everything the gates read for one offer; ``None`` slices are unavailable records."""
+
+    now: datetime
+    max_age_days: int
+    spec: SpecFacts | None
+    offer_minimum: OfferMinimumFacts
+    checklist: ChecklistFacts | None
+    assessment: AssessmentFacts | None
+    matrix: MatrixFacts | None
+    verification: VerificationFacts | None = None
+
+
+def _unavailable(key: str, title: str, record: str) -> Gate:
+    return Gate(key, title, False, _("%(record)s not available.") % {"record": record})
+
+
+def _list(items: tuple[str, ...], limit: int = 5) -> str:
+    shown = "; ".join(items[:limit])
+    if len(items) > limit:
+        shown += " " + _("and %(n)s more") % {"n": len(items) - limit}
+    return shown
+
+
+def gate_spec(inputs: GateInputs) -> Gate:
+    key, title = "declared_spec", _("Declared spec confirmed")
+    facts = inputs.spec
+    if facts is None:
+        return _unavailable(key, title, _("The declared spec"))
+    if facts.confirmed:
+        return Gate(key, title, True, _("Every required item is declared."), facts.url)
+    return Gate(
+        key,
+        title,
+        False,
+        _("Unconfirmed: missing %(items)s.") % {"items": _list(facts.missing, 20)},
+        facts.url,
+    )
+
+
+def gate_offer_minimum(inputs: GateInputs) -> Gate:
+    key, title = "offer_minimum", _("At least three offers compared")
+    facts = inputs.offer_minimum
+    if facts.count >= facts.required:
+        reason = _("%(count)s offers compared.") % {"count": facts.count}
+        return Gate(key, title, True, reason, facts.url)
+    if facts.waiver.strip():
+        reason = _("%(count)s of %(required)s offers; waived: %(waiver)s") % {
+            "count": facts.count,
+            "required": facts.required,
+            "waiver": facts.waiver.strip(),
+        }
+        return Gate(key, title, True, reason, facts.url, waivers=(facts.waiver.strip(),))
+    reason = _("Only %(count)s of %(required)s offers, and no waiver recorded.") % {
+        "count": facts.count,
+        "required": facts.required,
+    }
+    return Gate(key, title, False, reason, facts.url)
+
+
+def gate_red_flags(inputs: GateInputs) -> Gate:
+    key, title = "red_flags", _("No open red flag")
+    facts = inputs.checklist
+    if facts is None:
+        return _unavailable(key, title, _("The clause checklist"))
+    if not facts.exists:
+        return Gate(key, title, False, _("No clause checklist for this offer yet."), facts.url)
+    if facts.red_flags:
+        reason = _("Open red flags: %(items)s.") % {"items": _list(facts.red_flags)}
+        return Gate(key, title, False, reason, facts.url, waivers=facts.waived)
+    if facts.not_reviewed:
+        reason = _("Not reviewed yet: %(items)s.") % {"items": _list(facts.not_reviewed)}
+        return Gate(key, title, False, reason, facts.url, waivers=facts.waived)
+    if facts.waived:
+        reason = _("Clear; %(n)s red flag(s) waived by a legal reviewer.") % {
+            "n": len(facts.waived)
+        }
+        return Gate(key, title, True, reason, facts.url, waivers=facts.waived)
+    return Gate(key, title, True, _("Every clause reviewed; none open."), facts.url)
+
+
+def gate_assessment(inputs: GateInputs) -> Gate:
+    key, title = "assessment", _("Data-export assessment signed off and current")
+    facts = inputs.assessment
+    if facts is None:
+        return _unavailable(key, title, _("The data-export assessment"))
+    if not facts.exists:
+        return Gate(key, title, False, _("No data-export assessment covers this offer."), facts.url)
+    if not facts.signed_off:
+        return Gate(key, title, False, _("The assessment is not signed off."), facts.url)
+    if facts.expired:
+        reason = _("The assessment expired: its review-by date was %(date)s.") % {
+            "date": facts.review_by.isoformat() if facts.review_by else "—"
+        }
+        return Gate(key, title, False, reason, facts.url)
+    reason = _("Signed off; review by %(date)s.") % {
+        "date": facts.review_by.isoformat() if facts.review_by else "—"
+    }
+    return Gate(key, title, True, reason, facts.url)
+
+
+def gate_access_matrix(inputs: GateInputs) -> Gate:
+    key, title = "access_matrix", _("Access matrix reviewed, without SoD violations")
+    facts = inputs.matrix
+    if facts is None:
+        return _unavailable(key, title, _("The access matrix"))
+    if not facts.exists:
+        return Gate(key, title, False, _("No access matrix for this case yet."), facts.url)
+    if facts.violations:
+        reason = _("Segregation-of-duties violations: %(items)s") % {
+            "items": _list(facts.violations, 3)
+        }
+        return Gate(key, title, False, reason, facts.url)
+    if not facts.reviewed:
+        return Gate(key, title, False, _("The access matrix is not reviewed."), facts.url)
+    if facts.expired:
+        reason = _("The access-matrix review expired on %(date)s.") % {
+            "date": facts.review_by.isoformat() if facts.review_by else "—"
+        }
+        return Gate(key, title, False, reason, facts.url)
+    return Gate(key, title, True, _("Reviewed; no segregation-of-duties violation."), facts.url)
+
+
+def gate_verification(inputs: GateInputs) -> Gate:
+    key, title = "verification", _("Passing spec verification")
+    facts = inputs.verification
+    if facts is None:
+        return _unavailable(key, title, _("Spec verification"))
+    title = _("Passing spec verification newer than %(n)s days") % {"n": inputs.max_age_days}
+    if not facts.exists:
+        return Gate(key, title, False, _("No spec verification for this offer yet."), facts.url)
+    if not facts.verdict_passing:
+        reason = _("The latest verification did not pass (%(verdict)s).") % {
+            "verdict": facts.verdict_label or facts.verdict
+        }
+        return Gate(key, title, False, reason, facts.url)
+    oldest = inputs.now - timedelta(days=inputs.max_age_days)
+    if facts.measured_at is None or facts.measured_at < oldest:
+        age = (inputs.now - facts.measured_at).days if facts.measured_at else None
+        reason = _("The latest passing verification is %(age)s days old (limit %(n)s).") % {
+            "age": "?" if age is None else age,
+            "n": inputs.max_age_days,
+        }
+        return Gate(key, title, False, reason, facts.url)
+    reason = _("%(verdict)s, measured %(when)s.") % {
+        "verdict": facts.verdict_label or facts.verdict,
+        "when": facts.measured_at.date().isoformat(),
+    }
+    return Gate(key, title, True, reason, facts.url)
+
+
+def gate_exit_readiness(inputs: GateInputs) -> Gate:
+    key, title = "exit_readiness", _("Exit readiness answered")
+    facts = inputs.assessment
+    if facts is None:
+        return _unavailable(key, title, _("The data-export assessment"))
+    if not facts.exists:
+        return Gate(key, title, False, _("No assessment to answer exit readiness in."), facts.url)
+    if not facts.exit_answered:
+        return Gate(
+            key, title, False, _("The exit-readiness questions are not all answered."), facts.url
+        )
+    return Gate(key, title, True, _("Every exit-readiness question is answered."), facts.url)
+
+
+GATES: tuple[Callable[[GateInputs], Gate], ...] = (
+    gate_spec,
+    gate_offer_minimum,
+    gate_red_flags,
+    gate_assessment,
+    gate_access_matrix,
+    gate_verification,
+    gate_exit_readiness,
+)
+
+
+def evaluate_gates(inputs: GateInputs) -> list[Gate]:
+    """Every gate of DESIGN §2.8, in the order the design lists them."""
+    return [gate(inputs) for gate in GATES]
+
+
+def open_gates(gates: list[Gate]) -> list[Gate]:
+    return [gate for gate in gates if not gate.held]

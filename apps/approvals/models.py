@@ -1,0 +1,119 @@
+"""Approval decisions bound to the state they judged, and sent reminders (DESIGN §2.8)."""
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from apps.core.models import TrackedModel
+
+
+class Approval(TrackedModel):
+    """A tech lead's decision on a case's offer, with the gates and record versions it relied on.
+
+    Never deleted: a rejected, stale or superseded decision stays on record.
+    ``bound_state`` holds ``records`` (model, field, value, history_id, label:
+    the newest history row of each record or group of records the gates read)
+    and ``evidence`` (bundle pk and SHA-256); any later history row in one of
+    them makes an approval stale.
+    """
+
+    class Decision(models.TextChoices):
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.PROTECT,
+        related_name="approvals",
+        verbose_name=_("case"),
+    )
+    offer = models.ForeignKey(
+        "offers.Offer",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="approvals",
+        verbose_name=_("offer"),
+    )
+    decision = models.CharField(_("decision"), max_length=20, choices=Decision.choices)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("decided by"),
+    )
+    decided_at = models.DateTimeField(_("decided at"))
+    comment = models.TextField(_("comment"))
+    gates = models.JSONField(_("gates at the decision"), default=list, blank=True)
+    bound_state = models.JSONField(_("bound state"), default=dict, blank=True)
+    stale_at = models.DateTimeField(_("found stale at"), null=True, blank=True)
+    stale_changes = models.JSONField(_("what changed"), default=list, blank=True)
+    superseded_by = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("superseded by"),
+    )
+    superseded_at = models.DateTimeField(_("superseded at"), null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-decided_at", "-pk"]
+        verbose_name = _("approval decision")
+        verbose_name_plural = _("approval decisions")
+        permissions = [
+            ("submit_approval", _("Can submit a case for approval")),
+            ("decide_approval", _("Can approve or reject a case")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_decision_display()} — {self.case} ({self.decided_at:%Y-%m-%d})"
+
+    @property
+    def current(self) -> bool:
+        return self.superseded_at is None
+
+
+class Reminder(TrackedModel):
+    """One reminder sent for one item at one threshold; the unique key makes sending idempotent."""
+
+    class Kind(models.TextChoices):
+        ASSESSMENT_REVIEW = "assessment_review", _("Data-export assessment review")
+        MATRIX_REVIEW = "matrix_review", _("Access-matrix review")
+        CONTRACT_RENEWAL = "contract_renewal", _("Contract renewal")
+        TOKEN_EXPIRY = "token_expiry", _("Harness token expiry")
+
+    kind = models.CharField(_("kind"), max_length=30, choices=Kind.choices)
+    object_model = models.CharField(_("record type"), max_length=100)
+    object_pk = models.PositiveBigIntegerField(_("record id"))
+    due_on = models.DateField(_("due on"))
+    # Days ahead of the due date; 0 means overdue.
+    threshold = models.PositiveSmallIntegerField(_("threshold (days ahead)"))
+    label = models.CharField(_("item"), max_length=300)
+    recipients = models.JSONField(_("sent to"), default=list, blank=True)
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("case"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = _("reminder")
+        verbose_name_plural = _("reminders")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "object_model", "object_pk", "due_on", "threshold"],
+                name="reminder_once_per_item_due_date_threshold",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.label} ({self.threshold} d)"

@@ -1,0 +1,181 @@
+"""What is coming due, and when to remind whom (issue 7, part 6).
+
+Due dates, one query per kind:
+- data-export assessments and access matrices: their review-by date (the
+  record is valid through that day, overdue from the next);
+- contracts: the renewal date. The clause checklist records no renewal or
+  notice date, so it is computed from the approved offer's contract term:
+  decision date + ``contract_term_months``;
+- harness tokens: their expiry.
+Reminders go out 30, 7 and 1 days ahead, and once more when a review is
+overdue; each (item, due date, threshold) is reminded once.
+"""
+
+import calendar
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from apps.approvals.models import Approval, Reminder
+from apps.core.extensions import present_modules
+
+THRESHOLDS = (30, 7, 1)
+OVERDUE = 0
+HORIZON_DAYS = max(THRESHOLDS)
+
+
+def reminder_threshold(days_left: int, *, remind_overdue: bool) -> int | None:
+    """The tightest threshold crossed ``days_left`` days before the due date, or None.
+
+    Only the tightest is sent: an item first seen 5 days ahead gets the 7-day
+    reminder, not the 30-day one as well.
+    """
+    if days_left < 0:
+        return OVERDUE if remind_overdue else None
+    crossed = [t for t in THRESHOLDS if days_left <= t]
+    return min(crossed) if crossed else None
+
+
+def add_months(day: date, months: int) -> date:
+    """Same day ``months`` later, clamped to the month's end (31 Jan + 1 = 28/29 Feb)."""
+    month_index = day.month - 1 + months
+    year, month = day.year + month_index // 12, month_index % 12 + 1
+    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+@dataclass
+class DueItem:
+    kind: str
+    object_model: str
+    object_pk: int
+    label: str
+    due_on: date
+    case: object
+    url: str
+    owners: list = field(default_factory=list)
+    remind_overdue: bool = True
+
+    def days_left(self, today: date) -> int:
+        return (self.due_on - today).days
+
+    def threshold(self, today: date) -> int | None:
+        return reminder_threshold(self.days_left(today), remind_overdue=self.remind_overdue)
+
+
+def _installed(name: str) -> bool:
+    return next(iter(present_modules((name,))), None) is not None
+
+
+def _local_day(moment: datetime) -> date:
+    return timezone.localtime(moment).date()
+
+
+def due_items(today: date, *, horizon_days: int = HORIZON_DAYS) -> list[DueItem]:
+    """Every item due within ``horizon_days`` (and overdue reviews), oldest due first."""
+    until = today + timedelta(days=horizon_days)
+    items: list[DueItem] = []
+    if _installed("apps.assessments.models"):
+        items += _assessments(until)
+    if _installed("apps.access.models"):
+        items += _matrices(until)
+    if _installed("apps.evidence.models"):
+        items += _tokens(today, until)
+    items += _contracts(today, until)
+    return sorted(items, key=lambda item: (item.due_on, item.kind, item.object_pk))
+
+
+def _assessments(until: date) -> list[DueItem]:
+    from apps.assessments.models import DataExportAssessment
+
+    rows = DataExportAssessment.objects.filter(
+        signed_off_at__isnull=False, review_by__lte=until
+    ).select_related("case", "offer__vendor", "signed_off_by")
+    return [
+        DueItem(
+            kind=Reminder.Kind.ASSESSMENT_REVIEW,
+            object_model="assessments.dataexportassessment",
+            object_pk=a.pk,
+            label=str(a),
+            due_on=a.review_by,
+            case=a.case,
+            url=reverse("assessments:detail", args=[a.pk]),
+            owners=[a.signed_off_by],
+        )
+        for a in rows
+    ]
+
+
+def _matrices(until: date) -> list[DueItem]:
+    from apps.access.models import AccessMatrix
+
+    rows = AccessMatrix.objects.filter(reviewed_at__isnull=False, review_by__lte=until)
+    return [
+        DueItem(
+            kind=Reminder.Kind.MATRIX_REVIEW,
+            object_model="access.accessmatrix",
+            object_pk=m.pk,
+            label=str(m),
+            due_on=m.review_by,
+            case=m.case,
+            url=reverse("access:matrix", args=[m.case_id]),
+            owners=[m.reviewed_by] if m.reviewed_by else [],
+        )
+        for m in rows.select_related("case", "reviewed_by")
+    ]
+
+
+def _tokens(today: date, until: date) -> list[DueItem]:
+    from apps.evidence.models import HarnessToken
+
+    now = timezone.now()
+    rows = HarnessToken.objects.filter(
+        revoked_at__isnull=True,
+        expires_at__gt=now,
+        expires_at__lt=now + timedelta(days=(until - today).days + 1),
+    ).select_related("case", "created_by")
+    return [
+        DueItem(
+            kind=Reminder.Kind.TOKEN_EXPIRY,
+            object_model="evidence.harnesstoken",
+            object_pk=t.pk,
+            label=_("Harness token %(prefix)s… (%(label)s) for %(case)s")
+            % {"prefix": t.prefix, "label": t.label or "—", "case": t.case},
+            due_on=_local_day(t.expires_at),
+            case=t.case,
+            url=reverse("evidence:tokens", args=[t.case_id]),
+            owners=[t.created_by],
+            remind_overdue=False,
+        )
+        for t in rows
+    ]
+
+
+def _contracts(today: date, until: date) -> list[DueItem]:
+    rows = Approval.objects.filter(
+        decision=Approval.Decision.APPROVED,
+        superseded_at__isnull=True,
+        offer__contract_term_months__isnull=False,
+    ).select_related("case__owner", "offer__vendor", "decided_by")
+    items = []
+    for approval in rows:
+        renewal = add_months(_local_day(approval.decided_at), approval.offer.contract_term_months)
+        if not today <= renewal <= until:
+            continue
+        items.append(
+            DueItem(
+                kind=Reminder.Kind.CONTRACT_RENEWAL,
+                object_model="approvals.approval",
+                object_pk=approval.pk,
+                label=_("Contract with %(vendor)s for %(case)s renews")
+                % {"vendor": approval.offer.vendor, "case": approval.case},
+                due_on=renewal,
+                case=approval.case,
+                url=reverse("approvals:case", args=[approval.case_id]),
+                owners=[approval.case.owner, approval.decided_by],
+                remind_overdue=False,
+            )
+        )
+    return items

@@ -1,0 +1,292 @@
+"""Gather what the gates read, for every offer of a case, in a fixed number of queries.
+
+Each other app is reached through ``present_modules``: when an app is not
+installed its slice of ``GateInputs`` is ``None`` and its gate reads "not
+available". Besides the inputs, each offer gets the list of records the gates
+relied on (``Scope``s), which a decision binds itself to.
+"""
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+
+from apps.approvals.binding import Scope
+from apps.approvals.gates import (
+    DEFAULT_VERIFICATION_MAX_AGE_DAYS,
+    AssessmentFacts,
+    ChecklistFacts,
+    Gate,
+    GateInputs,
+    MatrixFacts,
+    OfferMinimumFacts,
+    SpecFacts,
+    VerificationFacts,
+    evaluate_gates,
+)
+from apps.approvals.models import Approval
+from apps.cases.selectors import offer_minimum_status
+from apps.core.extensions import present_modules
+from apps.offers.selectors import offers_of_case
+
+
+def verification_max_age_days() -> int:
+    return int(
+        getattr(settings, "APPROVAL_VERIFICATION_MAX_AGE_DAYS", DEFAULT_VERIFICATION_MAX_AGE_DAYS)
+    )
+
+
+def _url(name: str, *args) -> str | None:
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        return None
+
+
+def _module(name: str):
+    return next(iter(present_modules((name,))), None)
+
+
+@dataclass
+class OfferGates:
+    """One offer's gate inputs and verdicts, and the records they were computed from."""
+
+    offer: object
+    inputs: GateInputs
+    gates: list[Gate]
+    scopes: list[Scope] = field(default_factory=list)
+    evidence: list[dict] = field(default_factory=list)
+
+    @property
+    def all_held(self) -> bool:
+        return all(gate.held for gate in self.gates)
+
+    @property
+    def open(self) -> list[Gate]:
+        return [gate for gate in self.gates if not gate.held]
+
+
+class _CaseRecords:
+    """Loads each app's records of a case once; queries do not grow with offers."""
+
+    def __init__(self, case) -> None:
+        self.case = case
+        self.now = timezone.now()
+        self.today = timezone.localdate()
+        self.contracts = _module("apps.contracts.selectors")
+        self.assessments = _module("apps.assessments.selectors")
+        self.access = _module("apps.access.selectors")
+        self.evidence = _module("apps.evidence.selectors")
+        self.red_flags = (
+            {entry.offer.pk: entry for entry in self.contracts.case_red_flags(case)}
+            if self.contracts
+            else {}
+        )
+        self.case_assessments = self.assessments.case_assessments(case) if self.assessments else []
+        self.matrix = self.access.access_matrix_of(case) if self.access else None
+        self.verifications = self._latest_verifications() if self.evidence else {}
+
+    def _latest_verifications(self) -> dict:
+        from apps.evidence.models import SpecVerification
+
+        latest = {}
+        rows = (
+            SpecVerification.objects.filter(offer__case=self.case)
+            .select_related("bundle")
+            .defer("bundle__summary", "checks")
+            .order_by("-bundle__received_at", "-pk")
+        )
+        for verification in rows:
+            latest.setdefault(verification.offer_id, verification)
+        return latest
+
+    # --- one slice per gate -------------------------------------------------
+
+    def checklist(self, offer, scopes: list[Scope]) -> ChecklistFacts | None:
+        if self.contracts is None:
+            return None
+        url = _url("contracts:checklist", offer.pk)
+        entry = self.red_flags.get(offer.pk)
+        if entry is None or entry.checklist is None:
+            return ChecklistFacts(exists=False, url=url)
+        scopes.append(Scope("contracts.clausechecklist", "id", entry.checklist.pk, str(entry)))
+        scopes.append(
+            Scope("contracts.checklistitem", "checklist_id", entry.checklist.pk, "clause items")
+        )
+        waived = []
+        for row in entry.rows:
+            scopes.append(
+                Scope("contracts.redflagwaiver", "item_id", row.item.pk, f"waivers of {row.item}")
+            )
+            waiver = row.current_waiver
+            if waiver is not None:
+                who = waiver.waived_by.get_full_name() or waiver.waived_by.get_username()
+                waived.append(f"{row.item}: {waiver.justification} ({who})")
+        summary = entry.summary
+        return ChecklistFacts(
+            exists=True,
+            red_flags=tuple(f"{f.number}. {f.title}" for f in summary.open_red_flags),
+            not_reviewed=tuple(f"{f.number}. {f.title}" for f in summary.not_reviewed),
+            waived=tuple(waived),
+            url=url,
+        )
+
+    def assessment(self, offer, scopes: list[Scope]) -> AssessmentFacts | None:
+        if self.assessments is None:
+            return None
+        from apps.assessments import rules
+
+        case_level = next((a for a in self.case_assessments if a.offer_id is None), None)
+        own = next((a for a in self.case_assessments if a.offer_id == offer.pk), None)
+        governing = rules.governing_assessment(
+            case_assessment=case_level,
+            offer_assessment=own,
+            vendor_jurisdiction=offer.vendor.jurisdiction,
+        )
+        if governing is None:
+            return AssessmentFacts(exists=False, url=_url("assessments:create", self.case.pk))
+        scopes.append(Scope("assessments.dataexportassessment", "id", governing.pk, "assessment"))
+        scopes.append(
+            Scope("assessments.assessmentanswer", "assessment_id", governing.pk, "answers")
+        )
+        state = rules.assessment_state(governing, self.today)
+        return AssessmentFacts(
+            exists=True,
+            signed_off=state.signed_off,
+            expired=state.expired,
+            review_by=state.review_by,
+            exit_answered=rules.exit_readiness_answered(governing),
+            url=_url("assessments:detail", governing.pk),
+        )
+
+    def matrix_facts(self, scopes: list[Scope]) -> MatrixFacts | None:
+        if self.access is None:
+            return None
+        url = _url("access:matrix", self.case.pk)
+        matrix = self.matrix
+        if matrix is None:
+            return MatrixFacts(exists=False, url=url)
+        from apps.access.rules import matrix_state
+
+        scopes.append(Scope("access.accessmatrix", "id", matrix.pk, "access matrix"))
+        scopes.append(Scope("access.accessrole", "matrix_id", matrix.pk, "access roles"))
+        scopes.append(Scope("access.accesspermission", "matrix_id", matrix.pk, "permissions"))
+        for role in matrix.roles.all():
+            scopes.append(Scope("access.accessgrant", "role_id", role.pk, f"grants of {role}"))
+        state = matrix_state(matrix, self.today)
+        return MatrixFacts(
+            exists=True,
+            reviewed=state.reviewed,
+            expired=state.expired,
+            review_by=matrix.review_by,
+            violations=tuple(str(v.message) for v in state.violations),
+            url=url,
+        )
+
+    def verification(self, offer, scopes: list[Scope], evidence: list[dict]):
+        if self.evidence is None:
+            return None
+        url = _url("evidence:case", self.case.pk)
+        scopes.append(Scope("evidence.specverification", "offer_id", offer.pk, "verifications"))
+        latest = self.verifications.get(offer.pk)
+        if latest is None:
+            return VerificationFacts(exists=False, url=url)
+        bundle = latest.bundle
+        scopes.append(Scope("evidence.evidencebundle", "id", bundle.pk, f"evidence {bundle}"))
+        evidence.append({"bundle": bundle.pk, "sha256": bundle.sha256})
+        return VerificationFacts(
+            exists=True,
+            verdict=latest.verdict,
+            verdict_label=str(latest.get_verdict_display()),
+            verdict_passing=latest.verdict in self.evidence.PASSING_VERDICTS,
+            measured_at=self.evidence.verification_age_basis(latest),
+            url=_url("evidence:detail", bundle.pk) or url,
+        )
+
+
+def case_gates(case, offers=None) -> list[OfferGates]:
+    """Every offer's gates (or only ``offers``'), in a fixed number of queries."""
+    all_offers = offers_of_case(case)
+    wanted = {o.pk for o in offers} if offers is not None else None
+    records = _CaseRecords(case)
+    minimum = offer_minimum_status(offer_count=len(all_offers), waiver=case.offer_minimum_waiver)
+    max_age = verification_max_age_days()
+    result = []
+    for offer in all_offers:
+        if wanted is not None and offer.pk not in wanted:
+            continue
+        scopes = [
+            Scope("cases.procurementcase", "id", case.pk, str(case)),
+            Scope("offers.offer", "id", offer.pk, str(offer)),
+        ]
+        spec = getattr(offer, "declared_spec", None)
+        if spec is not None:
+            scopes.append(Scope("offers.declaredspec", "id", spec.pk, f"declared spec of {offer}"))
+        evidence: list[dict] = []
+        inputs = GateInputs(
+            now=records.now,
+            max_age_days=max_age,
+            spec=SpecFacts(
+                confirmed=offer.spec_status.confirmed,
+                missing=tuple(offer.spec_status.missing),
+                url=_url("offers:spec", offer.pk),
+            ),
+            offer_minimum=OfferMinimumFacts(
+                count=minimum["count"],
+                required=minimum["required"],
+                waiver=minimum["waiver"],
+                url=_url("scorecards:comparison", case.pk),
+            ),
+            checklist=records.checklist(offer, scopes),
+            assessment=records.assessment(offer, scopes),
+            matrix=records.matrix_facts(scopes),
+            verification=records.verification(offer, scopes, evidence),
+        )
+        result.append(OfferGates(offer, inputs, evaluate_gates(inputs), scopes, evidence))
+    return result
+
+
+def gate_inputs(case, offer) -> GateInputs:
+    """What the gates read for one offer of the case."""
+    return offer_gates(case, offer).inputs
+
+
+def offer_gates(case, offer) -> OfferGates:
+    found = case_gates(case, offers=[offer])
+    if not found:
+        raise ValueError(f"Offer {offer.pk} is not an offer of case {case.pk}.")
+    return found[0]
+
+
+# --- decisions ---------------------------------------------------------------
+
+
+def approval_list_for(actor):
+    if not actor.has_perm("approvals.view_approval"):
+        return Approval.objects.none()
+    return Approval.objects.select_related("case", "offer__vendor", "decided_by", "superseded_by")
+
+
+def approval_get_for(actor, pk: int) -> Approval:
+    return get_object_or_404(approval_list_for(actor), pk=pk)
+
+
+def case_approvals(case) -> list[Approval]:
+    """Every decision on the case, newest first (1 query)."""
+    return list(
+        Approval.objects.filter(case=case)
+        .select_related("offer__vendor", "decided_by")
+        .order_by("-decided_at", "-pk")
+    )
+
+
+def current_approval(approvals: list[Approval]) -> Approval | None:
+    """The decision in force: the newest one not superseded."""
+    return next((a for a in approvals if a.superseded_at is None), None)
+
+
+def case_history_querysets(case) -> list:
+    """History of the case's decisions, for timelines and the packet."""
+    return [Approval.history.filter(case_id=case.pk)]

@@ -1,0 +1,273 @@
+"""Writes: submitting a case for approval, deciding it, and recording staleness.
+
+Case status transitions of DESIGN §2.8 live here (evaluating or rejected →
+pending approval → approved / rejected; a stale approval sends the case back
+to pending approval). The case is written through ``tracked_update`` so each
+transition is in its history with who and why.
+"""
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from apps.approvals.binding import Change, capture, changes_for
+from apps.approvals.models import Approval, Reminder
+from apps.approvals.reminders import due_items
+from apps.approvals.selectors import offer_gates
+from apps.cases.models import ProcurementCase
+from apps.core.services import tracked_create, tracked_update
+
+Status = ProcurementCase.Status
+SUBMITTABLE = (Status.EVALUATING, Status.REJECTED)
+
+
+def case_submit_for_approval(*, actor, case: ProcurementCase, note: str = "") -> ProcurementCase:
+    """Evaluating (or rejected, for a second round) → pending approval."""
+    if not (actor.has_perm("approvals.submit_approval") or actor.pk == case.owner_id):
+        raise PermissionDenied(
+            _("Only the case owner or a procurement reviewer may submit it for approval.")
+        )
+    if case.status not in SUBMITTABLE:
+        raise ValidationError(
+            {
+                "status": _(
+                    "A case in status '%(status)s' cannot be submitted; it must be evaluating "
+                    "or rejected."
+                )
+                % {"status": case.get_status_display()}
+            }
+        )
+    reason = "Submitted for approval"
+    if note.strip():
+        reason += f": {note.strip()}"
+    return tracked_update(
+        case, actor=actor, reason=reason, fields={"status": Status.PENDING_APPROVAL}
+    )
+
+
+def _check_decider(actor, case: ProcurementCase) -> None:
+    if not actor.has_perm("approvals.decide_approval"):
+        raise PermissionDenied(_("Only a tech lead may approve or reject a case."))
+    # DESIGN §1 segregation of duties: whoever raised the request does not decide it.
+    if actor.pk == case.owner_id:
+        raise PermissionDenied(
+            _("You raised this request, so you cannot decide it; ask another tech lead.")
+        )
+
+
+def approval_decide(
+    *, actor, case: ProcurementCase, decision: str, comment: str, offer=None
+) -> Approval:
+    """Approve one offer (every gate must hold) or reject, with a comment.
+
+    The approval stores the gates as they stood and the history ids of every
+    record they read (``bound_state``); earlier decisions are superseded.
+    """
+    _check_decider(actor, case)
+    case = _reopen_if_stale(case, actor=actor)
+    errors = {}
+    if decision not in Approval.Decision.values:
+        errors["decision"] = _("Choose approve or reject.")
+    if not (comment or "").strip():
+        errors["comment"] = _("A decision needs a comment.")
+    if offer is not None and offer.case_id != case.pk:
+        errors["offer"] = _("This offer belongs to another case.")
+    if decision == Approval.Decision.APPROVED and offer is None:
+        errors["offer"] = _("Choose the offer you approve.")
+    if case.status != Status.PENDING_APPROVAL:
+        errors["status"] = _(
+            "The case is '%(status)s'; only a case pending approval can be decided."
+        ) % {"status": case.get_status_display()}
+    if errors:
+        raise ValidationError(errors)
+    with transaction.atomic():
+        gates = offer_gates(case, offer) if offer is not None else None
+        if decision == Approval.Decision.APPROVED and not gates.all_held:
+            raise ValidationError(
+                {
+                    "offer": [
+                        _("Gate not held — %(title)s: %(reason)s")
+                        % {"title": g.title, "reason": g.reason}
+                        for g in gates.open
+                    ]
+                }
+            )
+        verb = "Approved" if decision == Approval.Decision.APPROVED else "Rejected"
+        target = Status.APPROVED if decision == Approval.Decision.APPROVED else Status.REJECTED
+        case = tracked_update(
+            case,
+            actor=actor,
+            reason=f"{verb}{f' ({offer.vendor})' if offer else ''}: {comment.strip()}",
+            fields={"status": target},
+        )
+        # Bound after the case's own transition, so that write is not a "change".
+        scopes = gates.scopes if gates else []
+        approval = tracked_create(
+            Approval,
+            actor=actor,
+            reason=f"{verb}: {comment.strip()}",
+            case=case,
+            offer=offer,
+            decision=decision,
+            decided_by=actor,
+            decided_at=timezone.now(),
+            comment=comment.strip(),
+            gates=[_gate_dict(g) for g in gates.gates] if gates else [],
+            bound_state={
+                "records": capture(scopes),
+                "evidence": gates.evidence if gates else [],
+            },
+        )
+        for earlier in Approval.objects.filter(case=case, superseded_at__isnull=True).exclude(
+            pk=approval.pk
+        ):
+            tracked_update(
+                earlier,
+                actor=actor,
+                reason=f"Superseded by decision #{approval.pk}",
+                fields={"superseded_by": approval, "superseded_at": approval.decided_at},
+            )
+    return approval
+
+
+def _reopen_if_stale(case: ProcurementCase, *, actor) -> ProcurementCase:
+    """An approved case whose approval went stale may be decided afresh at once."""
+    if case.status != Status.APPROVED:
+        return case
+    current = Approval.objects.filter(case=case, superseded_at__isnull=True).first()
+    if current is None or current.stale_at is not None:
+        return case
+    approval_mark_stale(approval=current, changes=changes_for([current])[current.pk], actor=actor)
+    case.refresh_from_db()
+    return case
+
+
+def _gate_dict(gate) -> dict:
+    return {
+        "key": gate.key,
+        "title": str(gate.title),
+        "held": gate.held,
+        "reason": str(gate.reason),
+        "waivers": list(gate.waivers),
+    }
+
+
+def approval_mark_stale(
+    *, approval: Approval, changes: list[Change], actor=None
+) -> Approval | None:
+    """Record that a current approval no longer matches the records it approved.
+
+    Writes the changes into the approval's history and sends an approved case
+    back to pending approval, so it needs a fresh decision. Does nothing when
+    already recorded or when nothing changed.
+    """
+    if not changes or approval.stale_at is not None or approval.superseded_at is not None:
+        return None
+    if approval.decision != Approval.Decision.APPROVED:
+        return None
+    summary = "; ".join(str(c) for c in changes)[:1500]
+    with transaction.atomic():
+        approval = tracked_update(
+            approval,
+            actor=actor,
+            reason=f"Stale: {summary}",
+            fields={"stale_at": timezone.now(), "stale_changes": [c.as_dict() for c in changes]},
+        )
+        case = approval.case
+        if case.status == Status.APPROVED:
+            tracked_update(
+                case,
+                actor=actor,
+                reason=f"Approval #{approval.pk} is stale, a fresh decision is needed: {summary}",
+                fields={"status": Status.PENDING_APPROVAL},
+            )
+    return approval
+
+
+def stale_approvals_record(*, actor=None) -> list[Approval]:
+    """Check every current approval not yet known stale; record those that are."""
+    current = list(
+        Approval.objects.filter(
+            decision=Approval.Decision.APPROVED,
+            superseded_at__isnull=True,
+            stale_at__isnull=True,
+        ).select_related("case")
+    )
+    changes = changes_for(current)
+    marked = []
+    for approval in current:
+        result = approval_mark_stale(approval=approval, changes=changes[approval.pk], actor=actor)
+        if result is not None:
+            marked.append(result)
+    return marked
+
+
+def reminders_send(*, today=None) -> list[Reminder]:
+    """Remind the owners of every item that crossed a threshold; once per item and threshold."""
+    today = today or timezone.localdate()
+    candidates = []
+    for item in due_items(today):
+        threshold = item.threshold(today)
+        if threshold is not None:
+            candidates.append((item, threshold))
+    if not candidates:
+        return []
+    sent = set(
+        Reminder.objects.filter(object_pk__in={item.object_pk for item, _t in candidates})
+        .values_list("kind", "object_model", "object_pk", "due_on", "threshold")
+        .order_by()
+    )
+    created = []
+    for item, threshold in candidates:
+        key = (item.kind, item.object_model, item.object_pk, item.due_on, threshold)
+        if key in sent:
+            continue
+        recipients = sorted({u.email for u in item.owners if u is not None and u.email})
+        try:
+            with transaction.atomic():
+                reminder = tracked_create(
+                    Reminder,
+                    actor=None,
+                    reason=f"Reminder sent {threshold} days ahead" if threshold else "Overdue",
+                    kind=item.kind,
+                    object_model=item.object_model,
+                    object_pk=item.object_pk,
+                    due_on=item.due_on,
+                    threshold=threshold,
+                    label=str(item.label)[:300],
+                    recipients=recipients,
+                    case=item.case,
+                )
+        except (IntegrityError, ValidationError):
+            continue  # another worker recorded it first
+        if recipients:
+            _send_reminder(item, threshold, recipients, today)
+        created.append(reminder)
+    return created
+
+
+def _send_reminder(item, threshold: int, recipients: list[str], today) -> None:
+    context = {
+        "item": item,
+        "threshold": threshold,
+        "days_left": item.days_left(today),
+        "kind": Reminder.Kind(item.kind).label,
+        "organisation": getattr(settings, "ORGANISATION_NAME", ""),
+    }
+    if threshold == 0:
+        subject = _("Overdue: %(label)s") % {"label": item.label}
+    else:
+        subject = _("Due in %(days)s days: %(label)s") % {
+            "days": item.days_left(today),
+            "label": item.label,
+        }
+    send_mail(
+        subject=subject[:200],
+        message=render_to_string("approvals/email/reminder.txt", context),
+        from_email=None,
+        recipient_list=recipients,
+    )

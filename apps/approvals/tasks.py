@@ -1,0 +1,41 @@
+"""Beat tasks: daily reminders, and recording stale approvals in history.
+
+Pages show staleness as soon as a bound record changes (computed on read);
+this task writes it into the approval's history and sends the case back to
+pending approval. In the embedded default tasks run eagerly, in-process.
+"""
+
+from celery import shared_task
+from celery.schedules import crontab
+
+from apps.approvals.services import reminders_send, stale_approvals_record
+from config.celery import app as celery_app
+
+REMINDERS_TASK = "apps.approvals.tasks.send_reminders_task"
+STALENESS_TASK = "apps.approvals.tasks.record_stale_approvals_task"
+
+# Beat reads the schedule from the app's configuration; adding the entries here
+# keeps the schedule next to the tasks it runs.
+celery_app.conf.beat_schedule = {
+    **(celery_app.conf.beat_schedule or {}),
+    "approvals-send-reminders-daily": {
+        "task": REMINDERS_TASK,
+        "schedule": crontab(hour=7, minute=0),
+    },
+    "approvals-record-stale-approvals": {
+        "task": STALENESS_TASK,
+        "schedule": crontab(minute="*/15"),
+    },
+}
+
+
+@shared_task(name=REMINDERS_TASK, acks_late=True)
+def send_reminders_task() -> int:
+    """Send the reminders due today; returns how many were sent (0 when run again)."""
+    return len(reminders_send())
+
+
+@shared_task(name=STALENESS_TASK, acks_late=True)
+def record_stale_approvals_task() -> list[int]:
+    """Record every approval whose bound records changed; returns their ids."""
+    return [approval.pk for approval in stale_approvals_record()]

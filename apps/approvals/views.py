@@ -1,0 +1,92 @@
+"""Browser pages: a case's gates and decisions, submitting, deciding, and the dashboard."""
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+
+from apps.approvals import services
+from apps.approvals.dashboard import dashboard_for
+from apps.approvals.forms import DecisionForm, SubmitForm
+from apps.approvals.overview import approval_overview
+from apps.approvals.selectors import case_history_querysets
+from apps.cases.selectors import case_get_for
+from apps.core.access import role_required
+from apps.core.forms import apply_service_errors
+from apps.core.history import timeline
+
+
+@role_required("approvals.view_approval")
+def case_approval(request, pk: int):
+    case = case_get_for(request.user, pk)
+    overview = approval_overview(case)
+    entries = timeline(case_history_querysets(case))
+    history = Paginator(entries, 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "approvals/case_approval.html",
+        {"case": case, "overview": overview, "history": history},
+    )
+
+
+@role_required("approvals.submit_approval")
+def case_submit(request, pk: int):
+    case = case_get_for(request.user, pk)
+    form = SubmitForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.case_submit_for_approval(
+                actor=request.user, case=case, note=form.cleaned_data["note"]
+            )
+        except (ValidationError, PermissionDenied) as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Submitted for approval."))
+            return redirect("approvals:case", pk=case.pk)
+    overview = approval_overview(case)
+    return render(
+        request,
+        "approvals/submit_form.html",
+        {"case": case, "form": form, "overview": overview},
+    )
+
+
+@role_required("approvals.decide_approval")
+def case_decide(request, pk: int):
+    case = case_get_for(request.user, pk)
+    overview = approval_overview(case)
+    offers = [entry.offer for entry in overview.offers]
+    initial = {}
+    if request.GET.get("offer", "").isdigit():
+        initial["offer"] = int(request.GET["offer"])
+    form = DecisionForm(request.POST or None, offers=offers, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.approval_decide(
+                actor=request.user,
+                case=case,
+                decision=form.cleaned_data["decision"],
+                comment=form.cleaned_data["comment"],
+                offer=form.cleaned_data["offer"],
+            )
+        except (ValidationError, PermissionDenied) as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Decision recorded."))
+            return redirect("approvals:case", pk=case.pk)
+    return render(
+        request,
+        "approvals/decide_form.html",
+        {
+            "case": case,
+            "form": form,
+            "overview": overview,
+            "own_request": case.owner_id == request.user.pk,
+        },
+    )
+
+
+@role_required("approvals.view_approval")
+def dashboard(request):
+    return render(request, "approvals/dashboard.html", {"board": dashboard_for(request.user)})

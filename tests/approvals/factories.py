@@ -1,0 +1,71 @@
+"""A case where every gate holds for one offer, built through each app's services.
+
+The evidence app receives bundles only from the harness (a signed run); a
+verification is recorded here directly with ``tracked_create``, as the upload
+service would after parsing a bundle.
+"""
+
+import hashlib
+from datetime import timedelta
+
+from django.utils import timezone
+
+from apps.access.services import access_matrix_review
+from apps.core.services import tracked_create
+from apps.evidence.models import EvidenceBundle, SpecVerification
+from apps.evidence.services import harness_token_create
+from tests.access.factories import make_matrix
+from tests.assessments.factories import make_assessment
+from tests.contracts.factories import all_acceptable, make_checklist, set_statuses
+from tests.factories import FULL_SPEC, make_case, make_offer
+
+_n = {"n": 0}
+
+
+def make_verification(actor, offer, *, verdict="verified", age_days=1):
+    _n["n"] += 1
+    when = timezone.now() - timedelta(days=age_days)
+    token = harness_token_create(actor=actor, case=offer.case, offer=offer).record
+    bundle = tracked_create(
+        EvidenceBundle,
+        actor=actor,
+        reason="Evidence received",
+        case=offer.case,
+        offer=offer,
+        token=token,
+        sha256=hashlib.sha256(f"bundle-{_n['n']}".encode()).hexdigest(),
+        size=1234,
+        storage_name=f"evidence/test-{_n['n']}.zip",
+        format_version="1",
+        received_at=when,
+        run_started_at=when - timedelta(minutes=20),
+        run_finished_at=when,
+        nonce=f"nonce-{_n['n']}",
+    )
+    return tracked_create(
+        SpecVerification,
+        actor=actor,
+        reason="Verified",
+        bundle=bundle,
+        offer=offer,
+        verdict=verdict,
+        checks=[],
+        headline={},
+        rules_version="test",
+    )
+
+
+def make_ready_case(people, *, offers=3):
+    """priya's case with ``offers`` confirmed offers; the first passes every gate."""
+    priya, lena, tariq = people["priya"], people["lena"], people["tariq"]
+    case = make_case(priya)
+    made = [make_offer(priya, case, spec=FULL_SPEC) for _ in range(offers)]
+    offer = made[0]
+    checklist = make_checklist(lena, offer=offer)
+    set_statuses(lena, checklist, all_acceptable(checklist))
+    make_assessment(lena, case, signed=True)
+    matrix = make_matrix(tariq, case, reason="Started")
+    access_matrix_review(actor=tariq, matrix=matrix)
+    make_verification(tariq, offer)
+    case.refresh_from_db()
+    return case, offer, made
