@@ -1,0 +1,295 @@
+"""REST API: the harness upload, the published schema, bundles, verifications and tokens."""
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404
+from django.urls import path
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import exceptions, mixins, serializers, status, viewsets
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.decorators import action
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.cases.models import ProcurementCase
+from apps.core.permissions import RolePermission
+from apps.evidence import bundle as bundle_reader
+from apps.evidence import services
+from apps.evidence.authentication import HarnessTokenAuthentication
+from apps.evidence.models import EvidenceBundle, HarnessToken, SpecVerification
+from apps.offers.models import Offer
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+
+def max_bytes() -> int:
+    return getattr(settings, "EVIDENCE_MAX_BYTES", DEFAULT_MAX_BYTES)
+
+
+class HarnessTokenOnly(BasePermission):
+    """The upload accepts harness tokens and nothing else; a signed-in user gets 403."""
+
+    message = "Only a harness token may upload evidence (Authorization: Token dlh_…)."
+
+    def has_permission(self, request, view) -> bool:
+        return isinstance(request.auth, HarnessToken)
+
+
+class SpecVerificationSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = SpecVerification
+        fields = ["id", "bundle", "offer", "verdict", "checks", "headline", "rules_version"]
+        fields += ["created_at"]
+
+
+class EvidenceBundleSerializer(serializers.ModelSerializer):
+    verdict = serializers.CharField(source="verification.verdict", read_only=True, default=None)
+    verification = serializers.PrimaryKeyRelatedField(read_only=True)
+    token_prefix = serializers.CharField(source="token.prefix", read_only=True, default=None)
+
+    class Meta:
+        model = EvidenceBundle
+        fields = [
+            "id",
+            "case",
+            "offer",
+            "token_prefix",
+            "sha256",
+            "size",
+            "format_version",
+            "harness_version",
+            "bundle_uuid",
+            "run_started_at",
+            "run_finished_at",
+            "received_at",
+            "host_id",
+            "nonce",
+            "client_summary_disagreements",
+            "verification",
+            "verdict",
+        ]
+
+
+class EvidenceBundleDetailSerializer(EvidenceBundleSerializer):
+    class Meta(EvidenceBundleSerializer.Meta):
+        fields = [*EvidenceBundleSerializer.Meta.fields, "summary"]
+
+
+class EvidenceUploadView(APIView):
+    """POST a bundle (the exact bytes the harness wrote) with a harness token."""
+
+    authentication_classes = [
+        HarnessTokenAuthentication,
+        TokenAuthentication,
+        SessionAuthentication,
+    ]
+    permission_classes = [HarnessTokenOnly]
+
+    @extend_schema(
+        request={"application/json": OpenApiTypes.OBJECT},
+        responses={
+            201: EvidenceBundleSerializer,
+            200: OpenApiResponse(EvidenceBundleSerializer, "The same bundle, already stored"),
+            400: OpenApiResponse(
+                description="Not the schema, digest mismatch, unknown format "
+                "version, or a nonce not issued for this token"
+            ),
+            401: OpenApiResponse(description="No or unknown token"),
+            403: OpenApiResponse(description="Expired or revoked token, or not a harness token"),
+            413: OpenApiResponse(description="Larger than EVIDENCE_MAX_BYTES"),
+        },
+        description="Stores the raw bundle byte for byte with its SHA-256, recomputes every "
+        "summary from the raw events and verifies it against the offer's declared spec, the "
+        "datasheet and the case's SLOs. Re-sending the same bytes returns the existing record.",
+    )
+    def post(self, request):
+        limit = max_bytes()
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > limit:
+            return _too_large(limit)
+        raw = request._request.read(limit + 1)  # never more than the limit, whatever was declared
+        if len(raw) > limit:
+            return _too_large(limit)
+        if not raw:
+            return Response({"detail": "The body is empty."}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            bundle, created = services.bundle_receive(
+                token=request.auth,
+                raw=raw,
+                declared_sha256=request.META.get("HTTP_X_BUNDLE_SHA256"),
+            )
+        except bundle_reader.BundleRefused as refusal:
+            body = {"detail": refusal.message}
+            if refusal.field:
+                body["field"] = refusal.field
+            return Response(body, status=refusal.status)
+        bundle = EvidenceBundle.objects.select_related("verification", "token").get(pk=bundle.pk)
+        return Response(
+            EvidenceBundleSerializer(bundle).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+
+def _too_large(limit: int) -> Response:
+    return Response(
+        {"detail": f"The bundle is larger than the {limit}-byte limit (EVIDENCE_MAX_BYTES)."},
+        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+    )
+
+
+class EvidenceSchemaView(APIView):
+    """The published JSON Schema of the bundle format, the same file the harness ships."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):
+        return Response(bundle_reader.schema())
+
+
+class EvidenceBundleViewSet(viewsets.ReadOnlyModelViewSet):
+    """Stored bundles with their verdict; ``raw/`` downloads the exact bytes uploaded."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "evidence.view_evidencebundle"}
+    filterset_fields = ["case", "offer", "sha256"]
+
+    def get_queryset(self):
+        queryset = EvidenceBundle.objects.select_related("verification", "token").order_by(
+            "-received_at", "-pk"
+        )
+        return queryset if self.action != "list" else queryset.defer("summary")
+
+    def get_serializer_class(self):
+        if self.action == "retrieve":
+            return EvidenceBundleDetailSerializer
+        return EvidenceBundleSerializer
+
+    @extend_schema(responses={(200, "application/json"): OpenApiTypes.BINARY})
+    @action(detail=True, methods=["get"])
+    def raw(self, request, pk=None):
+        bundle = self.get_object()
+        if not default_storage.exists(bundle.storage_name):
+            raise Http404
+        response = FileResponse(
+            default_storage.open(bundle.storage_name, "rb"), content_type="application/json"
+        )
+        response["X-Content-SHA256"] = bundle.sha256
+        return response
+
+
+class SpecVerificationViewSet(viewsets.ReadOnlyModelViewSet):
+    """Verifications of bundles: verdict and every check with its source."""
+
+    serializer_class = SpecVerificationSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "evidence.view_specverification"}
+    filterset_fields = ["offer", "verdict", "bundle__case"]
+
+    def get_queryset(self):
+        return SpecVerification.objects.order_by("-created_at", "-pk")
+
+
+class HarnessTokenSerializer(serializers.ModelSerializer):
+    case = serializers.PrimaryKeyRelatedField(queryset=ProcurementCase.objects.all())
+    offer = serializers.PrimaryKeyRelatedField(
+        queryset=Offer.objects.all(), required=False, allow_null=True
+    )
+    ttl_hours = serializers.IntegerField(
+        write_only=True, required=False, min_value=1, max_value=services.MAX_TOKEN_TTL_HOURS
+    )
+    state = serializers.SerializerMethodField()
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = HarnessToken
+        fields = ["id", "case", "offer", "label", "prefix", "nonce", "ttl_hours", "state"]
+        fields += ["created_by", "created_at", "expires_at", "revoked_at", "last_used_at"]
+        read_only_fields = ["prefix", "nonce", "expires_at", "revoked_at", "last_used_at"]
+
+    def get_state(self, token) -> str:
+        return token.state(timezone.now())
+
+
+class HarnessTokenViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Harness tokens; POST issues one and returns it in clear, once, with its run nonce."""
+
+    serializer_class = HarnessTokenSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "evidence.view_harnesstoken",
+        "POST": "evidence.add_harnesstoken",
+    }
+    filterset_fields = ["case", "offer"]
+
+    def get_queryset(self):
+        return HarnessToken.objects.select_related("created_by").order_by("-created_at")
+
+    @extend_schema(
+        responses={
+            201: inline_serializer(
+                "IssuedHarnessToken",
+                {
+                    "token": serializers.CharField(help_text="Shown once; stored only hashed."),
+                    "nonce": serializers.CharField(),
+                    "record": HarnessTokenSerializer(),
+                },
+            )
+        }
+    )
+    def create(self, request, *args, **kwargs):
+        body = self.get_serializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        issued = services.harness_token_create(
+            actor=request.user,
+            case=data["case"],
+            offer=data.get("offer"),
+            ttl_hours=data.get("ttl_hours"),
+            label=data.get("label", ""),
+        )
+        return Response(
+            {
+                "token": issued.token,
+                "nonce": issued.record.nonce,
+                "record": HarnessTokenSerializer(issued.record).data,
+            },
+            status=status.HTTP_201_CREATED,
+            headers={"Cache-Control": "no-store"},
+        )
+
+    @extend_schema(
+        request=inline_serializer("RevokeHarnessToken", {"change_reason": serializers.CharField()}),
+        responses={200: HarnessTokenSerializer},
+    )
+    @action(
+        detail=True, methods=["post"], required_permissions={"POST": "evidence.change_harnesstoken"}
+    )
+    def revoke(self, request, pk=None):
+        token = self.get_object()
+        reason = (request.data.get("change_reason") or "").strip()
+        if not reason:
+            raise exceptions.ValidationError({"change_reason": ["Say why the token is revoked."]})
+        token = services.harness_token_revoke(actor=request.user, token=token, reason=reason)
+        return Response(HarnessTokenSerializer(token).data)
+
+
+def register(router) -> list:
+    router.register("evidence-bundles", EvidenceBundleViewSet, basename="evidence-bundle")
+    router.register("spec-verifications", SpecVerificationViewSet, basename="spec-verification")
+    router.register("harness-tokens", HarnessTokenViewSet, basename="harness-token")
+    return [
+        path("evidence/", EvidenceUploadView.as_view(), name="evidence-upload"),
+        path("evidence/schema/", EvidenceSchemaView.as_view(), name="evidence-schema"),
+    ]

@@ -1,0 +1,245 @@
+"""Reading an uploaded bundle: format, published schema, artifact digests, then the facts.
+
+The schema is the harness's own published file (one source of truth for the
+client and the server); everything else here is the server's own reading of
+the raw data, never the harness's code.
+"""
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from django.conf import settings
+from django.utils.dateparse import parse_datetime
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from apps.evidence import recompute
+from apps.evidence.rules import Facts
+
+FORMAT_VERSIONS = ("diligence-evidence/1",)
+SCHEMA_PATH = Path("harness/diligence_harness/schema/evidence-1.schema.json")
+
+
+class BundleRefused(Exception):
+    """The upload is refused with this HTTP status and message; nothing is stored."""
+
+    def __init__(self, message: str, *, status: int = 400, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.status, self.field = message, status, field
+
+
+def schema_path() -> Path:
+    return Path(settings.BASE_DIR) / SCHEMA_PATH
+
+
+@cache
+def schema() -> dict:
+    return json.loads(schema_path().read_text(encoding="utf-8"))
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(schema())
+
+
+def decode(raw: bytes) -> dict:
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BundleRefused(f"The body is not a UTF-8 JSON document: {error}") from None
+    if not isinstance(document, dict):
+        raise BundleRefused("The bundle must be a JSON object.")
+    return document
+
+
+def check_format(document: dict) -> None:
+    version = document.get("format_version")
+    if version not in FORMAT_VERSIONS:
+        raise BundleRefused(
+            f"Unknown format_version {version!r}; this server reads "
+            + ", ".join(FORMAT_VERSIONS)
+            + ".",
+            field="format_version",
+        )
+
+
+def check_schema(document: dict) -> None:
+    error = best_match(_validator().iter_errors(document))
+    if error is None:
+        return
+    path = "/".join(str(part) for part in error.absolute_path) or "(top level)"
+    raise BundleRefused(
+        f"The bundle does not match the published schema at {path}: {error.message}", field=path
+    )
+
+
+def artifact_bytes(artifact: dict) -> bytes:
+    if artifact["encoding"] == "base64":
+        try:
+            return base64.b64decode(artifact["content"], validate=True)
+        except binascii.Error:
+            raise BundleRefused(
+                f"Artifact {artifact['name']!r} is not valid base64.", field="artifacts"
+            ) from None
+    return artifact["content"].encode("utf-8")
+
+
+def check_artifacts(document: dict) -> None:
+    """Every artifact's bytes hash to its stated digest, and the manifest lists exactly them."""
+    listed = {}
+    for index, artifact in enumerate(document["artifacts"]):
+        data = artifact_bytes(artifact)
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != artifact["sha256"] or len(data) != artifact["size"]:
+            raise BundleRefused(
+                f"Artifact {artifact['name']!r} does not match its digest: the content hashes to "
+                f"{digest} ({len(data)} bytes), the bundle states {artifact['sha256']} "
+                f"({artifact['size']} bytes).",
+                field=f"artifacts/{index}/sha256",
+            )
+        listed[artifact["name"]] = (digest, len(data))
+    manifest = {
+        entry["name"]: (entry["sha256"], entry["size"])
+        for entry in document["manifest"]["artifacts"]
+    }
+    if manifest != listed:
+        raise BundleRefused(
+            "The manifest does not list exactly the artifacts carried, with their digests.",
+            field="manifest/artifacts",
+        )
+
+
+def read(raw: bytes, *, declared_sha256: str | None = None) -> dict:
+    """All refusals that depend on the body alone, in order; returns the document."""
+    if declared_sha256 and declared_sha256.lower() != hashlib.sha256(raw).hexdigest():
+        raise BundleRefused(
+            "The body does not match the X-Bundle-Sha256 the harness computed before sending: "
+            "the bundle was changed after it was written.",
+            field="X-Bundle-Sha256",
+        )
+    document = decode(raw)
+    check_format(document)
+    check_schema(document)
+    check_artifacts(document)
+    return document
+
+
+def _hex_id(combined: str | None) -> str | None:
+    if not combined or not re.fullmatch(r"(0x)?[0-9a-fA-F]{8}", combined):
+        return None
+    return "0x" + combined.lower().removeprefix("0x")[:4]
+
+
+def _bus_id(text: str | None) -> str | None:
+    match = re.fullmatch(
+        r"(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])", text or ""
+    )
+    if not match:
+        return (text or "").strip().lower() or None
+    domain, bus, device, function = match.groups()
+    return f"{int(domain or '0', 16):04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{function}"
+
+
+def raw_xml_gpus(document: dict) -> list[dict] | None:
+    """Name, PCI id and memory of each GPU as the raw `nvidia-smi -q -x` artifact states them."""
+    found = None
+    for artifact in document.get("artifacts") or []:
+        if artifact.get("media_type") != "application/xml":
+            continue
+        try:
+            root = ET.fromstring(artifact_bytes(artifact))  # noqa: S314 - see import
+        except ET.ParseError:
+            continue
+        found = found or []
+        for gpu in root.findall("gpu"):
+            memory = (gpu.findtext("fb_memory_usage/total") or "").split()
+            found.append(
+                {
+                    "pci_bus_id": _bus_id(gpu.get("id")),
+                    "name": (gpu.findtext("product_name") or "").strip() or None,
+                    "pci_device_id": _hex_id(gpu.findtext("pci/pci_device_id")),
+                    "memory_total_mib": int(memory[0]) if memory and memory[0].isdigit() else None,
+                }
+            )
+    return found
+
+
+def _result(document: dict, step: str) -> dict | None:
+    entry = (document.get("steps") or {}).get(step) or {}
+    return entry.get("result") if entry.get("status") == "ok" else None
+
+
+@dataclass
+class Reading:
+    """What the server made of a bundle: rule inputs, a stored summary, disagreements."""
+
+    facts: Facts
+    summary: dict
+    disagreements: list[dict]
+
+
+def interpret(document: dict) -> Reading:
+    inventory = _result(document, "inventory") or {}
+    cells, levels, lt_disagreements = recompute.loadtest(_result(document, "loadtest"))
+    bench, bench_disagreements = recompute.bench(_result(document, "bench"))
+    probes = recompute.netprobe(_result(document, "netprobe"))
+    facts = Facts(
+        gpus=inventory.get("gpus") or [],
+        gpu_count=inventory.get("gpu_count") or {},
+        sources=inventory.get("sources") or {},
+        driver=inventory.get("driver") or {},
+        shims=inventory.get("shims"),
+        alloc_probe=inventory.get("alloc_probe") or [],
+        raw_xml_gpus=raw_xml_gpus(document),
+        environment=_result(document, "environment"),
+        bench=bench,
+        cells=cells,
+        levels=levels,
+        netprobe=probes,
+    )
+    summary = {
+        "metric_definitions_version": recompute.METRIC_DEFINITIONS_VERSION,
+        "client_metric_definitions_version": document.get("metric_definitions_version"),
+        "steps": {name: (step or {}).get("status") for name, step in document["steps"].items()},
+        "gpus": [_gpu_line(g) for g in facts.gpus],
+        "gpu_count": facts.gpu_count,
+        "driver": facts.driver,
+        "bench": bench,
+        "cells": cells,
+        "levels": levels,
+        "netprobe": probes,
+        "client_findings": [
+            {k: f.get(k) for k in ("id", "severity", "subject", "message")}
+            for f in document.get("findings") or []
+        ],
+        "artifacts": [
+            {k: a[k] for k in ("name", "media_type", "size", "sha256")}
+            for a in document["artifacts"]
+        ],
+    }
+    disagreements = [d.as_dict() for d in lt_disagreements + bench_disagreements]
+    return Reading(facts=facts, summary=summary, disagreements=disagreements)
+
+
+def _gpu_line(gpu: dict) -> dict:
+    nvml, cuda, pci = gpu.get("nvml") or {}, gpu.get("cuda") or {}, gpu.get("pci") or {}
+    return {
+        "uuid": gpu.get("uuid"),
+        "pci_bus_id": gpu.get("pci_bus_id"),
+        "name": cuda.get("name") or nvml.get("name"),
+        "pci_device_id": pci.get("pci_device_id") or nvml.get("pci_device_id"),
+        "memory_total_mib": nvml.get("memory_total_mib") or cuda.get("memory_total_mib"),
+    }
+
+
+def run_times(document: dict):
+    return parse_datetime(document.get("started_utc") or ""), parse_datetime(
+        document.get("finished_utc") or ""
+    )

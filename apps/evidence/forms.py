@@ -1,0 +1,30 @@
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from apps.evidence.services import DEFAULT_TOKEN_TTL_HOURS, MAX_TOKEN_TTL_HOURS
+
+
+class HarnessTokenForm(forms.Form):
+    offer = forms.ModelChoiceField(
+        queryset=None,
+        required=False,
+        label=_("Offer"),
+        help_text=_("The offer whose machine the harness runs on; its declared spec is checked."),
+    )
+    ttl_hours = forms.IntegerField(
+        label=_("Valid for (hours)"),
+        min_value=1,
+        max_value=MAX_TOKEN_TTL_HOURS,
+        initial=DEFAULT_TOKEN_TTL_HOURS,
+    )
+    label = forms.CharField(label=_("Label"), max_length=200, required=False)
+
+    def __init__(self, *args, offers, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["offer"].queryset = offers
+
+
+class RevokeForm(forms.Form):
+    change_reason = forms.CharField(
+        label=_("Reason for revoking"), max_length=500, initial=_("No longer needed")
+    )

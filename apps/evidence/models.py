@@ -1,0 +1,133 @@
+"""Harness tokens, evidence bundles and their spec verifications (DESIGN §2.7)."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from apps.core.models import TrackedModel
+
+
+class HarnessToken(TrackedModel):
+    """A scoped upload credential for one case (optionally one offer), stored hashed."""
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase", on_delete=models.CASCADE, related_name="harness_tokens"
+    )
+    offer = models.ForeignKey(
+        "offers.Offer",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="harness_tokens",
+        verbose_name=_("offer"),
+    )
+    token_hash = models.CharField(_("token SHA-256"), max_length=64, unique=True, editable=False)
+    prefix = models.CharField(_("prefix"), max_length=16, editable=False)
+    nonce = models.CharField(_("run nonce"), max_length=64, unique=True, editable=False)
+    label = models.CharField(_("label"), max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    expires_at = models.DateTimeField(_("expires at"))
+    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    last_used_at = models.DateTimeField(_("last used at"), null=True, blank=True)
+    history = HistoricalRecords(excluded_fields=["token_hash"])
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("harness token")
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.case})"
+
+    def state(self, now=None) -> str:
+        now = now or timezone.now()
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at <= now:
+            return "expired"
+        return "active"
+
+
+class EvidenceBundle(TrackedModel):
+    """One uploaded bundle: its raw bytes in file storage, digest, and what the server parsed."""
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase", on_delete=models.CASCADE, related_name="evidence_bundles"
+    )
+    offer = models.ForeignKey(
+        "offers.Offer",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="evidence_bundles",
+    )
+    token = models.ForeignKey(
+        HarnessToken, on_delete=models.PROTECT, null=True, related_name="bundles"
+    )
+    sha256 = models.CharField(_("SHA-256"), max_length=64, unique=True)
+    size = models.PositiveBigIntegerField(_("size (bytes)"))
+    storage_name = models.CharField(_("stored as"), max_length=300)
+    format_version = models.CharField(_("format version"), max_length=50)
+    harness_version = models.CharField(_("harness version"), max_length=50, blank=True)
+    bundle_uuid = models.CharField(_("bundle id"), max_length=64, blank=True)
+    run_started_at = models.DateTimeField(_("run started (harness clock)"), null=True, blank=True)
+    run_finished_at = models.DateTimeField(_("run finished (harness clock)"), null=True, blank=True)
+    received_at = models.DateTimeField(_("received (server clock)"))
+    host_id = models.CharField(_("host id"), max_length=80, blank=True)
+    nonce = models.CharField(_("nonce"), max_length=64)
+    summary = models.JSONField(_("server-recomputed summary"), default=dict, blank=True)
+    client_summary_disagreements = models.JSONField(
+        _("client summaries that disagree with the raw data"), default=list, blank=True
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-received_at", "-pk"]
+        verbose_name = _("evidence bundle")
+
+    def __str__(self) -> str:
+        return f"Evidence {self.sha256[:12]} ({self.case})"
+
+
+class Verdict(models.TextChoices):
+    VERIFIED = "verified", _("Verified")
+    FINDINGS = "findings", _("Findings")
+    FAILED = "failed", _("Failed")
+    INSUFFICIENT = "insufficient", _("Insufficient evidence")
+
+
+class SpecVerification(TrackedModel):
+    """The checks of one bundle against the declared spec, the datasheet and the SLOs."""
+
+    bundle = models.OneToOneField(
+        EvidenceBundle, on_delete=models.CASCADE, related_name="verification"
+    )
+    offer = models.ForeignKey(
+        "offers.Offer",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="spec_verifications",
+    )
+    verdict = models.CharField(_("verdict"), max_length=20, choices=Verdict.choices)
+    checks = models.JSONField(_("checks"), default=list, blank=True)
+    headline = models.JSONField(_("verified numbers"), default=dict, blank=True)
+    rules_version = models.CharField(_("rules version"), max_length=50)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = _("spec verification")
+
+    def __str__(self) -> str:
+        return f"{self.get_verdict_display()} — {self.bundle}"

@@ -1,0 +1,245 @@
+"""Recompute every summary from the bundle's raw events, with the server's own code.
+
+The definitions are the pinned ``diligence-metrics/1`` ones (harness README
+"Metrics", harness-anchors §2.2–§2.4): the client's summaries are advisory,
+so the server derives its numbers from per-request timestamps and
+per-iteration timings, then lists every client figure that disagrees.
+"""
+
+import math
+import statistics
+from dataclasses import dataclass
+
+METRIC_DEFINITIONS_VERSION = "diligence-metrics/1"
+PERCENTILES = (50, 90, 95, 99)
+# harness-anchors §2.3: MLPerf early stopping, the least n for a defensible percentile.
+MIN_SAMPLES = {50: 11, 90: 64, 95: 130, 99: 662}
+# Floats recomputed in a different order differ in the last bits, nothing more.
+REL_TOLERANCE = 1e-6
+ABS_TOLERANCE = 1e-6
+
+
+def percentile(sorted_values: list[float], pct: float) -> float:
+    """numpy.percentile 'linear' (type 7): rank h = (n − 1)·p, interpolated."""
+    rank = (len(sorted_values) - 1) * pct / 100.0
+    low = math.floor(rank)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (rank - low) * (sorted_values[high] - sorted_values[low])
+
+
+def describe(values) -> dict:
+    ordered = sorted(v for v in values if v is not None)
+    n = len(ordered)
+    result: dict = {"n": n}
+    if not n:
+        return result
+    result["mean"] = math.fsum(ordered) / n
+    result["min"], result["max"] = ordered[0], ordered[-1]
+    for pct in PERCENTILES:
+        result[f"p{pct}"] = percentile(ordered, pct)
+    result["insufficient"] = [f"p{p}" for p in PERCENTILES if n < MIN_SAMPLES[p]]
+    return result
+
+
+def spread(values: list[float]) -> dict:
+    """Mean, sample standard deviation and coefficient of variation across rounds."""
+    clean = [v for v in values if v is not None]
+    if not clean:
+        return {"n": 0}
+    mean = math.fsum(clean) / len(clean)
+    std = statistics.stdev(clean) if len(clean) > 1 else 0.0
+    return {"n": len(clean), "mean": mean, "std": std, "cv": std / mean if mean else None}
+
+
+def _ms(later, earlier):
+    if later is None or earlier is None:
+        return None
+    return (later - earlier) / 1e6
+
+
+def request_metrics(record: dict) -> dict:
+    """Per-request metrics of harness-anchors §2.2 from one raw request record."""
+    send, first, last = record.get("t_send_ns"), record.get("t_first_ns"), record.get("t_last_ns")
+    osl = record.get("osl")
+    tpot = None
+    if first is not None and last is not None and osl is not None and osl >= 2:
+        tpot = (last - first) / 1e6 / (osl - 1)
+    content_times = [c[0] for c in record.get("chunks") or [] if c[1] or c[2]]
+    return {
+        "ttft_ms": _ms(first, send),
+        "e2e_ms": _ms(last, send),
+        "tpot_ms": tpot,
+        "icl_ms": [(b - a) / 1e6 for a, b in zip(content_times, content_times[1:])],
+    }
+
+
+def cell_summary(requests: list[dict]) -> dict:
+    """Per-cell aggregates (harness-anchors §2.3): errors count in every rate's denominator."""
+    ok = [r for r in requests if r.get("error") is None]
+    per_ok = [request_metrics(r) for r in ok]
+    sends = [r["t_send_ns"] for r in requests if r.get("t_send_ns") is not None]
+    lasts = [r["t_last_ns"] for r in ok if r.get("t_last_ns") is not None]
+    duration = (max(lasts) - min(sends)) / 1e9 if sends and lasts else None
+    e2e_all = [m["e2e_ms"] for m in map(request_metrics, requests) if m["e2e_ms"] is not None]
+    output_tokens = sum(r.get("osl") or 0 for r in ok)
+    n, errors = len(requests), len(requests) - len(ok)
+    return {
+        "n": n,
+        "completed": len(ok),
+        "errors": errors,
+        "error_rate": errors / n if n else None,
+        "duration_s": duration,
+        "output_tok_s": output_tokens / duration if duration else None,
+        "req_s": len(ok) / duration if duration else None,
+        "effective_concurrency": math.fsum(e2e_all) / 1e3 / duration if duration else None,
+        "ttft_ms": describe(m["ttft_ms"] for m in per_ok),
+        "tpot_ms": describe(m["tpot_ms"] for m in per_ok),
+        "e2e_ms": describe(m["e2e_ms"] for m in per_ok),
+        "icl_ms": describe(gap for m in per_ok for gap in m["icl_ms"]),
+    }
+
+
+SCALARS = ("n", "completed", "errors", "error_rate", "duration_s", "output_tok_s", "req_s")
+SCALARS += ("effective_concurrency",)
+DISTRIBUTIONS = ("ttft_ms", "tpot_ms", "e2e_ms", "icl_ms")
+STATS = ("n", "mean", "p50", "p90", "p95", "p99")
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    where: str
+    metric: str
+    client: object
+    server: object
+
+    def as_dict(self) -> dict:
+        return {
+            "where": self.where,
+            "metric": self.metric,
+            "client": self.client,
+            "server": self.server,
+        }
+
+
+def _differs(client, server) -> bool:
+    if client is None or server is None:
+        return (client is None) != (server is None)
+    if isinstance(client, bool) or not isinstance(client, (int, float)):
+        return True
+    return not math.isclose(client, server, rel_tol=REL_TOLERANCE, abs_tol=ABS_TOLERANCE)
+
+
+def compare_cell(where: str, client: dict, server: dict) -> list[Disagreement]:
+    found = []
+    for name in SCALARS:
+        if name in client and _differs(client[name], server[name]):
+            found.append(Disagreement(where, name, client[name], server[name]))
+    for name in DISTRIBUTIONS:
+        theirs, ours = client.get(name) or {}, server[name]
+        for stat in STATS:
+            if stat in theirs and _differs(theirs[stat], ours.get(stat)):
+                found.append(Disagreement(where, f"{name}.{stat}", theirs[stat], ours.get(stat)))
+    return found
+
+
+def cell_key(cell: dict) -> str:
+    return f"{cell['api']}/r{cell['round']}/c{cell['concurrency']}/{cell['prompt_set']}"
+
+
+def loadtest(result: dict | None) -> tuple[list[dict], list[dict], list[Disagreement]]:
+    """Recomputed cells, ladder levels (every round and prompt set of one concurrency
+    pooled) and the client's disagreements."""
+    cells, disagreements, pooled = [], [], {}
+    for cell in (result or {}).get("cells") or []:
+        requests = cell.get("requests") or []
+        ours = cell_summary(requests)
+        disagreements += compare_cell(cell_key(cell), cell.get("summary") or {}, ours)
+        cells.append(
+            {
+                "key": cell_key(cell),
+                "api": cell["api"],
+                "round": cell["round"],
+                "concurrency": cell["concurrency"],
+                "prompt_set": cell["prompt_set"],
+                **ours,
+            }
+        )
+        pooled.setdefault(cell["concurrency"], []).extend(requests)
+    levels = []
+    for concurrency, requests in sorted(pooled.items()):
+        summary = cell_summary(requests)
+        mine = [c for c in cells if c["concurrency"] == concurrency]
+        by_round: dict = {}
+        for c in mine:
+            by_round.setdefault(c["round"], []).append(c["output_tok_s"])
+        per_round = [math.fsum(v for v in vs if v) / len(vs) for vs in by_round.values()]
+        levels.append(
+            {
+                "concurrency": concurrency,
+                "n": summary["n"],
+                "errors": summary["errors"],
+                "error_rate": summary["error_rate"],
+                "ttft_ms": summary["ttft_ms"],
+                "tpot_ms": summary["tpot_ms"],
+                "output_tok_s": spread(per_round),
+                "effective_concurrency": [c["effective_concurrency"] for c in mine],
+            }
+        )
+    return cells, levels, disagreements
+
+
+def matmul_tflops(record: dict) -> dict:
+    """2·m·n·k per iteration over each iteration's time (harness-anchors §2.4)."""
+    flop = record.get("flop_per_iter") or 2 * record["m"] * record["n"] * record["k"]
+    rates = sorted(flop / ns / 1e3 for ns in record.get("iter_ns") or [] if ns)
+    if not rates:
+        return {}
+    return {"median": percentile(rates, 50), "max": rates[-1], "min": rates[0]}
+
+
+def bandwidth_gbps(record: dict) -> dict:
+    """Bytes moved per iteration over its time, decimal GB/s; best and median."""
+    moved = record["bytes_per_iter"]
+    rates = sorted(moved / ns for ns in record.get("iter_ns") or [] if ns)
+    if not rates:
+        return {}
+    return {"median": percentile(rates, 50), "best": rates[-1]}
+
+
+def bench(result: dict | None) -> tuple[dict, list[Disagreement]]:
+    if not result:
+        return {}, []
+    disagreements, matmul, memory = [], [], []
+    for record in result.get("matmul") or []:
+        ours = matmul_tflops(record)
+        where = f"matmul/{record['device']}/{record['dtype']}/{record['regime']}/r{record['round']}"
+        for stat, value in ours.items():
+            theirs = (record.get("tflops") or {}).get(stat)
+            if _differs(theirs, value):
+                disagreements.append(Disagreement(where, f"tflops.{stat}", theirs, value))
+        matmul.append({k: record.get(k) for k in ("device", "dtype", "regime", "round")} | ours)
+    for record in result.get("memory_bw") or []:
+        ours = bandwidth_gbps(record)
+        where = f"memory_bw/{record['device']}/{record['kernel']}/r{record['round']}"
+        for stat, value in ours.items():
+            theirs = (record.get("GBps") or {}).get(stat)
+            if _differs(theirs, value):
+                disagreements.append(Disagreement(where, f"GBps.{stat}", theirs, value))
+        memory.append({k: record.get(k) for k in ("device", "kernel", "round")} | ours)
+    summary = {"backend": result.get("backend"), "matmul": matmul, "memory_bw": memory}
+    return summary, disagreements
+
+
+def netprobe(result: dict | None) -> list[dict]:
+    probes = []
+    for probe in (result or {}).get("probes") or []:
+        raw = probe.get("rtt_ms_raw") or []
+        count = probe.get("count") or 0
+        probes.append(
+            {
+                "host": f"{probe.get('host')}:{probe.get('port')}",
+                "rtt_ms": describe(raw),
+                "loss": (count - len(raw)) / count if count else None,
+            }
+        )
+    return probes

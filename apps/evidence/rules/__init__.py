@@ -1,0 +1,99 @@
+"""Verification rules: plain functions on plain data, each returning one or more checks.
+
+A check is pass / warn / fail / not measured, with the measured value, the
+expected value, the tolerance and the source of the rule. ``verify`` runs
+every group and ``verdict`` turns the checks into the offer's verdict.
+"""
+
+from dataclasses import asdict, dataclass, field
+
+RULES_VERSION = "evidence-rules/1"
+
+PASS, WARN, FAIL, NOT_MEASURED = "pass", "warn", "fail", "not_measured"
+
+# Without these the evidence cannot say the hardware is what was sold.
+ESSENTIAL = ("identity.device_count", "identity.sku", "identity.memory", "performance.matmul")
+
+
+@dataclass
+class Check:
+    key: str
+    group: str
+    title: str
+    status: str
+    measured: object = None
+    expected: object = None
+    tolerance: str = ""
+    source: str = ""
+    detail: str = ""
+    causes: list = field(default_factory=list)
+    next_steps: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Facts:
+    """What the server read from one bundle, already recomputed from the raw data."""
+
+    gpus: list = field(default_factory=list)
+    gpu_count: dict = field(default_factory=dict)
+    sources: dict = field(default_factory=dict)
+    driver: dict = field(default_factory=dict)
+    shims: dict | None = None
+    alloc_probe: list = field(default_factory=list)
+    raw_xml_gpus: list | None = None
+    environment: dict | None = None
+    bench: dict = field(default_factory=dict)
+    cells: list = field(default_factory=list)
+    levels: list = field(default_factory=list)
+    netprobe: list = field(default_factory=list)
+
+
+@dataclass
+class Context:
+    """What the bundle is checked against: the offer's declared spec, SLOs, latency budget."""
+
+    declared: dict = field(default_factory=dict)
+    slo: dict = field(default_factory=dict)
+    latency_target_ms: float | None = None
+    matmul_bands: dict = field(default_factory=dict)
+    environment_requirements: dict = field(default_factory=dict)
+
+
+def verify(facts: Facts, context: Context) -> list[Check]:
+    from apps.evidence.rules import identity, network, performance, service, versions
+    from apps.evidence.troubleshooting import annotate
+
+    checks = (
+        identity.checks(facts, context)
+        + versions.checks(facts, context)
+        + performance.checks(facts, context)
+        + service.checks(facts, context)
+        + network.checks(facts, context)
+    )
+    return [annotate(check) for check in checks]
+
+
+def verdict(checks: list[Check]) -> str:
+    """failed if any check fails; insufficient if an essential one was not measured;
+    findings if any warns; verified otherwise."""
+    statuses = [c.status for c in checks]
+    if FAIL in statuses:
+        return "failed"
+    for key in ESSENTIAL:
+        mine = [c for c in checks if c.key == key or c.key.startswith(key + ".")]
+        if not mine or all(c.status == NOT_MEASURED for c in mine):
+            return "insufficient"
+    if WARN in statuses:
+        return "findings"
+    return "verified"
+
+
+def fmt(value, unit: str = "", digits: int = 1) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        value = f"{value:,.{digits}f}"
+    return f"{value} {unit}".strip()

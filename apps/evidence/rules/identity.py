@@ -1,0 +1,320 @@
+"""Identity: is the hardware what was sold? (seed 004 §2, harness-anchors §3.3, §6 idea 1–3)."""
+
+from apps.evidence import datasheet
+from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
+
+SEED_004_2 = "seed 004 §2: cross-check the device query against the runtime; the runtime wins"
+ANCHORS_33 = "harness-anchors §3.3 cross-source consistency checks"
+DECLARED_MEMORY_FAIL = 0.15
+
+
+def checks(facts: Facts, context: Context) -> list[Check]:
+    return [
+        check_device_count(facts, context),
+        check_sku(facts, context),
+        check_memory(facts, context),
+        check_alloc_probe(facts),
+        check_sources_agree(facts),
+        check_interposer(facts),
+    ]
+
+
+def _record(gpu: dict) -> dict:
+    """What one GPU claims to be: NVML first, then what the runtime and PCI add."""
+    nvml, cuda, pci = gpu.get("nvml") or {}, gpu.get("cuda") or {}, gpu.get("pci") or {}
+    return {
+        "subject": gpu.get("uuid") or gpu.get("pci_bus_id") or "?",
+        "name": cuda.get("name") or nvml.get("name") or pci.get("name"),
+        "pci_device_id": pci.get("pci_device_id") or nvml.get("pci_device_id"),
+        "memory_mib": cuda.get("memory_total_mib") or nvml.get("memory_total_mib"),
+        "nvml_memory_mib": nvml.get("memory_total_mib"),
+        "ecc": nvml.get("ecc_mode_current"),
+        "mig": nvml.get("mig_mode_current") == "Enabled",
+    }
+
+
+def measured_count(facts: Facts) -> int | None:
+    """The runtime's count when it ran (seed 004 §2), else NVML's, else PCI's."""
+    counts, sources = facts.gpu_count or {}, facts.sources or {}
+    for source, status_key in (("cuda", "cuda_runtime"), ("nvml", "nvml"), ("pci", "pci")):
+        if (sources.get(status_key) or {}).get("status") == "ok" and counts.get(source):
+            return counts[source]
+    if any(v is not None for v in counts.values()):
+        return max(v or 0 for v in counts.values())
+    return None
+
+
+def expected_per_node(declared: dict) -> int | None:
+    if declared.get("cards_per_node"):
+        return int(declared["cards_per_node"])
+    count = declared.get("accelerator_count")
+    # A harness run sees one node; a total above one node's worth says nothing per node.
+    return int(count) if count and int(count) <= 8 else None
+
+
+def check_device_count(facts: Facts, context: Context) -> Check:
+    measured, expected = measured_count(facts), expected_per_node(context.declared)
+    check = Check(
+        "identity.device_count",
+        "identity",
+        "Device count on the node",
+        NOT_MEASURED,
+        measured=measured,
+        expected=expected,
+        tolerance="exact",
+        source=SEED_004_2,
+    )
+    if measured is None:
+        check.detail = "The bundle has no inventory."
+        return check
+    if expected is None:
+        check.status = WARN if measured else FAIL
+        check.detail = "The offer does not declare cards per node; compare by hand."
+        return check
+    check.status = PASS if measured == expected else FAIL
+    if measured != expected:
+        check.detail = f"{measured} GPU(s) seen, {expected} declared per node."
+    return check
+
+
+def check_sku(facts: Facts, context: Context) -> Check:
+    """SKU from the PCI id against the name string and the declared model."""
+    declared_text = context.declared.get("accelerator_model")
+    declared = datasheet.by_name(declared_text)
+    check = Check(
+        "identity.sku",
+        "identity",
+        "Accelerator model (PCI id, name, declared)",
+        NOT_MEASURED,
+        expected=declared.name if declared else declared_text,
+        tolerance="same SKU from PCI id, name and declaration",
+        source=f"{ANCHORS_33}; SKU table in apps/evidence/datasheet.py",
+    )
+    records = [_record(g) for g in facts.gpus]
+    if not records:
+        check.detail = "No GPU in the inventory."
+        if measured_count(facts) == 0:
+            check.status, check.measured = FAIL, "no GPU"
+        return check
+    problems, seen = [], []
+    for record in records:
+        by_pci = datasheet.by_pci_id(record["pci_device_id"])
+        by_name = datasheet.by_name(record["name"])
+        seen.append(f"{record['name']} [{record['pci_device_id'] or 'no PCI id'}]")
+        if by_pci and by_name and by_pci.key != by_name.key:
+            problems.append(
+                f"{record['subject']}: the name says {by_name.name} but PCI id "
+                f"{record['pci_device_id']} is {by_pci.name} (spoofed or look-alike)"
+            )
+        actual = by_pci or by_name
+        if declared and actual and actual.key != declared.key:
+            problems.append(
+                f"{record['subject']}: {actual.name} is not the declared {declared.name}"
+            )
+        if declared and actual is None:
+            problems.append(f"{record['subject']}: {record['name']} is not the declared model")
+    check.measured = "; ".join(sorted(set(seen)))
+    if problems:
+        check.status, check.detail = FAIL, " ".join(problems)
+    elif declared is None:
+        check.status = WARN
+        check.detail = "The declared model is not in the datasheet table; compare by hand."
+    elif not all(datasheet.by_pci_id(r["pci_device_id"]) for r in records):
+        check.status = WARN
+        check.detail = "No PCI id to confirm the name (names can be rewritten in user space)."
+    else:
+        check.status = PASS
+    return check
+
+
+def check_memory(facts: Facts, context: Context) -> Check:
+    check = Check(
+        "identity.memory",
+        "identity",
+        "Memory per card against the datasheet and the declaration",
+        NOT_MEASURED,
+        tolerance=f"±{datasheet.MEMORY_TOLERANCE:.1%} of the driver-reported MiB",
+        source="harness-anchors §4.3 memory band; §3.3 ECC and GB/GiB pitfalls",
+    )
+    records = [r for r in map(_record, facts.gpus) if r["nvml_memory_mib"] or r["memory_mib"]]
+    if not records:
+        return check
+    problems, warnings, expected_values = [], [], set()
+    declared_gib = context.declared.get("memory_per_card_gib")
+    declared_sku = datasheet.by_name(context.declared.get("accelerator_model"))
+    for record in records:
+        mib = record["nvml_memory_mib"] or record["memory_mib"]
+        if record["mig"]:
+            warnings.append(f"{record['subject']}: MIG is on; a process sees one instance")
+        # The memory must fit every identity claimed: the PCI id's, the name's, the offer's.
+        claimed = {
+            s.key: s
+            for s in (
+                datasheet.by_pci_id(record["pci_device_id"]),
+                datasheet.by_name(record["name"]),
+                declared_sku,
+            )
+            if s is not None
+        }
+        for sku in claimed.values():
+            expected, fact = datasheet.expected_memory_mib(
+                sku, ecc_enabled=record["ecc"] != "Disabled"
+            )
+            if expected is not None:
+                expected_values.add(f"{sku.name}: {expected} MiB ({fact.citation})")
+                if abs(mib - expected) > expected * datasheet.MEMORY_TOLERANCE:
+                    problems.append(
+                        f"{record['subject']}: {mib} MiB, but {sku.name} reports {expected}"
+                    )
+            else:
+                marketed = sku.marketed_memory_gb.value * 1024
+                expected_values.add(f"{sku.name}: ≈{marketed} MiB (marketed, GB read as GiB)")
+                if abs(mib - marketed) > marketed * datasheet.MARKETED_MEMORY_TOLERANCE:
+                    warnings.append(f"{record['subject']}: {mib} MiB against ≈{marketed} marketed")
+        if declared_gib:
+            declared_mib = float(declared_gib) * 1024
+            off = abs(mib - declared_mib) / declared_mib
+            # Written specs round and ECC hides ≈6 % on GDDR parts: a small gap is a finding,
+            # a large one (a different card) a failure.
+            line = f"{record['subject']}: {mib} MiB, {declared_gib} GiB declared"
+            if off > DECLARED_MEMORY_FAIL:
+                problems.append(line)
+            elif off > datasheet.MARKETED_MEMORY_TOLERANCE:
+                warnings.append(line)
+    check.measured = ", ".join(
+        sorted({f"{r['nvml_memory_mib'] or r['memory_mib']} MiB" for r in records})
+    )
+    check.expected = "; ".join(sorted(expected_values)) or (
+        f"{declared_gib} GiB declared" if declared_gib else None
+    )
+    if problems:
+        check.status, check.detail = FAIL, " ".join(problems + warnings)
+    elif warnings:
+        check.status, check.detail = WARN, " ".join(warnings)
+    elif expected_values:
+        check.status = PASS
+    return check
+
+
+def check_alloc_probe(facts: Facts) -> Check:
+    check = Check(
+        "identity.alloc_probe",
+        "identity",
+        "Allocate-and-touch probe",
+        NOT_MEASURED,
+        expected="every probe writes and reads back its pattern",
+        tolerance="0 mismatched elements",
+        source="harness-anchors §6 idea 3",
+    )
+    ran = [p for p in facts.alloc_probe if "ok" in p]
+    skipped = [p.get("skipped") for p in facts.alloc_probe if "skipped" in p]
+    if not ran:
+        check.detail = "; ".join(s for s in skipped if s) or "No probe in the bundle."
+        return check
+    failed = [p for p in ran if not p["ok"]]
+    touched = sum(p.get("touched_bytes") or 0 for p in ran)
+    check.measured = (
+        f"{len(ran) - len(failed)}/{len(ran)} passed, {touched / 2**30:.1f} GiB touched"
+    )
+    check.status = FAIL if failed else PASS
+    if failed:
+        check.detail = "; ".join(
+            f"{p.get('device')}: {p.get('error') or 'mismatch'}" for p in failed
+        )
+    return check
+
+
+def _raw_xml_disagreements(facts: Facts) -> list[str]:
+    """The parsed NVML records must say what the raw nvidia-smi XML artifact says."""
+    if facts.raw_xml_gpus is None:
+        return []
+    problems = []
+    parsed = {(g.get("nvml") or {}).get("pci_bus_id"): g.get("nvml") or {} for g in facts.gpus}
+    for raw in facts.raw_xml_gpus:
+        record = parsed.get(raw["pci_bus_id"])
+        if record is None:
+            problems.append(f"{raw['pci_bus_id']} is in the raw XML but not in the inventory")
+            continue
+        for name in ("name", "pci_device_id", "memory_total_mib"):
+            if raw.get(name) is not None and record.get(name) != raw[name]:
+                problems.append(
+                    f"{raw['pci_bus_id']}: inventory {name} {record.get(name)!r}, "
+                    f"raw XML {raw[name]!r}"
+                )
+    return problems
+
+
+def check_sources_agree(facts: Facts) -> Check:
+    """NVML, the runtime and PCI config space agree; the parsed inventory matches the raw XML."""
+    check = Check(
+        "identity.sources_agree",
+        "identity",
+        "NVML, runtime and sysfs agree",
+        NOT_MEASURED,
+        expected="same count, names, PCI ids and memory from every source",
+        tolerance="exact; runtime memory within the driver's reservation",
+        source=ANCHORS_33,
+    )
+    counts = {
+        s: n
+        for s, n in (facts.gpu_count or {}).items()
+        if (facts.sources.get({"cuda": "cuda_runtime"}.get(s, s)) or {}).get("status") == "ok"
+    }
+    check.measured = ", ".join(f"{s}: {n}" for s, n in sorted(counts.items())) or None
+    problems = []
+    if len(counts) >= 2 and len(set(counts.values())) > 1:
+        problems.append(f"sources count different GPUs ({check.measured})")
+    for gpu in facts.gpus:
+        nvml, cuda, pci = gpu.get("nvml") or {}, gpu.get("cuda") or {}, gpu.get("pci") or {}
+        subject = gpu.get("uuid") or gpu.get("pci_bus_id")
+        if nvml.get("name") and cuda.get("name") and nvml["name"] != cuda["name"]:
+            problems.append(f"{subject}: NVML {nvml['name']!r}, runtime {cuda['name']!r}")
+        for name in ("pci_device_id", "pci_subsystem_device_id"):
+            if nvml.get(name) and pci.get(name) and nvml[name] != pci[name]:
+                problems.append(f"{subject}: NVML {name} {nvml[name]}, PCI {pci[name]}")
+        low_high = _runtime_memory_window(nvml)
+        if low_high and cuda.get("memory_total_mib"):
+            low, high = low_high
+            if not low <= cuda["memory_total_mib"] <= high:
+                problems.append(
+                    f"{subject}: runtime sees {cuda['memory_total_mib']} MiB, "
+                    f"NVML {nvml['memory_total_mib']} MiB"
+                )
+    problems += _raw_xml_disagreements(facts)
+    if problems:
+        check.status, check.detail = FAIL, "; ".join(problems)
+    elif len(counts) >= 2 or facts.raw_xml_gpus:
+        check.status = PASS
+    else:
+        check.detail = "Only one source ran; nothing to compare."
+    return check
+
+
+def _runtime_memory_window(nvml: dict) -> tuple[float, float] | None:
+    if not nvml.get("memory_total_mib"):
+        return None
+    total, reserved = nvml["memory_total_mib"], nvml.get("memory_reserved_mib") or 0
+    return (total - reserved) * 0.97, total * (1 + datasheet.MEMORY_TOLERANCE)
+
+
+def check_interposer(facts: Facts) -> Check:
+    check = Check(
+        "identity.interposer",
+        "identity",
+        "No user-space interposer (LD_PRELOAD, ld.so.preload)",
+        NOT_MEASURED,
+        expected="LD_PRELOAD empty, /etc/ld.so.preload empty",
+        tolerance="none allowed",
+        source="harness-anchors §0 item 4, §6 idea 1 (HAMi-core/softmig rewrites NVML)",
+    )
+    shims = facts.shims
+    if not shims:
+        return check
+    found = []
+    if shims.get("ld_preload_env"):
+        found.append(f"LD_PRELOAD={shims['ld_preload_env']}")
+    if ((shims.get("ld_so_preload") or {}).get("content") or "").strip():
+        found.append("/etc/ld.so.preload is not empty")
+    check.measured = "; ".join(found) or "none"
+    check.status = FAIL if found else PASS
+    return check

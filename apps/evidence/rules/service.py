@@ -1,0 +1,176 @@
+"""Service: each ladder level against the case's SLOs, only where the sample is large enough.
+
+Seed 004 §2 step 6 sets the pass line (P95 TTFT < 1.5 s, error rate < 0.5 %,
+peak memory < 90 %; the case may set its own); harness-anchors §2.3 sets
+the least sample for each percentile (P95 needs n ≥ 130).
+"""
+
+from apps.evidence.recompute import MIN_SAMPLES
+from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
+
+SLO_SOURCE = "seed 004 §2 step 6 (P95 TTFT, error rate, peak memory) and the case's SLOs"
+SAMPLE_SOURCE = "harness-anchors §2.3 (MLPerf early stopping: P95 needs n ≥ 130)"
+CV_LIMIT = 0.10
+CLIENT_LIMITED = 0.9  # effective concurrency below 90 % of the target: the client limited it
+
+
+def checks(facts: Facts, context: Context) -> list[Check]:
+    if not facts.levels:
+        return [
+            Check(
+                "service.ladder",
+                "service",
+                "Load test against the SLOs",
+                NOT_MEASURED,
+                detail="No load test in the bundle.",
+                source=SLO_SOURCE,
+            )
+        ]
+    found = []
+    for level in facts.levels:
+        found += [check_ttft(level, context), check_error_rate(level, context)]
+    found += [
+        check_peak_memory(context),
+        check_highest_concurrency(facts.levels, context),
+        check_round_spread(facts.levels),
+        check_client_limited(facts.levels),
+    ]
+    return found
+
+
+def ttft_holds(level: dict, context: Context) -> bool | None:
+    """None when the sample is too small for P95; else whether P95 TTFT is under the SLO."""
+    ttft = level["ttft_ms"]
+    if ttft.get("n", 0) < MIN_SAMPLES[95]:
+        return None
+    return ttft["p95"] < float(context.slo["p95_ttft_ms"])
+
+
+def error_rate_holds(level: dict, context: Context) -> bool:
+    return (level["error_rate"] or 0) * 100 < float(context.slo["error_rate_pct"])
+
+
+def check_ttft(level: dict, context: Context) -> Check:
+    c = level["concurrency"]
+    ttft = level["ttft_ms"]
+    check = Check(
+        f"service.ttft_p95.c{c}",
+        "service",
+        f"P95 time to first token at concurrency {c}",
+        NOT_MEASURED,
+        expected=f"< {context.slo['p95_ttft_ms']} ms",
+        tolerance=f"only with n ≥ {MIN_SAMPLES[95]}",
+        source=f"{SLO_SOURCE}; {SAMPLE_SOURCE}",
+    )
+    holds = ttft_holds(level, context)
+    if holds is None:
+        p50 = f"; P50 {ttft['p50']:,.0f} ms" if ttft.get("p50") is not None else ""
+        check.measured = f"n = {ttft.get('n', 0)}{p50}"
+        check.detail = f"Insufficient samples for P95 (n = {ttft.get('n', 0)} < 130)."
+        return check
+    check.measured = f"{ttft['p95']:,.0f} ms (n = {ttft['n']})"
+    check.status = PASS if holds else FAIL
+    return check
+
+
+def check_error_rate(level: dict, context: Context) -> Check:
+    c = level["concurrency"]
+    rate = level["error_rate"]
+    check = Check(
+        f"service.error_rate.c{c}",
+        "service",
+        f"Error rate at concurrency {c}",
+        NOT_MEASURED,
+        expected=f"< {context.slo['error_rate_pct']} %",
+        tolerance="errors include non-2xx, timeouts, truncated streams",
+        source=SLO_SOURCE + "; harness-anchors §2.3 error definition",
+    )
+    if rate is None:
+        return check
+    check.measured = f"{rate * 100:.2f} % ({level['errors']} of {level['n']})"
+    check.status = PASS if error_rate_holds(level, context) else FAIL
+    return check
+
+
+def check_peak_memory(context: Context) -> Check:
+    return Check(
+        "service.peak_memory",
+        "service",
+        "Peak device memory under load",
+        NOT_MEASURED,
+        expected=f"< {context.slo['peak_memory_pct']} % of device memory",
+        source=SLO_SOURCE,
+        detail="The bundle's load test does not sample device memory used.",
+    )
+
+
+def check_highest_concurrency(levels: list[dict], context: Context) -> Check:
+    check = Check(
+        "service.max_concurrency",
+        "service",
+        "Highest concurrency at which the SLOs hold",
+        NOT_MEASURED,
+        expected="at least one measured level within the SLOs",
+        tolerance=f"levels with P95 samples (n ≥ {MIN_SAMPLES[95]}) only",
+        source="harness-anchors §6 idea 12 (goodput knee against the SLOs)",
+    )
+    graded = [
+        (level["concurrency"], ttft_holds(level, context) and error_rate_holds(level, context))
+        for level in levels
+        if ttft_holds(level, context) is not None
+    ]
+    if not graded:
+        check.detail = "No level had enough requests for P95."
+        return check
+    holding = [c for c, ok in graded if ok]
+    check.measured = max(holding) if holding else "none"
+    check.status = PASS if holding else FAIL
+    return check
+
+
+def check_round_spread(levels: list[dict]) -> Check:
+    check = Check(
+        "service.round_cv",
+        "service",
+        "Round-to-round spread of output tokens/s",
+        NOT_MEASURED,
+        expected=f"coefficient of variation ≤ {CV_LIMIT:.0%}",
+        tolerance="a finding above 10 % (noisy neighbour or throttling)",
+        source="DESIGN §2.7; seed 004 §2 (three rounds)",
+    )
+    cvs = {
+        level["concurrency"]: level["output_tok_s"]["cv"]
+        for level in levels
+        if level["output_tok_s"].get("n", 0) > 1 and level["output_tok_s"].get("cv") is not None
+    }
+    if not cvs:
+        return check
+    worst = max(cvs, key=cvs.get)
+    check.measured = f"worst CV {cvs[worst]:.1%} at concurrency {worst}"
+    check.status = WARN if cvs[worst] > CV_LIMIT else PASS
+    return check
+
+
+def check_client_limited(levels: list[dict]) -> Check:
+    check = Check(
+        "service.client_limited",
+        "service",
+        "The load generator held the target concurrency",
+        NOT_MEASURED,
+        expected=f"effective concurrency ≥ {CLIENT_LIMITED:.0%} of the target",
+        source="harness-anchors §2.3 effective_concurrency (SGLang 'concurrency')",
+    )
+    short = []
+    measured = False
+    for level in levels:
+        for effective in level["effective_concurrency"]:
+            if effective is None:
+                continue
+            measured = True
+            if effective < CLIENT_LIMITED * level["concurrency"]:
+                short.append(f"c{level['concurrency']}: {effective:.2f}")
+    if not measured:
+        return check
+    check.measured = ", ".join(short) if short else "held at every level"
+    check.status = WARN if short else PASS
+    return check

@@ -1,0 +1,165 @@
+"""Versions and environment: driver and CUDA as declared; shm, ulimits, clock sync.
+
+Seed 000 §4 step 6: drivers, runtimes, shared memory, file handles, locked
+memory and time sync must be declared and checked, not left at defaults —
+"runs locally, hangs remotely" most often comes from too little shared memory.
+"""
+
+from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
+
+SEED_000_ENV = "seed 000 §4 step 6 (environment items to verify)"
+SEED_004_SPEC = "seed 004 §2 (written spec: driver and runtime versions)"
+
+# Defaults for what a case requires of the environment; settings.EVIDENCE_ENVIRONMENT
+# overrides them. 64 MiB is Docker's default /dev/shm, the classic trap.
+DEFAULT_ENVIRONMENT = {
+    "shm_min_bytes": 1 << 30,
+    "open_files_min": 65536,
+    "clock_sync_required": True,
+}
+RDMA_NETWORKS = {"infiniband", "roce"}
+
+
+def checks(facts: Facts, context: Context) -> list[Check]:
+    required = DEFAULT_ENVIRONMENT | (context.environment_requirements or {})
+    env = facts.environment
+    return [
+        check_driver(facts, context),
+        check_cuda(facts, context),
+        check_shm(env, required),
+        check_ulimits(env, required, context),
+        check_clock_sync(env, required),
+    ]
+
+
+def _parts(version: str) -> list[str]:
+    return [p for p in version.replace("-", ".").split(".") if p]
+
+
+def compare_versions(measured: str | None, declared: str | None) -> str:
+    """pass when the measured version is the declared one (or refines it), warn on the same
+    major version, fail otherwise."""
+    if not declared:
+        return NOT_MEASURED
+    if not measured:
+        return NOT_MEASURED
+    m, d = _parts(measured.strip()), _parts(declared.strip())
+    if m[: len(d)] == d:
+        return PASS
+    if m[:1] == d[:1]:
+        return WARN
+    return FAIL
+
+
+def check_driver(facts: Facts, context: Context) -> Check:
+    declared = context.declared.get("driver_version")
+    measured = (facts.driver or {}).get("driver_version")
+    check = Check(
+        "versions.driver",
+        "versions",
+        "Driver version as declared",
+        compare_versions(measured, declared),
+        measured=measured,
+        expected=declared or None,
+        tolerance="same version; same major is a warning",
+        source=SEED_004_SPEC,
+    )
+    if not declared:
+        check.detail = "The offer declares no driver version."
+    return check
+
+
+def check_cuda(facts: Facts, context: Context) -> Check:
+    """nvidia-smi's CUDA version is the highest the driver supports; the runtime's is what
+    software uses (harness-anchors §3.3 "driver vs runtime")."""
+    declared = context.declared.get("cuda_version")
+    driver_cuda = (facts.driver or {}).get("cuda_driver_version")
+    software = (facts.environment or {}).get("software") or {}
+    runtime = software.get("cuda_runtime") or software.get("torch_cuda")
+    measured = runtime or driver_cuda
+    status = compare_versions(measured, declared)
+    check = Check(
+        "versions.cuda",
+        "versions",
+        "CUDA version as declared",
+        status,
+        measured=f"runtime {runtime or '—'}, driver supports {driver_cuda or '—'}",
+        expected=declared or None,
+        tolerance="same version; same major is a warning",
+        source=SEED_004_SPEC + "; harness-anchors §3.3",
+    )
+    if status == NOT_MEASURED and declared and not measured:
+        check.detail = "Neither the runtime nor the driver reported a CUDA version."
+    return check
+
+
+def check_shm(env: dict | None, required: dict) -> Check:
+    check = Check(
+        "versions.shm",
+        "versions",
+        "/dev/shm size",  # noqa: S108 - a title, not a path this code opens
+        NOT_MEASURED,
+        expected=f"≥ {required['shm_min_bytes'] / 2**30:.1f} GiB",
+        tolerance="at least",
+        source=SEED_000_ENV,
+    )
+    total = ((env or {}).get("dev_shm") or {}).get("total_bytes")
+    if total is None:
+        return check
+    check.measured = f"{total / 2**30:.2f} GiB"
+    check.status = PASS if total >= required["shm_min_bytes"] else WARN
+    return check
+
+
+def check_ulimits(env: dict | None, required: dict, context: Context) -> Check:
+    check = Check(
+        "versions.ulimits",
+        "versions",
+        "ulimits: open files and locked memory",
+        NOT_MEASURED,
+        expected=f"open files ≥ {required['open_files_min']}",
+        tolerance="at least",
+        source=SEED_000_ENV,
+    )
+    limits = (env or {}).get("ulimits")
+    if not limits:
+        return check
+    open_files = (limits.get("open_files") or {}).get("soft")
+    locked = (limits.get("locked_memory_bytes") or {}).get("soft")
+    check.measured = f"open files {open_files}, locked memory {locked if locked else 'unlimited'}"
+    problems = []
+    if open_files is not None and open_files < required["open_files_min"]:
+        problems.append(f"open files {open_files} < {required['open_files_min']}")
+    # RDMA registers memory: a capped memlock breaks InfiniBand/RoCE transfers.
+    if context.declared.get("inter_node_network") in RDMA_NETWORKS:
+        check.expected += ", locked memory unlimited (RDMA)"
+        if locked is not None:
+            problems.append(f"locked memory capped at {locked} bytes with RDMA declared")
+    check.status = WARN if problems else PASS
+    check.detail = "; ".join(problems)
+    return check
+
+
+def check_clock_sync(env: dict | None, required: dict) -> Check:
+    check = Check(
+        "versions.clock_sync",
+        "versions",
+        "Clock synchronised (NTP)",
+        NOT_MEASURED,
+        expected="synchronised" if required["clock_sync_required"] else "not required",
+        source=SEED_000_ENV,
+    )
+    sync = (env or {}).get("clock_sync") or {}
+    flags = [
+        (sync.get("adjtimex") or {}).get("synchronised"),
+        (sync.get("timedatectl") or {}).get("synchronised")
+        if isinstance(sync.get("timedatectl"), dict)
+        else None,
+    ]
+    known = [f for f in flags if f is not None]
+    if not known:
+        return check
+    synced = any(known)
+    check.measured = "synchronised" if synced else "not synchronised"
+    check.status = PASS if synced or not required["clock_sync_required"] else WARN
+    return check

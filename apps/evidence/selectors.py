@@ -1,0 +1,85 @@
+"""Reads of evidence, verifications and harness tokens, in a fixed number of queries."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from apps.evidence.models import EvidenceBundle, HarnessToken, SpecVerification, Verdict
+
+# A passing verification has no failing check; warnings ("findings") are shown
+# with it but do not block an approval gate on their own.
+PASSING_VERDICTS = (Verdict.VERIFIED, Verdict.FINDINGS)
+
+
+def bundle_list_for(actor) -> QuerySet[EvidenceBundle]:
+    if not actor.has_perm("evidence.view_evidencebundle"):
+        return EvidenceBundle.objects.none()
+    return EvidenceBundle.objects.select_related(
+        "case", "offer__vendor", "token", "verification"
+    ).defer("summary")
+
+
+def bundle_get_for(actor, pk: int) -> EvidenceBundle:
+    queryset = bundle_list_for(actor).defer(None)
+    return get_object_or_404(queryset, pk=pk)
+
+
+def case_bundles(case) -> list[EvidenceBundle]:
+    """Every bundle of a case, newest first, with offer, vendor, token and verdict (1 query)."""
+    return list(
+        EvidenceBundle.objects.filter(case=case)
+        .select_related("offer__vendor", "token", "verification")
+        .defer("summary", "verification__checks")
+        .order_by("-received_at", "-pk")
+    )
+
+
+def latest_verification(offer) -> SpecVerification | None:
+    """The newest verification of the offer's evidence, by the time the server received it."""
+    return (
+        SpecVerification.objects.filter(offer=offer)
+        .select_related("bundle")
+        .order_by("-bundle__received_at", "-pk")
+        .first()
+    )
+
+
+def verification_age_basis(verification: SpecVerification):
+    """The run's own finish time, unless the server received it earlier (a wrong clock)."""
+    bundle = verification.bundle
+    times = [t for t in (bundle.run_finished_at, bundle.received_at) if t is not None]
+    return min(times)
+
+
+def verification_passing(verification: SpecVerification | None, *, max_age_days: int) -> bool:
+    """For the approval gate: a passing verdict on evidence at most ``max_age_days`` old."""
+    if verification is None or verification.verdict not in PASSING_VERDICTS:
+        return False
+    return verification_age_basis(verification) >= timezone.now() - timedelta(days=max_age_days)
+
+
+@dataclass
+class OfferEvidence:
+    offer: object
+    latest: EvidenceBundle | None
+    bundles: int
+
+
+def offers_evidence(offers, bundles: list[EvidenceBundle]) -> list[OfferEvidence]:
+    """Per offer, its newest bundle (bundles are newest first) and how many it has."""
+    rows = []
+    for offer in offers:
+        mine = [b for b in bundles if b.offer_id == offer.pk]
+        rows.append(OfferEvidence(offer=offer, latest=mine[0] if mine else None, bundles=len(mine)))
+    return rows
+
+
+def case_tokens(case) -> list[HarnessToken]:
+    return list(
+        HarnessToken.objects.filter(case=case)
+        .select_related("offer__vendor", "created_by", "revoked_by")
+        .order_by("-created_at")
+    )

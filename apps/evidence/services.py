@@ -1,0 +1,222 @@
+"""Writes of the evidence app: issue and revoke harness tokens, receive a bundle and verify it.
+
+Evidence is immutable: there is no update service for bundles or verifications.
+"""
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.core.services import tracked_create, tracked_update
+from apps.evidence import bundle as bundle_reader
+from apps.evidence.models import EvidenceBundle, HarnessToken, SpecVerification
+from apps.evidence.rules import RULES_VERSION, Context, verdict, verify
+from apps.evidence.rules.versions import DEFAULT_ENVIRONMENT
+
+TOKEN_PREFIX = "dlh_"
+DEFAULT_TOKEN_TTL_HOURS = 72
+MAX_TOKEN_TTL_HOURS = 24 * 30
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """The token in clear, shown once, and its stored record."""
+
+    token: str
+    record: HarnessToken
+
+
+def harness_token_create(
+    *, actor, case, offer=None, ttl_hours: int | None = None, label: str = ""
+) -> IssuedToken:
+    ttl = ttl_hours or getattr(settings, "EVIDENCE_TOKEN_TTL_HOURS", DEFAULT_TOKEN_TTL_HOURS)
+    if not 1 <= ttl <= MAX_TOKEN_TTL_HOURS:
+        raise ValidationError(
+            {"ttl_hours": f"A token lives between 1 and {MAX_TOKEN_TTL_HOURS} hours."}
+        )
+    if offer is not None and offer.case_id != case.pk:
+        raise ValidationError({"offer": "The offer belongs to another case."})
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    record = tracked_create(
+        HarnessToken,
+        actor=actor,
+        reason="Harness token issued",
+        case=case,
+        offer=offer,
+        token_hash=token_hash(token),
+        prefix=token[:12],
+        nonce=secrets.token_hex(16),
+        label=label,
+        created_by=actor,
+        expires_at=timezone.now() + timedelta(hours=ttl),
+    )
+    return IssuedToken(token=token, record=record)
+
+
+def harness_token_revoke(*, actor, token: HarnessToken, reason: str) -> HarnessToken:
+    if token.revoked_at is not None:
+        raise ValidationError({"token": "This token is already revoked."})
+    return tracked_update(
+        token,
+        actor=actor,
+        reason=reason or "Revoked",
+        fields={"revoked_at": timezone.now(), "revoked_by": actor},
+    )
+
+
+def verification_context(case, offer) -> Context:
+    spec = getattr(offer, "declared_spec", None) if offer is not None else None
+    declared = {}
+    if offer is not None:
+        declared = {
+            "accelerator_model": offer.accelerator_model,
+            "accelerator_count": offer.accelerator_count,
+        }
+    if spec is not None:
+        declared |= {
+            "cards_per_node": spec.cards_per_node,
+            "memory_per_card_gib": spec.memory_per_card_gib,
+            "driver_version": spec.driver_version,
+            "cuda_version": spec.cuda_version,
+            "inter_node_network": spec.inter_node_network,
+        }
+    return Context(
+        declared=declared,
+        slo={
+            "p95_ttft_ms": case.slo_p95_ttft_ms,
+            "error_rate_pct": case.slo_error_rate_pct,
+            "peak_memory_pct": case.slo_peak_memory_pct,
+        },
+        latency_target_ms=_latency_target(case),
+        matmul_bands=getattr(settings, "EVIDENCE_MATMUL_BANDS", {}),
+        environment_requirements=DEFAULT_ENVIRONMENT
+        | getattr(settings, "EVIDENCE_ENVIRONMENT", {}),
+    )
+
+
+def _latency_target(case) -> float | None:
+    """The access app's network plan, when that app is installed (seed 000 §4)."""
+    try:
+        from apps.access.selectors import network_plan_of
+    except ImportError:
+        return None
+    plan = network_plan_of(case)
+    return float(plan.target_latency_ms) if plan and plan.target_latency_ms else None
+
+
+def headline(reading, checks) -> dict:
+    """The verified numbers an offer is compared on across a case."""
+    by_key = {c.key: c for c in checks}
+    levels = reading.facts.levels
+    best = max((lvl["output_tok_s"].get("mean") or 0 for lvl in levels), default=None)
+    ok_levels = [lvl for lvl in levels if lvl["ttft_ms"].get("p50") is not None]
+    return {
+        "gpus": len(reading.facts.gpus),
+        "gpu_names": sorted({g["name"] or "?" for g in reading.summary["gpus"]}),
+        "matmul": {
+            k.rsplit(".", 1)[1]: c.measured
+            for k, c in by_key.items()
+            if k.startswith("performance.matmul.")
+        },
+        "bandwidth": by_key.get("performance.bandwidth").measured
+        if "performance.bandwidth" in by_key
+        else None,
+        "max_output_tok_s": best or None,
+        "ttft_p50_ms_lowest_level": ok_levels[0]["ttft_ms"]["p50"] if ok_levels else None,
+        "max_concurrency_within_slo": by_key["service.max_concurrency"].measured
+        if "service.max_concurrency" in by_key
+        else None,
+        "statuses": {c.key: c.status for c in checks},
+    }
+
+
+def bundle_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | None = None):
+    """Store and verify one upload; returns (bundle, created). Refusals store nothing."""
+    sha = hashlib.sha256(raw).hexdigest()
+    existing = EvidenceBundle.objects.filter(sha256=sha).select_related("verification").first()
+    if existing is not None:
+        if existing.case_id != token.case_id:
+            raise bundle_reader.BundleRefused(
+                "This bundle was already uploaded for another case.", field="nonce"
+            )
+        return existing, False
+    document = bundle_reader.read(raw, declared_sha256=declared_sha256)
+    if document.get("nonce") != token.nonce:
+        raise bundle_reader.BundleRefused(
+            "The bundle's nonce was not issued for this token: run the harness with the "
+            "--nonce shown when the token was created.",
+            field="nonce",
+        )
+    reading = bundle_reader.interpret(document)
+    offer = token.offer
+    checks = verify(reading.facts, verification_context(token.case, offer))
+    started, finished = bundle_reader.run_times(document)
+    saved_name = None
+    try:
+        with transaction.atomic():
+            saved_name = default_storage.save(f"evidence/{sha[:2]}/{sha}.json", ContentFile(raw))
+            bundle = tracked_create(
+                EvidenceBundle,
+                actor=None,
+                reason=f"Uploaded with harness token {token.prefix}…",
+                case=token.case,
+                offer=offer,
+                token=token,
+                sha256=sha,
+                size=len(raw),
+                storage_name=saved_name,
+                format_version=document["format_version"],
+                harness_version=document["harness"]["version"],
+                bundle_uuid=document["bundle_id"],
+                run_started_at=started,
+                run_finished_at=finished,
+                received_at=timezone.now(),
+                host_id=document["host_id"],
+                nonce=document["nonce"],
+                summary=reading.summary,
+                client_summary_disagreements=reading.disagreements,
+            )
+            tracked_create(
+                SpecVerification,
+                actor=None,
+                reason=f"Verified on upload ({RULES_VERSION})",
+                bundle=bundle,
+                offer=offer,
+                verdict=verdict(checks),
+                checks=[c.as_dict() for c in checks],
+                headline=headline(reading, checks),
+                rules_version=RULES_VERSION,
+            )
+            tracked_update(
+                token,
+                actor=None,
+                reason="Used to upload evidence",
+                fields={"last_used_at": timezone.now()},
+            )
+    except (IntegrityError, ValidationError):
+        _discard(saved_name)
+        raced = EvidenceBundle.objects.filter(sha256=sha).first()
+        if raced is None:
+            raise
+        return raced, False
+    except BaseException:
+        _discard(saved_name)
+        raise
+    return bundle, True
+
+
+def _discard(name: str | None) -> None:
+    if name:
+        default_storage.delete(name)

@@ -1,0 +1,168 @@
+"""Browser pages: a case's evidence and comparison, one bundle, raw download, harness tokens."""
+
+import shlex
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from apps.cases.selectors import case_get_for
+from apps.core.access import role_required
+from apps.core.forms import apply_service_errors
+from apps.evidence import services, zipapp
+from apps.evidence.charts import load_charts
+from apps.evidence.forms import HarnessTokenForm, RevokeForm
+from apps.evidence.models import HarnessToken
+from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN
+from apps.evidence.selectors import bundle_get_for, case_bundles, case_tokens, offers_evidence
+from apps.offers.selectors import offers_of_case
+
+GROUPS = ("identity", "versions", "performance", "service", "network")
+
+
+@role_required("evidence.view_evidencebundle")
+def case_evidence(request, pk: int):
+    case = case_get_for(request.user, pk)
+    bundles = case_bundles(case)
+    offers = offers_of_case(case)
+    return render(
+        request,
+        "evidence/case_evidence.html",
+        {"case": case, "bundles": bundles, "rows": offers_evidence(offers, bundles)},
+    )
+
+
+@role_required("evidence.view_evidencebundle")
+def bundle_detail(request, pk: int):
+    bundle = bundle_get_for(request.user, pk)
+    verification = getattr(bundle, "verification", None)
+    checks = verification.checks if verification else []
+    groups = [(g, [c for c in checks if c["group"] == g]) for g in GROUPS]
+    counts = {s: sum(1 for c in checks if c["status"] == s) for s in (PASS, WARN, FAIL)}
+    counts[NOT_MEASURED] = sum(1 for c in checks if c["status"] == NOT_MEASURED)
+    return render(
+        request,
+        "evidence/bundle_detail.html",
+        {
+            "bundle": bundle,
+            "case": bundle.case,
+            "verification": verification,
+            "groups": [(g, rows) for g, rows in groups if rows],
+            "counts": counts,
+            "charts": load_charts(bundle.summary.get("cells") or []),
+            "summary": bundle.summary,
+        },
+    )
+
+
+@role_required("evidence.view_evidencebundle")
+def bundle_raw(request, pk: int):
+    bundle = bundle_get_for(request.user, pk)
+    if not default_storage.exists(bundle.storage_name):
+        raise Http404(_("The stored file is missing."))
+    response = FileResponse(
+        default_storage.open(bundle.storage_name, "rb"),
+        as_attachment=True,
+        filename=f"evidence-{bundle.sha256[:16]}.json",
+        content_type="application/json",
+    )
+    response["X-Content-SHA256"] = bundle.sha256
+    return response
+
+
+@role_required("evidence.view_evidencebundle")
+def harness_zipapp(request):
+    data, digest = zipapp.build()
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = 'attachment; filename="diligence-harness.pyz"'
+    response["X-Content-SHA256"] = digest
+    return response
+
+
+def command_line(request, *, case, token: str, nonce: str) -> str:
+    upload = request.build_absolute_uri(reverse("evidence-upload"))
+    parts = [
+        "python3",
+        "diligence-harness.pyz",
+        "run",
+        "--case",
+        str(case.pk),
+        "--endpoint",
+        "<OPENAI_COMPATIBLE_URL>",
+        "--model",
+        "<MODEL_NAME>",
+        "--upload",
+        upload,
+        "--token",
+        token,
+        "--nonce",
+        nonce,
+        "--out",
+        "bundle.json",
+    ]
+    return " ".join(p if p.startswith("<") else shlex.quote(p) for p in parts)
+
+
+@role_required("evidence.view_harnesstoken")
+def harness_tokens(request, pk: int):
+    case = case_get_for(request.user, pk)
+    offers = case.offers.select_related("vendor")
+    form = HarnessTokenForm(request.POST or None, offers=offers)
+    issued = None
+    if request.method == "POST":
+        if not request.user.has_perm("evidence.add_harnesstoken"):
+            raise PermissionDenied
+        if form.is_valid():
+            try:
+                issued = services.harness_token_create(
+                    actor=request.user,
+                    case=case,
+                    offer=form.cleaned_data["offer"],
+                    ttl_hours=form.cleaned_data["ttl_hours"],
+                    label=form.cleaned_data["label"],
+                )
+            except ValidationError as error:
+                apply_service_errors(form, error)
+            else:
+                form = HarnessTokenForm(offers=offers)
+    context = {
+        "case": case,
+        "form": form,
+        "tokens": case_tokens(case),
+        "issued": issued,
+        "revoke_form": RevokeForm(),
+        "zipapp_url": request.build_absolute_uri(reverse("evidence:zipapp")),
+    }
+    if issued:
+        context["command"] = command_line(
+            request, case=case, token=issued.token, nonce=issued.record.nonce
+        )
+    response = render(request, "evidence/harness_tokens.html", context)
+    if issued:
+        response["Cache-Control"] = "no-store"  # the token is shown once; never cache it
+    return response
+
+
+@require_POST
+@role_required("evidence.change_harnesstoken")
+def token_revoke(request, pk: int):
+    token = get_object_or_404(HarnessToken.objects.select_related("case"), pk=pk)
+    case = case_get_for(request.user, token.case_id)
+    form = RevokeForm(request.POST)
+    if form.is_valid():
+        try:
+            services.harness_token_revoke(
+                actor=request.user, token=token, reason=form.cleaned_data["change_reason"]
+            )
+        except ValidationError as error:
+            messages.error(request, "; ".join(error.messages))
+        else:
+            messages.success(request, _("Token %(prefix)s… revoked.") % {"prefix": token.prefix})
+    else:
+        messages.error(request, _("Say why the token is revoked."))
+    return redirect("evidence:tokens", pk=case.pk)

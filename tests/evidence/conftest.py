@@ -1,0 +1,78 @@
+"""Evidence fixtures: one real CPU bundle per session, made by the harness itself."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = ROOT / "harness"
+FIXTURES = HARNESS / "tests" / "fixtures" / "nvidia-smi"
+if str(HARNESS) not in sys.path:
+    sys.path.insert(0, str(HARNESS))  # the harness is the test oracle, never the server's code
+
+
+def harness_env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(HARNESS)}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def mock_endpoint():
+    """The harness's own loopback OpenAI-compatible mock, in a separate process."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "diligence_harness", "mock-server", "--port", str(port)]
+        + ["--ttft-ms", "15", "--itl-ms", "1", "--max-seconds", "600"],
+        env=harness_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    process.stdout.readline()  # {"event": "listening", ...}
+    yield f"http://127.0.0.1:{port}/v1"
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def run_harness(endpoint: str, out: Path, *extra: str, xml: str = "rtx-4090-1x-v12.xml"):
+    """A small CPU run: two ladder levels, two rounds, one prompt set, quick benchmarks."""
+    command = [sys.executable, "-m", "diligence_harness", "run", "--case", "1"]
+    command += ["--endpoint", endpoint, "--model", "mock", "--ladder", "1,2", "--rounds", "2"]
+    command += ["--prompt-sets", "short", "--max-tokens", "16", "--requests-per-stream", "2"]
+    command += ["--min-requests-per-cell", "4", "--warmup-requests", "1", "--quick"]
+    command += ["--bench-rounds", "2", "--sustained-s", "0.2", "--skip", "calibrate"]
+    command += ["--net-count", "3", "--no-alloc-probe", "--nvidia-smi-xml", str(FIXTURES / xml)]
+    command += ["--out", str(out), *extra]
+    return subprocess.run(command, env=harness_env(), capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def cpu_bundle(mock_endpoint, tmp_path_factory) -> dict:
+    """The document of one real bundle (RTX 4090 inventory from a real capture)."""
+    out = tmp_path_factory.mktemp("bundle") / "bundle.json"
+    result = run_harness(mock_endpoint, out, "--nonce", "placeholder")
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(out.read_bytes())
+
+
+@pytest.fixture(autouse=True)
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def stored_files(_media):
+    def files() -> list[Path]:
+        return [p for p in Path(_media).rglob("*") if p.is_file()]
+
+    return files

@@ -1,0 +1,56 @@
+"""Bundles for tests: re-serialised exactly as the harness writes them."""
+
+import copy
+import json
+
+from django.utils import timezone
+
+from apps.core.services import tracked_create
+from apps.evidence.models import EvidenceBundle, SpecVerification
+from apps.evidence.services import harness_token_create
+
+
+def serialise(document: dict) -> bytes:
+    # The harness's own form: compact, key-sorted (harness README, bundle format).
+    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+
+
+def bundle_for(document: dict, token, **changes) -> dict:
+    doc = copy.deepcopy(document)
+    doc["nonce"] = token.nonce
+    doc.update(changes)
+    return doc
+
+
+def make_token(actor, case, offer=None, **kwargs):
+    return harness_token_create(actor=actor, case=case, offer=offer, **kwargs)
+
+
+def make_bundle_record(case, offer, token, *, n: int, verdict: str = "verified"):
+    """A stored bundle without running the pipeline, for list pages and selectors."""
+    bundle = tracked_create(
+        EvidenceBundle,
+        actor=None,
+        case=case,
+        offer=offer,
+        token=token,
+        sha256=f"{n:064x}",
+        size=100,
+        storage_name=f"evidence/{n:064x}.json",
+        format_version="diligence-evidence/1",
+        harness_version="0.1.0",
+        received_at=timezone.now(),
+        nonce=token.nonce,
+        summary={"cells": []},
+    )
+    tracked_create(
+        SpecVerification,
+        actor=None,
+        bundle=bundle,
+        offer=offer,
+        verdict=verdict,
+        checks=[],
+        headline={"gpus": 8, "gpu_names": ["NVIDIA H200"], "matmul": {}},
+        rules_version="evidence-rules/1",
+    )
+    return bundle
