@@ -67,6 +67,10 @@ class OfferEvidence:
     latest: EvidenceBundle | None
     bundles: int
 
+    @property
+    def suggested_score(self) -> int | None:
+        return suggested_performance_score(getattr(self.latest, "verification", None))
+
 
 def offers_evidence(offers, bundles: list[EvidenceBundle]) -> list[OfferEvidence]:
     """Per offer, its newest bundle (bundles are newest first) and how many it has."""
@@ -83,3 +87,15 @@ def case_tokens(case) -> list[HarnessToken]:
         .select_related("offer__vendor", "created_by", "revoked_by")
         .order_by("-created_at")
     )
+
+
+# For the scorecard's measured-performance criterion (0–5, DESIGN §2.3): a reviewer
+# may take this suggestion from the verified numbers instead of judging by hand.
+PERFORMANCE_SCORE = {Verdict.VERIFIED: 5, Verdict.FINDINGS: 3, Verdict.FAILED: 0}
+
+
+def suggested_performance_score(verification: SpecVerification | None) -> int | None:
+    """None when the evidence cannot support a score (insufficient or absent)."""
+    if verification is None:
+        return None
+    return PERFORMANCE_SCORE.get(verification.verdict)

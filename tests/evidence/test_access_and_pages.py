@@ -235,3 +235,12 @@ def test_case_evidence_queries_are_bounded(
     with django_assert_max_num_queries(len(one)):
         response = client.get(url)
     assert response.status_code == 200
+
+
+def test_suggested_measured_performance_score(world, browser_as):
+    from apps.evidence.selectors import suggested_performance_score
+
+    assert suggested_performance_score(latest_verification(world["offer"])) == 0  # failed
+    assert suggested_performance_score(None) is None
+    text = browser_as("priya").get(reverse("evidence:case", args=[world["case"].pk])).content
+    assert b"0 / 5" in text
