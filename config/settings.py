@@ -233,6 +233,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Procurement cases, offers, declared specs, sizing and scorecards.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs are for signed-in users, like the API itself.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
