@@ -1,0 +1,281 @@
+"""How far off are the harness's own TTFT / TPOT / E2E measurements?
+
+Runs the harness's load-test client against its loopback mock server in a
+*separate process* (no shared GIL) at 1, 8, 32, 128 and 256 concurrent
+streams, and compares every request, matched by its X-Request-Id, against the
+mock's own log of when it read the request off the socket and when it wrote
+each token (both sides stamp CLOCK_MONOTONIC; harness-anchors §5.2). Also
+records the client's CPU use per level.
+
+    python benchmarks/harness_accuracy.py [--repeats 3] [--quick] [--wait-quiet-s 600]
+
+Writes benchmarks/results/harness_accuracy.{md,json}. Bounded: about two
+minutes on a 2-core machine.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
+
+from diligence_harness.calibrate import measure_floor  # noqa: E402
+from diligence_harness.mockserver import MockConfig  # noqa: E402
+
+LEVELS = (1, 8, 32, 128, 256)
+# Issue 4 targets for the mean TTFT error on a 2-core machine (ms); 128 has none.
+TARGETS_MS = {1: 1.0, 8: 1.0, 32: 3.0, 256: 10.0}
+# Reference points quoted in the issue, measured on such a machine against such a mock.
+VLLM_CLIENT_MS = {1: 1.0, 8: 3.8, 32: 9.5, 128: 38.0, 256: 63.0}
+RAW_SOCKET_CLIENT_MS = {1: 0.1, 8: 1.0, 32: 2.0, 128: 5.5, 256: 9.3}
+NOTES = [
+    "## Reading the numbers",
+    "",
+    "- The TTFT error is the sum of the send lag (the client's write to the mock's read "
+    "stamp) and the first-chunk lag (the mock's write to the client's read stamp). At "
+    "128-256 streams the send lag dominates and grows with the mock's CPU: a closed-loop "
+    "burst of requests queues in the mock's single event loop before the mock stamps "
+    "them, so part of this error is the reference's own floor, not the client's.",
+    "- TPOT error stays near zero at every level: the same delivery lag is on both ends "
+    "of the decode interval and cancels.",
+    "- Busy polling removes the client's wake-up latency only when the client has a core "
+    "to itself. On 2 cores it competes with the mock process and the kernel's loopback "
+    "work, and it is worse. Use `--busy-poll` only on machines with cores to spare.",
+    "- Anything else running on the machine shows up as error; the load average before "
+    "each repeat is recorded above.",
+]
+MOCK = MockConfig(ttft_ms=50.0, itl_ms=20.0, tokens_per_chunk=1, default_output_tokens=32)
+
+
+def machine() -> dict:
+    cpuinfo = ""
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            cpuinfo = handle.read()
+    model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
+    return {
+        "cpu_model": model.group(1).strip() if model else platform.processor(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "os": f"{platform.system()} {platform.release()}",
+        # The machine is shared; a negative niceness keeps other work from being measured.
+        "niceness": os.nice(0),
+        "load_average_1min_at_start": round(os.getloadavg()[0], 2),
+    }
+
+
+def pooled(levels: list[dict], key: str) -> float | None:
+    """Mean over every request of every repetition (each level's mean weighted by its n)."""
+    total = sum(level[key]["mean"] * level[key]["n"] for level in levels if level[key]["n"])
+    count = sum(level[key]["n"] for level in levels)
+    return total / count if count else None
+
+
+def summarise(runs: list[dict]) -> list[dict]:
+    rows = []
+    for index, concurrency in enumerate(LEVELS):
+        levels = [run["levels"][index] for run in runs]
+        rows.append(
+            {
+                "concurrency": concurrency,
+                "requests": sum(level["requests"] for level in levels),
+                "errors": sum(level["errors"] for level in levels),
+                "ttft_error_mean_ms": pooled(levels, "ttft_error_ms"),
+                "ttft_error_mean_ms_per_repeat": [lv["ttft_error_ms"]["mean"] for lv in levels],
+                "ttft_error_p99_ms_worst": max(lv["ttft_error_ms"]["p99"] for lv in levels),
+                "tpot_error_mean_ms": pooled(levels, "tpot_error_ms"),
+                "e2e_error_mean_ms": pooled(levels, "e2e_error_ms"),
+                "send_lag_mean_ms": pooled(levels, "send_lag_ms"),
+                "first_chunk_lag_mean_ms": pooled(levels, "first_chunk_delivery_lag_ms"),
+                "client_cpu_fraction": statistics.fmean(
+                    lv["client"]["cpu_fraction"] for lv in levels
+                ),
+                "client_loop_lag_p99_ms": max(lv["client"]["loop_lag_ms"]["p99"] for lv in levels),
+                "mock_cpu_fraction": statistics.fmean(lv["mock_cpu_fraction"] for lv in levels),
+                "effective_concurrency": statistics.fmean(
+                    lv["effective_concurrency"] for lv in levels
+                ),
+            }
+        )
+    return rows
+
+
+def verdict(row: dict) -> str:
+    target = TARGETS_MS.get(row["concurrency"])
+    if target is None:
+        return "no target"
+    return "met" if row["ttft_error_mean_ms"] <= target else "NOT met"
+
+
+def markdown(result: dict) -> str:
+    m = result["machine"]
+    lines = [
+        "# Harness accuracy against its loopback mock",
+        "",
+        "Produced by `python benchmarks/harness_accuracy.py`; raw numbers in "
+        "`harness_accuracy.json` beside this file.",
+        "",
+        f"- Machine: {m['cores']} cores, {m['cpu_model']}, {m['implementation']} "
+        f"{m['python']}, {m['os']}",
+        f"- Shared machine: load average {m['load_average_1min_at_start']} at the start from "
+        f"other work; this benchmark (client and mock) ran at niceness {m['niceness']}.",
+        f"- Mock (separate process, loopback): TTFT {MOCK.ttft_ms:g} ms, inter-token gap "
+        f"{MOCK.itl_ms:g} ms, {MOCK.default_output_tokens} tokens per request, one token per "
+        "SSE event; it logs when it read each request off the socket and when it wrote each "
+        "token (CLOCK_MONOTONIC ns, matched by X-Request-Id).",
+        f"- Closed loop, {result['requests_per_stream']} requests per stream per level after "
+        f"one warm-up request per stream, {result['repeats']} repetitions, each with a fresh "
+        "mock process.",
+        "- Error = reported minus true, per request: TTFT (client t_first - t_send) minus "
+        "(mock first write - mock read); likewise E2E and TPOT. Positive means the client "
+        "reports the server slower than it was. Send lag = mock read - client t_send; first "
+        "chunk lag = client arrival - mock write (the two parts of the TTFT error).",
+        "- Client CPU = process CPU time / wall time during the measured cell (1.0 = one core); "
+        "mock CPU likewise for the mock process over warm-up plus cell.",
+        "",
+    ]
+    for mode in result["modes"]:
+        lines += _mode_table(mode)
+    lines += [
+        "## Reference points (from the issue, same kind of machine and mock)",
+        "",
+        "| streams | vLLM bench client | minimal raw-socket client |",
+        "|---:|---:|---:|",
+    ]
+    for level in LEVELS:
+        lines.append(f"| {level} | {VLLM_CLIENT_MS[level]} ms | {RAW_SOCKET_CLIENT_MS[level]} ms |")
+    lines += ["", "## Verdict", "", *result["verdict_lines"], "", *NOTES, ""]
+    return "\n".join(lines)
+
+
+def _mode_table(mode: dict) -> list[str]:
+    lines = [
+        f"## Client mode: {mode['name']}",
+        "",
+        mode["description"],
+        "",
+        "Load average (1 min) before each repeat: "
+        + ", ".join(f"{v:.2f}" for v in mode["load_average_1min_before_each_repeat"])
+        + " (anything else running on the machine shows up as error here).",
+        "",
+        "| streams | requests | TTFT err mean | per repeat | TTFT err p99 (worst) | TPOT err "
+        "mean | E2E err mean | send lag | first-chunk lag | client CPU | mock CPU | loop lag p99 "
+        "| eff. concurrency | target | verdict |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in mode["rows"]:
+        target = TARGETS_MS.get(row["concurrency"])
+        repeats = ", ".join(f"{v:.2f}" for v in row["ttft_error_mean_ms_per_repeat"])
+        lines.append(
+            f"| {row['concurrency']} | {row['requests']} | {row['ttft_error_mean_ms']:.2f} ms "
+            f"| {repeats} | {row['ttft_error_p99_ms_worst']:.2f} ms "
+            f"| {row['tpot_error_mean_ms']:.3f} ms | {row['e2e_error_mean_ms']:.2f} ms "
+            f"| {row['send_lag_mean_ms']:.2f} ms | {row['first_chunk_lag_mean_ms']:.2f} ms "
+            f"| {row['client_cpu_fraction']:.2f} | {row['mock_cpu_fraction']:.2f} "
+            f"| {row['client_loop_lag_p99_ms']:.2f} ms "
+            f"| {row['effective_concurrency']:.1f} | {f'{target:g} ms' if target else '—'} "
+            f"| {verdict(row)} |"
+        )
+    return [*lines, ""]
+
+
+def wait_for_quiet(max_wait_s: float, threshold: float = 0.7) -> float:
+    """Other work on the machine shows up as client error: wait (bounded) for it to pass."""
+    deadline = time.monotonic() + max_wait_s
+    while os.getloadavg()[0] > threshold and time.monotonic() < deadline:
+        time.sleep(5)
+    return os.getloadavg()[0]
+
+
+def run_mode(busy_poll: bool, repeats: int, requests_per_stream: int, wait_s: float) -> dict:
+    runs, load = [], []
+    for _ in range(repeats):
+        load.append(wait_for_quiet(wait_s))
+        runs.append(
+            measure_floor(
+                LEVELS, MOCK, requests_per_stream=requests_per_stream, busy_poll=busy_poll
+            )
+        )
+    name = "busy-poll (--busy-poll)" if busy_poll else "default"
+    description = (
+        "The client's event loop never sleeps in epoll (one core fully used by the client); "
+        "the mock runs as in the default mode."
+        if busy_poll
+        else "The harness's default: asyncio on raw sockets, request bytes serialised before "
+        "the cell, t_send stamped immediately before the write, SSE parsing after the cell, "
+        "cyclic GC paused inside the measured window."
+    )
+    return {
+        "name": name,
+        "busy_poll": busy_poll,
+        "description": description,
+        "load_average_1min_before_each_repeat": load,
+        "rows": summarise(runs),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--requests-per-stream", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one repeat, default mode only")
+    parser.add_argument("--output-dir", default=os.path.join(HERE, "results"))
+    parser.add_argument(
+        "--wait-quiet-s", type=float, default=0, help="wait up to this long for load < 0.7"
+    )
+    parser.add_argument("--render-only", action="store_true", help="rewrite the .md from the .json")
+    args = parser.parse_args()
+    json_path = os.path.join(args.output_dir, "harness_accuracy.json")
+    if args.render_only:
+        with open(json_path, encoding="utf-8") as handle:
+            result = json.load(handle)
+        with open(json_path[:-5] + ".md", "w", encoding="utf-8") as out:
+            out.write(markdown(result))
+        return
+    started = time.monotonic()
+    repeats = 1 if args.quick else args.repeats
+    modes = [run_mode(False, repeats, args.requests_per_stream, args.wait_quiet_s)]
+    if not args.quick:
+        modes.append(run_mode(True, repeats, args.requests_per_stream, args.wait_quiet_s))
+    verdict_lines = []
+    for mode in modes:
+        met = [verdict(r) for r in mode["rows"] if r["concurrency"] in TARGETS_MS]
+        summary = "all targets met" if all(v == "met" for v in met) else "some targets NOT met"
+        details = "; ".join(
+            f"{r['concurrency']} streams {r['ttft_error_mean_ms']:.2f} ms ({verdict(r)})"
+            for r in mode["rows"]
+        )
+        verdict_lines.append(f"- {mode['name']}: {summary} — {details}.")
+    result = {
+        "machine": machine(),
+        "mock": {
+            "ttft_ms": MOCK.ttft_ms,
+            "itl_ms": MOCK.itl_ms,
+            "tokens": MOCK.default_output_tokens,
+        },
+        "levels": list(LEVELS),
+        "repeats": 1 if args.quick else args.repeats,
+        "requests_per_stream": args.requests_per_stream,
+        "targets_ms": TARGETS_MS,
+        "modes": modes,
+        "verdict_lines": verdict_lines,
+        "duration_s": round(time.monotonic() - started, 1),
+    }
+    os.makedirs(args.output_dir, exist_ok=True)
+    with open(json_path, "w", encoding="utf-8") as out:
+        json.dump(result, out, indent=2)
+    with open(os.path.join(args.output_dir, "harness_accuracy.md"), "w", encoding="utf-8") as out:
+        out.write(markdown(result))
+    print("\n".join(verdict_lines))
+    print(f"took {result['duration_s']} s")
+
+
+if __name__ == "__main__":
+    main()
