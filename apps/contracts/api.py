@@ -1,0 +1,367 @@
+"""REST API for clause checklists, red-flag waivers and checklist templates."""
+
+import django_filters
+from django.urls import path
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.cases.selectors import case_get_for
+from apps.contracts import services
+from apps.contracts.models import (
+    ChecklistItem,
+    ChecklistTemplate,
+    ClauseChecklist,
+    ItemStatus,
+    RedFlagWaiver,
+    TemplateItem,
+)
+from apps.contracts.rules import Verdict, item_verdict
+from apps.contracts.selectors import (
+    case_red_flags,
+    checklist_get_for,
+    checklist_item_get_for,
+    checklist_list_for,
+    item_state,
+    open_red_flags,
+    templates_with_items,
+)
+from apps.core.permissions import RolePermission
+from apps.offers.selectors import offer_get_for
+
+STATUS_CHOICES = [("", "not reviewed"), *ItemStatus.choices]
+
+
+# A pattern rather than an enum: the schema's enum post-processing names
+# enums by field, and "status" already names the case status enum.
+@extend_schema_field(
+    {
+        "type": "string",
+        "pattern": "^(" + "|".join(ItemStatus.values) + ")?$",
+        "description": "One of " + ", ".join(ItemStatus.values) + "; blank: not reviewed. "
+        "Missing and needs_negotiation are red flags.",
+    }
+)
+class ItemStatusField(serializers.CharField):
+    def __init__(self, **kwargs):
+        super().__init__(allow_blank=True, **kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value not in dict(STATUS_CHOICES):
+            raise serializers.ValidationError(
+                f"'{value}' is not a status; choose one of "
+                + ", ".join(ItemStatus.values)
+                + " (or blank for not reviewed)."
+            )
+        return value
+
+
+class WaiverSerializer(serializers.ModelSerializer):
+    waived_status = ItemStatusField(read_only=True)
+    waived_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    reason = serializers.CharField(source="justification", read_only=True)
+
+    class Meta:
+        model = RedFlagWaiver
+        fields = [
+            "id",
+            "item",
+            "waived_status",
+            "reason",
+            "waived_by",
+            "waived_at",
+            "lapsed_at",
+            "lapse_note",
+        ]
+        read_only_fields = fields
+
+
+class RedFlagSerializer(serializers.Serializer):
+    item_id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    key = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["red_flag", "not_reviewed"])
+
+
+class ChecklistItemSerializer(serializers.ModelSerializer):
+    status = ItemStatusField(read_only=True)
+    reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    verdict = serializers.SerializerMethodField()
+    waivers = WaiverSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = ChecklistItem
+        fields = [
+            "id",
+            "number",
+            "key",
+            "title",
+            "sub_points",
+            "guidance",
+            "required",
+            "status",
+            "clause_reference",
+            "excerpt",
+            "note",
+            "reviewer",
+            "reviewed_at",
+            "verdict",
+            "waivers",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.ChoiceField(choices=[v.value for v in Verdict]))
+    def get_verdict(self, item) -> str:
+        return item_verdict(item_state(item, list(item.waivers.all()))).value
+
+
+class ClauseChecklistSerializer(serializers.ModelSerializer):
+    case = serializers.IntegerField(source="offer.case_id", read_only=True)
+    template_version = serializers.IntegerField(source="template.number", read_only=True)
+    items = ChecklistItemSerializer(many=True, read_only=True)
+    open_red_flags = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ClauseChecklist
+        fields = [
+            "id",
+            "offer",
+            "case",
+            "template_version",
+            "items",
+            "open_red_flags",
+            "version",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(RedFlagSerializer(many=True))
+    def get_open_red_flags(self, checklist) -> list:
+        return [_flag(flag) for flag in open_red_flags(checklist)]
+
+
+class ChecklistFilter(django_filters.FilterSet):
+    case = django_filters.NumberFilter(field_name="offer__case", help_text="Procurement case id")
+
+    class Meta:
+        model = ClauseChecklist
+        fields = ["offer", "case", "template"]
+
+
+class ChecklistCreateSerializer(serializers.Serializer):
+    offer = serializers.IntegerField(help_text="Offer to start the checklist for.")
+
+
+class ItemChangeSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="An item of this checklist.")
+    status = ItemStatusField(required=False)
+    clause_reference = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    excerpt = serializers.CharField(required=False, allow_blank=True)
+    note = serializers.CharField(required=False, allow_blank=True)
+
+
+class ChecklistPatchSerializer(serializers.Serializer):
+    items = ItemChangeSerializer(many=True, help_text="Changed items; omitted fields keep theirs.")
+    change_reason = serializers.CharField(help_text="Why the checklist is changed.")
+    version = serializers.IntegerField(
+        required=False, help_text="Version the client edited; a stale version is refused with 409."
+    )
+
+
+class ClauseChecklistViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Clause checklists per offer. POST starts one from the latest template; PATCH saves
+    many items at once (all or nothing)."""
+
+    serializer_class = ClauseChecklistSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "contracts.view_clausechecklist",
+        "POST": "contracts.add_clausechecklist",
+        "PATCH": "contracts.change_clausechecklist",
+    }
+    http_method_names = ["get", "post", "patch", "head", "options"]
+    filterset_class = ChecklistFilter
+
+    def get_queryset(self):
+        return checklist_list_for(self.request.user)
+
+    @extend_schema(request=ChecklistCreateSerializer, responses={201: ClauseChecklistSerializer})
+    def create(self, request):
+        body = ChecklistCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        offer = offer_get_for(request.user, body.validated_data["offer"])
+        checklist = services.checklist_create(actor=request.user, offer=offer)
+        fresh = checklist_get_for(request.user, checklist.pk)
+        return Response(self.get_serializer(fresh).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=ChecklistPatchSerializer, responses={200: ClauseChecklistSerializer})
+    def partial_update(self, request, pk=None):
+        checklist = self.get_object()
+        body = ChecklistPatchSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        services.checklist_save(
+            actor=request.user,
+            checklist=checklist,
+            items=[dict(row) for row in data["items"]],
+            reason=data["change_reason"],
+            expected_version=data.get("version"),
+        )
+        return Response(self.get_serializer(checklist_get_for(request.user, checklist.pk)).data)
+
+
+class WaiverCreateSerializer(serializers.Serializer):
+    item = serializers.IntegerField(help_text="The checklist item whose red flag is waived.")
+    reason = serializers.CharField(help_text="Why the red flag is accepted.")
+
+
+class RedFlagWaiverViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Recorded waivers of red flags, current and lapsed; POST waives one red flag."""
+
+    serializer_class = WaiverSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "contracts.view_redflagwaiver",
+        "POST": "contracts.add_redflagwaiver",
+    }
+    filterset_fields = {"item": ["exact"], "item__checklist": ["exact"]}
+
+    def get_queryset(self):
+        checklists = checklist_list_for(self.request.user).values("pk")
+        return (
+            RedFlagWaiver.objects.filter(item__checklist__in=checklists)
+            .select_related("waived_by")
+            .order_by("pk")
+        )
+
+    @extend_schema(request=WaiverCreateSerializer, responses={201: WaiverSerializer})
+    def create(self, request):
+        body = WaiverCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        item = checklist_item_get_for(request.user, body.validated_data["item"])
+        waiver = services.red_flag_waive(
+            actor=request.user, item=item, reason=body.validated_data["reason"]
+        )
+        return Response(self.get_serializer(waiver).data, status=status.HTTP_201_CREATED)
+
+
+class TemplateItemSerializer(serializers.ModelSerializer):
+    key = serializers.SlugField(max_length=50)
+    sub_points = serializers.ListField(child=serializers.CharField(), required=False)
+    required = serializers.BooleanField(required=False, default=True)
+
+    class Meta:
+        model = TemplateItem
+        fields = ["number", "key", "title", "sub_points", "guidance", "required"]
+        read_only_fields = ["number"]
+
+
+class ChecklistTemplateSerializer(serializers.ModelSerializer):
+    published_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    items = TemplateItemSerializer(many=True)
+    note = serializers.CharField(help_text="Why this version is published.")
+
+    class Meta:
+        model = ChecklistTemplate
+        fields = ["id", "number", "note", "published_by", "items", "created_at"]
+        read_only_fields = ["number", "created_at"]
+
+
+class ChecklistTemplateViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Published template versions; POST publishes the next version with its own items."""
+
+    serializer_class = ChecklistTemplateSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "contracts.view_checklisttemplate",
+        "POST": "contracts.add_checklisttemplate",
+    }
+
+    def get_queryset(self):
+        return templates_with_items().order_by("-number")
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        serializer.instance = services.checklist_template_publish(
+            actor=self.request.user,
+            items=[dict(item) for item in data["items"]],
+            note=data["note"],
+        )
+
+
+class OfferRedFlagsSerializer(serializers.Serializer):
+    offer = serializers.IntegerField()
+    vendor = serializers.CharField()
+    checklist = serializers.IntegerField(allow_null=True)
+    blocks_approval = serializers.BooleanField()
+    open_red_flags = RedFlagSerializer(many=True)
+    waived = RedFlagSerializer(many=True)
+
+
+class CaseRedFlagsView(APIView):
+    """Per offer of a case: whether its checklist blocks approval, and which items."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "contracts.view_clausechecklist"}
+
+    @extend_schema(responses={200: OfferRedFlagsSerializer(many=True)})
+    def get(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        return Response([_offer_entry(entry) for entry in case_red_flags(case)])
+
+
+def _flag(flag) -> dict:
+    return {**vars(flag), "kind": flag.kind.value}
+
+
+def _offer_entry(entry) -> dict:
+    waived = [row for row in entry.rows if row.verdict is Verdict.WAIVED]
+    return {
+        "offer": entry.offer.pk,
+        "vendor": str(entry.offer.vendor),
+        "checklist": entry.checklist.pk if entry.checklist else None,
+        "blocks_approval": entry.blocks_approval,
+        "open_red_flags": [_flag(flag) for flag in entry.open],
+        "waived": [
+            {
+                "item_id": row.item.pk,
+                "number": row.item.number,
+                "key": row.item.key,
+                "title": row.item.title,
+                "status": row.item.status,
+                "kind": "red_flag",
+            }
+            for row in waived
+        ],
+    }
+
+
+def register(router) -> list:
+    router.register("clause-checklists", ClauseChecklistViewSet, basename="clause-checklist")
+    router.register("red-flag-waivers", RedFlagWaiverViewSet, basename="red-flag-waiver")
+    router.register("checklist-templates", ChecklistTemplateViewSet, basename="checklist-template")
+    return [
+        path(
+            "cases/<int:case_pk>/clause-red-flags/",
+            CaseRedFlagsView.as_view(),
+            name="case-clause-red-flags",
+        )
+    ]

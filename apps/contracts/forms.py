@@ -1,0 +1,81 @@
+"""Forms: the whole checklist on one page, waivers, and new template versions."""
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from apps.contracts.models import ItemStatus
+from apps.core.forms import EditReasonMixin
+
+STATUS_CHOICES = [("", _("— not reviewed —")), *ItemStatus.choices]
+
+
+class ChecklistItemForm(forms.Form):
+    """One row of the checklist; ``item_id`` says which item of this checklist it edits."""
+
+    item_id = forms.IntegerField(widget=forms.HiddenInput)
+    status = forms.ChoiceField(label=_("Status"), choices=STATUS_CHOICES, required=False)
+    clause_reference = forms.CharField(
+        label=_("Clause reference"),
+        max_length=200,
+        required=False,
+        widget=forms.TextInput(attrs={"size": 14, "placeholder": _("e.g. §7.2")}),
+    )
+    excerpt = forms.CharField(
+        label=_("Excerpt"), required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 32})
+    )
+    note = forms.CharField(
+        label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 24})
+    )
+
+    def row(self) -> dict:
+        data = dict(self.cleaned_data)
+        return {"id": data.pop("item_id"), **data}
+
+
+ChecklistItemFormSet = forms.formset_factory(ChecklistItemForm, extra=0)
+
+
+class ChecklistSaveForm(EditReasonMixin):
+    """The change reason and version shared by every row of one save."""
+
+
+class WaiverForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Why is this red flag accepted?"),
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=_(
+            "Kept with your name and the time. The waiver lapses if the item's status changes."
+        ),
+    )
+
+
+class TemplateItemForm(forms.Form):
+    key = forms.SlugField(label=_("Key"), max_length=50)
+    title = forms.CharField(label=_("Title"), max_length=200)
+    sub_points = forms.CharField(
+        label=_("Sub-points (one per line)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 36}),
+    )
+    guidance = forms.CharField(
+        label=_("Guidance"), required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 30})
+    )
+    required = forms.BooleanField(label=_("Required"), required=False)
+
+    def item(self) -> dict:
+        data = dict(self.cleaned_data)
+        data["sub_points"] = [p.strip() for p in data["sub_points"].splitlines() if p.strip()]
+        data.pop("DELETE", None)
+        return data
+
+
+TemplateItemFormSet = forms.formset_factory(TemplateItemForm, extra=2, can_delete=True)
+
+
+class TemplatePublishForm(forms.Form):
+    note = forms.CharField(
+        label=_("Why publish a new version?"),
+        max_length=500,
+        help_text=_("Existing checklists keep the version they were made from."),
+    )

@@ -1,0 +1,181 @@
+"""Contract clause checklists per offer, made from versioned templates (DESIGN §2.4)."""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from apps.contracts.rules import RED_STATUSES
+from apps.core.models import TrackedModel
+
+
+class ItemStatus(models.TextChoices):
+    # A blank status means "not reviewed yet" (see apps.contracts.rules).
+    ACCEPTABLE = "acceptable", _("Acceptable")
+    NEEDS_NEGOTIATION = "needs_negotiation", _("Needs negotiation")
+    MISSING = "missing", _("Missing")
+    NOT_APPLICABLE = "not_applicable", _("Not applicable")
+
+
+class ChecklistTemplate(TrackedModel):
+    """One published version of the organisation's must-check clause list."""
+
+    number = models.PositiveIntegerField(_("template version"), unique=True)
+    note = models.TextField(_("note"), blank=True)
+    # Null only for the default version the data migration publishes.
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("published by"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-number"]
+        verbose_name = _("checklist template")
+        verbose_name_plural = _("checklist templates")
+
+    def __str__(self) -> str:
+        return f"Clause checklist template v{self.number}"
+
+
+class TemplateItem(TrackedModel):
+    """One must-check clause of a template version, with the points to look for."""
+
+    template = models.ForeignKey(ChecklistTemplate, on_delete=models.CASCADE, related_name="items")
+    number = models.PositiveSmallIntegerField(_("number"))
+    key = models.SlugField(_("key"), max_length=50)
+    title = models.CharField(_("title"), max_length=200)
+    sub_points = models.JSONField(_("sub-points"), default=list, blank=True)
+    guidance = models.TextField(_("guidance"), blank=True)
+    required = models.BooleanField(
+        _("required"),
+        default=True,
+        help_text=_("A required item may not be marked not applicable."),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["template_id", "number"]
+        verbose_name = _("template item")
+        verbose_name_plural = _("template items")
+        constraints = [
+            models.UniqueConstraint(fields=["template", "key"], name="templateitem_key_once"),
+            models.UniqueConstraint(fields=["template", "number"], name="templateitem_number_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.number}. {self.title}"
+
+
+class ClauseChecklist(TrackedModel):
+    """The legal review of one offer's contract, item by item."""
+
+    offer = models.OneToOneField(
+        "offers.Offer",
+        on_delete=models.CASCADE,
+        related_name="clause_checklist",
+        verbose_name=_("offer"),
+    )
+    # PROTECT: a template version that a checklist was made from is never deleted.
+    template = models.ForeignKey(
+        ChecklistTemplate,
+        on_delete=models.PROTECT,
+        related_name="checklists",
+        verbose_name=_("template version"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["offer_id"]
+        verbose_name = _("clause checklist")
+        verbose_name_plural = _("clause checklists")
+
+    def __str__(self) -> str:
+        return f"Clause checklist for offer #{self.offer_id}"
+
+
+class ChecklistItem(TrackedModel):
+    """One clause of one offer's checklist.
+
+    Number, key, title, sub-points and ``required`` are copied from the
+    template item, so a later template version never changes a checklist.
+    """
+
+    checklist = models.ForeignKey(ClauseChecklist, on_delete=models.CASCADE, related_name="items")
+    template_item = models.ForeignKey(
+        TemplateItem, on_delete=models.PROTECT, related_name="+", verbose_name=_("template item")
+    )
+    number = models.PositiveSmallIntegerField(_("number"))
+    key = models.SlugField(_("key"), max_length=50)
+    title = models.CharField(_("title"), max_length=200)
+    sub_points = models.JSONField(_("sub-points"), default=list, blank=True)
+    guidance = models.TextField(_("guidance"), blank=True)
+    required = models.BooleanField(_("required"), default=True)
+    status = models.CharField(_("status"), max_length=20, choices=ItemStatus.choices, blank=True)
+    clause_reference = models.CharField(_("clause reference"), max_length=200, blank=True)
+    excerpt = models.TextField(_("excerpt"), blank=True)
+    note = models.TextField(_("note"), blank=True)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("reviewer"),
+    )
+    reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["checklist_id", "number"]
+        verbose_name = _("checklist item")
+        verbose_name_plural = _("checklist items")
+        constraints = [
+            models.UniqueConstraint(fields=["checklist", "key"], name="checklistitem_key_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.number}. {self.title}"
+
+
+class RedFlagWaiver(TrackedModel):
+    """A legal reviewer's recorded acceptance of one red flag, bound to the status waived.
+
+    When the item's status later changes, the waiver lapses (``lapsed_at``)
+    and the item is judged afresh; the waiver stays on record.
+    """
+
+    item = models.ForeignKey(ChecklistItem, on_delete=models.CASCADE, related_name="waivers")
+    waived_status = models.CharField(_("status waived"), max_length=20, choices=ItemStatus.choices)
+    justification = models.TextField(_("reason for the waiver"))
+    waived_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("waived by"),
+    )
+    waived_at = models.DateTimeField(_("waived at"))
+    lapsed_at = models.DateTimeField(_("lapsed at"), null=True, blank=True)
+    lapse_note = models.CharField(_("why it lapsed"), max_length=300, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["item_id", "-waived_at"]
+        verbose_name = _("red-flag waiver")
+        verbose_name_plural = _("red-flag waivers")
+
+    def __str__(self) -> str:
+        return f"Waiver of item #{self.item_id} ({self.waived_status})"
+
+    def clean(self) -> None:
+        if not (self.justification or "").strip():
+            raise ValidationError({"justification": _("A waiver needs a reason.")})
+        if self.waived_status not in RED_STATUSES:
+            raise ValidationError(
+                {"waived_status": _("Only a missing or needs-negotiation item can be waived.")}
+            )

@@ -1,0 +1,64 @@
+"""The clause checklist sections of the case page and the offer page."""
+
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from apps.cases.overview import CasePanel
+from apps.contracts.selectors import case_red_flags, offer_checklist
+
+
+def case_panel(case, *, actor) -> CasePanel | None:
+    if not actor.has_perm("contracts.view_clausechecklist"):
+        return None
+    offers = case_red_flags(case)
+    return CasePanel(
+        title=_("Contract clause checklists"),
+        template="contracts/case_panel.html",
+        context={"case": case, "offers": offers},
+        missing=[line for entry in offers for line in _missing(entry)],
+        order=20,
+    )
+
+
+def _missing(entry) -> list[str]:
+    """What one offer's checklist still lacks, in a reviewer's words."""
+    vendor = entry.offer.vendor
+    if entry.checklist is None:
+        return [_("%(vendor)s: no contract clause checklist yet.") % {"vendor": vendor}]
+    lines = []
+    summary = entry.summary
+    if summary.open_red_flags:
+        lines.append(
+            ngettext(
+                "%(vendor)s: %(n)s open red flag in the clause checklist — %(items)s.",
+                "%(vendor)s: %(n)s open red flags in the clause checklist — %(items)s.",
+                len(summary.open_red_flags),
+            )
+            % {
+                "vendor": vendor,
+                "n": len(summary.open_red_flags),
+                "items": "; ".join(
+                    f"{flag.number}. {flag.title} ({flag.status.replace('_', ' ')})"
+                    for flag in summary.open_red_flags
+                ),
+            }
+        )
+    if summary.not_reviewed:
+        lines.append(
+            _("%(vendor)s: %(n)s of %(total)s clause items not reviewed yet.")
+            % {"vendor": vendor, "n": len(summary.not_reviewed), "total": summary.total}
+        )
+    return lines
+
+
+def offer_panel(offer, *, actor) -> CasePanel | None:
+    if not actor.has_perm("contracts.view_clausechecklist"):
+        return None
+    state = offer_checklist(offer)
+    return CasePanel(
+        title=_("Contract clause checklist"),
+        template="contracts/offer_panel.html",
+        context={"offer": offer, "state": state},
+        missing=[],
+        order=20,
+    )

@@ -1,0 +1,25 @@
+from apps.accounts.roles import Role, edit, view
+
+READ = view(
+    "contracts.checklisttemplate",
+    "contracts.templateitem",
+    "contracts.clausechecklist",
+    "contracts.checklistitem",
+    "contracts.redflagwaiver",
+)
+
+ROLE_PERMISSIONS = {
+    # DESIGN §1: the legal reviewer owns clause checklists and waivers and
+    # publishes the organisation's template versions; the others read them.
+    Role.LEGAL: READ
+    + edit(
+        "contracts.checklisttemplate",
+        "contracts.templateitem",
+        "contracts.clausechecklist",
+        "contracts.checklistitem",
+    )
+    + ["contracts.add_redflagwaiver"],
+    Role.PROCUREMENT: READ,
+    Role.TECH_LEAD: READ,
+    Role.AUDITOR: READ,
+}

@@ -1,0 +1,233 @@
+"""Writes to checklist templates, clause checklists and red-flag waivers."""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.text import slugify
+
+from apps.contracts import rules
+from apps.contracts.models import (
+    ChecklistItem,
+    ChecklistTemplate,
+    ClauseChecklist,
+    RedFlagWaiver,
+    TemplateItem,
+)
+from apps.contracts.selectors import item_state
+from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
+
+ITEM_FIELDS = ("status", "clause_reference", "excerpt", "note")
+TEMPLATE_ITEM_FIELDS = ("key", "title", "sub_points", "guidance", "required")
+
+
+def checklist_template_publish(
+    *, actor, items: list[dict[str, Any]], note: str
+) -> ChecklistTemplate:
+    """Publish the next template version; checklists made from older versions keep theirs."""
+    if not actor.has_perm("contracts.add_checklisttemplate"):
+        raise PermissionDenied("Only a legal reviewer may publish a checklist template.")
+    cleaned = _template_items_clean(items)
+    if not (note or "").strip():
+        raise ValidationError({"note": "Say why this template version is published."})
+    with transaction.atomic():
+        # Lock the newest version so two publishers cannot take the same number.
+        latest = ChecklistTemplate.objects.select_for_update().aggregate(n=Max("number"))["n"] or 0
+        number = latest + 1
+        reason = f"Template v{number} published: {note.strip()}"
+        template = tracked_create(
+            ChecklistTemplate,
+            actor=actor,
+            reason=reason,
+            number=number,
+            note=note.strip(),
+            published_by=actor,
+        )
+        for position, fields in enumerate(cleaned, start=1):
+            tracked_create(
+                TemplateItem,
+                actor=actor,
+                reason=reason,
+                template=template,
+                number=position,
+                **fields,
+            )
+    return template
+
+
+def _template_items_clean(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not items:
+        raise ValidationError({"items": "A template needs at least one item."})
+    errors: dict[str, str] = {}
+    cleaned, seen = [], set()
+    for index, raw in enumerate(items):
+        key = (raw.get("key") or "").strip()
+        title = (raw.get("title") or "").strip()
+        sub_points = raw.get("sub_points") or []
+        if not key or slugify(key).replace("-", "_") != key.replace("-", "_"):
+            errors[f"items[{index}].key"] = "Give a key of letters, digits and underscores."
+        elif key in seen:
+            errors[f"items[{index}].key"] = f"Key '{key}' is used by another item."
+        seen.add(key)
+        if not title:
+            errors[f"items[{index}].title"] = "Give the item a title."
+        if not isinstance(sub_points, list) or not all(
+            isinstance(p, str) and p.strip() for p in sub_points
+        ):
+            errors[f"items[{index}].sub_points"] = "Sub-points are a list of non-empty texts."
+            sub_points = []
+        cleaned.append(
+            {
+                "key": key,
+                "title": title,
+                "sub_points": [p.strip() for p in sub_points],
+                "guidance": (raw.get("guidance") or "").strip(),
+                "required": bool(raw.get("required", True)),
+            }
+        )
+    if errors:
+        raise ValidationError(errors)
+    return cleaned
+
+
+def checklist_create(*, actor, offer) -> ClauseChecklist:
+    """Start the offer's checklist from the latest template version, every item unreviewed."""
+    if not actor.has_perm("contracts.add_clausechecklist"):
+        raise PermissionDenied("Only a legal reviewer may start a clause checklist.")
+    with transaction.atomic():
+        if ClauseChecklist.objects.filter(offer=offer).exists():
+            raise ValidationError({"offer": "This offer already has a clause checklist."})
+        template = ChecklistTemplate.objects.order_by("-number").first()
+        if template is None:
+            raise ValidationError({"template": "No checklist template has been published."})
+        reason = f"Clause checklist started from template v{template.number}"
+        checklist = tracked_create(
+            ClauseChecklist, actor=actor, reason=reason, offer=offer, template=template
+        )
+        for source in template.items.order_by("number"):
+            tracked_create(
+                ChecklistItem,
+                actor=actor,
+                reason=reason,
+                checklist=checklist,
+                template_item=source,
+                **{name: getattr(source, name) for name in ("number", *TEMPLATE_ITEM_FIELDS)},
+            )
+    return checklist
+
+
+def checklist_save(
+    *,
+    actor,
+    checklist: ClauseChecklist,
+    items: list[dict[str, Any]],
+    reason: str,
+    expected_version: int | None = None,
+) -> ClauseChecklist:
+    """Save many items of one checklist in one transaction: all of them or none.
+
+    Each row names an item ``id`` of this checklist and any of ``status``,
+    ``clause_reference``, ``excerpt``, ``note``; fields left out keep their
+    value. Errors are keyed ``items[<row>].<field>``. A changed item records
+    the actor as reviewer, and a status change lapses the item's waiver.
+    """
+    if not actor.has_perm("contracts.change_clausechecklist"):
+        raise PermissionDenied("Only a legal reviewer may edit a clause checklist.")
+    with transaction.atomic():
+        current = ClauseChecklist.objects.select_for_update().get(pk=checklist.pk)
+        if expected_version is not None and current.version != expected_version:
+            raise ConcurrentEditError(current, expected_version)
+        by_id = {item.pk: item for item in current.items.prefetch_related("waivers")}
+        changes = _item_changes(by_id, items)
+        if not (reason or "").strip():
+            raise ValidationError({"change_reason": "Say why this checklist is being changed."})
+        if not changes:
+            return current
+        now = timezone.now()
+        for item, fields in changes:
+            if "status" in fields:
+                _waivers_lapse(actor=actor, item=item, new_status=fields["status"], when=now)
+            tracked_update(
+                item,
+                actor=actor,
+                reason=reason,
+                fields={**fields, "reviewer": actor, "reviewed_at": now},
+            )
+        return tracked_update(current, actor=actor, reason=reason, fields={})
+
+
+def _item_changes(by_id: dict[int, ChecklistItem], rows: list[dict[str, Any]]) -> list[tuple]:
+    """The (item, changed fields) pairs of ``rows``, or a ValidationError naming every bad field."""
+    errors: dict[str, str] = {}
+    changes, seen = [], set()
+    for index, row in enumerate(rows):
+        where = f"items[{index}]"
+        item = by_id.get(row.get("id"))
+        if item is None:
+            errors[f"{where}.id"] = f"Item {row.get('id')!r} is not part of this checklist."
+            continue
+        if item.pk in seen:
+            errors[f"{where}.id"] = f"Item {item.number} ({item.title}) is listed twice."
+            continue
+        seen.add(item.pk)
+        fields = {
+            name: (row[name] or "").strip() if isinstance(row[name], str | None) else row[name]
+            for name in ITEM_FIELDS
+            if name in row
+        }
+        for name, value in fields.items():
+            if not isinstance(value, str):
+                errors[f"{where}.{name}"] = f"Item {item.number}: {name} must be text."
+        if "status" in fields and isinstance(fields["status"], str):
+            problem = rules.status_error(fields["status"], required=item.required)
+            if problem:
+                errors[f"{where}.status"] = f"Item {item.number} ({item.title}): {problem}"
+        changed = {name: v for name, v in fields.items() if getattr(item, name) != v}
+        if changed:
+            changes.append((item, changed))
+    if errors:
+        raise ValidationError(errors)
+    return changes
+
+
+def _waivers_lapse(*, actor, item: ChecklistItem, new_status: str, when) -> None:
+    # A waiver accepts one specific risk; a different status is a different
+    # risk and has to be judged (and, if need be, waived) again.
+    for waiver in item.waivers.all():
+        if waiver.lapsed_at is None:
+            shown = new_status or "not reviewed"
+            tracked_update(
+                waiver,
+                actor=actor,
+                reason=f"Waiver lapsed: item {item.number} status changed to {shown}",
+                fields={
+                    "lapsed_at": when,
+                    "lapse_note": f"Status changed from {item.status} to {shown}",
+                },
+            )
+
+
+def red_flag_waive(*, actor, item: ChecklistItem, reason: str) -> RedFlagWaiver:
+    """Record a legal reviewer's waiver of one red flag, bound to its current status."""
+    if not actor.has_perm("contracts.add_redflagwaiver"):
+        raise PermissionDenied("Only a legal reviewer may waive a red flag.")
+    if not (reason or "").strip():
+        raise ValidationError({"reason": "A waiver needs a reason."})
+    with transaction.atomic():
+        current = ChecklistItem.objects.select_for_update().get(pk=item.pk)
+        problem = rules.waive_error(item_state(current, list(current.waivers.all())))
+        if problem:
+            raise ValidationError({"item": problem})
+        return tracked_create(
+            RedFlagWaiver,
+            actor=actor,
+            reason=f"Red flag waived on item {current.number} ({current.status}): "
+            + reason.strip(),
+            item=current,
+            waived_status=current.status,
+            justification=reason.strip(),
+            waived_by=actor,
+            waived_at=timezone.now(),
+        )

@@ -1,0 +1,17 @@
+from django.urls import path
+
+from apps.contracts import views
+
+app_name = "contracts"
+urlpatterns = [
+    path("offers/<int:offer_pk>/clause-checklist/", views.checklist_edit, name="checklist"),
+    path(
+        "offers/<int:offer_pk>/clause-checklist/start/",
+        views.checklist_create,
+        name="checklist-create",
+    ),
+    path("clause-checklist-items/<int:pk>/waive/", views.item_waive, name="waive"),
+    path("cases/<int:pk>/clause-checklists/", views.comparison, name="comparison"),
+    path("clause-checklist-templates/", views.template_list, name="templates"),
+    path("clause-checklist-templates/new/", views.template_publish, name="template-publish"),
+]

@@ -1,0 +1,232 @@
+"""Browser pages: edit a checklist, waive a red flag, compare offers, publish templates."""
+
+import re
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from apps.cases.selectors import case_get_for
+from apps.contracts import services
+from apps.contracts.forms import (
+    ChecklistItemFormSet,
+    ChecklistSaveForm,
+    TemplateItemFormSet,
+    TemplatePublishForm,
+    WaiverForm,
+)
+from apps.contracts.rules import waive_error
+from apps.contracts.selectors import (
+    case_checklist_comparison,
+    checklist_item_get_for,
+    item_state,
+    offer_checklist,
+    template_latest,
+    templates_with_items,
+)
+from apps.core.access import role_required
+from apps.core.forms import apply_service_errors
+from apps.core.services import ConcurrentEditError
+from apps.offers.selectors import offer_get_for
+
+ROW_ERROR = re.compile(r"^items\[(\d+)\]\.(\w+)$")
+
+
+@role_required("contracts.add_clausechecklist")
+@require_POST
+def checklist_create(request, offer_pk: int):
+    offer = offer_get_for(request.user, offer_pk)
+    try:
+        services.checklist_create(actor=request.user, offer=offer)
+    except ValidationError as error:
+        messages.error(request, "; ".join(error.messages))
+        return redirect("offers:detail", pk=offer.pk)
+    messages.success(request, _("Clause checklist started. Review each item below."))
+    return redirect("contracts:checklist", offer_pk=offer.pk)
+
+
+@role_required("contracts.change_clausechecklist")
+def checklist_edit(request, offer_pk: int):
+    offer = offer_get_for(request.user, offer_pk)
+    state = offer_checklist(offer)
+    if state.checklist is None:
+        messages.error(request, _("This offer has no clause checklist yet: start one first."))
+        return redirect("offers:detail", pk=offer.pk)
+    initial = [
+        {
+            "item_id": row.item.pk,
+            "status": row.item.status,
+            "clause_reference": row.item.clause_reference,
+            "excerpt": row.item.excerpt,
+            "note": row.item.note,
+        }
+        for row in state.rows
+    ]
+    formset = ChecklistItemFormSet(request.POST or None, initial=initial, prefix="items")
+    save_form = ChecklistSaveForm(
+        request.POST or None, initial={"version": state.checklist.version}
+    )
+    if request.method == "POST" and _both_valid(formset, save_form):
+        try:
+            services.checklist_save(
+                actor=request.user,
+                checklist=state.checklist,
+                items=[form.row() for form in formset.forms],
+                reason=save_form.cleaned_data["change_reason"],
+                expected_version=save_form.cleaned_data.get("version"),
+            )
+        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+            _apply_row_errors(formset.forms, save_form, error)
+        else:
+            messages.success(request, _("Clause checklist saved."))
+            return redirect("offers:detail", pk=offer.pk)
+    by_id = {row.item.pk: row for row in state.rows}
+    return render(
+        request,
+        "contracts/checklist_form.html",
+        {
+            "offer": offer,
+            "case": offer.case,
+            "state": state,
+            "formset": formset,
+            "save_form": save_form,
+            "pairs": [(form, by_id.get(_posted_id(form))) for form in formset.forms],
+        },
+    )
+
+
+def _both_valid(*forms) -> bool:
+    return all([form.is_valid() for form in forms])  # list: validate every form, show all errors
+
+
+def _posted_id(form) -> int | None:
+    try:
+        return int(form["item_id"].value())
+    except (TypeError, ValueError):
+        return None
+
+
+def _apply_row_errors(row_forms, main_form, error: Exception) -> None:
+    """Put ``items[<row>].<field>`` errors next to their field; the rest on the main form."""
+    if not (isinstance(error, ValidationError) and hasattr(error, "error_dict")):
+        apply_service_errors(main_form, error)
+        return
+    rest = {}
+    for key, messages_ in error.message_dict.items():
+        match = ROW_ERROR.match(key)
+        if match and int(match[1]) < len(row_forms):
+            form, field = row_forms[int(match[1])], match[2]
+            for message in messages_:
+                form.add_error(field if field in form.fields else None, message)
+        else:
+            rest[key] = messages_
+    if rest:
+        apply_service_errors(main_form, ValidationError(rest))
+    if not main_form.errors:
+        main_form.add_error(None, _("Nothing was saved: correct the marked fields."))
+
+
+@role_required("contracts.add_redflagwaiver")
+def item_waive(request, pk: int):
+    item = checklist_item_get_for(request.user, pk)
+    offer = offer_get_for(request.user, item.checklist.offer_id)
+    waivers = list(item.waivers.all())
+    form = WaiverForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.red_flag_waive(
+                actor=request.user, item=item, reason=form.cleaned_data["reason"]
+            )
+        except (ValidationError, PermissionDenied) as error:
+            _apply_waive_errors(form, error)
+        else:
+            messages.success(request, _("Red flag waived."))
+            return redirect("offers:detail", pk=offer.pk)
+    return render(
+        request,
+        "contracts/waiver_form.html",
+        {
+            "offer": offer,
+            "case": offer.case,
+            "item": item,
+            "waivers": waivers,
+            "form": form,
+            "not_waivable": waive_error(item_state(item, waivers)),
+        },
+    )
+
+
+def _apply_waive_errors(form, error: Exception) -> None:
+    if isinstance(error, ValidationError) and hasattr(error, "error_dict"):
+        error = _rename(error)
+    apply_service_errors(form, error)
+
+
+def _rename(error: ValidationError) -> ValidationError:
+    renamed: dict[str, list[str]] = {}
+    for key, values in error.message_dict.items():
+        target = "reason" if key in ("reason", "justification") else "__all__"
+        renamed.setdefault(target, []).extend(values)
+    return ValidationError(renamed)
+
+
+@role_required("contracts.view_clausechecklist")
+def comparison(request, pk: int):
+    case = case_get_for(request.user, pk)
+    offers, rows = case_checklist_comparison(case)
+    return render(
+        request,
+        "contracts/comparison.html",
+        {"case": case, "offers": offers, "rows": rows},
+    )
+
+
+@role_required("contracts.view_checklisttemplate")
+def template_list(request):
+    templates = templates_with_items().annotate(checklist_count=Count("checklists"))
+    return render(
+        request, "contracts/template_list.html", {"templates": templates.order_by("-number")}
+    )
+
+
+@role_required("contracts.add_checklisttemplate")
+def template_publish(request):
+    latest = template_latest()
+    initial = [
+        {
+            "key": item.key,
+            "title": item.title,
+            "sub_points": "\n".join(item.sub_points),
+            "guidance": item.guidance,
+            "required": item.required,
+        }
+        for item in (latest.items.all() if latest else [])
+    ]
+    formset = TemplateItemFormSet(request.POST or None, initial=initial, prefix="items")
+    note_form = TemplatePublishForm(request.POST or None)
+    if request.method == "POST" and _both_valid(formset, note_form):
+        # Blank extra rows have empty cleaned_data; ticked rows are removed.
+        kept = [f for f in formset.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+        try:
+            template = services.checklist_template_publish(
+                actor=request.user,
+                items=[f.item() for f in kept],
+                note=note_form.cleaned_data["note"],
+            )
+        except (ValidationError, PermissionDenied) as error:
+            _apply_row_errors(kept, note_form, error)
+        else:
+            messages.success(
+                request,
+                _("Template version %(n)s published. New checklists use it.")
+                % {"n": template.number},
+            )
+            return redirect("contracts:templates")
+    return render(
+        request,
+        "contracts/template_form.html",
+        {"formset": formset, "note_form": note_form, "latest": latest},
+    )
