@@ -1,0 +1,186 @@
+"""Every approvals page and endpoint, for every role: allowed, 403, anonymous."""
+
+import pytest
+from django.urls import reverse
+
+from apps.approvals.services import approval_decide, case_submit_for_approval
+from tests.approvals.factories import make_ready_case
+from tests.factories import FULL_SPEC, make_case, make_offer
+
+ROLES = ["priya", "lena", "tariq", "aude", "ada"]
+EVERYONE = set(ROLES)
+SUBMITTERS = {"priya", "ada"}
+DECIDERS = {"tariq", "ada"}
+
+
+@pytest.fixture
+def world(priya):
+    # Access does not depend on the gates: a rejection needs none of them.
+    case = make_case(priya)
+    offer = make_offer(priya, case, spec=FULL_SPEC)
+    case.refresh_from_db()
+    return {"case": case, "offer": offer}
+
+
+@pytest.fixture
+def ready_world(people):
+    case, offer, _offers = make_ready_case(people)
+    return {"case": case, "offer": offer}
+
+
+PAGES = [
+    ("approvals:case", lambda w: [w["case"].pk], EVERYONE),
+    ("approvals:submit", lambda w: [w["case"].pk], SUBMITTERS),
+    ("approvals:decide", lambda w: [w["case"].pk], DECIDERS),
+    ("approvals:dashboard", lambda w: [], EVERYONE),
+]
+
+
+@pytest.mark.parametrize("name,args,allowed", PAGES, ids=[p[0] for p in PAGES])
+@pytest.mark.parametrize("role", ROLES)
+def test_page_access(browser_as, world, name, args, allowed, role):
+    response = browser_as(role).get(reverse(name, args=args(world)))
+    assert response.status_code == (200 if role in allowed else 403)
+
+
+@pytest.mark.parametrize("name,args,allowed", PAGES, ids=[p[0] for p in PAGES])
+def test_page_sends_anonymous_to_login(client, world, name, args, allowed):
+    response = client.get(reverse(name, args=args(world)))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_submitting_in_the_browser(browser_as, world, role):
+    case = world["case"]
+    response = browser_as(role).post(reverse("approvals:submit", args=[case.pk]), {"note": "Go"})
+    case.refresh_from_db()
+    if role in SUBMITTERS:
+        assert response.status_code == 302
+        assert case.status == "pending_approval"
+    else:
+        assert response.status_code == 403
+        assert case.status == "evaluating"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_deciding_in_the_browser(browser_as, people, world, role):
+    case, offer = world["case"], world["offer"]
+    case_submit_for_approval(actor=people["priya"], case=case)
+    response = browser_as(role).post(
+        reverse("approvals:decide", args=[case.pk]),
+        {"offer": offer.pk, "decision": "rejected", "comment": "Prepayment too high"},
+    )
+    case.refresh_from_db()
+    if role in DECIDERS:
+        assert response.status_code == 302
+        assert case.status == "rejected"
+    else:
+        assert response.status_code == 403
+        assert case.status == "pending_approval"
+
+
+def test_refused_approval_shows_every_open_gate_in_the_form(browser_as, people, ready_world):
+    world = ready_world
+    case = world["case"]
+    case_submit_for_approval(actor=people["priya"], case=case)
+    unready = case.offers.exclude(pk=world["offer"].pk).first()
+    response = browser_as("tariq").post(
+        reverse("approvals:decide", args=[case.pk]),
+        {"offer": unready.pk, "decision": "approved", "comment": "Try"},
+    )
+    assert response.status_code == 200
+    errors = response.context["form"].errors["offer"]
+    assert any("No clause checklist" in e for e in errors)
+    assert any("No spec verification" in e for e in errors)
+    case.refresh_from_db()
+    assert case.status == "pending_approval"
+    missing_comment = browser_as("tariq").post(
+        reverse("approvals:decide", args=[case.pk]),
+        {"offer": world["offer"].pk, "decision": "approved", "comment": ""},
+    )
+    assert "comment" in missing_comment.context["form"].errors
+
+
+def _gates(w):
+    return f"/api/v1/cases/{w['case'].pk}/gates/"
+
+
+# (method, path, body, roles allowed, success status, state needed)
+API_CALLS = [
+    ("get", _gates, None, EVERYONE, 200, None),
+    ("get", lambda w: "/api/v1/approvals/", None, EVERYONE, 200, None),
+    ("get", lambda w: f"/api/v1/approvals/{w['approval'].pk}/", None, EVERYONE, 200, "decided"),
+    (
+        "post",
+        lambda w: f"/api/v1/cases/{w['case'].pk}/submit-for-approval/",
+        lambda w: {"note": "Ready"},
+        SUBMITTERS,
+        200,
+        None,
+    ),
+    (
+        "post",
+        lambda w: f"/api/v1/cases/{w['case'].pk}/decision/",
+        lambda w: {"offer": w["offer"].pk, "decision": "rejected", "comment": "No"},
+        DECIDERS,
+        201,
+        "pending",
+    ),
+]
+API_IDS = [f"{c[0]}-{i}" for i, c in enumerate(API_CALLS)]
+
+
+def _prepare(world, people, state):
+    if state in ("pending", "decided"):
+        case_submit_for_approval(actor=people["priya"], case=world["case"])
+        world["case"].refresh_from_db()
+    if state == "decided":
+        world["approval"] = approval_decide(
+            actor=people["tariq"],
+            case=world["case"],
+            offer=world["offer"],
+            decision="rejected",
+            comment="No",
+        )
+
+
+@pytest.mark.parametrize("method,path,body,allowed,success,state", API_CALLS, ids=API_IDS)
+@pytest.mark.parametrize("role", ROLES)
+def test_api_access(api_as, people, world, method, path, body, allowed, success, state, role):
+    _prepare(world, people, state)
+    response = getattr(api_as(role), method)(
+        path(world), body(world) if body else None, format="json"
+    )
+    assert response.status_code == (success if role in allowed else 403), response.content
+
+
+@pytest.mark.parametrize("method,path,body,allowed,success,state", API_CALLS, ids=API_IDS)
+def test_api_refuses_anonymous_with_401(
+    client, people, world, method, path, body, allowed, success, state
+):
+    _prepare(world, people, state)
+    response = getattr(client, method)(path(world), content_type="application/json")
+    assert response.status_code == 401
+
+
+def test_api_gates_and_refusal_name_the_open_gates(api_as, people, ready_world):
+    world = ready_world
+    case = world["case"]
+    data = api_as("aude").get(_gates(world)).json()
+    first = next(o for o in data["offers"] if o["offer"] == world["offer"].pk)
+    assert first["all_held"] is True and len(first["gates"]) == 7
+    other = next(o for o in data["offers"] if o["offer"] != world["offer"].pk)
+    assert {g["key"] for g in other["gates"] if not g["held"]} == {"red_flags", "verification"}
+    case_submit_for_approval(actor=people["priya"], case=case)
+    refused = api_as("tariq").post(
+        f"/api/v1/cases/{case.pk}/decision/",
+        {"offer": other["offer"], "decision": "approved", "comment": "Try"},
+        format="json",
+    )
+    assert refused.status_code == 400
+    assert len(refused.json()["offer"]) == 2
+    bad = api_as("tariq").post(
+        f"/api/v1/cases/{case.pk}/decision/", {"decision": "maybe", "comment": ""}, format="json"
+    )
+    assert bad.status_code == 400 and {"decision", "comment"} <= set(bad.json())
