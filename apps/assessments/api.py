@@ -1,0 +1,336 @@
+"""REST API for data-export self-assessments, the questionnaire and the PRC regime table."""
+
+import posixpath
+
+from django.urls import path
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.assessments import services
+from apps.assessments.models import DataExportAssessment
+from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS
+from apps.assessments.regimes import REGIMES, SOURCES
+from apps.assessments.report import build_report
+from apps.assessments.rules import answers_errors
+from apps.assessments.selectors import assessment_list_for, assessment_summary
+from apps.cases.models import ProcurementCase
+from apps.core.api import TrackedSerializer, TrackedViewSetMixin
+from apps.core.permissions import RolePermission
+from apps.offers.models import Offer
+
+
+class AnswerSerializer(serializers.Serializer):
+    value = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=30,
+        help_text="yes, no, not_applicable or a choice",
+    )
+    number = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, help_text="Individuals, or days to exit"
+    )
+    note = serializers.CharField(required=False, allow_blank=True)
+    attachment = serializers.CharField(read_only=True, allow_null=True)
+
+
+class AnswersField(serializers.DictField):
+    """Question key → answer; on write only the keys given change."""
+
+    child = AnswerSerializer()
+
+    def to_representation(self, value):
+        return {
+            a.question_key: {
+                "value": a.value,
+                "number": a.number,
+                "note": a.note,
+                "attachment": posixpath.basename(a.attachment.name) if a.attachment else None,
+            }
+            for a in value.all()
+        }
+
+
+class StateSerializer(serializers.Serializer):
+    signed_off = serializers.BooleanField()
+    expired = serializers.BooleanField()
+    review_by = serializers.DateField(allow_null=True)
+    status = serializers.CharField()
+    exit_readiness_answered = serializers.BooleanField()
+    sign_off_blockers = serializers.ListField(child=serializers.CharField())
+
+
+class ConstraintSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    text = serializers.CharField()
+    because = serializers.ListField(child=serializers.CharField())
+
+
+class AidSerializer(serializers.Serializer):
+    mechanism = serializers.CharField()
+    label = serializers.CharField()
+    reason = serializers.CharField()
+    citation = serializers.CharField(allow_null=True)
+    missing = serializers.ListField(child=serializers.CharField())
+    regime_key = serializers.CharField()
+    disclaimer = serializers.CharField()
+
+
+class AssessmentSerializer(TrackedSerializer):
+    case = serializers.PrimaryKeyRelatedField(queryset=ProcurementCase.objects.all())
+    offer = serializers.PrimaryKeyRelatedField(
+        queryset=Offer.objects.all(), required=False, allow_null=True
+    )
+    answers = AnswersField(required=False)
+    signed_off_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    state = serializers.SerializerMethodField()
+    derived_constraints = serializers.SerializerMethodField()
+    prc_decision_aid = serializers.SerializerMethodField()
+
+    class Meta:
+        model = DataExportAssessment
+        fields = [
+            "id",
+            "case",
+            "offer",
+            "jurisdiction",
+            "questionnaire_version",
+            "answers",
+            "conclusion",
+            "state",
+            "derived_constraints",
+            "prc_decision_aid",
+            "signed_off_by",
+            "signed_off_at",
+            "review_by",
+            "voided_sign_off",
+            "created_at",
+            "updated_at",
+            "version",
+            "change_reason",
+        ]
+        # Uniqueness (one per case, one per offer) is checked by the service, which names it.
+        validators = []
+        read_only_fields = [
+            "questionnaire_version",
+            "signed_off_at",
+            "review_by",
+            "voided_sign_off",
+            "created_at",
+            "updated_at",
+        ]
+
+    def _summary(self, assessment):
+        cache = self.context.setdefault("summaries", {})
+        if assessment.pk not in cache:
+            cache[assessment.pk] = assessment_summary(assessment)
+        return cache[assessment.pk]
+
+    @extend_schema_field(StateSerializer)
+    def get_state(self, assessment) -> dict:
+        summary = self._summary(assessment)
+        return {
+            **summary.state._asdict(),
+            "status": summary.status,
+            "exit_readiness_answered": summary.exit_readiness_answered,
+            "sign_off_blockers": summary.blockers,
+        }
+
+    @extend_schema_field(ConstraintSerializer(many=True))
+    def get_derived_constraints(self, assessment) -> list:
+        return ConstraintSerializer(self._summary(assessment).constraints, many=True).data
+
+    @extend_schema_field(AidSerializer)
+    def get_prc_decision_aid(self, assessment) -> dict:
+        aid = self._summary(assessment).aid
+        data = AidSerializer(aid).data
+        data["citation"] = str(aid.citation) if aid.citation else None
+        return data
+
+    def validate_answers(self, answers):
+        errors = answers_errors({key: dict(answer) for key, answer in answers.items()})
+        if errors:
+            nested: dict = {}
+            for key, message in errors.items():
+                if key.endswith("__number"):
+                    nested.setdefault(key.removesuffix("__number"), {})["number"] = [message]
+                else:
+                    nested[key] = [message]
+            raise serializers.ValidationError(nested)
+        return answers
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        if self.instance is not None:
+            for name in ("case", "offer"):
+                if name in attrs and attrs[name] != getattr(self.instance, name):
+                    raise serializers.ValidationError({name: "An assessment cannot move."})
+        elif attrs.get("offer") is not None and attrs["offer"].case_id != attrs["case"].pk:
+            raise serializers.ValidationError({"offer": "This offer belongs to another case."})
+        return attrs
+
+
+class SignOffSerializer(serializers.Serializer):
+    review_by = serializers.DateField(
+        required=False, help_text="Defaults to 90 days after today's sign-off."
+    )
+    version = serializers.IntegerField(required=False)
+
+
+class AttachmentSerializer(serializers.Serializer):
+    file = serializers.FileField(allow_empty_file=False)
+    change_reason = serializers.CharField(max_length=500)
+    version = serializers.IntegerField(required=False)
+
+
+class AssessmentViewSet(
+    TrackedViewSetMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Data-export self-assessments (DESIGN §2.5): answers, derived constraints, decision aid."""
+
+    serializer_class = AssessmentSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "assessments.view_dataexportassessment",
+        "POST": "assessments.add_dataexportassessment",
+        "PUT": "assessments.change_dataexportassessment",
+        "PATCH": "assessments.change_dataexportassessment",
+    }
+    filterset_fields = ["case", "offer"]
+
+    def get_queryset(self):
+        return assessment_list_for(self.request.user)
+
+    def get_permissions(self):
+        if self.action == "sign_off":
+            self.required_permissions = {"POST": "assessments.sign_off_dataexportassessment"}
+        elif self.action == "attachment":
+            self.required_permissions = {"PUT": "assessments.change_dataexportassessment"}
+        return super().get_permissions()
+
+    def perform_service_create(self, data):
+        return services.assessment_create(actor=self.request.user, **data)
+
+    def perform_service_update(self, assessment, data, reason, version):
+        data.pop("case", None)
+        data.pop("offer", None)
+        updated, _voided = services.assessment_save(
+            actor=self.request.user,
+            assessment=assessment,
+            reason=reason,
+            expected_version=version,
+            **data,
+        )
+        return updated
+
+    @extend_schema(request=SignOffSerializer, responses=AssessmentSerializer)
+    @action(detail=True, methods=["post"], url_path="sign-off")
+    def sign_off(self, request, pk=None):
+        body = SignOffSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        signed = services.assessment_sign_off(
+            actor=request.user,
+            assessment=self.get_object(),
+            review_by=body.validated_data.get("review_by"),
+            expected_version=body.validated_data.get("version"),
+        )
+        return Response(self.get_serializer(self.get_queryset().get(pk=signed.pk)).data)
+
+    @extend_schema(request=AttachmentSerializer, responses=AssessmentSerializer)
+    @action(
+        detail=True,
+        methods=["put"],
+        url_path=r"attachments/(?P<key>[a-z0-9_]+)",
+        parser_classes=[MultiPartParser],
+    )
+    def attachment(self, request, pk=None, key=None):
+        body = AttachmentSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.assessment_save(
+            actor=request.user,
+            assessment=self.get_object(),
+            reason=body.validated_data["change_reason"],
+            attachments={key: body.validated_data["file"]},
+            expected_version=body.validated_data.get("version"),
+        )
+        return Response(self.get_serializer(self.get_queryset().get(pk=pk)).data)
+
+    @extend_schema(responses={200: dict})
+    @action(detail=True, methods=["get"])
+    def report(self, request, pk=None):
+        """The assessment in the sections of the official self-assessment report template."""
+        return Response(build_report(assessment_summary(self.get_object())))
+
+
+class QuestionnaireView(APIView):
+    """The default questionnaire: keys, kinds, allowed answers, seed and report section."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "assessments.view_dataexportassessment"}
+
+    @extend_schema(responses={200: dict})
+    def get(self, request):
+        return Response(
+            {
+                "version": QUESTIONNAIRE_VERSION,
+                "questions": [
+                    {
+                        "key": q.key,
+                        "label": str(q.label),
+                        "kind": q.kind,
+                        "choices": [c for c, _label in q.choices] if q.takes_value else [],
+                        "takes_number": q.takes_number,
+                        "section": q.section,
+                        "source": q.source,
+                    }
+                    for q in QUESTIONS
+                ],
+            }
+        )
+
+
+class PrcRegimeView(APIView):
+    """Thresholds of the PRC cross-border regime with their legal sources (an aid, not advice)."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "assessments.view_dataexportassessment"}
+
+    @extend_schema(responses={200: dict})
+    def get(self, request):
+        return Response(
+            {
+                "disclaimer": "An aid to the legal reviewer, not a legal opinion.",
+                "sources": [
+                    {**vars(s), "published": s.published, "effective": s.effective} for s in SOURCES
+                ],
+                "regimes": [
+                    {
+                        "key": r.key,
+                        "effective": r.effective,
+                        "assessment_min_individuals": r.assessment_min_individuals,
+                        "assessment_min_sensitive": r.assessment_min_sensitive,
+                        "contract_min_individuals": r.contract_min_individuals,
+                        "contract_min_sensitive": r.contract_min_sensitive,
+                        "citations": {k: str(c) for k, c in r.citations.items()},
+                        "note": r.note,
+                    }
+                    for r in REGIMES
+                ],
+            }
+        )
+
+
+def register(router):
+    router.register("data-export-assessments", AssessmentViewSet, basename="data-export-assessment")
+    return [
+        path("data-export-questions/", QuestionnaireView.as_view(), name="data-export-questions"),
+        path("prc-regimes/", PrcRegimeView.as_view(), name="prc-regimes"),
+    ]

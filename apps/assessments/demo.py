@@ -1,0 +1,58 @@
+"""Demo: Lena's signed-off assessment for the demo case, built through the services.
+
+No customer personal data leaves (the case's requirement), access must be fully
+logged, and the exit path is ready: the derived constraints are "data may not
+leave" and "one audited entry point".
+"""
+
+from apps.assessments.services import assessment_create, assessment_sign_off
+
+DEMO_ANSWERS = {
+    "purpose": ("inference", "Online inference for the internal chat assistant."),
+    "purpose_declared": ("yes", "Declared in the compute request of this case."),
+    "data_classified": ("yes", "Prompts are classified 'internal'; no customer records."),
+    "raw_data_leaves": ("no", "Prompts are de-identified at the gateway before they leave."),
+    "personal_information": ("yes", "Employee names may appear in prompts."),
+    "important_data": ("no", "Nothing notified or published as important data."),
+    "export_assessment_completed": ("no", "Not needed while only de-identified data leaves."),
+    "upstream_region_constraints": ("no", "No customer-region quota in the vendors' terms."),
+    "access_personnel_defined": ("yes", "Platform team and two on-call engineers."),
+    "access_traceable": ("yes", "Bastion with MFA and session recording."),
+    "access_logging_required": ("yes", "Internal audit policy requires full logging."),
+    "lawful_source": ("yes", "Prompts from our own employees under the IT policy."),
+    "deidentification_rules": ("yes", "Names and IDs hashed at the gateway."),
+    "retention_period": ("yes", "Prompts are not stored remotely; logs kept 180 days."),
+    "audit_requirements": ("yes", "Model version, caller and latency logged per request."),
+    "cross_border_legal_basis": ("yes", "Only de-identified data leaves."),
+    "export_control_licence": ("yes", "Vendors confirm licensed H200 deployments in writing."),
+    "authorization_documents": ("yes", "Contracts and written specs on file."),
+    "image_rebuildable": ("yes", "Images built from our own Dockerfiles by digest."),
+    "data_fully_exportable": ("yes", "No data stored remotely beyond the cache."),
+    "orchestration_portable": ("yes", "Plain Kubernetes manifests, no vendor API."),
+    "exit_bounded_time": ("yes", "Tested move to a second region in a drill."),
+    "prc_collected_in_china": ("yes", ""),
+    "prc_ciio": ("no", ""),
+    "prc_art5_exemption": ("none", ""),
+}
+DEMO_NUMBERS = {
+    "exit_bounded_time": 14,
+    "prc_individuals_non_sensitive": 0,
+    "prc_individuals_sensitive": 0,
+}
+
+
+def seed(*, case, users) -> None:
+    answers = {key: {"value": value, "note": note} for key, (value, note) in DEMO_ANSWERS.items()}
+    for key, number in DEMO_NUMBERS.items():
+        answers.setdefault(key, {})["number"] = number
+    assessment = assessment_create(
+        actor=users["lena"],
+        case=case,
+        answers=answers,
+        conclusion=(
+            "Only de-identified prompts leave; no personal information is sent abroad in "
+            "identifiable form, so no export mechanism is needed under the 2024 provisions. "
+            "All access goes through the audited bastion. Re-assess before any training use."
+        ),
+    )
+    assessment_sign_off(actor=users["lena"], assessment=assessment)

@@ -1,0 +1,135 @@
+"""The whole questionnaire as one form, saved together, errors shown next to each answer."""
+
+from django import forms
+from django.core.files.uploadedfile import UploadedFile
+from django.utils.translation import gettext_lazy as _
+
+from apps.assessments.models import validate_attachment_size
+from apps.assessments.questions import QUESTIONS, blocks
+
+
+class AssessmentForm(forms.Form):
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    jurisdiction = forms.CharField(
+        label=_("Jurisdiction assessed"),
+        max_length=100,
+        required=False,
+        help_text=_("Where the data would go, e.g. 'Singapore'. Blank: every vendor of the case."),
+    )
+    conclusion = forms.CharField(
+        label=_("Written legal and compliance conclusion"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 5}),
+        help_text=_("Required before sign-off."),
+    )
+    change_reason = forms.CharField(
+        label=_("Reason for this change"),
+        max_length=500,
+        required=False,
+        help_text=_("Kept in the audit history with your name and the time."),
+    )
+
+    def __init__(self, *args, editing: bool, signed_off: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.editing = editing
+        self.signed_off = signed_off
+        for q in QUESTIONS:
+            if q.takes_value:
+                self.fields[q.key] = forms.ChoiceField(
+                    label=q.label,
+                    choices=[("", _("— not answered —")), *q.choices],
+                    required=False,
+                    help_text=q.help,
+                )
+            if q.takes_number:
+                self.fields[f"{q.key}__number"] = forms.IntegerField(
+                    label=_("Number of days") if q.takes_value else q.label,
+                    min_value=0,
+                    required=False,
+                    help_text="" if q.takes_value else q.help,
+                )
+            self.fields[f"{q.key}__note"] = forms.CharField(
+                label=_("Note"),
+                required=False,
+                widget=forms.Textarea(attrs={"rows": 1, "cols": 40}),
+            )
+            self.fields[f"{q.key}__attachment"] = forms.FileField(
+                label=_("Attachment"),
+                required=False,
+                max_length=200,
+                validators=[validate_attachment_size],
+            )
+        if not editing:
+            del self.fields["change_reason"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.editing and not (cleaned.get("change_reason") or "").strip():
+            self.add_error("change_reason", _("Say why you are changing this assessment."))
+        return cleaned
+
+    def blocks(self):
+        """(block title, [(question, value, number, note, attachment) bound fields])."""
+
+        def field(name):
+            return self[name] if name in self.fields else None
+
+        return [
+            (
+                title,
+                [
+                    (
+                        q,
+                        field(q.key),
+                        field(f"{q.key}__number"),
+                        self[f"{q.key}__note"],
+                        self[f"{q.key}__attachment"],
+                    )
+                    for q in questions
+                ],
+            )
+            for title, questions in blocks()
+        ]
+
+    def answers(self) -> dict:
+        data = self.cleaned_data
+        result = {}
+        for q in QUESTIONS:
+            answer = {"note": data.get(f"{q.key}__note", "")}
+            if q.takes_value:
+                answer["value"] = data.get(q.key, "")
+            if q.takes_number:
+                answer["number"] = data.get(f"{q.key}__number")
+            result[q.key] = answer
+        return result
+
+    def attachments(self) -> dict:
+        result = {}
+        for q in QUESTIONS:
+            value = self.cleaned_data.get(f"{q.key}__attachment")
+            if value is False or isinstance(value, UploadedFile):
+                result[q.key] = value
+        return result
+
+
+def initial_for(assessment) -> dict:
+    initial = {
+        "version": assessment.version,
+        "jurisdiction": assessment.jurisdiction,
+        "conclusion": assessment.conclusion,
+    }
+    for answer in assessment.answers.all():
+        initial[answer.question_key] = answer.value
+        initial[f"{answer.question_key}__number"] = answer.number
+        initial[f"{answer.question_key}__note"] = answer.note
+        initial[f"{answer.question_key}__attachment"] = answer.attachment or None
+    return initial
+
+
+class SignOffForm(forms.Form):
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    review_by = forms.DateField(
+        label=_("Review by"),
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text=_("Defaults to 90 days from today; after this date the assessment expires."),
+    )

@@ -1,0 +1,160 @@
+"""Data-export self-assessments and their answers (DESIGN §2.5, seed 000 步骤二, 004 八)."""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS_BY_KEY
+from apps.core.models import TrackedModel
+
+# Evidence attachments are scans and letters, not datasets.
+MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
+
+
+def validate_attachment_size(file) -> None:
+    # Files already in storage were checked when they were uploaded.
+    if getattr(file, "_committed", False):
+        return
+    if file.size > MAX_ATTACHMENT_BYTES:
+        raise ValidationError(
+            _("The attachment is %(size)s MiB; the limit is %(limit)s MiB."),
+            params={
+                "size": round(file.size / 1024 / 1024, 1),
+                "limit": MAX_ATTACHMENT_BYTES // 1024 // 1024,
+            },
+        )
+
+
+class DataExportAssessment(TrackedModel):
+    """A legal reviewer's data-export self-assessment for a case, or for one offer of it."""
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.CASCADE,
+        related_name="data_export_assessments",
+        verbose_name=_("case"),
+    )
+    offer = models.ForeignKey(
+        "offers.Offer",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="data_export_assessments",
+        verbose_name=_("offer"),
+        help_text=_(
+            "Only where this offer's vendor sits in a jurisdiction the case one does not cover."
+        ),
+    )
+    jurisdiction = models.CharField(
+        _("jurisdiction assessed"),
+        max_length=100,
+        blank=True,
+        help_text=_("Where the data would go, e.g. 'Singapore'. Blank: every vendor of the case."),
+    )
+    questionnaire_version = models.CharField(
+        _("questionnaire version"), max_length=20, default=QUESTIONNAIRE_VERSION, editable=False
+    )
+    conclusion = models.TextField(_("legal and compliance conclusion"), blank=True)
+    signed_off_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("signed off by"),
+    )
+    signed_off_at = models.DateTimeField(_("signed off at"), null=True, blank=True)
+    review_by = models.DateField(_("review by"), null=True, blank=True)
+    voided_sign_off = models.TextField(
+        _("voided sign-off"),
+        blank=True,
+        help_text=_("Set when an edit voided the last sign-off: whose it was and who voided it."),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["case_id", "offer_id"]
+        verbose_name = _("data-export assessment")
+        verbose_name_plural = _("data-export assessments")
+        permissions = [("sign_off_dataexportassessment", _("Can sign off data-export assessments"))]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["case"],
+                condition=models.Q(offer__isnull=True),
+                name="assessment_one_per_case",
+            ),
+            models.UniqueConstraint(
+                fields=["offer"],
+                condition=models.Q(offer__isnull=False),
+                name="assessment_one_per_offer",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        scope = str(self.offer.vendor) if self.offer_id else _("whole case")
+        return f"{_('Data-export assessment')} — {self.case} ({scope})"
+
+    def clean(self) -> None:
+        if self.offer_id and self.offer.case_id != self.case_id:
+            raise ValidationError({"offer": _("This offer belongs to another case.")})
+        if self.signed_off_at and not (self.signed_off_by_id and self.review_by):
+            raise ValidationError(
+                {"review_by": _("A sign-off names who signed and a review-by date.")}
+            )
+
+    def answer_map(self) -> dict:
+        """Answers keyed by question; uses prefetched answers when present."""
+        return {answer.question_key: answer for answer in self.answers.all()}
+
+
+class AssessmentAnswer(TrackedModel):
+    """One typed answer (yes / no / n.a., a choice or a count), with a note and an attachment."""
+
+    assessment = models.ForeignKey(
+        DataExportAssessment, on_delete=models.CASCADE, related_name="answers"
+    )
+    question_key = models.CharField(_("question"), max_length=50)
+    value = models.CharField(_("answer"), max_length=30, blank=True)
+    number = models.PositiveIntegerField(
+        _("number"), null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    note = models.TextField(_("note"), blank=True)
+    # Stored under names the storage generates from a sanitised basename;
+    # uploads never choose their own path.
+    attachment = models.FileField(
+        _("attachment"),
+        upload_to="assessments/%Y/%m/",
+        blank=True,
+        max_length=255,
+        validators=[validate_attachment_size],
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["assessment_id", "pk"]
+        verbose_name = _("assessment answer")
+        verbose_name_plural = _("assessment answers")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assessment", "question_key"], name="answer_one_per_question"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_key}: {self.value or self.number or '—'}"
+
+    @property
+    def question(self):
+        return QUESTIONS_BY_KEY.get(self.question_key)
+
+    def clean(self) -> None:
+        from apps.assessments.rules import answers_errors
+
+        errors = answers_errors({self.question_key: {"value": self.value, "number": self.number}})
+        if errors:
+            raise ValidationError(
+                {("number" if k.endswith("__number") else "value"): v for k, v in errors.items()}
+            )

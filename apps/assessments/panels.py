@@ -1,0 +1,93 @@
+"""The data-export assessment's section of the case page (DESIGN §2.5)."""
+
+from dataclasses import dataclass
+
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from apps.assessments.rules import governing_assessment
+from apps.assessments.selectors import AssessmentSummary, assessment_summary, case_assessments
+from apps.cases.overview import CasePanel
+from apps.offers.models import Offer
+
+
+@dataclass
+class OfferCoverage:
+    offer: Offer
+    summary: AssessmentSummary | None
+
+
+def case_panel(case, *, actor) -> CasePanel | None:
+    if not actor.has_perm("assessments.view_dataexportassessment"):
+        return None
+    today = timezone.localdate()
+    assessments = case_assessments(case)
+    summaries = {a.pk: assessment_summary(a, today=today) for a in assessments}
+    case_level = next((a for a in assessments if a.offer_id is None), None)
+    own = {a.offer_id: a for a in assessments if a.offer_id is not None}
+    offers = []
+    for offer in Offer.objects.filter(case=case).select_related("vendor").order_by("pk"):
+        chosen = governing_assessment(
+            case_assessment=case_level,
+            offer_assessment=own.get(offer.pk),
+            vendor_jurisdiction=offer.vendor.jurisdiction,
+        )
+        offers.append(OfferCoverage(offer, summaries[chosen.pk] if chosen else None))
+    case_summary = summaries[case_level.pk] if case_level else None
+    return CasePanel(
+        title=_("Data-export self-assessment"),
+        template="assessments/case_panel.html",
+        context={
+            "case": case,
+            "case_summary": case_summary,
+            "offers": offers,
+            "can_add": actor.has_perm("assessments.add_dataexportassessment"),
+        },
+        missing=panel_missing(case_summary, offers),
+        order=30,
+    )
+
+
+def panel_missing(case_summary: AssessmentSummary | None, offers: list[OfferCoverage]) -> list[str]:
+    """What keeps the data-export assessment from counting, in a reviewer's words."""
+    missing = []
+    if case_summary is None and not any(row.summary for row in offers):
+        return [_("No data-export self-assessment yet: the legal reviewer starts one.")]
+    seen = set()
+    for summary in ([case_summary] if case_summary else []) + [o.summary for o in offers]:
+        if summary is None or summary.assessment.pk in seen:
+            continue
+        seen.add(summary.assessment.pk)
+        scope = (
+            str(summary.assessment.offer.vendor) if summary.assessment.offer_id else _("the case")
+        )
+        if summary.state.expired:
+            missing.append(
+                _(
+                    "Data-export assessment for %(scope)s expired on %(day)s: "
+                    "review and sign off again."
+                )
+                % {"scope": scope, "day": summary.state.review_by.isoformat()}
+            )
+        elif not summary.state.signed_off:
+            missing.append(
+                _(
+                    "Data-export assessment for %(scope)s is not signed off "
+                    "(%(n)s questions unanswered)."
+                )
+                % {"scope": scope, "n": summary.unanswered}
+            )
+        if not summary.exit_readiness_answered:
+            missing.append(
+                _("Exit readiness not answered in the assessment for %(scope)s.") % {"scope": scope}
+            )
+    for row in offers:
+        if row.summary is None:
+            missing.append(
+                _(
+                    "%(vendor)s (%(j)s) is outside the case assessment's jurisdiction: "
+                    "assess this offer."
+                )
+                % {"vendor": row.offer.vendor, "j": row.offer.vendor.jurisdiction}
+            )
+    return missing

@@ -1,0 +1,164 @@
+"""The default data-export self-assessment questionnaire (DESIGN §2.5).
+
+Each question names the seed passage it comes from and the section of the
+official data-export risk self-assessment report (数据出境风险自评估报告) it is
+reported under, so the export follows that template's structure.
+"""
+
+from dataclasses import dataclass
+
+from django.utils.translation import gettext_lazy as _
+
+QUESTIONNAIRE_VERSION = "2026.1"
+
+YES, NO, NOT_APPLICABLE = "yes", "no", "not_applicable"
+YES_NO_CHOICES = ((YES, _("Yes")), (NO, _("No")), (NOT_APPLICABLE, _("Not applicable")))
+
+
+class Kind:
+    YES_NO = "yes_no"  # yes / no / not applicable
+    CHOICE = "choice"  # one of the question's own options
+    COUNT = "count"  # a whole number of individuals
+    YES_NO_DAYS = "yes_no_days"  # yes / no / n.a., and a number of days when yes
+
+
+# Sections of the official report template; the keys order the export.
+SECTION_OVERVIEW = "overview"  # 一、自评估工作概述
+SECTION_ACTIVITY = "activity"  # 二、出境活动整体情况
+SECTION_RISK = "risk"  # 三、拟出境活动的风险评估情况
+SECTION_CONCLUSION = "conclusion"  # 四、出境活动风险自评估结论
+
+# Blocks of the browser form, in the order a legal reviewer works through them.
+BLOCK_SCOPE = _("Purpose and data")
+BLOCK_ACCESS = _("Access")
+BLOCK_BASELINE = _("Data compliance baseline")
+BLOCK_HARDWARE = _("Hardware export control and authorisation")
+BLOCK_EXIT = _("Exit readiness")
+BLOCK_PRC = _("PRC cross-border regime (decision aid)")
+
+
+@dataclass(frozen=True)
+class Question:
+    key: str
+    label: str
+    kind: str
+    block: str
+    section: str
+    source: str
+    options: tuple[tuple[str, str], ...] = ()
+    help: str = ""
+
+    @property
+    def choices(self) -> tuple[tuple[str, str], ...]:
+        return self.options if self.kind == Kind.CHOICE else YES_NO_CHOICES
+
+    @property
+    def takes_value(self) -> bool:
+        return self.kind != Kind.COUNT
+
+    @property
+    def takes_number(self) -> bool:
+        return self.kind in (Kind.COUNT, Kind.YES_NO_DAYS)
+
+
+PURPOSES = (
+    ("inference", _("Inference")),
+    ("training", _("Training")),
+    ("fine_tuning", _("Fine-tuning")),
+)
+
+# 《促进和规范数据跨境流动规定》(2024) Art. 5(1)–(3): exemptions for the whole transfer.
+ART5_EXEMPTIONS = (
+    ("none", _("None of these")),
+    (NOT_APPLICABLE, _("Not applicable")),
+    ("contract", _("Necessary to conclude or perform a contract with the individual (Art. 5(1))")),
+    ("hr", _("Cross-border HR management under lawful labour rules (Art. 5(2))")),
+    ("emergency", _("Emergency: protecting life, health or property (Art. 5(3))")),
+)
+
+Q = Question
+# fmt: off
+QUESTIONS: tuple[Question, ...] = (
+    Q("purpose", _("Purpose of the compute"), Kind.CHOICE, BLOCK_SCOPE, SECTION_ACTIVITY,
+      "seed 000 三.1, 步骤二", PURPOSES),
+    Q("purpose_declared", _("Has the purpose of the compute been declared?"), Kind.YES_NO,
+      BLOCK_SCOPE, SECTION_ACTIVITY, "seed 000 步骤二 (算力用途是否已申报)"),
+    Q("data_classified", _("Has the data been classified by sensitivity?"), Kind.YES_NO,
+      BLOCK_SCOPE, SECTION_ACTIVITY, "seed 000 三.1 (数据分级)"),
+    Q("raw_data_leaves", _("Must raw training or inference data be sent abroad?"), Kind.YES_NO,
+      BLOCK_SCOPE, SECTION_ACTIVITY, "seed 000 三.4 (是否需要出境)"),
+    Q("personal_information", _("Does the training or inference data contain personal "
+      "information?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_RISK, "seed 000 步骤二"),
+    Q("important_data", _("Does it contain important data (as notified or published by the "
+      "authorities)?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_RISK, "seed 000 步骤二",
+      help=_("2024 provisions Art. 2: data not notified or published as important data need "
+             "not be declared as such.")),
+    Q("export_assessment_completed", _("Has the required data-export assessment been "
+      "completed?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_OVERVIEW, "seed 000 步骤二"),
+    Q("upstream_region_constraints", _("Does the upstream supplier require a share of "
+      "customers from particular regions?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_ACTIVITY,
+      "seed 000 步骤二 (客户地域构成比例要求)"),
+    Q("access_personnel_defined", _("Is the set of people who may access the remote "
+      "resources defined?"), Kind.YES_NO, BLOCK_ACCESS, SECTION_ACTIVITY,
+      "seed 000 三.1 (访问人员范围)"),
+    Q("access_traceable", _("Are access subjects and access locations traceable?"),
+      Kind.YES_NO, BLOCK_ACCESS, SECTION_RISK, "seed 000 步骤二"),
+    Q("access_logging_required", _("Must every access be fully logged?"), Kind.YES_NO,
+      BLOCK_ACCESS, SECTION_RISK, "seed 000 步骤二 (访问行为需完整留痕)"),
+    Q("lawful_source", _("Is the data's source lawful and documented?"), Kind.YES_NO,
+      BLOCK_BASELINE, SECTION_RISK, "seed 004 三.4, 八.3"),
+    Q("deidentification_rules", _("Are de-identification rules defined and applied?"),
+      Kind.YES_NO, BLOCK_BASELINE, SECTION_RISK, "seed 004 三.4, 四.4"),
+    Q("retention_period", _("Is a retention period set for the data and artefacts?"),
+      Kind.YES_NO, BLOCK_BASELINE, SECTION_RISK, "seed 004 三.4"),
+    Q("audit_requirements", _("Are audit requirements defined (model versions, calls, "
+      "permission and configuration changes logged)?"), Kind.YES_NO, BLOCK_BASELINE,
+      SECTION_RISK, "seed 004 三.4, 八.4"),
+    Q("cross_border_legal_basis", _("Does the cross-border transfer have a clear legal "
+      "basis?"), Kind.YES_NO, BLOCK_BASELINE, SECTION_RISK, "seed 004 八.3"),
+    Q("export_control_licence", _("Are the hardware's export-control status and licences "
+      "confirmed?"), Kind.YES_NO, BLOCK_HARDWARE, SECTION_RISK, "seed 004 二, 八.2"),
+    Q("authorization_documents", _("Are the contract, authorisation documents and written "
+      "spec on file (no hardware of unknown origin in production)?"), Kind.YES_NO,
+      BLOCK_HARDWARE, SECTION_RISK, "seed 004 八.1"),
+    Q("image_rebuildable", _("Can the container images be rebuilt elsewhere?"), Kind.YES_NO,
+      BLOCK_EXIT, SECTION_RISK, "seed 000 步骤二 注意, 七 (镜像可重建)"),
+    Q("data_fully_exportable", _("Can all data be exported in full?"), Kind.YES_NO,
+      BLOCK_EXIT, SECTION_RISK, "seed 000 步骤二 注意, 七 (数据可全量导出)"),
+    Q("orchestration_portable", _("Are the orchestration files portable to another "
+      "provider?"), Kind.YES_NO, BLOCK_EXIT, SECTION_RISK,
+      "seed 000 步骤二 注意, 七 (编排文件可迁移)"),
+    Q("exit_bounded_time", _("Can we exit within a bounded time? (number of days)"),
+      Kind.YES_NO_DAYS, BLOCK_EXIT, SECTION_RISK, "seed 000 步骤二 注意 (限定时间内迁移退出)"),
+    Q("prc_collected_in_china", _("Was the data collected or generated in mainland China?"),
+      Kind.YES_NO, BLOCK_PRC, SECTION_ACTIVITY, "2024 provisions Art. 4"),
+    Q("prc_ciio", _("Is the data handler a critical-information-infrastructure operator?"),
+      Kind.YES_NO, BLOCK_PRC, SECTION_ACTIVITY, "2024 provisions Art. 7(1)"),
+    Q("prc_art5_exemption", _("Does the whole transfer fall under an Art. 5 exemption?"),
+      Kind.CHOICE, BLOCK_PRC, SECTION_RISK, "2024 provisions Art. 5(1)–(3)", ART5_EXEMPTIONS),
+    Q("prc_individuals_non_sensitive", _("Individuals whose (non-sensitive) personal "
+      "information is sent abroad since 1 January this year"), Kind.COUNT, BLOCK_PRC,
+      SECTION_ACTIVITY, "2024 provisions Art. 5(4), 7(2), 8",
+      help=_("Cumulative, including this transfer; leave out individuals exempt under "
+             "Art. 3, 4 and 5(1)–(3).")),
+    Q("prc_individuals_sensitive", _("Individuals whose sensitive personal information is "
+      "sent abroad since 1 January this year"), Kind.COUNT, BLOCK_PRC, SECTION_ACTIVITY,
+      "2024 provisions Art. 7(2), 8"),
+)
+# fmt: on
+
+QUESTIONS_BY_KEY: dict[str, Question] = {q.key: q for q in QUESTIONS}
+EXIT_READINESS_KEYS = (
+    "image_rebuildable",
+    "data_fully_exportable",
+    "orchestration_portable",
+    "exit_bounded_time",
+)
+
+
+def blocks() -> list[tuple[str, list[Question]]]:
+    """Questions grouped by form block, in questionnaire order."""
+    grouped: dict[str, list[Question]] = {}
+    for question in QUESTIONS:
+        grouped.setdefault(str(question.block), []).append(question)
+    return list(grouped.items())

@@ -1,0 +1,437 @@
+"""Pure rules of the data-export self-assessment (DESIGN §2.5, seed 000 步骤二).
+
+Everything here works on plain data: ``answers`` maps a question key to any
+object with ``value`` (str) and ``number`` (int | None). The browser, the API,
+the case panel, the packet and the approval gates all call these functions.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any, NamedTuple
+
+from django.utils.translation import gettext_lazy as _
+
+from apps.assessments.questions import (
+    EXIT_READINESS_KEYS,
+    NO,
+    NOT_APPLICABLE,
+    QUESTIONS,
+    QUESTIONS_BY_KEY,
+    YES,
+    Kind,
+)
+from apps.assessments.regimes import Citation, PrcRegime
+
+# DESIGN §2.5: regulation changes fast, so every sign-off holds for 90 days by default.
+REVIEW_PERIOD_DAYS = 90
+
+
+@dataclass(frozen=True)
+class Answer:
+    value: str = ""
+    number: int | None = None
+
+
+def _value(answers: Mapping[str, Any], key: str) -> str:
+    answer = answers.get(key)
+    return (answer.value or "") if answer is not None else ""
+
+
+def _number(answers: Mapping[str, Any], key: str) -> int | None:
+    answer = answers.get(key)
+    return answer.number if answer is not None else None
+
+
+# --- Input ------------------------------------------------------------------
+
+
+def answers_errors(given: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Why the submitted answers cannot be saved, keyed by question (``key__number`` for counts)."""
+    errors: dict[str, str] = {}
+    for key, answer in given.items():
+        question = QUESTIONS_BY_KEY.get(key)
+        if question is None:
+            errors[key] = str(
+                _("There is no question '%(key)s' in this questionnaire.") % {"key": key}
+            )
+            continue
+        value = answer.get("value") or ""
+        allowed = [choice for choice, _label in question.choices]
+        if value and (not question.takes_value or value not in allowed):
+            errors[key] = str(
+                _("'%(value)s' is not an answer to this question; use one of: %(allowed)s.")
+                % {"value": value, "allowed": ", ".join(allowed) if question.takes_value else "—"}
+            )
+        number = answer.get("number")
+        if number is None or number == "":
+            continue
+        if not question.takes_number:
+            errors[f"{key}__number"] = str(_("This question takes no number."))
+        elif isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            errors[f"{key}__number"] = str(_("Enter a whole number of zero or more."))
+    return errors
+
+
+# --- Derived constraints ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Constraint:
+    key: str
+    text: str
+    because: tuple[str, ...] = field(default_factory=tuple)
+
+
+def exit_gaps(answers: Mapping[str, Any]) -> list[str]:
+    """Exit-readiness items not confirmed (seed 000 步骤二 注意: a hard requirement)."""
+    gaps = []
+    for key in EXIT_READINESS_KEYS:
+        question = QUESTIONS_BY_KEY[key]
+        value = _value(answers, key)
+        if value != YES:
+            state = _("not answered") if not value else _("answered '%(v)s'") % {"v": value}
+            gaps.append(f"{question.label} ({state})")
+        elif question.kind == Kind.YES_NO_DAYS and _number(answers, key) is None:
+            gaps.append(f"{question.label} ({_('number of days not stated')})")
+    return gaps
+
+
+def exit_readiness_answered_in(answers: Mapping[str, Any]) -> bool:
+    """Every exit-readiness question has an answer, with the days when exit is bounded."""
+    for key in EXIT_READINESS_KEYS:
+        value = _value(answers, key)
+        if not value:
+            return False
+        bounded = QUESTIONS_BY_KEY[key].kind == Kind.YES_NO_DAYS and value == YES
+        if bounded and _number(answers, key) is None:
+            return False
+    return True
+
+
+def derived_constraints(answers: Mapping[str, Any]) -> list[Constraint]:
+    """What the answers oblige the architecture to do (seed 000 步骤二 为什么, 004 八)."""
+    constraints = []
+    because = []
+    sensitive = [k for k in ("personal_information", "important_data") if _value(answers, k) == YES]
+    if sensitive and _value(answers, "export_assessment_completed") != YES:
+        because += [str(QUESTIONS_BY_KEY[k].label) for k in sensitive]
+        because.append(str(_("the data-export assessment is not completed")))
+    if _value(answers, "raw_data_leaves") == NO:
+        because.append(str(_("raw data is not to be sent abroad")))
+    if because:
+        constraints.append(
+            Constraint(
+                "data_stays",
+                str(
+                    _(
+                        "Data may not leave: only de-identified, synthetic or feature data may "
+                        "be sent; training runs remotely and intermediate artefacts come back "
+                        "under control."
+                    )
+                ),
+                tuple(because),
+            )
+        )
+    because = []
+    if _value(answers, "access_logging_required") == YES:
+        because.append(str(_("every access must be fully logged")))
+    if _value(answers, "access_traceable") == NO:
+        because.append(str(_("access subjects and locations are not yet traceable")))
+    if because:
+        constraints.append(
+            Constraint(
+                "one_entry_point",
+                str(_("One audited entry point, no direct connections by individual engineers.")),
+                tuple(because),
+            )
+        )
+    gaps = exit_gaps(answers)
+    if gaps:
+        constraints.append(
+            Constraint(
+                "exit_gaps",
+                str(_("Exit readiness gaps to close before production: %(gaps)s."))
+                % {"gaps": "; ".join(gaps)},
+                tuple(gaps),
+            )
+        )
+    if _value(answers, "export_control_licence") == NO or (
+        _value(answers, "authorization_documents") == NO
+    ):
+        constraints.append(
+            Constraint(
+                "hardware_not_cleared",
+                str(_("Hardware of unconfirmed origin or licence may not enter production.")),
+                (str(_("export-control, licence or authorisation documents not confirmed")),),
+            )
+        )
+    if _value(answers, "upstream_region_constraints") == YES:
+        constraints.append(
+            Constraint(
+                "supply_may_tighten",
+                str(_("Supply may tighten at the upstream's request: keep the exit path ready.")),
+                (str(_("the upstream supplier imposes customer-region quotas")),),
+            )
+        )
+    return constraints
+
+
+# --- Sign-off, review-by, expiry ---------------------------------------------
+
+
+class AssessmentState(NamedTuple):
+    signed_off: bool
+    expired: bool
+    review_by: date | None
+
+
+def state_of(
+    *, signed_off_at: datetime | None, review_by: date | None, today: date
+) -> AssessmentState:
+    """Valid up to and including the review-by day; expired from the day after."""
+    signed_off = signed_off_at is not None
+    expired = signed_off and review_by is not None and today > review_by
+    return AssessmentState(signed_off, expired, review_by)
+
+
+def default_review_by(signed_on: date) -> date:
+    return signed_on + timedelta(days=REVIEW_PERIOD_DAYS)
+
+
+def review_by_errors(review_by: date, *, signed_on: date) -> list[str]:
+    if review_by < signed_on:
+        return [str(_("The review-by date cannot be before the sign-off date."))]
+    return []
+
+
+def edit_voids_sign_off(*, signed_off: bool, changed: bool) -> bool:
+    """Any change to a signed-off assessment voids its sign-off; a no-op save does not."""
+    return signed_off and changed
+
+
+def sign_off_blockers(answers: Mapping[str, Any], *, conclusion: str, aid: "PrcAid") -> list[str]:
+    """What must be answered before a legal reviewer can sign off."""
+    blockers = []
+    unanswered = [str(q.label) for q in QUESTIONS if q.takes_value and not _value(answers, q.key)]
+    if unanswered:
+        blockers.append(str(_("Unanswered: %(list)s")) % {"list": "; ".join(unanswered)})
+    bounded = QUESTIONS_BY_KEY["exit_bounded_time"]
+    if _value(answers, bounded.key) == YES and _number(answers, bounded.key) is None:
+        blockers.append(str(_("State within how many days we can exit.")))
+    if aid.mechanism == Mechanism.UNDETERMINED and not unanswered:
+        blockers.append(str(_("PRC decision aid needs: %(m)s")) % {"m": "; ".join(aid.missing)})
+    if not conclusion.strip():
+        blockers.append(str(_("Write the legal and compliance conclusion.")))
+    return blockers
+
+
+# --- Which assessment governs an offer ----------------------------------------
+
+
+def jurisdictions_differ(covered: str, vendor: str) -> bool:
+    """A case assessment with no jurisdiction covers every vendor."""
+    covered = covered.strip().casefold()
+    return bool(covered) and covered != vendor.strip().casefold()
+
+
+def governing_assessment(*, case_assessment, offer_assessment, vendor_jurisdiction: str):
+    """An offer's own assessment overrides the case one, which covers only its jurisdiction."""
+    if offer_assessment is not None:
+        return offer_assessment
+    if case_assessment is None:
+        return None
+    if jurisdictions_differ(case_assessment.jurisdiction, vendor_jurisdiction):
+        return None
+    return case_assessment
+
+
+# --- PRC cross-border decision aid -------------------------------------------
+
+
+class Mechanism:
+    SECURITY_ASSESSMENT = "security_assessment"
+    STANDARD_CONTRACT_OR_CERTIFICATION = "standard_contract_or_certification"
+    EXEMPT = "exempt"
+    UNDETERMINED = "undetermined"
+
+
+MECHANISM_LABELS = {
+    Mechanism.SECURITY_ASSESSMENT: _("Security assessment (declared via the provincial CAC)"),
+    Mechanism.STANDARD_CONTRACT_OR_CERTIFICATION: _(
+        "Standard contract (filed) or personal-information protection certification"
+    ),
+    Mechanism.EXEMPT: _("Exempt from all three mechanisms"),
+    Mechanism.UNDETERMINED: _("Cannot tell yet"),
+}
+DISCLAIMER = _("An aid to the legal reviewer, not a legal opinion.")
+
+
+@dataclass(frozen=True)
+class PrcFacts:
+    collected_in_china: bool | None
+    important_data: bool | None
+    personal_information: bool | None
+    art5_exemption: str | None
+    ciio: bool | None
+    individuals: int | None
+    sensitive_individuals: int | None
+
+
+@dataclass(frozen=True)
+class PrcAid:
+    mechanism: str
+    reason: str
+    citation: Citation | None
+    missing: tuple[str, ...]
+    regime_key: str
+
+    @property
+    def label(self) -> str:
+        return str(MECHANISM_LABELS[self.mechanism])
+
+    @property
+    def disclaimer(self) -> str:
+        return str(DISCLAIMER)
+
+
+def _flag(answers: Mapping[str, Any], key: str) -> bool | None:
+    value = _value(answers, key)
+    return None if not value else value == YES
+
+
+def prc_facts(answers: Mapping[str, Any]) -> PrcFacts:
+    return PrcFacts(
+        collected_in_china=_flag(answers, "prc_collected_in_china"),
+        important_data=_flag(answers, "important_data"),
+        personal_information=_flag(answers, "personal_information"),
+        art5_exemption=_value(answers, "prc_art5_exemption") or None,
+        ciio=_flag(answers, "prc_ciio"),
+        individuals=_number(answers, "prc_individuals_non_sensitive"),
+        sensitive_individuals=_number(answers, "prc_individuals_sensitive"),
+    )
+
+
+def prc_mechanism(facts: PrcFacts, regime: PrcRegime) -> PrcAid:
+    """The mechanism the 2022 measures and 2024 provisions call for, step by step."""
+
+    def result(mechanism, reason, citation_key=None, missing=()):
+        citation = regime.citations[citation_key] if citation_key else None
+        return PrcAid(mechanism, str(reason), citation, tuple(map(str, missing)), regime.key)
+
+    def unknown(*keys):
+        labels = [QUESTIONS_BY_KEY[k].label for k in keys]
+        return result(
+            Mechanism.UNDETERMINED, _("Answer the questions it depends on."), None, labels
+        )
+
+    if facts.collected_in_china is None:
+        return unknown("prc_collected_in_china")
+    if not facts.collected_in_china:
+        return result(
+            Mechanism.EXEMPT,
+            _("Data collected and generated abroad, with no domestic personal information or "
+              "important data introduced."),
+            "collected_abroad",
+        )  # fmt: skip
+    if facts.important_data is None:
+        return unknown("important_data")
+    if facts.important_data:
+        return result(
+            Mechanism.SECURITY_ASSESSMENT,
+            _("Important data is sent abroad."),
+            "important_data",
+        )
+    if facts.personal_information is None:
+        return unknown("personal_information")
+    if not facts.personal_information:
+        return result(
+            Mechanism.EXEMPT,
+            _("Neither personal information nor important data is sent abroad."),
+            "no_pi_no_important_data",
+        )
+    if facts.art5_exemption is None:
+        return unknown("prc_art5_exemption")
+    if facts.art5_exemption not in ("none", NOT_APPLICABLE):
+        return result(
+            Mechanism.EXEMPT, _("The whole transfer falls under Art. 5(1)–(3)."), "art5_exemption"
+        )
+    if facts.ciio is None:
+        return unknown("prc_ciio")
+    if facts.ciio:
+        return result(
+            Mechanism.SECURITY_ASSESSMENT,
+            _("A critical-information-infrastructure operator sends personal information abroad."),
+            "ciio",
+        )
+    missing = [
+        key
+        for key, number in (
+            ("prc_individuals_non_sensitive", facts.individuals),
+            ("prc_individuals_sensitive", facts.sensitive_individuals),
+        )
+        if number is None
+    ]
+    if missing:
+        return unknown(*missing)
+    individuals, sensitive = facts.individuals or 0, facts.sensitive_individuals or 0
+    if (
+        individuals >= regime.assessment_min_individuals
+        or sensitive >= regime.assessment_min_sensitive
+    ):
+        return result(
+            Mechanism.SECURITY_ASSESSMENT,
+            _("%(n)s individuals' personal information or %(s)s individuals' sensitive personal "
+              "information since 1 January: at or over %(a)s / %(b)s.")
+            % {"n": individuals, "s": sensitive, "a": regime.assessment_min_individuals,
+               "b": regime.assessment_min_sensitive},
+            "over_assessment_floor",
+        )  # fmt: skip
+    if individuals >= regime.contract_min_individuals or sensitive >= regime.contract_min_sensitive:
+        return result(
+            Mechanism.STANDARD_CONTRACT_OR_CERTIFICATION,
+            _("%(n)s individuals' personal information and %(s)s individuals' sensitive personal "
+              "information since 1 January: in the band from %(c)s (or any sensitive) to below "
+              "%(a)s / %(b)s.")
+            % {"n": individuals, "s": sensitive, "c": regime.contract_min_individuals,
+               "a": regime.assessment_min_individuals, "b": regime.assessment_min_sensitive},
+            "contract_band",
+        )  # fmt: skip
+    return result(
+        Mechanism.EXEMPT,
+        _("Fewer than %(c)s individuals' personal information and no sensitive personal "
+          "information since 1 January, by a handler that is not a CIIO.")
+        % {"c": regime.contract_min_individuals},
+        "below_contract_floor",
+    )  # fmt: skip
+
+
+def prc_aid(answers: Mapping[str, Any], *, on: date) -> PrcAid:
+    """The decision aid under the regime in force on the given day."""
+    from apps.assessments.regimes import regime_in_force
+
+    regime = regime_in_force(on)
+    if regime is None:
+        reason = _("No PRC regime is recorded as in force on %(day)s.") % {"day": on.isoformat()}
+        return PrcAid(Mechanism.UNDETERMINED, str(reason), None, (), "")
+    return prc_mechanism(prc_facts(answers), regime)
+
+
+# --- Entry points for the approval gates (DESIGN §2.8) ------------------------
+
+
+def assessment_state(assessment, today: date) -> AssessmentState:
+    """(signed_off, expired, review_by) of an assessment, or of none at all."""
+    if assessment is None:
+        return AssessmentState(False, False, None)
+    return state_of(
+        signed_off_at=assessment.signed_off_at, review_by=assessment.review_by, today=today
+    )
+
+
+def exit_readiness_answered(assessment) -> bool:
+    """Whether the exit-readiness block is complete; takes the record or its answers mapping."""
+    if assessment is None:
+        return False
+    answers = assessment if isinstance(assessment, Mapping) else assessment.answer_map()
+    return exit_readiness_answered_in(answers)

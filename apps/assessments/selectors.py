@@ -1,0 +1,120 @@
+"""Reads of data-export assessments, with everything derived from their answers."""
+
+from dataclasses import dataclass
+from datetime import date
+
+from django.db.models import Prefetch, QuerySet
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from apps.assessments.models import AssessmentAnswer, DataExportAssessment
+from apps.assessments.questions import QUESTIONS, Question
+from apps.assessments.rules import (
+    AssessmentState,
+    Constraint,
+    PrcAid,
+    assessment_state,
+    derived_constraints,
+    exit_readiness_answered_in,
+    governing_assessment,
+    prc_aid,
+    sign_off_blockers,
+)
+
+
+def _with_answers(queryset: QuerySet) -> QuerySet:
+    return queryset.select_related("case", "offer__vendor", "signed_off_by").prefetch_related(
+        Prefetch("answers", queryset=AssessmentAnswer.objects.order_by("pk"))
+    )
+
+
+def assessment_list_for(actor) -> QuerySet[DataExportAssessment]:
+    if not actor.has_perm("assessments.view_dataexportassessment"):
+        return DataExportAssessment.objects.none()
+    return _with_answers(DataExportAssessment.objects.all()).order_by("case_id", "offer_id", "pk")
+
+
+def assessment_get_for(actor, pk: int) -> DataExportAssessment:
+    return get_object_or_404(assessment_list_for(actor), pk=pk)
+
+
+def case_assessments(case) -> list[DataExportAssessment]:
+    """The case's assessment (first) and its per-offer ones, answers prefetched."""
+    rows = _with_answers(DataExportAssessment.objects.filter(case=case))
+    return sorted(rows, key=lambda a: (a.offer_id is not None, a.offer_id or 0))
+
+
+def effective_assessment(case, offer=None) -> DataExportAssessment | None:
+    """The assessment that governs an offer (its own, else the case's if it covers the
+    vendor's jurisdiction); without an offer, the case's own assessment."""
+    assessments = case_assessments(case)
+    case_level = next((a for a in assessments if a.offer_id is None), None)
+    if offer is None:
+        return case_level
+    own = next((a for a in assessments if a.offer_id == offer.pk), None)
+    return governing_assessment(
+        case_assessment=case_level,
+        offer_assessment=own,
+        vendor_jurisdiction=offer.vendor.jurisdiction,
+    )
+
+
+@dataclass
+class AnsweredQuestion:
+    question: Question
+    answer: AssessmentAnswer | None
+
+    @property
+    def display(self) -> str:
+        if self.answer is None:
+            return ""
+        labels = dict(self.question.choices)
+        parts = []
+        if self.answer.value:
+            parts.append(str(labels.get(self.answer.value, self.answer.value)))
+        if self.answer.number is not None:
+            parts.append(str(self.answer.number))
+        return " · ".join(parts)
+
+
+@dataclass
+class AssessmentSummary:
+    assessment: DataExportAssessment
+    rows: list[AnsweredQuestion]
+    constraints: list[Constraint]
+    aid: PrcAid
+    state: AssessmentState
+    blockers: list[str]
+    exit_readiness_answered: bool
+    unanswered: int
+
+    @property
+    def status(self) -> str:
+        if self.state.expired:
+            return "expired"
+        return "signed_off" if self.state.signed_off else "draft"
+
+
+def assessment_summary(assessment: DataExportAssessment, *, today: date | None = None):
+    """Derived constraints, decision aid, state and blockers; no queries beyond the prefetch."""
+    today = today or timezone.localdate()
+    answers = assessment.answer_map()
+    aid = prc_aid(answers, on=today)
+    rows = [AnsweredQuestion(q, answers.get(q.key)) for q in QUESTIONS]
+    return AssessmentSummary(
+        assessment=assessment,
+        rows=rows,
+        constraints=derived_constraints(answers),
+        aid=aid,
+        state=assessment_state(assessment, today),
+        blockers=sign_off_blockers(answers, conclusion=assessment.conclusion, aid=aid),
+        exit_readiness_answered=exit_readiness_answered_in(answers),
+        unanswered=sum(1 for row in rows if not row.display),
+    )
+
+
+def assessment_history_querysets(assessment: DataExportAssessment) -> list:
+    return [
+        DataExportAssessment.history.filter(id=assessment.pk),
+        AssessmentAnswer.history.filter(assessment_id=assessment.pk),
+    ]

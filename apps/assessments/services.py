@@ -1,0 +1,225 @@
+"""Writes to data-export assessments: create, save answers, sign off.
+
+Answers arrive as ``{question_key: {"value": str, "number": int | None, "note": str}}``
+(only the keys given are changed) and attachments as ``{question_key: file}``,
+or ``False`` to detach. Every write is validated before anything is saved.
+"""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from apps.assessments.models import AssessmentAnswer, DataExportAssessment, validate_attachment_size
+from apps.assessments.questions import QUESTIONS, QUESTIONS_BY_KEY
+from apps.assessments.rules import (
+    answers_errors,
+    default_review_by,
+    edit_voids_sign_off,
+    prc_aid,
+    review_by_errors,
+    sign_off_blockers,
+)
+from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
+
+Answers = dict[str, dict[str, Any]]
+
+
+def _who(user) -> str:
+    return user.get_full_name() or user.get_username()
+
+
+def _require(actor, permission: str, message: str) -> None:
+    if not actor.has_perm(permission):
+        raise PermissionDenied(message)
+
+
+def _validate(answers: Answers, attachments: dict[str, Any]) -> None:
+    errors = answers_errors(answers)
+    for key, upload in attachments.items():
+        if key not in QUESTIONS_BY_KEY:
+            errors[key] = _("There is no question '%(key)s' in this questionnaire.") % {"key": key}
+        elif upload:
+            try:
+                validate_attachment_size(upload)
+            except ValidationError as error:
+                errors[f"{key}__attachment"] = " ".join(error.messages)
+    if errors:
+        raise ValidationError({key: [message] for key, message in errors.items()})
+
+
+def _answer_fields(given: dict[str, Any]) -> dict[str, Any]:
+    fields = {}
+    if "value" in given:
+        fields["value"] = given["value"] or ""
+    if "number" in given:
+        fields["number"] = None if given["number"] in (None, "") else given["number"]
+    if "note" in given:
+        fields["note"] = (given["note"] or "").strip()
+    return fields
+
+
+def assessment_create(
+    *,
+    actor,
+    case,
+    offer=None,
+    jurisdiction: str = "",
+    conclusion: str = "",
+    answers: Answers | None = None,
+    attachments: dict[str, Any] | None = None,
+) -> DataExportAssessment:
+    """Start an assessment with a row for every question, answered or not."""
+    _require(actor, "assessments.add_dataexportassessment", _("You may not start assessments."))
+    answers, attachments = answers or {}, attachments or {}
+    _validate(answers, attachments)
+    if offer is not None and not jurisdiction:
+        jurisdiction = offer.vendor.jurisdiction
+    with transaction.atomic():
+        exists = DataExportAssessment.objects.filter(case=case, offer=offer).exists()
+        if exists:
+            target = "offer" if offer is not None else "case"
+            raise ValidationError({target: _("This already has a data-export assessment.")})
+        assessment = tracked_create(
+            DataExportAssessment,
+            actor=actor,
+            reason="Data-export assessment started",
+            case=case,
+            offer=offer,
+            jurisdiction=jurisdiction.strip(),
+            conclusion=conclusion.strip(),
+        )
+        for question in QUESTIONS:
+            fields = _answer_fields(answers.get(question.key, {}))
+            if attachments.get(question.key):
+                fields["attachment"] = attachments[question.key]
+            tracked_create(
+                AssessmentAnswer,
+                actor=actor,
+                reason="Data-export assessment started",
+                assessment=assessment,
+                question_key=question.key,
+                **fields,
+            )
+    return assessment
+
+
+def assessment_save(
+    *,
+    actor,
+    assessment: DataExportAssessment,
+    reason: str,
+    answers: Answers | None = None,
+    attachments: dict[str, Any] | None = None,
+    conclusion: str | None = None,
+    jurisdiction: str | None = None,
+    expected_version: int | None = None,
+) -> tuple[DataExportAssessment, bool]:
+    """Save answers together; returns the assessment and whether a sign-off was voided."""
+    _require(actor, "assessments.change_dataexportassessment", _("You may not edit assessments."))
+    answers, attachments = answers or {}, attachments or {}
+    _validate(answers, attachments)
+    if not (reason or "").strip():
+        raise ValidationError({"change_reason": _("Say why this assessment is being changed.")})
+    with transaction.atomic():
+        current = DataExportAssessment.objects.select_for_update().get(pk=assessment.pk)
+        if expected_version is not None and current.version != expected_version:
+            raise ConcurrentEditError(current, expected_version)
+        rows = {row.question_key: row for row in current.answers.all()}
+        answer_changes = _answer_changes(rows, answers, attachments)
+        fields = {}
+        if conclusion is not None and conclusion.strip() != current.conclusion:
+            fields["conclusion"] = conclusion.strip()
+        if jurisdiction is not None and jurisdiction.strip() != current.jurisdiction:
+            fields["jurisdiction"] = jurisdiction.strip()
+        changed = bool(fields or answer_changes)
+        if not changed:
+            return current, False
+        voided = edit_voids_sign_off(signed_off=current.signed_off_at is not None, changed=True)
+        history_reason = reason.strip()
+        if voided:
+            note = _(
+                "Sign-off by %(who)s on %(when)s voided by %(editor)s's edit on %(today)s: %(why)s"
+            )
+            fields.update(
+                signed_off_by=None,
+                signed_off_at=None,
+                review_by=None,
+                voided_sign_off=note
+                % {
+                    "who": _who(current.signed_off_by),
+                    "when": timezone.localdate(current.signed_off_at).isoformat(),
+                    "editor": _who(actor),
+                    "today": timezone.localdate().isoformat(),
+                    "why": reason.strip(),
+                },
+            )
+            history_reason = f"{history_reason} — {_('sign-off voided by this edit')}"
+        updated = tracked_update(current, actor=actor, reason=history_reason, fields=fields)
+        for key, row_fields in answer_changes:
+            row = rows.get(key) or tracked_create(
+                AssessmentAnswer, actor=actor, reason=history_reason, assessment=updated,
+                question_key=key,
+            )  # fmt: skip
+            tracked_update(row, actor=actor, reason=history_reason, fields=row_fields)
+    return updated, voided
+
+
+def _answer_changes(rows, answers: Answers, attachments: dict[str, Any]) -> list[tuple]:
+    changes = []
+    for key in QUESTIONS_BY_KEY:
+        fields = _answer_fields(answers.get(key, {}))
+        row = rows.get(key)
+        fields = {
+            name: value
+            for name, value in fields.items()
+            if row is None or getattr(row, name) != value
+        }
+        upload = attachments.get(key)
+        if upload:
+            fields["attachment"] = upload
+        elif upload is False and row is not None and row.attachment:
+            fields["attachment"] = ""
+        if fields:
+            changes.append((key, fields))
+    return changes
+
+
+def assessment_sign_off(
+    *,
+    actor,
+    assessment: DataExportAssessment,
+    review_by=None,
+    expected_version: int | None = None,
+) -> DataExportAssessment:
+    """A legal reviewer signs off; the assessment then holds until its review-by date."""
+    _require(
+        actor,
+        "assessments.sign_off_dataexportassessment",
+        _("Only a legal reviewer may sign off a data-export assessment."),
+    )
+    today = timezone.localdate()
+    review_by = review_by or default_review_by(today)
+    errors = review_by_errors(review_by, signed_on=today)
+    if errors:
+        raise ValidationError({"review_by": errors})
+    answers = assessment.answer_map()
+    blockers = sign_off_blockers(
+        answers, conclusion=assessment.conclusion, aid=prc_aid(answers, on=today)
+    )
+    if blockers:
+        raise ValidationError({"sign_off": blockers})
+    return tracked_update(
+        assessment,
+        actor=actor,
+        reason=f"Signed off by {_who(actor)}; review by {review_by.isoformat()}",
+        fields={
+            "signed_off_by": actor,
+            "signed_off_at": timezone.now(),
+            "review_by": review_by,
+            "voided_sign_off": "",
+        },
+        expected_version=expected_version,
+    )

@@ -1,0 +1,211 @@
+"""Browser pages for data-export self-assessments."""
+
+import json
+import posixpath
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from apps.assessments import services
+from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for
+from apps.assessments.models import AssessmentAnswer
+from apps.assessments.questions import QUESTIONS_BY_KEY
+from apps.assessments.report import build_report, report_markdown
+from apps.assessments.rules import default_review_by
+from apps.assessments.selectors import (
+    assessment_get_for,
+    assessment_history_querysets,
+    assessment_summary,
+)
+from apps.cases.selectors import case_get_for
+from apps.core.access import role_required
+from apps.core.forms import apply_service_errors
+from apps.core.history import timeline
+from apps.core.services import ConcurrentEditError
+from apps.offers.models import Offer
+
+SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
+
+
+@role_required("assessments.add_dataexportassessment")
+def assessment_create(request, case_pk: int):
+    case = case_get_for(request.user, case_pk)
+    offer = None
+    if request.GET.get("offer"):
+        offer = get_object_or_404(
+            Offer.objects.select_related("vendor"), pk=request.GET["offer"], case=case
+        )
+    initial = {"jurisdiction": offer.vendor.jurisdiction if offer else ""}
+    form = AssessmentForm(
+        request.POST or None, request.FILES or None, editing=False, initial=initial
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            assessment = services.assessment_create(
+                actor=request.user,
+                case=case,
+                offer=offer,
+                jurisdiction=form.cleaned_data["jurisdiction"],
+                conclusion=form.cleaned_data["conclusion"],
+                answers=form.answers(),
+                attachments=form.attachments(),
+            )
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Data-export assessment saved."))
+            return redirect("assessments:detail", pk=assessment.pk)
+    return render(
+        request,
+        "assessments/assessment_form.html",
+        {"form": form, "case": case, "offer": offer, "title": _("New data-export assessment")},
+    )
+
+
+@role_required("assessments.view_dataexportassessment")
+def assessment_detail(request, pk: int):
+    assessment = assessment_get_for(request.user, pk)
+    summary = assessment_summary(assessment)
+    return render(
+        request,
+        "assessments/assessment_detail.html",
+        {"assessment": assessment, "case": assessment.case, "summary": summary},
+    )
+
+
+@role_required("assessments.change_dataexportassessment")
+def assessment_edit(request, pk: int):
+    assessment = assessment_get_for(request.user, pk)
+    signed_off = assessment.signed_off_at is not None
+    form = AssessmentForm(
+        request.POST or None,
+        request.FILES or None,
+        editing=True,
+        signed_off=signed_off,
+        initial=initial_for(assessment),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            _updated, voided = services.assessment_save(
+                actor=request.user,
+                assessment=assessment,
+                reason=form.cleaned_data["change_reason"],
+                answers=form.answers(),
+                attachments=form.attachments(),
+                conclusion=form.cleaned_data["conclusion"],
+                jurisdiction=form.cleaned_data["jurisdiction"],
+                expected_version=form.cleaned_data["version"],
+            )
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            if voided:
+                messages.warning(
+                    request,
+                    _(
+                        "Saved. The sign-off was voided by this edit: "
+                        "a legal reviewer must sign off again."
+                    ),
+                )
+            else:
+                messages.success(request, _("Data-export assessment saved."))
+            return redirect("assessments:detail", pk=assessment.pk)
+    return render(
+        request,
+        "assessments/assessment_form.html",
+        {
+            "form": form,
+            "case": assessment.case,
+            "offer": assessment.offer,
+            "assessment": assessment,
+            "title": _("Edit data-export assessment"),
+        },
+    )
+
+
+@role_required("assessments.sign_off_dataexportassessment")
+def assessment_sign_off(request, pk: int):
+    assessment = assessment_get_for(request.user, pk)
+    summary = assessment_summary(assessment)
+    initial = {"version": assessment.version, "review_by": default_review_by(timezone.localdate())}
+    form = SignOffForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.assessment_sign_off(
+                actor=request.user,
+                assessment=assessment,
+                review_by=form.cleaned_data["review_by"],
+                expected_version=form.cleaned_data["version"],
+            )
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Signed off."))
+            return redirect("assessments:detail", pk=assessment.pk)
+    return render(
+        request,
+        "assessments/sign_off_form.html",
+        {"form": form, "assessment": assessment, "case": assessment.case, "summary": summary},
+    )
+
+
+@role_required("assessments.view_dataexportassessment")
+def assessment_report(request, pk: int, fmt: str = "html"):
+    assessment = assessment_get_for(request.user, pk)
+    report = build_report(assessment_summary(assessment))
+    filename = f"data-export-self-assessment-{assessment.pk}"
+    if fmt == "json":
+        response = HttpResponse(
+            json.dumps(report, ensure_ascii=False, indent=2),
+            content_type="application/json; charset=utf-8",
+        )
+    elif fmt == "md":
+        response = HttpResponse(
+            report_markdown(report), content_type="text/markdown; charset=utf-8"
+        )
+    else:
+        return render(
+            request,
+            "assessments/assessment_report.html",
+            {"assessment": assessment, "case": assessment.case, "report": report},
+        )
+    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
+    return response
+
+
+@role_required("assessments.view_dataexportassessment")
+def attachment_download(request, pk: int, key: str):
+    assessment = assessment_get_for(request.user, pk)
+    answer = assessment.answer_map().get(key)
+    if answer is None or not answer.attachment:
+        raise Http404
+    return FileResponse(
+        answer.attachment.open("rb"),
+        as_attachment=True,
+        filename=posixpath.basename(answer.attachment.name),
+    )
+
+
+@role_required("assessments.view_dataexportassessment")
+def assessment_history(request, pk: int):
+    assessment = assessment_get_for(request.user, pk)
+    keys = {answer.pk: answer.question_key for answer in assessment.answers.all()}
+    entries = timeline(assessment_history_querysets(assessment))
+    for entry in entries:
+        # Answer rows are labelled "#<id>" by the shared timeline; name the question instead.
+        is_answer = entry.record_type == str(AssessmentAnswer._meta.verbose_name)
+        if is_answer and entry.record.startswith("#") and entry.record[1:].isdigit():
+            key = keys.get(int(entry.record[1:]))
+            if key in QUESTIONS_BY_KEY:
+                entry.record = str(QUESTIONS_BY_KEY[key].label)
+    page = Paginator(entries, 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "assessments/assessment_history.html",
+        {"assessment": assessment, "case": assessment.case, "page": page},
+    )
