@@ -297,6 +297,9 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "diligence@localhost")
 
 ORGANISATION_NAME = env_str("ORGANISATION_NAME", "Example Organisation")
 
+# A spec verification older than this no longer holds the approval gate (DESIGN §2.8).
+APPROVAL_VERIFICATION_MAX_AGE_DAYS = env_int("APPROVAL_VERIFICATION_MAX_AGE_DAYS", 30)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -28,6 +28,8 @@ DEMO_EXTENSIONS = (
     "apps.contracts.demo",
     "apps.assessments.demo",
     "apps.access.demo",
+    # Last: submits the demo case for approval once every record is in place.
+    "apps.approvals.demo",
 )
 
 DEMO_PASSWORD = "diligence-demo"
