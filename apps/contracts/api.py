@@ -89,7 +89,7 @@ class RedFlagSerializer(serializers.Serializer):
 
 class ChecklistItemSerializer(serializers.ModelSerializer):
     status = ItemStatusField(read_only=True)
-    reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     verdict = serializers.SerializerMethodField()
     waivers = WaiverSerializer(many=True, read_only=True)
 
@@ -270,7 +270,9 @@ class TemplateItemSerializer(serializers.ModelSerializer):
 
 
 class ChecklistTemplateSerializer(serializers.ModelSerializer):
-    published_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    published_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
     items = TemplateItemSerializer(many=True)
     note = serializers.CharField(help_text="Why this version is published.")
 
