@@ -1,0 +1,282 @@
+"""The least-privilege access matrix and the network plan of a case (DESIGN §2.6, §2.6b)."""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from apps.core.models import TrackedModel
+
+
+class PermissionKind(models.TextChoices):
+    """What a permission lets a role do; the SoD rules reason about kinds, not names."""
+
+    CLUSTER_ADMIN = "cluster_admin", _("Cluster administration")
+    JOB_SUBMIT = "job_submit", _("Job submission")
+    DATA_READ = "data_read", _("Data read")
+    DATA_WRITE = "data_write", _("Data write")
+    LOG_VIEW = "log_view", _("Log view")
+    BILLING_VIEW = "billing_view", _("Billing view")
+    OTHER = "other", _("Other")
+
+
+class ControlStatus(models.TextChoices):
+    IN_PLACE = "in_place", _("In place")
+    PARTIAL = "partial", _("Partial")
+    MISSING = "missing", _("Missing")
+    NOT_APPLICABLE = "not_applicable", _("Not applicable")
+
+
+class AccessMatrix(TrackedModel):
+    """Roles × permissions and access controls of one case, reviewed quarterly."""
+
+    case = models.OneToOneField(
+        "cases.ProcurementCase", on_delete=models.CASCADE, related_name="access_matrix"
+    )
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("reviewed by"),
+    )
+    reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    review_by = models.DateField(_("review by"), null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = _("access matrix")
+        verbose_name_plural = _("access matrices")
+        permissions = [("review_accessmatrix", _("Can mark an access matrix reviewed"))]
+
+    def __str__(self) -> str:
+        return f"{self.case} — access matrix"
+
+    def as_data(self):
+        """The matrix as plain data for the rules; uses prefetched relations when present."""
+        from apps.access.rules import GrantData, MatrixData, PermissionData, RoleData
+
+        roles = sorted(self.roles.all(), key=lambda r: (r.position, r.pk))
+        permissions = sorted(self.permissions.all(), key=lambda p: (p.position, p.pk))
+        role_keys = {r.pk: r.key for r in roles}
+        permission_keys = {p.pk: p.key for p in permissions}
+        return MatrixData(
+            roles=tuple(RoleData(r.key, r.name, r.is_audit_role) for r in roles),
+            permissions=tuple(
+                PermissionData(p.key, p.name, p.is_write, p.kind) for p in permissions
+            ),
+            grants=tuple(
+                GrantData(role_keys[g.role_id], permission_keys[g.permission_id], g.justification)
+                for g in self.grants_all()
+                if g.role_id in role_keys and g.permission_id in permission_keys
+            ),
+            reviewed_at=self.reviewed_at,
+            review_by=self.review_by,
+        )
+
+    def grants_all(self) -> list["AccessGrant"]:
+        return [grant for role in self.roles.all() for grant in role.grants.all()]
+
+
+class AccessRole(TrackedModel):
+    """A row of the matrix: who (platform admin, algorithm engineer, auditor…)."""
+
+    matrix = models.ForeignKey(AccessMatrix, on_delete=models.CASCADE, related_name="roles")
+    key = models.SlugField(_("key"), max_length=50)
+    name = models.CharField(_("name"), max_length=200)
+    is_audit_role = models.BooleanField(
+        _("audit role"),
+        default=False,
+        help_text=_("Audit and compliance roles may hold no write permission."),
+    )
+    position = models.PositiveIntegerField(_("position"), default=0)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["matrix_id", "position", "pk"]
+        verbose_name = _("access role")
+        constraints = [
+            models.UniqueConstraint(fields=["matrix", "key"], name="accessrole_key_per_matrix")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AccessPermission(TrackedModel):
+    """A column of the matrix: what (cluster admin, job submit, data write…)."""
+
+    matrix = models.ForeignKey(AccessMatrix, on_delete=models.CASCADE, related_name="permissions")
+    key = models.SlugField(_("key"), max_length=50)
+    name = models.CharField(_("name"), max_length=200)
+    kind = models.CharField(
+        _("kind"), max_length=20, choices=PermissionKind.choices, default=PermissionKind.OTHER
+    )
+    is_write = models.BooleanField(_("write permission"), default=False)
+    position = models.PositiveIntegerField(_("position"), default=0)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["matrix_id", "position", "pk"]
+        verbose_name = _("access permission")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["matrix", "key"], name="accesspermission_key_per_matrix"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AccessGrant(TrackedModel):
+    """A ticked cell: this role holds this permission, and why."""
+
+    role = models.ForeignKey(AccessRole, on_delete=models.CASCADE, related_name="grants")
+    permission = models.ForeignKey(
+        AccessPermission, on_delete=models.CASCADE, related_name="grants"
+    )
+    justification = models.TextField(_("justification"), blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["role_id", "permission_id"]
+        verbose_name = _("access grant")
+        constraints = [
+            models.UniqueConstraint(fields=["role", "permission"], name="accessgrant_one_per_cell")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role_id} × {self.permission_id}"
+
+    def clean(self) -> None:
+        if not (self.role_id and self.permission_id):
+            return
+        if self.role.matrix_id != self.permission.matrix_id:
+            raise ValidationError(
+                {"permission": _("The role and the permission belong to different matrices.")}
+            )
+
+
+class AccessControl(TrackedModel):
+    """One control of seed 000 §5 (MFA entry, short-lived credentials…) with its evidence."""
+
+    matrix = models.ForeignKey(AccessMatrix, on_delete=models.CASCADE, related_name="controls")
+    key = models.SlugField(_("key"), max_length=50)
+    title = models.CharField(_("title"), max_length=300)
+    status = models.CharField(
+        _("status"), max_length=20, choices=ControlStatus.choices, default=ControlStatus.MISSING
+    )
+    evidence = models.TextField(_("evidence note"), blank=True)
+    position = models.PositiveIntegerField(_("position"), default=0)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["matrix_id", "position", "pk"]
+        verbose_name = _("access control")
+        constraints = [
+            models.UniqueConstraint(fields=["matrix", "key"], name="accesscontrol_key_per_matrix")
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class WorkloadType(models.TextChoices):
+    ONLINE_INFERENCE = "online_inference", _("Online inference")
+    BATCH_INFERENCE = "batch_inference", _("Batch offline inference")
+    MULTI_NODE_TRAINING = "multi_node_training", _("Multi-node training")
+    DATA_SYNC = "data_sync", _("Data sync")
+
+
+class LinkChoice(models.TextChoices):
+    DEDICATED_LINE = "dedicated_line", _("Dedicated line / cloud interconnect")
+    ENCRYPTED_TUNNEL = "encrypted_tunnel", _("Nearby access point + encrypted tunnel")
+    PUBLIC_INTERNET = "public_internet", _("Public internet, encrypted, resumable")
+    IN_CLUSTER_RDMA = "in_cluster_rdma", _("In-cluster RDMA / same-zone network")
+
+
+class NetworkPlan(TrackedModel):
+    """Workload links and the online-inference latency budget of one case (seed 000 §4)."""
+
+    case = models.OneToOneField(
+        "cases.ProcurementCase", on_delete=models.CASCADE, related_name="network_plan"
+    )
+    target_latency_ms = models.DecimalField(
+        _("target latency (ms)"),
+        max_digits=8,
+        decimal_places=1,
+        validators=[MinValueValidator(1)],
+        help_text=_("What the user may wait for the first token, end to end."),
+    )
+    user_to_gateway_ms = models.DecimalField(
+        _("user → gateway (ms)"),
+        max_digits=8,
+        decimal_places=1,
+        validators=[MinValueValidator(0)],
+        help_text=_("Seed 000 §4 budgets at most 10 ms."),
+    )
+    measured_rtt_ms = models.DecimalField(
+        _("measured RTT gateway → remote service (ms)"),
+        max_digits=8,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
+    rtt_source = models.CharField(
+        _("RTT source"),
+        max_length=300,
+        blank=True,
+        help_text=_("Where the RTT comes from: tool, from where to where, when."),
+    )
+    queueing_and_first_token_ms = models.DecimalField(
+        _("queueing + first token (ms)"),
+        max_digits=8,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+    )
+    multi_node_training_in_one_cluster = models.BooleanField(
+        _("multi-node training stays inside one cluster"),
+        null=True,
+        blank=True,
+        help_text=_("Only the control and data planes may cross the public network."),
+    )
+    notes = models.TextField(_("notes"), blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = _("network plan")
+
+    def __str__(self) -> str:
+        return f"{self.case} — network plan"
+
+    def clean(self) -> None:
+        if self.measured_rtt_ms is not None and not self.rtt_source.strip():
+            raise ValidationError({"rtt_source": _("Say where the measured RTT comes from.")})
+
+
+class WorkloadLink(TrackedModel):
+    """One workload type in use, its key metric and the link chosen for it."""
+
+    plan = models.ForeignKey(NetworkPlan, on_delete=models.CASCADE, related_name="links")
+    workload = models.CharField(_("workload"), max_length=30, choices=WorkloadType.choices)
+    key_metric = models.CharField(_("key metric"), max_length=200)
+    link = models.CharField(_("link"), max_length=30, choices=LinkChoice.choices)
+    notes = models.TextField(_("notes"), blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["plan_id", "pk"]
+        verbose_name = _("workload link")
+        constraints = [
+            models.UniqueConstraint(fields=["plan", "workload"], name="workloadlink_one_per_type")
+        ]
+
+    def __str__(self) -> str:
+        return self.get_workload_display()

@@ -1,0 +1,37 @@
+"""Access matrices and network plans built through the services, as in production."""
+
+from decimal import Decimal
+
+from apps.access.defaults import default_matrix_payload
+from apps.access.services import access_matrix_save, network_plan_save
+
+
+def make_matrix(actor, case, *, reason="", **changes):
+    """The default matrix of seed 000 §5, optionally with lists replaced."""
+    payload = default_matrix_payload()
+    payload.update(changes)
+    return access_matrix_save(actor=actor, case=case, reason=reason, **payload)
+
+
+PLAN_FIELDS = {
+    "target_latency_ms": Decimal("400"),
+    "user_to_gateway_ms": Decimal("8"),
+    "measured_rtt_ms": Decimal("120"),
+    "rtt_source": "mtr from the office gateway to ap-southeast-1, 2026-01-12",
+    "queueing_and_first_token_ms": Decimal("200"),
+    "multi_node_training_in_one_cluster": True,
+    "notes": "",
+}
+PLAN_LINKS = [
+    {"workload": "online_inference", "key_metric": "TTFT, P99", "link": "encrypted_tunnel"},
+    {"workload": "data_sync", "key_metric": "", "link": "dedicated_line"},
+]
+
+
+def make_plan(actor, case, *, links=None, **fields):
+    return network_plan_save(
+        actor=actor,
+        case=case,
+        fields={**PLAN_FIELDS, **fields},
+        links=PLAN_LINKS if links is None else links,
+    )
