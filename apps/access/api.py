@@ -1,0 +1,310 @@
+"""REST API for a case's access matrix (with its review) and network plan."""
+
+from django.http import Http404
+from django.urls import URLPattern, path
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.access import services
+from apps.access.models import ControlStatus, LinkChoice, PermissionKind, WorkloadType
+from apps.access.selectors import access_matrix_of, matrix_view, network_plan_of, plan_view
+from apps.cases.selectors import case_get_for
+from apps.core.permissions import RolePermission
+
+# Input ---------------------------------------------------------------------
+
+
+class RoleSerializer(serializers.Serializer):
+    key = serializers.CharField(
+        max_length=50, required=False, allow_blank=True, help_text="Derived from the name if blank."
+    )
+    name = serializers.CharField(max_length=200)
+    is_audit_role = serializers.BooleanField(default=False)
+
+
+class PermissionSerializer(serializers.Serializer):
+    key = serializers.CharField(max_length=50, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200)
+    kind = serializers.ChoiceField(choices=PermissionKind.choices, default=PermissionKind.OTHER)
+    is_write = serializers.BooleanField(
+        required=False,
+        help_text="Defaults to true for cluster admin, job submit and data write kinds.",
+    )
+
+
+class GrantSerializer(serializers.Serializer):
+    role = serializers.CharField(max_length=50, help_text="Key of a role listed in `roles`.")
+    permission = serializers.CharField(
+        max_length=50, help_text="Key of a permission listed in `permissions`."
+    )
+    justification = serializers.CharField(
+        max_length=2000, allow_blank=True, default="", help_text="Blank is an SoD violation."
+    )
+
+
+class ControlSerializer(serializers.Serializer):
+    key = serializers.CharField(max_length=50)
+    title = serializers.CharField(read_only=True)
+    status = serializers.ChoiceField(choices=ControlStatus.choices)
+    evidence = serializers.CharField(max_length=2000, allow_blank=True, default="")
+
+
+class MatrixWriteSerializer(serializers.Serializer):
+    """The whole matrix: roles or permissions left out are removed with their grants."""
+
+    roles = RoleSerializer(many=True)
+    permissions = PermissionSerializer(many=True)
+    grants = GrantSerializer(many=True)
+    controls = ControlSerializer(
+        many=True, required=False, help_text="Controls left out keep their status."
+    )
+    version = serializers.IntegerField(
+        required=False, help_text="Version edited; a stale version is refused with 409."
+    )
+    change_reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=500, help_text="Required on edits."
+    )
+
+
+class ReviewSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    version = serializers.IntegerField(required=False)
+
+
+class WorkloadLinkSerializer(serializers.Serializer):
+    workload = serializers.ChoiceField(choices=WorkloadType.choices)
+    key_metric = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, help_text="Seed default if blank."
+    )
+    link = serializers.ChoiceField(choices=LinkChoice.choices)
+    notes = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+
+
+def _ms(**kwargs):
+    return serializers.DecimalField(max_digits=8, decimal_places=1, **kwargs)
+
+
+class PlanWriteSerializer(serializers.Serializer):
+    target_latency_ms = _ms(min_value=1)
+    user_to_gateway_ms = _ms(min_value=0)
+    measured_rtt_ms = _ms(min_value=0, required=False, allow_null=True, default=None)
+    rtt_source = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+    queueing_and_first_token_ms = _ms(min_value=0, required=False, allow_null=True, default=None)
+    multi_node_training_in_one_cluster = serializers.BooleanField(
+        required=False, allow_null=True, default=None
+    )
+    notes = serializers.CharField(required=False, allow_blank=True, default="")
+    links = WorkloadLinkSerializer(many=True, help_text="Every workload type in use.")
+    version = serializers.IntegerField(required=False)
+    change_reason = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+
+# Output --------------------------------------------------------------------
+
+
+class ViolationSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    role = serializers.CharField()
+    permission = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+    cells = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class MatrixStateSerializer(serializers.Serializer):
+    reviewed = serializers.BooleanField()
+    expired = serializers.BooleanField()
+    holds = serializers.BooleanField()
+    violations = ViolationSerializer(many=True)
+
+
+class MatrixReadSerializer(serializers.Serializer):
+    case = serializers.IntegerField()
+    version = serializers.IntegerField()
+    roles = RoleSerializer(many=True)
+    permissions = PermissionSerializer(many=True)
+    grants = GrantSerializer(many=True)
+    controls = ControlSerializer(many=True)
+    reviewed_by = serializers.CharField(allow_null=True)
+    reviewed_at = serializers.DateTimeField(allow_null=True)
+    review_by = serializers.DateField(allow_null=True)
+    state = MatrixStateSerializer()
+
+
+class BudgetSerializer(serializers.Serializer):
+    target = serializers.DecimalField(max_digits=10, decimal_places=1)
+    total = serializers.DecimalField(max_digits=10, decimal_places=1, allow_null=True)
+    over_target = serializers.BooleanField()
+    rtt_share = serializers.DecimalField(max_digits=8, decimal_places=4, allow_null=True)
+    rtt_over_half = serializers.BooleanField()
+    gateway_over_limit = serializers.BooleanField()
+    advice = serializers.ListField(child=serializers.CharField())
+    missing = serializers.ListField(child=serializers.CharField())
+
+
+class PlanReadSerializer(PlanWriteSerializer):
+    case = serializers.IntegerField()
+    budget = BudgetSerializer()
+    training_problems = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        ref_name = "NetworkPlanRead"
+
+
+def matrix_payload(matrix) -> dict:
+    view = matrix_view(matrix, timezone.localdate())
+    data = matrix.as_data()
+    return {
+        "case": matrix.case_id,
+        "version": matrix.version,
+        "roles": [vars(r) for r in data.roles],
+        "permissions": [vars(p) for p in data.permissions],
+        "grants": [vars(g) for g in data.grants],
+        "controls": view.controls,
+        "reviewed_by": matrix.reviewed_by.username if matrix.reviewed_by else None,
+        "reviewed_at": matrix.reviewed_at,
+        "review_by": matrix.review_by,
+        "state": {
+            "reviewed": view.state.reviewed,
+            "expired": view.state.expired,
+            "holds": view.state.holds,
+            "violations": [vars(v) for v in view.state.violations],
+        },
+    }
+
+
+def plan_payload(plan) -> dict:
+    view = plan_view(plan)
+    budget = view.budget
+    return {
+        "case": plan.case_id,
+        "version": plan.version,
+        **{name: getattr(plan, name) for name in services.PLAN_FIELDS},
+        "links": view.links,
+        "budget": {**vars(budget), "advice": list(budget.advice), "missing": list(budget.missing)},
+        "training_problems": view.training_problems,
+    }
+
+
+# Views ---------------------------------------------------------------------
+
+
+class AccessMatrixView(APIView):
+    """A case's access matrix: roles × permissions, controls, review and SoD violations."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "access.view_accessmatrix",
+        "PUT": "access.change_accessmatrix",
+    }
+
+    @extend_schema(responses=MatrixReadSerializer)
+    def get(self, request, case_pk: int):
+        matrix = access_matrix_of(case_get_for(request.user, case_pk))
+        if matrix is None:
+            raise Http404("This case has no access matrix yet.")
+        return Response(MatrixReadSerializer(matrix_payload(matrix)).data)
+
+    @extend_schema(request=MatrixWriteSerializer, responses=MatrixReadSerializer)
+    def put(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        body = MatrixWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        existed = access_matrix_of(case) is not None
+        services.access_matrix_save(
+            actor=request.user,
+            case=case,
+            roles=[dict(r) for r in data["roles"]],
+            permissions=[dict(p) for p in data["permissions"]],
+            grants=[dict(g) for g in data["grants"]],
+            controls=[dict(c) for c in data.get("controls", [])],
+            reason=data.get("change_reason", ""),
+            expected_version=data.get("version"),
+        )
+        return Response(
+            MatrixReadSerializer(matrix_payload(access_matrix_of(case))).data,
+            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
+        )
+
+
+class AccessMatrixReviewView(APIView):
+    """Mark the matrix reviewed now; the next review is due 90 days later."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"POST": "access.review_accessmatrix"}
+
+    @extend_schema(request=ReviewSerializer, responses=MatrixReadSerializer)
+    def post(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        matrix = access_matrix_of(case)
+        if matrix is None:
+            raise Http404("This case has no access matrix yet.")
+        body = ReviewSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.access_matrix_review(
+            actor=request.user,
+            matrix=matrix,
+            note=body.validated_data.get("note", ""),
+            expected_version=body.validated_data.get("version"),
+        )
+        return Response(MatrixReadSerializer(matrix_payload(access_matrix_of(case))).data)
+
+
+class NetworkPlanView(APIView):
+    """A case's network plan: workload links, latency budget and training-traffic rule."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "access.view_networkplan",
+        "PUT": "access.change_networkplan",
+    }
+
+    @extend_schema(responses=PlanReadSerializer)
+    def get(self, request, case_pk: int):
+        plan = network_plan_of(case_get_for(request.user, case_pk))
+        if plan is None:
+            raise Http404("This case has no network plan yet.")
+        return Response(PlanReadSerializer(plan_payload(plan)).data)
+
+    @extend_schema(request=PlanWriteSerializer, responses=PlanReadSerializer)
+    def put(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        body = PlanWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = dict(body.validated_data)
+        existed = network_plan_of(case) is not None
+        services.network_plan_save(
+            actor=request.user,
+            case=case,
+            fields={name: data[name] for name in services.PLAN_FIELDS},
+            links=[dict(link) for link in data["links"]],
+            reason=data.get("change_reason", ""),
+            expected_version=data.get("version"),
+        )
+        return Response(
+            PlanReadSerializer(plan_payload(network_plan_of(case))).data,
+            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
+        )
+
+
+def register(router) -> list[URLPattern]:
+    return [
+        path(
+            "cases/<int:case_pk>/access-matrix/",
+            AccessMatrixView.as_view(),
+            name="access-matrix",
+        ),
+        path(
+            "cases/<int:case_pk>/access-matrix/review/",
+            AccessMatrixReviewView.as_view(),
+            name="access-matrix-review",
+        ),
+        path(
+            "cases/<int:case_pk>/network-plan/",
+            NetworkPlanView.as_view(),
+            name="network-plan",
+        ),
+    ]

@@ -1,0 +1,73 @@
+"""Demo access matrix and network plan for the demo case.
+
+The matrix is the seed default, with one shortcut a reviewer must catch: the
+data engineer was also given cluster admin, which together with data write is
+a segregation-of-duties violation. The network plan measures a 210 ms RTT
+against a 400 ms first-token budget: the RTT alone takes over half of it, so
+the seed's advice is to serve from closer to the users.
+"""
+
+from decimal import Decimal
+
+from apps.access.defaults import default_matrix_payload
+from apps.access.models import AccessMatrix
+from apps.access.services import access_matrix_save, network_plan_save
+
+CONTROL_STATUS = {
+    "mfa_entry": (
+        "in_place",
+        "Teleport bastion with WebAuthn; config in infra repo, ticket SEC-412.",
+    ),
+    "short_lived_credentials": ("in_place", "OIDC-issued 1 h certificates; static keys disabled."),
+    "secrets_in_kms": ("partial", "KMS in use; two CI images still carry a registry token."),
+    "egress_allow_list": ("missing", ""),
+    "audit_and_recording": ("partial", "Session recording on; off-site log copy not yet set up."),
+    "key_rotation": ("in_place", "Quarterly rotation job, last run recorded in SEC-430."),
+    "revocation_on_leaving": ("in_place", "HR leaver feed disables SSO and bastion access."),
+}
+
+
+def seed(*, case, users) -> None:
+    if AccessMatrix.objects.filter(case=case).exists():
+        return
+    tariq = users["tariq"]
+    payload = default_matrix_payload()
+    access_matrix_save(
+        actor=tariq, case=case, reason="Started from the least-privilege default", **payload
+    )
+    payload["grants"].append(
+        {
+            "role": "data_engineer",
+            "permission": "cluster_admin",
+            "justification": "Needs to restart the storage daemons during the first sync.",
+        }
+    )
+    payload["controls"] = [
+        {"key": key, "status": status, "evidence": evidence}
+        for key, (status, evidence) in CONTROL_STATUS.items()
+    ]
+    access_matrix_save(
+        actor=tariq,
+        case=case,
+        reason="Controls assessed with the platform team; storage restarts for data engineering",
+        expected_version=1,
+        **payload,
+    )
+    network_plan_save(
+        actor=tariq,
+        case=case,
+        fields={
+            "target_latency_ms": Decimal("400"),
+            "user_to_gateway_ms": Decimal("8"),
+            "measured_rtt_ms": Decimal("210"),
+            "rtt_source": "mtr, office gateway → Aurora ap-southeast-1, 100 probes (by hand)",
+            "queueing_and_first_token_ms": Decimal("260"),
+            "multi_node_training_in_one_cluster": True,
+            "notes": "Inference only for now; fine-tuning would run inside one vendor cluster.",
+        },
+        links=[
+            {"workload": "online_inference", "link": "encrypted_tunnel"},
+            {"workload": "batch_inference", "link": "public_internet"},
+            {"workload": "data_sync", "link": "dedicated_line"},
+        ],
+    )

@@ -1,0 +1,87 @@
+"""The access matrix and network plan on the case page: state and what is missing."""
+
+from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from apps.access.selectors import access_matrix_of, matrix_view, network_plan_of, plan_view
+from apps.cases.overview import CasePanel
+
+SHOWN_VIOLATIONS = 5
+
+
+def case_panel(case, *, actor) -> CasePanel | None:
+    """One panel, two clearly separated parts; 7 queries however large the matrix."""
+    if not actor.has_perm("access.view_accessmatrix"):
+        return None
+    matrix = access_matrix_of(case)
+    plan = network_plan_of(case)
+    matrix_part = matrix_view(matrix, timezone.localdate()) if matrix else None
+    plan_part = plan_view(plan) if plan else None
+    return CasePanel(
+        title=_("Network and access-control plan"),
+        template="access/case_panel.html",
+        context={"case": case, "matrix": matrix_part, "plan": plan_part},
+        missing=matrix_missing(matrix_part) + plan_missing(plan_part),
+        order=40,
+    )
+
+
+def matrix_missing(view) -> list[str]:
+    if view is None:
+        return [_("No access matrix yet: a tech lead starts it from the least-privilege default.")]
+    missing = []
+    violations = view.state.violations
+    for violation in violations[:SHOWN_VIOLATIONS]:
+        missing.append(_("Access matrix: %(message)s") % {"message": violation.message})
+    if len(violations) > SHOWN_VIOLATIONS:
+        extra = len(violations) - SHOWN_VIOLATIONS
+        missing.append(
+            ngettext(
+                "Access matrix: %(n)s more segregation-of-duties violation.",
+                "Access matrix: %(n)s more segregation-of-duties violations.",
+                extra,
+            )
+            % {"n": extra}
+        )
+    if not view.state.reviewed:
+        missing.append(_("Access matrix not reviewed: a tech lead marks it reviewed once clean."))
+    elif view.state.expired:
+        missing.append(
+            _("Access matrix review expired on %(date)s: review it again (quarterly).")
+            % {"date": date_format(view.matrix.review_by)}
+        )
+    if view.control_gaps:
+        missing.append(
+            _("Access controls not in place: %(controls)s.")
+            % {
+                "controls": "; ".join(
+                    f"{c.title} ({c.get_status_display().lower()})" for c in view.control_gaps
+                )
+            }
+        )
+    return missing
+
+
+def plan_missing(view) -> list[str]:
+    if view is None:
+        return [_("No network plan yet: list the workloads, their links and the latency budget.")]
+    missing = []
+    budget = view.budget
+    if not view.links:
+        missing.append(_("Network plan: no workload listed."))
+    if view.rtt is None:
+        missing.append(
+            _("Network plan: no measured RTT to the remote service yet (enter it with its source).")
+        )
+    elif budget.missing:
+        missing.append(_("Network plan: the latency budget is incomplete."))
+    if budget.over_target:
+        missing.append(
+            _("Network plan: the latency budget of %(total)s ms is over the %(target)s ms target.")
+            % {"total": f"{budget.total.normalize():f}", "target": f"{budget.target.normalize():f}"}
+        )
+    missing += [_("Network plan: %(advice)s") % {"advice": line} for line in budget.advice]
+    missing += [_("Network plan: %(problem)s") % {"problem": p} for p in view.training_problems]
+    return missing
