@@ -75,7 +75,8 @@ def timeline(history_querysets: list) -> list[TimelineEntry]:
 
 
 def _label(row) -> str:
-    for name in ("name", "criterion_key"):
-        if hasattr(row, name):
-            return str(getattr(row, name))
+    for name in ("name", "title", "criterion_key", "question_key", "key"):
+        value = getattr(row, name, None)
+        if value:
+            return str(value)
     return f"#{row.id}"
