@@ -297,6 +297,11 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "diligence@localhost")
 
 ORGANISATION_NAME = env_str("ORGANISATION_NAME", "Example Organisation")
 
+# Evidence uploads from the harness: refused above this size (413) before the
+# body is read; harness tokens expire after this many hours (at most 720).
+EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 64 * 1024 * 1024)
+EVIDENCE_TOKEN_TTL_HOURS = env_int("EVIDENCE_TOKEN_TTL_HOURS", 72)
+
 # A spec verification older than this no longer holds the approval gate (DESIGN §2.8).
 APPROVAL_VERIFICATION_MAX_AGE_DAYS = env_int("APPROVAL_VERIFICATION_MAX_AGE_DAYS", 30)
 
