@@ -1,0 +1,158 @@
+"""REST API: a case's packets, requesting a new one (202 + status URL), downloading one."""
+
+from django.http import FileResponse
+from django.urls import path, reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import renderers, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.cases.selectors import case_get_for
+from apps.core.permissions import RolePermission
+from apps.packets.models import AuditPacket, PacketRequest
+from apps.packets.selectors import packet_get_for, packet_request_get_for, packets_of_case
+from apps.packets.services import packet_request_create
+
+
+class AuditPacketSerializer(serializers.ModelSerializer):
+    issued_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = AuditPacket
+        fields = [
+            "id",
+            "number",
+            "case",
+            "issued_by",
+            "created_at",
+            "sha256",
+            "size_bytes",
+            "page_count",
+            "manifest_sha256",
+            "signer_subject",
+            "signer_certificate_sha256",
+            "signed_at",
+            "download_url",
+        ]
+        read_only_fields = fields
+
+    def get_download_url(self, packet) -> str:
+        return self.context["request"].build_absolute_uri(
+            reverse("packet-download", kwargs={"pk": packet.pk})
+        )
+
+
+class PacketRequestSerializer(serializers.ModelSerializer):
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    status_url = serializers.SerializerMethodField()
+    packet = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PacketRequest
+        fields = [
+            "id",
+            "number",
+            "case",
+            "requested_by",
+            "status",
+            "progress_pct",
+            "step",
+            "error",
+            "created_at",
+            "status_url",
+            "packet",
+        ]
+        read_only_fields = fields
+
+    def get_status_url(self, packet_request) -> str:
+        return self.context["request"].build_absolute_uri(
+            reverse("packet-request-detail", kwargs={"pk": packet_request.pk})
+        )
+
+    @extend_schema_field(AuditPacketSerializer(allow_null=True))
+    def get_packet(self, packet_request) -> dict | None:
+        packet = getattr(packet_request, "packet", None)
+        if packet is None:
+            return None
+        return AuditPacketSerializer(packet, context=self.context).data
+
+
+class CasePacketsView(APIView):
+    """GET: the packets issued for a case. POST: request a new packet (202, with a status URL)."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "packets.view_auditpacket", "POST": "packets.add_packetrequest"}
+
+    @extend_schema(responses={200: AuditPacketSerializer(many=True)})
+    def get(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        packets = packets_of_case(case)
+        return Response(
+            AuditPacketSerializer(packets, many=True, context={"request": request}).data
+        )
+
+    @extend_schema(request=None, responses={202: PacketRequestSerializer})
+    def post(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        packet_request = packet_request_create(actor=request.user, case=case)
+        packet_request = packet_request_get_for(request.user, packet_request.pk)
+        body = PacketRequestSerializer(packet_request, context={"request": request}).data
+        return Response(
+            body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]}
+        )
+
+
+class PacketRequestView(APIView):
+    """Progress of one packet request; once done, the issued packet."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "packets.view_auditpacket"}
+
+    @extend_schema(responses={200: PacketRequestSerializer})
+    def get(self, request, pk: int):
+        packet_request = packet_request_get_for(request.user, pk)
+        return Response(PacketRequestSerializer(packet_request, context={"request": request}).data)
+
+
+class PdfRenderer(renderers.BaseRenderer):
+    """Lets a client ask for ``Accept: application/pdf``; the view answers with the file itself."""
+
+    media_type = "application/pdf"
+    format = "pdf"
+    charset = None
+    render_style = "binary"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return data
+
+
+class PacketDownloadView(APIView):
+    """The signed PDF, byte for byte as issued."""
+
+    renderer_classes = [renderers.JSONRenderer, PdfRenderer]
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "packets.view_auditpacket"}
+
+    @extend_schema(
+        responses={(200, "application/pdf"): OpenApiResponse(response=OpenApiTypes.BINARY)}
+    )
+    def get(self, request, pk: int):
+        packet = packet_get_for(request.user, pk)
+        return FileResponse(
+            packet.file.open("rb"),
+            as_attachment=True,
+            filename=f"{packet.number}.pdf",
+            content_type="application/pdf",
+        )
+
+
+def register(router) -> list:
+    return [
+        path("cases/<int:case_pk>/packets/", CasePacketsView.as_view(), name="case-packets"),
+        path(
+            "packet-requests/<int:pk>/", PacketRequestView.as_view(), name="packet-request-detail"
+        ),
+        path("packets/<int:pk>/download/", PacketDownloadView.as_view(), name="packet-download"),
+    ]

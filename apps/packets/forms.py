@@ -1,0 +1,32 @@
+"""The upload form of the verification page."""
+
+from django import forms
+from django.template.defaultfilters import filesizeformat
+from django.utils.translation import gettext_lazy as _
+
+from apps.packets.verification import PDF_MAGIC
+
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+
+
+def too_large_message() -> str:
+    return _("The file is larger than %(limit)s; packets issued by Diligence are smaller.") % {
+        "limit": filesizeformat(MAX_UPLOAD_BYTES)
+    }
+
+
+class PacketVerifyForm(forms.Form):
+    file = forms.FileField(
+        label=_("Packet (PDF)"),
+        help_text=_("Any PDF up to 50 MB. It is checked and then discarded, never stored."),
+    )
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(too_large_message())
+        head = upload.read(1024)
+        upload.seek(0)
+        if not head.lstrip().startswith(PDF_MAGIC):
+            raise forms.ValidationError(_("This file is not a PDF: it does not start with %PDF-."))
+        return upload

@@ -1,0 +1,30 @@
+"""The "Audit packets" panel of the case page: two queries, whatever the number of packets."""
+
+from django.utils.translation import gettext as _
+
+from apps.cases.overview import CasePanel
+from apps.packets.models import PacketRequest
+from apps.packets.selectors import packet_requests_of_case, packets_of_case
+
+SHOWN = 10
+
+
+def case_panel(case, *, actor) -> CasePanel | None:
+    if not actor.has_perm("packets.view_auditpacket"):
+        return None
+    in_progress = (
+        packet_requests_of_case(case)
+        .filter(status__in=[PacketRequest.Status.QUEUED, PacketRequest.Status.RUNNING])
+        .first()
+    )
+    return CasePanel(
+        title=_("Audit packets"),
+        template="packets/panel.html",
+        context={
+            "case": case,
+            "packets": list(packets_of_case(case)[:SHOWN]),
+            "in_progress": in_progress,
+            "can_request": actor.has_perm("packets.add_packetrequest"),
+        },
+        order=90,
+    )

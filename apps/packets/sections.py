@@ -1,0 +1,121 @@
+"""The sections of a packet: the foundation's own, and those other apps contribute.
+
+An app adds a section by exposing ``packet_section(case) -> PacketSection | None``
+in the module named in ``PACKET_SECTION_PROVIDERS``; a module that does not
+exist is skipped. A section may name the history querysets of its records (they
+join the change history and the manifest) and its evidence files as
+``(name, storage path, expected SHA-256)`` (re-hashed from storage for the
+manifest). Every section must gather its data in a fixed number of queries.
+
+Orders used so far: demand 10, comparison 20, declared specs 30, clause
+checklists 40, data-export assessment 50, access matrix 60, evidence 70,
+approval 80; the change history and the manifest always come last.
+"""
+
+import importlib.util
+from dataclasses import dataclass, field
+
+from django.utils.translation import gettext as _
+
+from apps.core.extensions import present_modules
+from apps.offers.selectors import offers_of_case
+from apps.scorecards.charts import stacked_bars
+from apps.scorecards.selectors import case_comparison
+from apps.sizing.models import ComputeDemand
+from apps.sizing.selectors import capacity_for_offer, demand_result
+
+PACKET_SECTION_PROVIDERS = (
+    "apps.contracts.packet",
+    "apps.assessments.packet",
+    "apps.access.packet",
+    "apps.evidence.packet",
+    "apps.approvals.packet",
+)
+
+
+@dataclass
+class PacketSection:
+    """One chapter of the packet: a template rendered with ``section`` and its context."""
+
+    title: str
+    template: str
+    context: dict = field(default_factory=dict)
+    order: int = 100
+    manifest_files: list[tuple[str, str, str]] = field(default_factory=list)
+    history_querysets: list = field(default_factory=list)
+    anchor: str = ""
+
+
+def demand_section(case, offers) -> PacketSection:
+    demand = ComputeDemand.objects.filter(case=case).first()
+    result, error = demand_result(demand)
+    capacities = [
+        (
+            offer,
+            capacity_for_offer(
+                demand=demand,
+                result=result,
+                offer=offer,
+                spec=getattr(offer, "declared_spec", None),
+            ),
+        )
+        for offer in offers
+    ]
+    return PacketSection(
+        title=_("Compute demand and sizing"),
+        template="packets/sections/demand.html",
+        context={"demand": demand, "result": result, "error": error, "capacities": capacities},
+        order=10,
+    )
+
+
+def comparison_section(case) -> PacketSection:
+    comparison = case_comparison(case)
+    matrix = []
+    for criterion in comparison.criteria:
+        cells = []
+        for row in comparison.rows:
+            mean = row.score.criterion_means.get(criterion.key)
+            cells.append(None if mean is None else (mean, criterion.weight * mean / 5))
+        matrix.append((criterion, cells))
+    return PacketSection(
+        title=_("Comparison of offers and scorecards"),
+        template="packets/sections/comparison.html",
+        context={
+            "comparison": comparison,
+            "chart": stacked_bars(comparison.rows, comparison.criteria),
+            "matrix": matrix,
+        },
+        order=20,
+    )
+
+
+def declared_specs_section(offers) -> PacketSection:
+    return PacketSection(
+        title=_("Declared specs"),
+        template="packets/sections/specs.html",
+        context={"offers": offers},
+        order=30,
+    )
+
+
+def _providers_of_installed_apps() -> tuple[str, ...]:
+    # present_modules skips a missing module but not a missing app package
+    # (apps.evidence, apps.approvals may not exist yet).
+    return tuple(
+        name
+        for name in PACKET_SECTION_PROVIDERS
+        if importlib.util.find_spec(name.rpartition(".")[0]) is not None
+    )
+
+
+def case_sections(case) -> list[PacketSection]:
+    """Every section before the history and the manifest, in packet order."""
+    offers = offers_of_case(case)
+    sections = [demand_section(case, offers), comparison_section(case)]
+    sections.append(declared_specs_section(offers))
+    for module in present_modules(_providers_of_installed_apps()):
+        section = module.packet_section(case)
+        if section is not None:
+            sections.append(section)
+    return sorted(sections, key=lambda section: section.order)

@@ -1,0 +1,29 @@
+"""Reads of packets and packet requests, through the case access rule."""
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from apps.cases.selectors import case_list_for
+from apps.packets.models import AuditPacket, PacketRequest
+
+
+def packets_of_case(case) -> QuerySet[AuditPacket]:
+    return AuditPacket.objects.filter(case=case).select_related("issued_by").order_by("-created_at")
+
+
+def packet_requests_of_case(case) -> QuerySet[PacketRequest]:
+    return PacketRequest.objects.filter(case=case).order_by("-created_at")
+
+
+def packet_get_for(actor, pk: int) -> AuditPacket:
+    if not actor.has_perm("packets.view_auditpacket"):
+        return get_object_or_404(AuditPacket.objects.none(), pk=pk)
+    visible = AuditPacket.objects.filter(case__in=case_list_for(actor).values("pk"))
+    return get_object_or_404(visible.select_related("case", "issued_by"), pk=pk)
+
+
+def packet_request_get_for(actor, pk: int) -> PacketRequest:
+    if not actor.has_perm("packets.view_auditpacket"):
+        return get_object_or_404(PacketRequest.objects.none(), pk=pk)
+    visible = PacketRequest.objects.filter(case__in=case_list_for(actor).values("pk"))
+    return get_object_or_404(visible.select_related("case", "requested_by", "packet"), pk=pk)

@@ -1,0 +1,238 @@
+"""Writes for audit packets: request one, issue it, record a failure.
+
+An issued packet is never changed: there is no update service, and the model
+refuses saves of an existing row and deletes. A failed issue leaves neither
+an ``AuditPacket`` row nor a stored file; its request says why.
+"""
+
+import hashlib
+import logging
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from apps.core.services import tracked_create, tracked_update
+from apps.packets.document import packet_document
+from apps.packets.manifest import MANIFEST_NAME
+from apps.packets.models import AuditPacket, PacketRequest, packet_number
+from apps.packets.signing import get_signer, sign_pdf
+
+logger = logging.getLogger(__name__)
+
+NUMBER_ATTEMPTS = 5
+# A request still "queued" or "running" after this long lost its worker; a new
+# request may then be made (the broker re-delivers the old one too: acks_late).
+STALE_AFTER = timedelta(hours=1)
+STORAGE_DIR = "packets"
+
+
+def organisation() -> str:
+    return getattr(settings, "ORGANISATION_NAME", "") or "Diligence"
+
+
+def packet_request_create(*, actor, case, queue: bool = True) -> PacketRequest:
+    """Reserve the next packet number for ``case`` and queue the task after commit.
+
+    A second request while one is still in progress returns that one, so a
+    double click never issues two packets. ``queue=False`` leaves running the
+    task to the caller (the ``issue_packet`` command runs it in-process).
+    """
+    if not actor.has_perm("packets.add_packetrequest"):
+        raise PermissionDenied("You may not request audit packets.")
+    active = (
+        PacketRequest.objects.filter(
+            case=case,
+            status__in=[PacketRequest.Status.QUEUED, PacketRequest.Status.RUNNING],
+            created_at__gte=timezone.now() - STALE_AFTER,
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if active is not None:
+        return active
+    from apps.packets.tasks import issue_packet_task
+
+    packet_request = _reserve_number(actor=actor, case=case)
+    if queue:
+        issue_packet_task.delay_on_commit(packet_request.pk)
+    return packet_request
+
+
+def _reserve_number(*, actor, case) -> PacketRequest:
+    org, year = organisation(), timezone.now().year
+    for attempt in range(NUMBER_ATTEMPTS):
+        sequence = (
+            PacketRequest.objects.filter(organisation=org, year=year).aggregate(
+                last=Max("sequence")
+            )["last"]
+            or 0
+        ) + 1
+        try:
+            # Its own savepoint: on PostgreSQL a failed insert would otherwise
+            # poison the surrounding transaction.
+            with transaction.atomic():
+                return tracked_create(
+                    PacketRequest,
+                    actor=actor,
+                    reason="Packet requested",
+                    case=case,
+                    requested_by=actor,
+                    organisation=org,
+                    year=year,
+                    sequence=sequence,
+                    number=packet_number(year, sequence),
+                )
+        except (IntegrityError, ValidationError):
+            # Another request took this number between our read and our insert.
+            if attempt == NUMBER_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def packet_request_progress(
+    packet_request: PacketRequest, *, percent: int, step: str, status=None
+) -> PacketRequest:
+    fields = {"progress_pct": percent, "step": step}
+    if status is not None:
+        fields["status"] = status
+    return tracked_update(
+        packet_request, actor=packet_request.requested_by, reason=step, fields=fields
+    )
+
+
+def packet_request_fail(packet_request: PacketRequest, *, error: str) -> PacketRequest:
+    return tracked_update(
+        packet_request,
+        actor=packet_request.requested_by,
+        reason="Packet could not be issued",
+        fields={"status": PacketRequest.Status.FAILED, "error": error[:2000]},
+    )
+
+
+def packet_storage_path(packet_request: PacketRequest, sha256: str) -> str:
+    # The digest in the name keeps two attempts at the same request (a
+    # redelivered task while the first still runs) from touching each other's file.
+    return f"{STORAGE_DIR}/{packet_request.number}-{sha256[:16]}.pdf"
+
+
+def packet_issue(*, packet_request: PacketRequest) -> AuditPacket:
+    """Render, sign and store the packet of a request; idempotent.
+
+    Re-running a request that already issued returns its packet; a failure
+    leaves no packet row and removes the file it stored.
+    """
+    # WeasyPrint is imported here, not at module level: importing it parses its
+    # stylesheets, which every page view and management command would pay for.
+    from apps.packets.rendering import PdfAttachment, render_pdf
+
+    existing = AuditPacket.objects.filter(request=packet_request).first()
+    if existing is not None:
+        return existing
+    packet_request = packet_request_progress(
+        packet_request,
+        percent=5,
+        step="Gathering the case records",
+        status=PacketRequest.Status.RUNNING,
+    )
+    with tempfile.TemporaryDirectory(prefix="packet-") as workdir:
+        unsigned, signed = Path(workdir) / "unsigned.pdf", Path(workdir) / "signed.pdf"
+        packet_signer = get_signer()
+        generated_at = timezone.now()
+        document = packet_document(
+            packet_request.case,
+            number=packet_request.number,
+            requested_by=packet_request.requested_by,
+            packet_signer=packet_signer,
+            generated_at=generated_at,
+        )
+        packet_request = packet_request_progress(
+            packet_request, percent=20, step="Laying out the pages"
+        )
+
+        def laid_out(pages: int) -> None:
+            nonlocal packet_request
+            packet_request = packet_request_progress(
+                packet_request, percent=60, step=f"Writing {pages} pages"
+            )
+
+        page_count = render_pdf(
+            document.html,
+            unsigned,
+            attachments=[
+                PdfAttachment(
+                    MANIFEST_NAME,
+                    document.manifest_json,
+                    "Digests of every record and evidence file in this packet",
+                )
+            ],
+            on_laid_out=laid_out,
+        )
+        packet_request = packet_request_progress(packet_request, percent=85, step="Signing")
+        signed_at = sign_pdf(
+            unsigned, signed, packet_signer, reason=f"Audit packet {packet_request.number}"
+        )
+        digest, size = _sha256_and_size(signed)
+        packet_request = packet_request_progress(packet_request, percent=95, step="Storing")
+        return _store(
+            packet_request,
+            signed,
+            sha256=digest,
+            size_bytes=size,
+            page_count=page_count,
+            manifest_sha256=document.manifest_sha256,
+            packet_signer=packet_signer,
+            signed_at=signed_at,
+        )
+
+
+def _sha256_and_size(path: Path) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1024 * 1024), b""):
+            digest.update(chunk)
+    return digest.hexdigest(), path.stat().st_size
+
+
+def _store(packet_request, signed: Path, *, packet_signer, **fields) -> AuditPacket:
+    path = packet_storage_path(packet_request, fields["sha256"])
+    with open(signed, "rb") as handle:
+        stored = default_storage.save(path, File(handle))
+    try:
+        with transaction.atomic():
+            packet = tracked_create(
+                AuditPacket,
+                actor=packet_request.requested_by,
+                reason="Packet issued",
+                request=packet_request,
+                case=packet_request.case,
+                organisation=packet_request.organisation,
+                number=packet_request.number,
+                issued_by=packet_request.requested_by,
+                file=stored,
+                signer_subject=packet_signer.subject,
+                signer_certificate_sha256=packet_signer.fingerprint_sha256,
+                signer_certificate_pem=packet_signer.certificate_pem,
+                **fields,
+            )
+            packet_request_progress(
+                packet_request, percent=100, step="Issued", status=PacketRequest.Status.DONE
+            )
+    except Exception:
+        default_storage.delete(stored)
+        # A redelivered attempt at the same request may have committed first.
+        winner = AuditPacket.objects.filter(request=packet_request).first()
+        if winner is None:
+            raise
+        return winner
+    except BaseException:
+        default_storage.delete(stored)
+        raise
+    return packet

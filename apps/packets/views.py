@@ -1,0 +1,105 @@
+"""Browser pages: request a packet, watch it being made, download it, verify one."""
+
+from django.http import FileResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from apps.cases.selectors import case_get_for
+from apps.core.access import role_required
+from apps.packets.forms import MAX_UPLOAD_BYTES, PacketVerifyForm, too_large_message
+from apps.packets.selectors import (
+    packet_get_for,
+    packet_request_get_for,
+    packet_requests_of_case,
+    packets_of_case,
+)
+from apps.packets.services import packet_request_create
+from apps.packets.verification import verify_packet_bytes
+
+# Multipart framing around the file; a body beyond the limit plus this is refused unread.
+UPLOAD_SLACK_BYTES = 64 * 1024
+REFRESH_SECONDS = 2
+
+
+@role_required("packets.view_auditpacket")
+def packet_list(request, pk: int):
+    case = case_get_for(request.user, pk)
+    return render(
+        request,
+        "packets/packet_list.html",
+        {
+            "case": case,
+            "packets": packets_of_case(case),
+            "requests": packet_requests_of_case(case)[:20],
+        },
+    )
+
+
+@role_required("packets.add_packetrequest")
+@require_http_methods(["GET", "POST"])
+def packet_request(request, pk: int):
+    case = case_get_for(request.user, pk)
+    if request.method == "POST":
+        packet_request = packet_request_create(actor=request.user, case=case)
+        return redirect("packets:status", pk=packet_request.pk)
+    return render(request, "packets/packet_request.html", {"case": case})
+
+
+@role_required("packets.view_auditpacket")
+def packet_status(request, pk: int):
+    packet_request = packet_request_get_for(request.user, pk)
+    return render(
+        request,
+        "packets/packet_status.html",
+        {
+            "case": packet_request.case,
+            "packet_request": packet_request,
+            "packet": getattr(packet_request, "packet", None),
+            "refresh_seconds": None if packet_request.finished else REFRESH_SECONDS,
+        },
+    )
+
+
+@role_required("packets.view_auditpacket")
+def packet_download(request, pk: int):
+    packet = packet_get_for(request.user, pk)
+    return FileResponse(
+        packet.file.open("rb"),
+        as_attachment=True,
+        filename=f"{packet.number}.pdf",
+        content_type="application/pdf",
+    )
+
+
+@role_required("packets.view_auditpacket")
+@require_http_methods(["GET", "POST"])
+def packet_verify(request):
+    result = None
+    if (
+        request.method == "POST"
+        and _declared_length(request) > MAX_UPLOAD_BYTES + UPLOAD_SLACK_BYTES
+    ):
+        # Refused before Django reads the body.
+        return render(
+            request,
+            "packets/packet_verify.html",
+            {"form": PacketVerifyForm(), "upload_error": too_large_message()},
+            status=413,
+        )
+    form = PacketVerifyForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        result = verify_packet_bytes(form.cleaned_data["file"].read())
+        form = PacketVerifyForm()
+    return render(
+        request,
+        "packets/packet_verify.html",
+        {"form": form, "result": result, "title": _("Verify a packet")},
+    )
+
+
+def _declared_length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
