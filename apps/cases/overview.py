@@ -7,6 +7,8 @@ matrices, evidence, packets…) contribute a panel each: the module named in
 
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext as _
+
 from apps.cases.selectors import offer_minimum_status
 from apps.core.extensions import present_modules
 from apps.offers.selectors import offers_of_case
@@ -78,18 +80,19 @@ def _missing(*, offers, demand, minimum, comparison) -> list[str]:
     """What the case still lacks, in the words a reviewer would use."""
     missing = []
     if demand is None:
-        missing.append("No compute demand yet: size the workload in the calculator and save it.")
+        missing.append(_("No compute demand yet: size the workload in the calculator and save it."))
     if not minimum["holds"]:
         missing.append(
-            f"{minimum['count']} of {minimum['required']} offers: add offers or record a waiver."
+            _("%(count)s of %(required)s offers: add offers or record a waiver.")
+            % {"count": minimum["count"], "required": minimum["required"]}
         )
     for offer in offers:
         if not offer.spec_status.confirmed:
             missing.append(
-                f"{offer.vendor}: declared spec unconfirmed — missing "
-                + ", ".join(offer.spec_status.missing)
+                _("%(vendor)s: declared spec unconfirmed — missing %(items)s")
+                % {"vendor": offer.vendor, "items": ", ".join(offer.spec_status.missing)}
             )
     unscored = [str(row.offer.vendor) for row in comparison.rows if row.score.unscored]
     if unscored:
-        missing.append("Not scored yet: " + ", ".join(unscored))
+        missing.append(_("Not scored yet: %(vendors)s") % {"vendors": ", ".join(unscored)})
     return missing

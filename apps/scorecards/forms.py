@@ -26,7 +26,7 @@ class ScorecardForm(forms.Form):
         self.editing = editing
         for c in criteria:
             self.fields[f"score_{c.key}"] = forms.TypedChoiceField(
-                label=f"{c.label} ({c.weight} pts)",
+                label=_("%(label)s (%(weight)s pts)") % {"label": c.label, "weight": c.weight},
                 choices=SCORE_CHOICES,
                 coerce=int,
                 empty_value=None,

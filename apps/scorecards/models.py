@@ -27,6 +27,8 @@ class CriteriaSet(TrackedModel):
 
     class Meta:
         ordering = ["case_id", "-revision"]
+        verbose_name = _("criteria set")
+        verbose_name_plural = _("criteria sets")
         constraints = [
             models.UniqueConstraint(fields=["case", "revision"], name="criteriaset_case_revision")
         ]
@@ -62,6 +64,8 @@ class Scorecard(TrackedModel):
 
     class Meta:
         ordering = ["offer_id", "reviewer_id"]
+        verbose_name = _("scorecard")
+        verbose_name_plural = _("scorecards")
         constraints = [
             models.UniqueConstraint(
                 fields=["offer", "reviewer", "criteria_set"], name="scorecard_one_per_reviewer"
@@ -85,6 +89,8 @@ class ScoreEntry(TrackedModel):
 
     class Meta:
         ordering = ["scorecard_id", "pk"]
+        verbose_name = _("score")
+        verbose_name_plural = _("scores")
         constraints = [
             models.UniqueConstraint(
                 fields=["scorecard", "criterion_key"], name="scoreentry_one_per_criterion"

@@ -42,6 +42,7 @@ class SizingForm(forms.Form):
         max_digits=4,
         decimal_places=1,
         initial=Decimal("15"),
+        # xgettext:no-python-format
         help_text=_("10–20 % for runtime and communication buffers."),
     )
     kv_dtype = forms.ChoiceField(
