@@ -14,5 +14,7 @@ def present_modules(names: tuple[str, ...]) -> Iterator[ModuleType]:
         try:
             yield import_module(name)
         except ModuleNotFoundError as error:
-            if error.name != name:
+            # The module itself, or the app package it would live in, is absent.
+            absent = error.name is not None and (name + ".").startswith(error.name + ".")
+            if not absent:
                 raise

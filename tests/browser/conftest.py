@@ -26,7 +26,7 @@ QUIET_FLAGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 
@@ -34,11 +34,20 @@ def browser():
         pytest.skip("needs Chromium: apt-get install chromium")
     # Playwright's sync API runs an event loop in this thread; the test's own
     # ORM calls are still synchronous, which Django would otherwise refuse.
+    # Module scope: the loop stops when the browser tests end, so later tests
+    # that call asyncio.run() (the harness, pyHanko) find none running.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=QUIET_FLAGS)
-        yield browser
-        browser.close()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=QUIET_FLAGS)
+            yield browser
+            browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture

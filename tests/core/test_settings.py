@@ -16,7 +16,8 @@ PRODUCTION_ENV = {
 
 
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    ignored = {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE", "DATABASE_URL"}
+    clean = {k: v for k, v in os.environ.items() if k not in ignored}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
