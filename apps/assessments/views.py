@@ -194,15 +194,12 @@ def attachment_download(request, pk: int, key: str):
 @role_required("assessments.view_dataexportassessment")
 def assessment_history(request, pk: int):
     assessment = assessment_get_for(request.user, pk)
-    keys = {answer.pk: answer.question_key for answer in assessment.answers.all()}
     entries = timeline(assessment_history_querysets(assessment))
     for entry in entries:
-        # Answer rows are labelled "#<id>" by the shared timeline; name the question instead.
+        # The shared timeline labels answer rows by their question key; show the question.
         is_answer = entry.record_type == str(AssessmentAnswer._meta.verbose_name)
-        if is_answer and entry.record.startswith("#") and entry.record[1:].isdigit():
-            key = keys.get(int(entry.record[1:]))
-            if key in QUESTIONS_BY_KEY:
-                entry.record = str(QUESTIONS_BY_KEY[key].label)
+        if is_answer and entry.record in QUESTIONS_BY_KEY:
+            entry.record = str(QUESTIONS_BY_KEY[entry.record].label)
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
     return render(
         request,
