@@ -1,0 +1,70 @@
+"""Forms of the audit pages: timeline filters and the export upload."""
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.template.defaultfilters import filesizeformat
+from django.utils.translation import gettext_lazy as _
+
+from apps.audit.timeline import TimelineFilter
+
+DEFAULT_MAX_EXPORT_UPLOAD = 512 * 1024 * 1024
+
+
+def max_export_upload_bytes() -> int:
+    return getattr(settings, "AUDIT_EXPORT_MAX_UPLOAD_BYTES", DEFAULT_MAX_EXPORT_UPLOAD)
+
+
+class TimelineFilterForm(forms.Form):
+    """Who, when and which records; submitted by GET so filtered pages can be linked."""
+
+    user = forms.ModelChoiceField(
+        label=_("User"),
+        queryset=get_user_model().objects.order_by("username"),
+        required=False,
+        empty_label=_("Anyone"),
+    )
+    since = forms.DateField(
+        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        label=_("Until"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    record_type = forms.MultipleChoiceField(
+        label=_("Record types"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args, sources=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["record_type"].choices = [(s.key, s.label_plural) for s in sources]
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until and until < since:
+            self.add_error("until", _("The end of the range is before its start."))
+        return data
+
+    def timeline_filter(self) -> TimelineFilter:
+        data = self.cleaned_data if self.is_valid() else {}
+        return TimelineFilter(
+            user_id=data["user"].pk if data.get("user") else None,
+            since=data.get("since"),
+            until=data.get("until"),
+            record_types=tuple(data.get("record_type") or ()),
+        )
+
+
+class ExportUploadForm(forms.Form):
+    file = forms.FileField(label=_("Case export (ZIP)"))
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        limit = max_export_upload_bytes()
+        # Checked from the upload's recorded size, before a byte of it is read.
+        if upload.size > limit:
+            raise forms.ValidationError(
+                _("The file is %(size)s; exports up to %(limit)s can be checked here.")
+                % {"size": filesizeformat(upload.size), "limit": filesizeformat(limit)}
+            )
+        return upload

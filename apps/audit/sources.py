@@ -1,0 +1,113 @@
+"""Which history tables belong to a case, found from the models themselves.
+
+A tracked model belongs to a case when a chain of foreign keys leads from it
+to ``ProcurementCase`` (an offer's ``case``, a score entry's
+``scorecard__offer__case``, a waiver's ``item__checklist__offer__case``…).
+Apps installed later are included without listing them here; an app that is
+not installed is simply absent. Shared records (vendors, templates) belong to
+no single case and are left out.
+"""
+
+from collections import deque
+from dataclasses import dataclass
+from functools import cache
+
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
+from django.db.models import QuerySet
+
+from apps.audit.chain import tracked_history_models
+from apps.cases.models import ProcurementCase
+
+MAX_HOPS = 4
+
+
+@dataclass(frozen=True)
+class HistorySource:
+    """One tracked model's history, and how its rows are tied to a case."""
+
+    key: str
+    model: type
+    history_model: type
+    case_path: str | None
+
+    @property
+    def label(self) -> str:
+        return str(self.model._meta.verbose_name)
+
+    @property
+    def label_plural(self) -> str:
+        return str(self.model._meta.verbose_name_plural)
+
+    @property
+    def view_permission(self) -> str:
+        return f"{self.model._meta.app_label}.view_{self.model._meta.model_name}"
+
+    def for_case(self, case) -> QuerySet:
+        manager = self.history_model._base_manager
+        if self.case_path == "":
+            return manager.filter(**{self.model._meta.pk.attname: case.pk})
+        return manager.filter(**{self.case_path: case.pk})
+
+    def for_record(self, object_id) -> QuerySet:
+        return self.history_model._base_manager.filter(**{self.model._meta.pk.attname: object_id})
+
+
+def _path_to_case(model) -> str | None:
+    if model is ProcurementCase:
+        return ""
+    user_model = get_user_model()
+    queue = deque([(model, [])])
+    seen = {model}
+    while queue:
+        current, path = queue.popleft()
+        if len(path) >= MAX_HOPS:
+            continue
+        for field in current._meta.concrete_fields:
+            target = field.related_model
+            if not field.is_relation or target in seen or target in (user_model, ContentType):
+                continue
+            if target is ProcurementCase:
+                return "__".join([*path, field.name])
+            seen.add(target)
+            queue.append((target, [*path, field.name]))
+    return None
+
+
+@cache
+def all_sources() -> tuple[HistorySource, ...]:
+    """Every tracked model, case-linked or not, keyed ``app_label.model``."""
+    sources = []
+    for history_model in tracked_history_models():
+        model = history_model.instance_type
+        sources.append(
+            HistorySource(
+                key=model._meta.label_lower,
+                model=model,
+                history_model=history_model,
+                case_path=_path_to_case(model),
+            )
+        )
+    return tuple(sources)
+
+
+def source_by_key(key: str) -> HistorySource | None:
+    return next((source for source in all_sources() if source.key == key), None)
+
+
+def case_sources() -> list[HistorySource]:
+    return [source for source in all_sources() if source.case_path is not None]
+
+
+def case_history_sources(case, *, actor=None) -> list[tuple[HistorySource, QuerySet]]:
+    """History querysets of a case and the records hanging from it (those ``actor`` may read)."""
+    return [(source, source.for_case(case)) for source in case_sources() if may_read(actor, source)]
+
+
+def may_read(actor, source: HistorySource) -> bool:
+    """Auditors browse every history (DESIGN §1); others the record types they may view."""
+    return (
+        actor is None
+        or actor.has_perm("cases.view_history")
+        or actor.has_perm(source.view_permission)
+    )

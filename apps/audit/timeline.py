@@ -1,0 +1,235 @@
+"""The audit timeline: every change to a case's records, paged in the database.
+
+One UNION of the per-table history querysets (only ids, dates and a table
+number) is ordered and sliced by the database; the rows of the page and their
+predecessors (for field diffs) are then fetched in one query per table present
+on the page. However many history rows a case has, a page costs a bounded
+number of queries: the count, the page, and at most one per record type.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+from django.db.models import IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.utils import timezone
+
+from apps.audit.sources import HistorySource
+from apps.core.history import SKIPPED_FIELDS
+
+ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
+LABEL_FIELDS = ("name", "title", "number", "criterion_key", "key", "question_key")
+HIDDEN_FIELDS = SKIPPED_FIELDS | {"created_at", "history_relation_id"}
+
+
+@dataclass(frozen=True)
+class TimelineFilter:
+    """What the reader narrowed the timeline to; empty means everything."""
+
+    user_id: int | None = None
+    since: date | None = None
+    until: date | None = None
+    record_types: tuple[str, ...] = ()
+
+
+@dataclass
+class Change:
+    field: str
+    name: str
+    old: Any
+    new: Any
+
+
+@dataclass
+class TimelineEntry:
+    """One history row, with who, when, why and the fields it changed."""
+
+    when: datetime
+    source: HistorySource
+    history_id: int
+    object_id: Any
+    record: str
+    action: str
+    user: str
+    reason: str
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def record_type(self) -> str:
+        return self.source.label
+
+    def as_dict(self) -> dict:
+        return {
+            "when": self.when.isoformat(),
+            "record_type": self.source.key,
+            "record_id": self.object_id,
+            "record": self.record,
+            "history_id": self.history_id,
+            "action": self.action,
+            "user": self.user,
+            "reason": self.reason,
+            "changes": [
+                {"field": c.name, "old": _text(c.old), "new": _text(c.new)} for c in self.changes
+            ],
+        }
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+def _narrow(queryset: QuerySet, flt: TimelineFilter) -> QuerySet:
+    if flt.user_id is not None:
+        queryset = queryset.filter(history_user_id=flt.user_id)
+    if flt.since is not None:
+        queryset = queryset.filter(history_date__gte=_day_start(flt.since))
+    if flt.until is not None:
+        queryset = queryset.filter(history_date__lt=_day_start(flt.until + timedelta(days=1)))
+    return queryset
+
+
+class Timeline:
+    """A lazily paged, filtered timeline over several history querysets.
+
+    Behaves as a sequence for ``django.core.paginator.Paginator``: ``count()``
+    is one query and a slice is two queries plus one per table on the page.
+    """
+
+    def __init__(self, parts: list[tuple[HistorySource, QuerySet]], flt: TimelineFilter):
+        if flt.record_types:
+            parts = [(s, qs) for s, qs in parts if s.key in flt.record_types]
+        self.sources = [source for source, _qs in parts]
+        selects = [
+            _narrow(queryset, flt)
+            .order_by()
+            .annotate(src=Value(index, output_field=IntegerField()))
+            .values_list("history_date", "history_id", "src")
+            for index, (_source, queryset) in enumerate(parts)
+        ]
+        if not selects:
+            self.union = None
+        elif len(selects) == 1:
+            self.union = selects[0]
+        else:
+            self.union = selects[0].union(*selects[1:], all=True)
+        if self.union is not None:
+            self.union = self.union.order_by("-history_date", "-history_id", "-src")
+        self._count = None
+
+    def count(self) -> int:
+        if self._count is None:
+            self._count = 0 if self.union is None else self.union.count()
+        return self._count
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, key):
+        if not isinstance(key, slice):
+            return self[key : key + 1][0]
+        if self.union is None:
+            return []
+        return self._entries(list(self.union[key]))
+
+    def iterate(self, batch: int = 500) -> Iterator[TimelineEntry]:
+        """Every entry, newest first, a batch of rows at a time (for exports)."""
+        start = 0
+        while True:
+            entries = self[start : start + batch]
+            yield from entries
+            if len(entries) < batch:
+                return
+            start += batch
+
+    def _entries(self, page: list[tuple]) -> list[TimelineEntry]:
+        wanted = defaultdict(list)
+        for _when, history_id, src in page:
+            wanted[src].append(history_id)
+        rows = {src: _rows_with_predecessors(self.sources[src], ids) for src, ids in wanted.items()}
+        return [_entry(self.sources[src], rows[src], history_id) for _when, history_id, src in page]
+
+
+def _rows_with_predecessors(source: HistorySource, ids: list[int]) -> list:
+    model = source.history_model
+    object_pk = source.model._meta.pk.attname
+    previous = (
+        model._base_manager.filter(**{object_pk: OuterRef(object_pk)})
+        .filter(
+            Q(history_date__lt=OuterRef("history_date"))
+            | Q(history_date=OuterRef("history_date"), history_id__lt=OuterRef("history_id"))
+        )
+        .order_by("-history_date", "-history_id")
+        .values("history_id")[:1]
+    )
+    predecessor_ids = (
+        model._base_manager.filter(history_id__in=ids)
+        .annotate(previous_id=Subquery(previous))
+        .values("previous_id")
+    )
+    return list(
+        model._base_manager.filter(Q(history_id__in=ids) | Q(history_id__in=predecessor_ids))
+        .select_related("history_user")
+        .order_by(object_pk, "history_date", "history_id")
+    )
+
+
+def _entry(source: HistorySource, rows: list, history_id: int) -> TimelineEntry:
+    object_pk = source.model._meta.pk.attname
+    row = next(r for r in rows if r.history_id == history_id)
+    before = None
+    for candidate in rows:
+        same = getattr(candidate, object_pk) == getattr(row, object_pk)
+        if same and (candidate.history_date, candidate.history_id) < (
+            row.history_date,
+            row.history_id,
+        ):
+            before = candidate
+    return TimelineEntry(
+        when=row.history_date,
+        source=source,
+        history_id=row.history_id,
+        object_id=getattr(row, object_pk),
+        record=_label(row, object_pk),
+        action=ACTIONS.get(row.history_type, row.history_type),
+        user=row.history_user.get_username() if row.history_user else "system",
+        reason=row.history_change_reason or "",
+        changes=diff(before, row) if before is not None else [],
+    )
+
+
+def diff(before, after) -> list[Change]:
+    changes = []
+    for model_field in after._meta.concrete_fields:
+        if model_field.attname in HIDDEN_FIELDS or model_field.primary_key:
+            continue
+        old, new = getattr(before, model_field.attname), getattr(after, model_field.attname)
+        if old != new:
+            changes.append(
+                Change(
+                    model_field.attname,
+                    str(model_field.verbose_name),
+                    _display(model_field, old),
+                    _display(model_field, new),
+                )
+            )
+    return changes
+
+
+def _display(model_field, value):
+    if value is not None and model_field.choices:
+        return dict(model_field.flatchoices).get(value, value)
+    return value
+
+
+def _text(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def _label(row, object_pk: str) -> str:
+    for name in LABEL_FIELDS:
+        value = getattr(row, name, None)
+        if value not in (None, ""):
+            return str(value)[:80]
+    return f"#{getattr(row, object_pk)}"

@@ -1,0 +1,165 @@
+"""Browser pages of the audit trail: timelines, history exports, chain status, case exports."""
+
+import csv
+import json
+import tempfile
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from apps.audit.export_check import verify_export
+from apps.audit.exports import build_case_export
+from apps.audit.forms import ExportUploadForm, TimelineFilterForm, max_export_upload_bytes
+from apps.audit.models import ChainVerification
+from apps.audit.selectors import chain_status
+from apps.audit.sources import case_history_sources, may_read, source_by_key
+from apps.audit.tasks import verify_audit_chain_task
+from apps.audit.timeline import Timeline
+from apps.cases.selectors import case_get_for
+from apps.core.access import role_required
+
+PAGE_SIZE = 50
+CSV_COLUMNS = [
+    "when",
+    "record_type",
+    "record_id",
+    "record",
+    "history_id",
+    "action",
+    "user",
+    "reason",
+]
+
+
+def _case_timeline(request, case):
+    parts = case_history_sources(case, actor=request.user)
+    form = TimelineFilterForm(request.GET or None, sources=[s for s, _qs in parts])
+    return form, Timeline(parts, form.timeline_filter())
+
+
+@role_required("cases.view_procurementcase")
+def case_timeline(request, pk: int):
+    case = case_get_for(request.user, pk)
+    form, timeline = _case_timeline(request, case)
+    page = Paginator(timeline, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "audit/case_timeline.html",
+        {"case": case, "form": form, "page": page, "query": query.urlencode()},
+    )
+
+
+@role_required("cases.view_procurementcase")
+def record_timeline(request, content_type: str, object_id: int):
+    source = source_by_key(content_type)
+    if source is None:
+        raise Http404(_("No such record type."))
+    if not may_read(request.user, source):
+        raise PermissionDenied
+    timeline = Timeline(
+        [(source, source.for_record(object_id))], TimelineFilterForm().timeline_filter()
+    )
+    page = Paginator(timeline, PAGE_SIZE).get_page(request.GET.get("page"))
+    if page.paginator.count == 0:
+        raise Http404(_("This record has no history."))
+    return render(
+        request,
+        "audit/record_timeline.html",
+        {"source": source, "object_id": object_id, "page": page, "query": ""},
+    )
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+@role_required("audit.export_case")
+def case_timeline_export(request, pk: int, fmt: str):
+    case = case_get_for(request.user, pk)
+    form, timeline = _case_timeline(request, case)
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    if fmt == "csv":
+        writer = csv.writer(_Echo())
+
+        def rows():
+            yield writer.writerow([*CSV_COLUMNS, "changes"])
+            for entry in timeline.iterate():
+                data = entry.as_dict()
+                yield writer.writerow(
+                    [data[c] for c in CSV_COLUMNS]
+                    + [json.dumps(data["changes"], ensure_ascii=False)]
+                )
+
+        response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
+    else:
+
+        def rows():
+            case_json = json.dumps({"id": case.pk, "name": case.name})
+            yield f'{{"case": {case_json}, "entries": ['
+            for index, entry in enumerate(timeline.iterate()):
+                yield (
+                    ("," if index else "") + "\n" + json.dumps(entry.as_dict(), ensure_ascii=False)
+                )
+            yield "\n]}\n"
+
+        response = StreamingHttpResponse(rows(), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="case-{case.pk}-history-{stamp}.{fmt}"'
+    return response
+
+
+@role_required("audit.view_chainverification")
+def chain_page(request):
+    recent = ChainVerification.objects.select_related("requested_by").order_by("-pk")[:20]
+    return render(request, "audit/chain.html", {"status": chain_status(), "recent": recent})
+
+
+@require_POST
+@role_required("audit.verify_chain")
+def chain_verify(request):
+    verify_audit_chain_task.delay(requested_by_pk=request.user.pk)
+    messages.success(request, _("Chain verification started; the result appears when it ends."))
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = ""
+    return redirect(target or "audit:chain")
+
+
+@role_required("audit.export_case")
+def case_export(request, pk: int):
+    case = case_get_for(request.user, pk)
+    spool = tempfile.TemporaryFile()  # noqa: SIM115 - handed to FileResponse, which closes it
+    build_case_export(case, spool, actor=request.user)
+    spool.seek(0)
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    return FileResponse(
+        spool,
+        as_attachment=True,
+        filename=f"case-{case.pk}-export-{stamp}.zip",
+        content_type="application/zip",
+    )
+
+
+@role_required("audit.export_case")
+def export_verify(request):
+    check = None
+    limit = max_export_upload_bytes()
+    declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    if request.method == "POST" and declared > limit + 64 * 1024:
+        # Refused from the request's declared length, before the body is read.
+        form = ExportUploadForm()
+        form.add_error("file", _("The upload is larger than exports that can be checked here."))
+    else:
+        form = ExportUploadForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            check = verify_export(form.cleaned_data["file"])
+    return render(request, "audit/verify_export.html", {"form": form, "check": check})

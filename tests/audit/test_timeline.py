@@ -1,0 +1,200 @@
+"""The audit timeline (issue 7 part 3): diffs, who/when/why, filters, bounded queries at scale."""
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.cases.models import ProcurementCase
+from apps.cases.services import case_update
+from apps.offers.models import Offer
+from apps.offers.services import offer_update
+from tests.factories import FULL_SPEC, make_case, make_offer
+
+HistoricalCase = ProcurementCase.history.model
+HistoricalOffer = Offer.history.model
+
+
+@pytest.fixture
+def case_with_changes(priya, tariq):
+    case = make_case(priya, name="Timeline")
+    offer = make_offer(priya, case, spec=FULL_SPEC)
+    case_update(actor=tariq, case=case, fields={"slo_p95_ttft_ms": 900}, reason="Tighter SLO")
+    offer_update(
+        actor=priya, offer=offer, fields={"notes": "Call back Friday"}, reason="Vendor call"
+    )
+    return case, offer
+
+
+def _entries(response):
+    return list(response.context["page"].object_list)
+
+
+def test_the_case_timeline_shows_field_diffs_with_who_when_why(browser_as, case_with_changes):
+    case, offer = case_with_changes
+    response = browser_as("lena").get(reverse("audit:case-timeline", args=[case.pk]))
+    assert response.status_code == 200
+    entries = _entries(response)
+    newest = entries[0]
+    assert (newest.source.key, newest.user, newest.reason, newest.action) == (
+        "offers.offer",
+        "priya",
+        "Vendor call",
+        "changed",
+    )
+    assert [(c.field, c.old, c.new) for c in newest.changes] == [("notes", "", "Call back Friday")]
+    slo = next(e for e in entries if e.reason == "Tighter SLO")
+    assert slo.user == "tariq" and [(c.old, c.new) for c in slo.changes] == [(1500, 900)]
+    assert [e.when for e in entries] == sorted((e.when for e in entries), reverse=True)
+    assert {"cases.procurementcase", "offers.offer", "offers.declaredspec"} <= {
+        e.source.key for e in entries
+    }
+    assert "Tighter SLO" in response.content.decode()
+
+
+def test_filters_by_user_record_type_and_date(browser_as, case_with_changes, tariq):
+    case, _offer = case_with_changes
+    client = browser_as("aude")
+    url = reverse("audit:case-timeline", args=[case.pk])
+    by_tariq = _entries(client.get(url, {"user": tariq.pk}))
+    assert [e.reason for e in by_tariq] == ["Tighter SLO"]
+    offers_only = _entries(client.get(url, {"record_type": ["offers.offer"]}))
+    assert offers_only and {e.source.key for e in offers_only} == {"offers.offer"}
+    today = timezone.localdate()
+    assert len(_entries(client.get(url, {"since": today, "until": today}))) >= 5
+    assert _entries(client.get(url, {"until": today - timedelta(days=1)})) == []
+
+
+def test_a_bad_date_range_names_the_field(browser_as, case_with_changes):
+    case, _offer = case_with_changes
+    response = browser_as("aude").get(
+        reverse("audit:case-timeline", args=[case.pk]),
+        {"since": "2026-05-02", "until": "2026-05-01"},
+    )
+    assert response.context["form"].errors == {
+        "until": ["The end of the range is before its start."]
+    }
+    bad = browser_as("aude").get(
+        reverse("audit:case-timeline", args=[case.pk]), {"since": "yesterday"}
+    )
+    assert "since" in bad.context["form"].errors
+
+
+def test_the_record_timeline_shows_one_records_history(browser_as, case_with_changes):
+    _case, offer = case_with_changes
+    response = browser_as("tariq").get(
+        reverse("audit:record-timeline", args=["offers.offer", offer.pk])
+    )
+    entries = _entries(response)
+    assert {e.object_id for e in entries} == {offer.pk}
+    assert [e.action for e in entries] == ["changed", "created"]
+
+
+def test_history_exports_stream_csv_and_json_with_filters(browser_as, case_with_changes, tariq):
+    case, _offer = case_with_changes
+    client = browser_as("aude")
+    response = client.get(reverse("audit:case-timeline-csv", args=[case.pk]), {"user": tariq.pk})
+    assert response.streaming and response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [(r["user"], r["reason"]) for r in rows] == [("tariq", "Tighter SLO")]
+    assert json.loads(rows[0]["changes"])[0]["new"] == "900"
+    response = client.get(reverse("audit:case-timeline-json", args=[case.pk]))
+    data = json.loads(b"".join(response.streaming_content))
+    assert data["case"]["id"] == case.pk
+    assert data["entries"][0]["reason"] == "Vendor call"
+
+
+def test_the_api_timeline_is_paginated_and_validates_filters(api_as, case_with_changes):
+    case, _offer = case_with_changes
+    api = api_as("lena")
+    response = api.get(f"/api/v1/cases/{case.pk}/timeline/", {"page_size": 2})
+    assert response.status_code == 200
+    assert response.data["count"] >= 5 and len(response.data["results"]) == 2
+    assert response.data["results"][0]["reason"] == "Vendor call"
+    bad = api.get(f"/api/v1/cases/{case.pk}/timeline/", {"since": "soon"})
+    assert bad.status_code == 400 and "since" in bad.data
+
+
+def _bulk_history(case, offer, n):
+    """``n`` history rows for the case and ``n`` for its offer, written straight to the tables."""
+    start = timezone.now() - timedelta(days=30)
+    rows = []
+    for model, obj_id, field in [
+        (HistoricalCase, case.pk, "requirements"),
+        (HistoricalOffer, offer.pk, "notes"),
+    ]:
+        base = model.objects.filter(id=obj_id).order_by("history_id").first()
+        values = {
+            f.attname: getattr(base, f.attname)
+            for f in model._meta.concrete_fields
+            if not f.primary_key
+        }
+        batch = []
+        for i in range(n):
+            batch.append(
+                model(
+                    **{
+                        **values,
+                        field: f"revision {i}",
+                        "history_type": "~",
+                        "history_change_reason": f"edit {i}",
+                        "history_date": start
+                        + timedelta(seconds=2 * i + (model is HistoricalOffer)),
+                    }
+                )
+            )
+        model.objects.bulk_create(batch, batch_size=2000)
+        rows.append(n)
+    return sum(rows)
+
+
+def _count_queries(client, url, params=None):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.get(url, params or {})
+    assert response.status_code == 200
+    return len(ctx.captured_queries), response
+
+
+@pytest.mark.slow
+def test_twenty_thousand_rows_load_in_a_bounded_number_of_queries(
+    browser_as, priya, django_assert_max_num_queries
+):
+    case = make_case(priya, name="Busy")
+    offer = make_offer(priya, case, spec=FULL_SPEC)
+    client = browser_as("aude")
+    url = reverse("audit:case-timeline", args=[case.pk])
+    small, _response = _count_queries(client, url)
+
+    assert _bulk_history(case, offer, 10_000) == 20_000
+    with django_assert_max_num_queries(small):
+        response = client.get(url)
+    page = response.context["page"]
+    assert page.paginator.count >= 20_000
+    newest = page.object_list[0]
+    assert newest.record == offer.vendor.name or newest.source.key in {
+        "offers.offer",
+        "offers.declaredspec",
+        "cases.procurementcase",
+    }
+    last_page = page.paginator.num_pages
+    with django_assert_max_num_queries(small):
+        deep = client.get(url, {"page": last_page // 2})
+    middle = deep.context["page"].object_list
+    assert len(middle) == 50
+    # Consecutive revisions of the same record diff against each other.
+    revised = next(e for e in middle if e.reason.startswith("edit ") and e.changes)
+    n = int(revised.reason.split()[1])
+    assert [(c.old, c.new) for c in revised.changes] == [(f"revision {n - 1}", f"revision {n}")]
+    with django_assert_max_num_queries(small):
+        client.get(url, {"record_type": ["offers.offer"], "page": 100})
+    api, _response = _count_queries(
+        browser_as("aude"), f"/api/v1/cases/{case.pk}/timeline/", {"page": 150}
+    )
+    assert api <= small
