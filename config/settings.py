@@ -302,6 +302,14 @@ ORGANISATION_NAME = env_str("ORGANISATION_NAME", "Example Organisation")
 EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 64 * 1024 * 1024)
 EVIDENCE_TOKEN_TTL_HOURS = env_int("EVIDENCE_TOKEN_TTL_HOURS", 72)
 
+# Signed audit packets. Development signs with a self-signed key made on first
+# use in PACKET_SIGNING_DIR; production sets a PKCS#12 file and its passphrase,
+# and optionally an RFC 3161 timestamp authority.
+PACKET_SIGNING_DIR = Path(env_str("PACKET_SIGNING_DIR", str(VAR_DIR / "signing")))
+PACKET_SIGNING_PKCS12_PATH = env_str("PACKET_SIGNING_PKCS12_PATH") or None
+PACKET_SIGNING_PKCS12_PASSPHRASE = env_str("PACKET_SIGNING_PKCS12_PASSPHRASE") or None
+PACKET_TSA_URL = env_str("PACKET_TSA_URL") or None
+
 # A spec verification older than this no longer holds the approval gate (DESIGN §2.8).
 APPROVAL_VERIFICATION_MAX_AGE_DAYS = env_int("APPROVAL_VERIFICATION_MAX_AGE_DAYS", 30)
 
@@ -310,4 +318,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # WeasyPrint logs a line per page rendered.
+    "loggers": {"weasyprint.progress": {"level": "WARNING"}},
 }
