@@ -1,0 +1,60 @@
+"""The evidence chapter of the signed packet (DESIGN §2.7): bundles, verifications, load charts.
+
+Every bundle file is listed in the manifest with the SHA-256 recorded at
+upload, so the packet re-hashes it from storage and shows any that changed.
+"""
+
+from django.utils.translation import gettext as _
+
+from apps.evidence.charts import load_charts
+from apps.evidence.models import EvidenceBundle, SpecVerification
+from apps.offers.models import Offer
+
+
+def _bundles(case) -> list[EvidenceBundle]:
+    return list(
+        EvidenceBundle.objects.filter(case=case)
+        .select_related("token", "verification")
+        .order_by("-received_at", "-pk")
+    )
+
+
+def _entry(bundle: EvidenceBundle) -> dict:
+    verification = getattr(bundle, "verification", None)
+    return {
+        "bundle": bundle,
+        "verification": verification,
+        "checks": verification.checks if verification else [],
+        "charts": load_charts((bundle.summary or {}).get("cells") or []),
+    }
+
+
+def history_querysets(case) -> list:
+    bundle_ids = EvidenceBundle.history.filter(case_id=case.pk).values("id")
+    return [
+        EvidenceBundle.history.filter(case_id=case.pk),
+        SpecVerification.history.filter(bundle_id__in=bundle_ids),
+    ]
+
+
+def packet_section(case):
+    from apps.packets.sections import PacketSection
+
+    offers = list(Offer.objects.filter(case=case).select_related("vendor").order_by("pk"))
+    bundles = _bundles(case)
+    if not offers and not bundles:
+        return None
+    groups = [(offer, [_entry(b) for b in bundles if b.offer_id == offer.pk]) for offer in offers]
+    case_only = [_entry(b) for b in bundles if b.offer_id is None]
+    if case_only:
+        groups.append((None, case_only))
+    return PacketSection(
+        title=_("Evidence and spec verification"),
+        template="evidence/packet_section.html",
+        context={"groups": groups},
+        order=70,
+        manifest_files=[
+            (f"evidence-{b.sha256[:16]}.json", b.storage_name, b.sha256) for b in bundles
+        ],
+        history_querysets=history_querysets(case),
+    )
