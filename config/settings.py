@@ -106,6 +106,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    "apps.core.middleware.OutOfRangeIsNotFoundMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     # Last, as django-axes requires: it turns a lock-out into its response.
     "axes.middleware.AxesMiddleware",

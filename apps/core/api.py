@@ -7,10 +7,14 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from apps.core.middleware import is_out_of_range
 from apps.core.services import ConcurrentEditError
 
 
 def exception_handler(exc, context):
+    if is_out_of_range(exc):
+        # An id or number no database column can hold: no such record.
+        exc = exceptions.NotFound()
     if isinstance(exc, DjangoValidationError):
         detail = (
             exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}

@@ -49,3 +49,11 @@ def test_healthz_answers_200_with_a_reachable_broker(client, settings):
         app.conf.broker_url = None
     assert response.status_code == 200
     assert response.json()["checks"] == {"database": True, "broker": True}
+
+
+@pytest.mark.django_db
+def test_an_impossible_id_is_not_found_not_a_server_error(browser_as, api_as, people):
+    huge = "50495773885108338688"
+    assert browser_as("aude").get(f"/cases/{huge}/").status_code == 404
+    assert api_as("aude").get(f"/api/v1/cases/{huge}/").status_code == 404
+    assert api_as("aude").get(f"/api/v1/declared-specs/{huge}/").status_code == 404
