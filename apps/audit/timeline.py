@@ -154,13 +154,14 @@ class Timeline:
 def _rows_with_predecessors(source: HistorySource, ids: list[int]) -> list:
     model = source.history_model
     object_pk = source.model._meta.pk.attname
+    # The version before a row is the same record's previous history id:
+    # rows are numbered as they are written, and an (object id, history id)
+    # lookup is one index probe where a date order would sort every revision.
     previous = (
-        model._base_manager.filter(**{object_pk: OuterRef(object_pk)})
-        .filter(
-            Q(history_date__lt=OuterRef("history_date"))
-            | Q(history_date=OuterRef("history_date"), history_id__lt=OuterRef("history_id"))
+        model._base_manager.filter(
+            **{object_pk: OuterRef(object_pk)}, history_id__lt=OuterRef("history_id")
         )
-        .order_by("-history_date", "-history_id")
+        .order_by("-history_id")
         .values("history_id")[:1]
     )
     predecessor_ids = (
@@ -171,21 +172,20 @@ def _rows_with_predecessors(source: HistorySource, ids: list[int]) -> list:
     return list(
         model._base_manager.filter(Q(history_id__in=ids) | Q(history_id__in=predecessor_ids))
         .select_related("history_user")
-        .order_by(object_pk, "history_date", "history_id")
+        .order_by(object_pk, "history_id")
     )
 
 
 def _entry(source: HistorySource, rows: list, history_id: int) -> TimelineEntry:
     object_pk = source.model._meta.pk.attname
     row = next(r for r in rows if r.history_id == history_id)
-    before = None
-    for candidate in rows:
-        same = getattr(candidate, object_pk) == getattr(row, object_pk)
-        if same and (candidate.history_date, candidate.history_id) < (
-            row.history_date,
-            row.history_id,
-        ):
-            before = candidate
+    earlier = [
+        candidate
+        for candidate in rows
+        if getattr(candidate, object_pk) == getattr(row, object_pk)
+        and candidate.history_id < row.history_id
+    ]
+    before = max(earlier, key=lambda candidate: candidate.history_id, default=None)
     return TimelineEntry(
         when=row.history_date,
         source=source,
