@@ -49,8 +49,14 @@ def packet_document(
 ) -> PacketDocument:
     sections = case_sections(case)
     history_querysets = case_history_querysets(case)
+    # The case timeline already covers most apps' records; a section adds only
+    # record types it does not, so no change appears twice.
+    covered = {queryset.model for queryset in history_querysets}
     for section in sections:
-        history_querysets += section.history_querysets
+        for queryset in section.history_querysets:
+            if queryset.model not in covered:
+                history_querysets.append(queryset)
+                covered.add(queryset.model)
     entries = timeline(history_querysets)
     entries.reverse()  # oldest first: a packet reads as a chronicle
     records = record_digests(history_querysets)
