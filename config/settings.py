@@ -201,6 +201,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 
+# History keeps the whole reason a person gave, however long (the default
+# column is 100 characters, which PostgreSQL enforces).
+SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True
+
 # --- REST API ---------------------------------------------------------------
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes DRF answer 401, not 403,
