@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -200,6 +201,21 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
+# Periodic work, run by `celery -A config beat` (times in TIME_ZONE).
+CELERY_BEAT_SCHEDULE = {
+    "verify-audit-chain-nightly": {
+        "task": "apps.audit.tasks.verify_audit_chain_task",
+        "schedule": crontab(hour=2, minute=30),
+    },
+    "approvals-send-reminders-daily": {
+        "task": "apps.approvals.tasks.send_reminders_task",
+        "schedule": crontab(hour=7, minute=0),
+    },
+    "approvals-record-stale-approvals": {
+        "task": "apps.approvals.tasks.record_stale_approvals_task",
+        "schedule": crontab(minute="*/15"),
+    },
+}
 
 # History keeps the whole reason a person gave, however long (the default
 # column is 100 characters, which PostgreSQL enforces).

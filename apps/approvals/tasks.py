@@ -6,27 +6,13 @@ pending approval. In the embedded default tasks run eagerly, in-process.
 """
 
 from celery import shared_task
-from celery.schedules import crontab
 
 from apps.approvals.services import reminders_send, stale_approvals_record
-from config.celery import app as celery_app
 
 REMINDERS_TASK = "apps.approvals.tasks.send_reminders_task"
 STALENESS_TASK = "apps.approvals.tasks.record_stale_approvals_task"
 
-# Beat reads the schedule from the app's configuration; adding the entries here
-# keeps the schedule next to the tasks it runs.
-celery_app.conf.beat_schedule = {
-    **(celery_app.conf.beat_schedule or {}),
-    "approvals-send-reminders-daily": {
-        "task": REMINDERS_TASK,
-        "schedule": crontab(hour=7, minute=0),
-    },
-    "approvals-record-stale-approvals": {
-        "task": STALENESS_TASK,
-        "schedule": crontab(minute="*/15"),
-    },
-}
+# Scheduled by Celery beat: see CELERY_BEAT_SCHEDULE in config/settings.py.
 
 
 @shared_task(name=REMINDERS_TASK, acks_late=True)

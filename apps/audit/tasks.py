@@ -6,20 +6,13 @@ In the embedded default the task runs eagerly, in-process.
 """
 
 from celery import shared_task
-from celery.schedules import crontab
 from django.contrib.auth import get_user_model
 
 from apps.audit.services import chain_verification_run
-from config.celery import app as celery_app
 
 TASK_NAME = "apps.audit.tasks.verify_audit_chain_task"
 
-# Beat reads the schedule from the app's configuration; adding the entry here
-# keeps the schedule next to the task it runs.
-celery_app.conf.beat_schedule = {
-    **(celery_app.conf.beat_schedule or {}),
-    "verify-audit-chain-nightly": {"task": TASK_NAME, "schedule": crontab(hour=2, minute=30)},
-}
+# Run nightly by Celery beat: see CELERY_BEAT_SCHEDULE in config/settings.py.
 
 
 @shared_task(name=TASK_NAME, acks_late=True)
