@@ -88,11 +88,28 @@ class SizingCalculateView(APIView):
         return Response({"inputs": request.data, "result": result_payload(body.result)})
 
 
+class PresetSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
+    parameters = serializers.IntegerField()
+    layers = serializers.IntegerField()
+    hidden_size = serializers.IntegerField()
+    attention_heads = serializers.IntegerField()
+    kv_heads = serializers.IntegerField()
+    head_dim = serializers.IntegerField()
+    attention = serializers.CharField()
+    is_moe = serializers.BooleanField()
+    active_parameters = serializers.IntegerField(allow_null=True)
+    source = serializers.CharField()
+
+
 class SizingPresetsView(APIView):
+    """Model presets with their published architecture numbers."""
+
     permission_classes = [RolePermission]
     required_permissions = {"GET": "sizing.view_computedemand"}
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: PresetSerializer(many=True)})
     def get(self, request):
         return Response(
             [
