@@ -161,6 +161,9 @@ def loadtest(result: dict | None) -> tuple[list[dict], list[dict], list[Disagree
                 "round": cell["round"],
                 "concurrency": cell["concurrency"],
                 "prompt_set": cell["prompt_set"],
+                # Sampled by the harness from nvidia-smi inside the cell's window
+                # (MiB per GPU UUID); absent on machines without a GPU.
+                "gpu_memory_peak_mib": cell.get("gpu_memory_peak_mib") or {},
                 **ours,
             }
         )

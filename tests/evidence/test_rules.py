@@ -296,6 +296,27 @@ def test_service_levels_only_graded_with_enough_samples():
     assert checks["service.peak_memory"].status == "not_measured"
 
 
+@pytest.mark.parametrize(
+    "peaks_mib,status,measured",
+    [
+        # H100 80 GB: memory.total 81,559 MiB; the SLO is < 90 % (seed 004 §2 step 6).
+        ({"GPU-a": 70_000, "GPU-b": 60_000}, "pass", "85.8 % on GPU-a"),
+        ({"GPU-a": 70_000, "GPU-b": 75_000}, "fail", "92.0 % on GPU-b"),
+        ({}, "not_measured", None),
+    ],
+)
+def test_peak_device_memory_against_the_slo(peaks_mib, status, measured):
+    gpus = [
+        {"uuid": "GPU-a", "nvml": {"memory_total_mib": 81_559}},
+        {"uuid": "GPU-b", "nvml": {"memory_total_mib": 81_559}},
+    ]
+    cells = [{"concurrency": 8, "gpu_memory_peak_mib": peaks_mib}]
+    facts = Facts(gpus=gpus, cells=cells, levels=[_level(8, 200, 300.0)])
+    check = by_key(service.checks(facts, declared("H100", 2)))["service.peak_memory"]
+    assert check.status == status
+    assert check.measured == measured
+
+
 def test_error_rate_and_round_spread():
     levels = [_level(4, 200, 300.0, errors=2, tok=(100.0, 140.0))]
     checks = by_key(service.checks(Facts(levels=levels), declared("H100", 8)))

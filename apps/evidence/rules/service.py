@@ -30,7 +30,7 @@ def checks(facts: Facts, context: Context) -> list[Check]:
     for level in facts.levels:
         found += [check_ttft(level, context), check_error_rate(level, context)]
     found += [
-        check_peak_memory(context),
+        check_peak_memory(facts, context),
         check_highest_concurrency(facts.levels, context),
         check_round_spread(facts.levels),
         check_client_limited(facts.levels),
@@ -92,16 +92,41 @@ def check_error_rate(level: dict, context: Context) -> Check:
     return check
 
 
-def check_peak_memory(context: Context) -> Check:
-    return Check(
+def peak_memory_share(facts: Facts) -> tuple[float, str] | None:
+    """Highest share of a GPU's memory used in any load-test cell, and the GPU's UUID."""
+    totals = {
+        gpu.get("uuid"): (gpu.get("nvml") or {}).get("memory_total_mib")
+        or (gpu.get("cuda") or {}).get("memory_total_mib")
+        for gpu in facts.gpus
+    }
+    shares = [
+        (peak / totals[uuid], uuid)
+        for cell in facts.cells
+        for uuid, peak in (cell.get("gpu_memory_peak_mib") or {}).items()
+        if totals.get(uuid) and peak is not None
+    ]
+    return max(shares) if shares else None
+
+
+def check_peak_memory(facts: Facts, context: Context) -> Check:
+    limit = float(context.slo["peak_memory_pct"])
+    check = Check(
         "service.peak_memory",
         "service",
         "Peak device memory under load",
         NOT_MEASURED,
-        expected=f"< {context.slo['peak_memory_pct']} % of device memory",
+        expected=f"< {limit:g} % of device memory",
         source=SLO_SOURCE,
-        detail="The bundle's load test does not sample device memory used.",
+        detail="The bundle's load test has no device-memory samples (no GPU on the machine).",
     )
+    peak = peak_memory_share(facts)
+    if peak is None:
+        return check
+    share, uuid = peak
+    check.measured = f"{share * 100:.1f} % on {uuid}"
+    check.detail = "Highest memory.used over memory.total in any load-test cell."
+    check.status = PASS if share * 100 < limit else FAIL
+    return check
 
 
 def check_highest_concurrency(levels: list[dict], context: Context) -> Check:
