@@ -56,8 +56,7 @@ def case_edit(request, pk: int):
     case = case_get_for(request.user, pk)
     form = CaseEditForm(request.POST or None, instance=case, initial={"version": case.version})
     if request.method == "POST" and form.is_valid():
-        data = dict(form.cleaned_data)
-        reason, version = data.pop("change_reason"), data.pop("version")
+        data, reason, version = form.edit_parts()
         try:
             services.case_update(
                 actor=request.user, case=case, fields=data, reason=reason, expected_version=version

@@ -17,6 +17,11 @@ class EditReasonMixin(forms.Form):
     )
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
+    def edit_parts(self) -> tuple[dict, str, int | None]:
+        """The record's fields, the reason given and the version edited, for a service."""
+        fields = dict(self.cleaned_data)
+        return fields, fields.pop("change_reason"), fields.pop("version")
+
 
 def apply_service_errors(form: forms.BaseForm, error: Exception) -> None:
     """Show a service's refusal on the form, next to the field it names."""

@@ -44,8 +44,7 @@ def offer_edit(request, pk: int):
     offer = offer_get_for(request.user, pk)
     form = OfferEditForm(request.POST or None, instance=offer, initial={"version": offer.version})
     if request.method == "POST" and form.is_valid():
-        data = dict(form.cleaned_data)
-        reason, version = data.pop("change_reason"), data.pop("version")
+        data, reason, version = form.edit_parts()
         try:
             services.offer_update(
                 actor=request.user,
@@ -72,8 +71,7 @@ def declared_spec_edit(request, pk: int):
     spec = offer.declared_spec
     form = DeclaredSpecForm(request.POST or None, instance=spec, initial={"version": spec.version})
     if request.method == "POST" and form.is_valid():
-        data = dict(form.cleaned_data)
-        reason, version = data.pop("change_reason"), data.pop("version")
+        data, reason, version = form.edit_parts()
         try:
             services.declared_spec_update(
                 actor=request.user,

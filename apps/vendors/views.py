@@ -43,8 +43,7 @@ def vendor_edit(request, pk: int):
         request.POST or None, instance=vendor, initial={"version": vendor.version}
     )
     if request.method == "POST" and form.is_valid():
-        data = dict(form.cleaned_data)
-        reason, version = data.pop("change_reason"), data.pop("version")
+        data, reason, version = form.edit_parts()
         try:
             services.vendor_update(
                 actor=request.user,
