@@ -324,12 +324,47 @@ EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 64 * 1024 * 1024)
 EVIDENCE_TOKEN_TTL_HOURS = env_int("EVIDENCE_TOKEN_TTL_HOURS", 72)
 
 # Signed audit packets. Development signs with a self-signed key made on first
-# use in PACKET_SIGNING_DIR; production sets a PKCS#12 file and its passphrase,
-# and optionally an RFC 3161 timestamp authority.
+# use in PACKET_SIGNING_DIR; production sets either a PKCS#12 file and its
+# passphrase or a key in a PKCS#11 token (module, token label, PIN, key label,
+# and the certificate's label when it differs), and optionally an RFC 3161
+# timestamp authority.
 PACKET_SIGNING_DIR = Path(env_str("PACKET_SIGNING_DIR", str(VAR_DIR / "signing")))
 PACKET_SIGNING_PKCS12_PATH = env_str("PACKET_SIGNING_PKCS12_PATH") or None
 PACKET_SIGNING_PKCS12_PASSPHRASE = env_str("PACKET_SIGNING_PKCS12_PASSPHRASE") or None
+PACKET_SIGNING_PKCS11_MODULE = env_str("PACKET_SIGNING_PKCS11_MODULE") or None
+PACKET_SIGNING_PKCS11_TOKEN_LABEL = env_str("PACKET_SIGNING_PKCS11_TOKEN_LABEL") or None
+PACKET_SIGNING_PKCS11_PIN = env_str("PACKET_SIGNING_PKCS11_PIN") or None
+PACKET_SIGNING_PKCS11_KEY_LABEL = env_str("PACKET_SIGNING_PKCS11_KEY_LABEL") or None
+PACKET_SIGNING_PKCS11_CERT_LABEL = env_str("PACKET_SIGNING_PKCS11_CERT_LABEL") or None
 PACKET_TSA_URL = env_str("PACKET_TSA_URL") or None
+
+
+def _check_packet_signing_key() -> None:
+    pkcs11 = {
+        "PACKET_SIGNING_PKCS11_MODULE": PACKET_SIGNING_PKCS11_MODULE,
+        "PACKET_SIGNING_PKCS11_TOKEN_LABEL": PACKET_SIGNING_PKCS11_TOKEN_LABEL,
+        "PACKET_SIGNING_PKCS11_PIN": PACKET_SIGNING_PKCS11_PIN,
+        "PACKET_SIGNING_PKCS11_KEY_LABEL": PACKET_SIGNING_PKCS11_KEY_LABEL,
+    }
+    if not any(pkcs11.values()) and not PACKET_SIGNING_PKCS11_CERT_LABEL:
+        return
+    if PACKET_SIGNING_PKCS12_PATH or PACKET_SIGNING_PKCS12_PASSPHRASE:
+        raise ImproperlyConfigured(
+            "Set either PACKET_SIGNING_PKCS12_* or PACKET_SIGNING_PKCS11_*, not both: "
+            "packets are signed by one key"
+        )
+    missing = [name for name, value in pkcs11.items() if not value]
+    if missing:
+        raise ImproperlyConfigured(f"A PKCS#11 signing key also needs {', '.join(missing)}")
+    module = Path(PACKET_SIGNING_PKCS11_MODULE)
+    if not module.is_absolute() or not module.is_file():
+        raise ImproperlyConfigured(
+            "PACKET_SIGNING_PKCS11_MODULE must be the absolute path of the PKCS#11 "
+            f"library, and {str(module)!r} is not a file"
+        )
+
+
+_check_packet_signing_key()
 
 # A spec verification older than this no longer holds the approval gate (DESIGN §2.8).
 APPROVAL_VERIFICATION_MAX_AGE_DAYS = env_int("APPROVAL_VERIFICATION_MAX_AGE_DAYS", 30)

@@ -5,12 +5,13 @@
 # - A CJK font so Chinese text renders in pages and packets.
 # - poppler-utils for pdfsig/pdftotext, used to check signed packets.
 # - gettext to compile the translations (zh-hans).
-# With the argument "test", also Chromium for the browser tests.
+# With the argument "test", also Chromium for the browser tests and SoftHSM2,
+# the software token the PKCS#11 signing tests sign with.
 # Installs them when run as root on Debian/Ubuntu; otherwise prints the command.
 set -eu
 PACKAGES="libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 fonts-noto-cjk poppler-utils gettext"
 if [ "${1:-}" = "test" ]; then
-  PACKAGES="$PACKAGES chromium"
+  PACKAGES="$PACKAGES chromium softhsm2"
 fi
 
 missing=""

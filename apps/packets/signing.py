@@ -1,10 +1,12 @@
 """The organisation's packet-signing key, and PAdES signing with pyHanko (DESIGN §2.9).
 
-Production names a PKCS#12 file and its passphrase (``PACKET_SIGNING_PKCS12_PATH``,
-``PACKET_SIGNING_PKCS12_PASSPHRASE``) and optionally an RFC 3161 timestamp
-authority (``PACKET_TSA_URL``), which makes the signature PAdES B-T. Without a
-PKCS#12 file, development signs with a self-signed certificate made on first
-use under ``PACKET_SIGNING_DIR``, whose subject says it is not for production.
+Production names either a PKCS#12 file and its passphrase
+(``PACKET_SIGNING_PKCS12_PATH``, ``PACKET_SIGNING_PKCS12_PASSPHRASE``) or a key
+in a PKCS#11 token (``PACKET_SIGNING_PKCS11_*``, see ``apps.packets.pkcs11``),
+and optionally an RFC 3161 timestamp authority (``PACKET_TSA_URL``), which
+makes the signature PAdES B-T. Without either, development signs with a
+self-signed certificate made on first use under ``PACKET_SIGNING_DIR``, whose
+subject says it is not for production.
 """
 
 import asyncio
@@ -35,6 +37,8 @@ from pyhanko.sign.fields import MDPPerm, SigSeedSubFilter
 from pyhanko.sign.timestamps import TimeStamper
 from pyhanko.sign.timestamps.common_utils import TimestampRequestError, set_tsp_headers
 from pyhanko_certvalidator.registry import SimpleCertificateStore
+
+from apps.packets.pkcs11 import TokenSigner, configured_token, token_certificate
 
 DEVELOPMENT_COMMON_NAME = "Diligence development signing key — NOT FOR PRODUCTION"
 DEVELOPMENT_KEY_FILE = "development-signing-key.pem"
@@ -82,9 +86,26 @@ def signing_dir() -> Path:
 
 
 def get_signer() -> PacketSigner:
-    """The configured signing key: the PKCS#12 file when named, else the development key."""
+    """The configured signing key: the PKCS#11 token or PKCS#12 file when named, else
+    the development key.
+
+    With a token, this reads the certificate from it (raising ``TokenSigningError``
+    when the module, token, PIN, key or certificate is wrong); each signature
+    then opens a session of its own.
+    """
     pkcs12_path = getattr(settings, "PACKET_SIGNING_PKCS12_PATH", "")
+    token = configured_token()
+    if token is not None and pkcs12_path:
+        raise ImproperlyConfigured(
+            "PACKET_SIGNING_PKCS11_MODULE and PACKET_SIGNING_PKCS12_PATH are both set; "
+            "packets are signed by one key"
+        )
     timestamper = _timestamper()
+    if token is not None:
+        certificate = token_certificate(token)
+        return PacketSigner(
+            TokenSigner(token, certificate), certificate, development=False, timestamper=timestamper
+        )
     if pkcs12_path:
         return _pkcs12_signer(Path(pkcs12_path), timestamper)
     return _development_signer(timestamper)
