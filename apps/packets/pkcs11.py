@@ -68,7 +68,8 @@ def _explain(error: Exception, token: TokenSettings) -> TokenSigningError:
     elif isinstance(error, pkcs11.TokenNotPresent | pkcs11.TokenNotRecognised):
         text = f"The PKCS#11 {where} is not present."
     else:
-        text = f"The PKCS#11 {where} could not be used: {type(error).__name__}: {error}"
+        detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        text = f"The PKCS#11 {where} could not be used: {detail}"
     return TokenSigningError(text)
 
 
@@ -99,6 +100,9 @@ def token_signer(
             key_label=token.key_label,
             signing_cert=certificate,
             other_certs_to_pull=(),
+            # ECDSA: hashed here and the digest signed in the token (CKM_ECDSA),
+            # which every token offers; many lack the hash-and-sign mechanisms.
+            use_raw_mechanism=certificate is not None and certificate.public_key.algorithm == "ec",
         )
     except pkcs11.PKCS11Error as error:
         raise _explain(error, token) from None

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -48,7 +48,9 @@ USER_PIN = "4711-2342"
 SO_PIN = "so-9876543210"
 KEY_LABEL = "packet-signing"
 OTHER_CERT_LABEL = "another-keys-certificate"
+EC_KEY_LABEL = "packet-signing-ec"
 SIGNER_COMMON_NAME = "Example Org packet signing (HSM)"
+EC_SIGNER_COMMON_NAME = "Example Org packet signing (HSM, P-256)"
 
 SOFTHSM_UTIL = shutil.which("softhsm2-util")
 SOFTHSM_MODULE = next(
@@ -66,8 +68,8 @@ SOFTHSM_MODULE = next(
 )
 
 
-def _self_signed(common_name: str) -> tuple[rsa.RSAPrivateKey, x509.Certificate]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+def _self_signed(common_name: str, key=None) -> tuple:
+    key = key or rsa.generate_private_key(public_exponent=65537, key_size=2048)
     name = x509.Name(
         [
             x509.NameAttribute(NameOID.COMMON_NAME, common_name),
@@ -91,6 +93,7 @@ def _self_signed(common_name: str) -> tuple[rsa.RSAPrivateKey, x509.Certificate]
 
 def _put_on_token(session, *, label: str, key_id: bytes, key=None, certificate=None) -> None:
     from pkcs11 import Attribute, MechanismFlag
+    from pkcs11.util.ec import decode_ec_private_key
     from pkcs11.util.rsa import decode_rsa_private_key
     from pkcs11.util.x509 import decode_x509_certificate
 
@@ -101,7 +104,10 @@ def _put_on_token(session, *, label: str, key_id: bytes, key=None, certificate=N
             serialization.PrivateFormat.TraditionalOpenSSL,
             serialization.NoEncryption(),
         )
-        attributes = decode_rsa_private_key(der, capabilities=MechanismFlag.SIGN)
+        if isinstance(key, ec.EllipticCurvePrivateKey):
+            attributes = {**decode_ec_private_key(der), Attribute.SIGN: True}
+        else:
+            attributes = decode_rsa_private_key(der, capabilities=MechanismFlag.SIGN)
         session.create_object(
             {**attributes, **stored, Attribute.PRIVATE: True, Attribute.SENSITIVE: True}
         )
@@ -139,6 +145,9 @@ def softhsm_token(tmp_path_factory):
         )
         key, certificate = _self_signed(SIGNER_COMMON_NAME)
         _, other_certificate = _self_signed("Some other key")
+        ec_key, ec_certificate = _self_signed(
+            EC_SIGNER_COMMON_NAME, ec.generate_private_key(ec.SECP256R1())
+        )
         token = pkcs11.lib(SOFTHSM_MODULE).get_token(token_label=TOKEN_LABEL)
         with token.open(rw=True, user_pin=USER_PIN) as session:
             _put_on_token(
@@ -146,6 +155,9 @@ def softhsm_token(tmp_path_factory):
             )
             _put_on_token(
                 session, label=OTHER_CERT_LABEL, key_id=b"\x02", certificate=other_certificate
+            )
+            _put_on_token(
+                session, label=EC_KEY_LABEL, key_id=b"\x03", key=ec_key, certificate=ec_certificate
             )
         yield certificate
     finally:
@@ -356,3 +368,19 @@ def test_export_manifests_are_signed_by_the_token_too(token, db):
     check = verify_detached(b"an export manifest", signature)
     assert check.valid and SIGNER_COMMON_NAME in check.signer_subject
     assert not verify_detached(b"an export manifest, altered", signature).valid
+
+
+def test_an_ec_key_on_the_token_signs_too(token, settings, tmp_path):
+    settings.PACKET_SIGNING_PKCS11_KEY_LABEL = EC_KEY_LABEL
+    unsigned, signed = tmp_path / "unsigned.pdf", tmp_path / "signed.pdf"
+    render_pdf("<p>Signed with ECDSA in the token</p>", unsigned)
+    packet_signer = get_signer()
+    sign_pdf(unsigned, signed, packet_signer, reason="test")
+    (signature,) = PdfFileReader(io.BytesIO(signed.read_bytes())).embedded_regular_signatures
+    roots = [packet_signer.certificate]
+    status = validate_pdf_signature(signature, ValidationContext(trust_roots=roots))
+    assert status.intact and status.valid and status.trusted
+    assert status.signing_cert.subject.native["common_name"] == EC_SIGNER_COMMON_NAME
+    assert status.md_algorithm == "sha256" and "ecdsa" in status.pkcs7_signature_mechanism
+    verdict = pdfsig(signed)
+    assert verdict.valid, verdict.output
