@@ -9,6 +9,7 @@ module; both are imported only when a token is configured.
 """
 
 import contextlib
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -57,12 +58,31 @@ def configured_token() -> TokenSettings | None:
     )
 
 
+# PINs a token refused in this process. Each failed login counts against the
+# token's retry limit, and an HSM locks its user PIN after a few: a refused PIN
+# is not tried again until the process restarts with the settings fixed.
+_refused_pins: set[tuple[str, str, str]] = set()
+
+
+def _pin_key(token: TokenSettings) -> tuple[str, str, str]:
+    return token.module_path, token.token_label, hashlib.sha256(token.pin.encode()).hexdigest()
+
+
+def _refused_pin_error(token: TokenSettings) -> TokenSigningError:
+    return TokenSigningError(
+        f"The PKCS#11 token {token.token_label!r} (module {token.module_path}) refused "
+        "the PIN in PACKET_SIGNING_PKCS11_PIN; it is not tried again until the web and "
+        "worker processes restart, so as not to lock the token."
+    )
+
+
 def _explain(error: Exception, token: TokenSettings) -> TokenSigningError:
     import pkcs11
 
     where = f"token {token.token_label!r} (module {token.module_path})"
     if isinstance(error, pkcs11.PinIncorrect | pkcs11.PinInvalid | pkcs11.PinLenRange):
-        text = f"The PKCS#11 {where} refused the PIN in PACKET_SIGNING_PKCS11_PIN."
+        _refused_pins.add(_pin_key(token))
+        return _refused_pin_error(token)
     elif isinstance(error, pkcs11.PinLocked):
         text = f"The PIN of the PKCS#11 {where} is locked."
     elif isinstance(error, pkcs11.TokenNotPresent | pkcs11.TokenNotRecognised):
@@ -85,6 +105,8 @@ def token_signer(
     from pyhanko.config.pkcs11 import TokenCriteria
     from pyhanko.sign.pkcs11 import PKCS11Signer, open_pkcs11_session
 
+    if _pin_key(token) in _refused_pins:
+        raise _refused_pin_error(token)
     try:
         session = open_pkcs11_session(
             token.module_path,

@@ -168,8 +168,11 @@ def softhsm_token(tmp_path_factory):
 
 
 @pytest.fixture
-def token(settings, softhsm_token):
+def token(settings, softhsm_token, monkeypatch):
     """Packets signed by the token: the settings an operator would set, and the certificate."""
+    from apps.packets import pkcs11
+
+    monkeypatch.setattr(pkcs11, "_refused_pins", set())  # as in a freshly started process
     settings.PACKET_SIGNING_PKCS12_PATH = None
     settings.PACKET_SIGNING_PKCS11_MODULE = SOFTHSM_MODULE
     settings.PACKET_SIGNING_PKCS11_TOKEN_LABEL = TOKEN_LABEL
@@ -179,13 +182,23 @@ def token(settings, softhsm_token):
     return softhsm_token
 
 
+class Sessions(list):
+    """The sessions opened (each knows whether it was closed), and how many opens were tried."""
+
+    attempts = 0
+
+
 @pytest.fixture
 def sessions(monkeypatch):
     """Every PKCS#11 session the signer opens, each with whether it was closed."""
     import pyhanko.sign.pkcs11
 
-    opened = []
+    opened = Sessions()
     original = pyhanko.sign.pkcs11.open_pkcs11_session
+
+    def open_session(*args, **kwargs):
+        opened.attempts += 1
+        return Recorded(original(*args, **kwargs))
 
     class Recorded:
         def __init__(self, session):
@@ -199,11 +212,7 @@ def sessions(monkeypatch):
             self.closed = True
             self._session.close()
 
-    monkeypatch.setattr(
-        pyhanko.sign.pkcs11,
-        "open_pkcs11_session",
-        lambda *args, **kwargs: Recorded(original(*args, **kwargs)),
-    )
+    monkeypatch.setattr(pyhanko.sign.pkcs11, "open_pkcs11_session", open_session)
     return opened
 
 
@@ -289,9 +298,12 @@ def test_a_wrong_pin_fails_cleanly_and_leaves_nothing(
     assert "0000-wrong" not in request.error and USER_PIN not in request.error
     assert not AuditPacket.objects.exists()
     assert _stored_packet_files() == []
-    # The command line says the same, and the next attempt with the right PIN works.
+    assert sessions.attempts == 1
+    # The command line says the same, without trying the refused PIN on the
+    # token again; the next attempt with the right PIN works.
     with pytest.raises(CommandError, match="refused the PIN"):
         call_command("issue_packet", str(case.pk))
+    assert sessions.attempts == 1
     assert not AuditPacket.objects.exists()
     settings.PACKET_SIGNING_PKCS11_PIN = USER_PIN
     call_command("issue_packet", str(case.pk))
