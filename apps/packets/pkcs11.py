@@ -10,6 +10,7 @@ module; both are imported only when a token is configured.
 
 import contextlib
 import hashlib
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -19,6 +20,8 @@ from django.conf import settings
 from pyhanko.sign import signers
 from pyhanko_certvalidator.registry import SimpleCertificateStore
 from pyhanko_certvalidator.sig_validate import DefaultSignatureValidator
+
+logger = logging.getLogger(__name__)
 
 
 class TokenSigningError(Exception):
@@ -83,7 +86,7 @@ def _explain(error: Exception, token: TokenSettings) -> TokenSigningError:
     if isinstance(error, pkcs11.PinIncorrect | pkcs11.PinInvalid | pkcs11.PinLenRange):
         _refused_pins.add(_pin_key(token))
         return _refused_pin_error(token)
-    elif isinstance(error, pkcs11.PinLocked):
+    if isinstance(error, pkcs11.PinLocked):
         text = f"The PIN of the PKCS#11 {where} is locked."
     elif isinstance(error, pkcs11.TokenNotPresent | pkcs11.TokenNotRecognised):
         text = f"The PKCS#11 {where} is not present."
@@ -129,7 +132,10 @@ def token_signer(
     except pkcs11.PKCS11Error as error:
         raise _explain(error, token) from None
     finally:
-        session.close()
+        try:
+            session.close()
+        except pkcs11.PKCS11Error as error:  # e.g. a token removed mid-session
+            logger.warning("Closing the PKCS#11 session failed: %s", _explain(error, token))
 
 
 def token_certificate(token: TokenSettings) -> asn1_x509.Certificate:
