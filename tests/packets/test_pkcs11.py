@@ -40,7 +40,7 @@ from apps.packets.services import packet_request_create
 from apps.packets.signing import certificate_from_pem, get_signer, sign_pdf
 from apps.packets.verification import verify_packet_bytes
 from tests.packets.factories import issue_packet, make_packet_case
-from tests.packets.pdftools import pdfsig
+from tests.packets.pdftools import pdfsig, pdftotext
 from tests.packets.test_timestamp import tsa_url  # noqa: F401 - the loopback TSA fixture
 
 TOKEN_LABEL = "diligence-test"
@@ -263,6 +263,9 @@ def test_a_packet_signed_by_the_token_validates_and_one_changed_byte_does_not(
     verdict = pdfsig(path)
     assert verdict.valid, verdict.output
     assert SIGNER_COMMON_NAME in verdict.output
+    # The cover names the token's certificate.
+    text = pdftotext(path)
+    assert SIGNER_COMMON_NAME in text and packet.signer_certificate_sha256 in text
     call_command("verify_packet", str(path))
     page = _verify_page(browser_as, content)
     assert f"Valid: this is packet {packet.number}, unchanged." in page
