@@ -1,0 +1,49 @@
+"""The product's URLs plus the two baselines the scale benchmark measures beside them.
+
+Loaded only by ``benchmarks/scale_settings.py``; production never mounts these.
+- ``bench/trivial/``: a signed-in page that renders nothing, through the same
+  middleware (sessions, CSRF, CSP, axes, locale) as every real page.
+- ``bench/store-only/``: takes a harness-token upload and only stores its bytes
+  under their SHA-256, with the same authentication and size bound as
+  ``POST /api/v1/evidence/``: what an upload costs before any reading of it.
+"""
+
+import hashlib
+
+from django.contrib.auth.decorators import login_required
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.http import HttpResponse
+from django.urls import path
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.evidence.api import HarnessTokenOnly, max_bytes
+from apps.evidence.authentication import HarnessTokenAuthentication
+from config.urls import urlpatterns as product_urlpatterns
+
+
+@login_required
+def trivial(request):
+    return HttpResponse("ok", content_type="text/plain")
+
+
+class StoreOnlyView(APIView):
+    authentication_classes = [HarnessTokenAuthentication]
+    permission_classes = [HarnessTokenOnly]
+
+    def post(self, request):
+        raw = request._request.read(max_bytes() + 1)
+        if not raw or len(raw) > max_bytes():
+            return Response({"detail": "empty or too large"}, status=status.HTTP_400_BAD_REQUEST)
+        sha = hashlib.sha256(raw).hexdigest()
+        name = default_storage.save(f"bench-store-only/{sha[:2]}/{sha}.json", ContentFile(raw))
+        return Response({"sha256": sha, "stored_as": name}, status=status.HTTP_201_CREATED)
+
+
+urlpatterns = [
+    path("bench/trivial/", trivial, name="bench-trivial"),
+    path("bench/store-only/", StoreOnlyView.as_view(), name="bench-store-only"),
+    *product_urlpatterns,
+]
