@@ -120,6 +120,8 @@ AUTHENTICATION_BACKENDS = [
 ]
 
 ROOT_URLCONF = "config.urls"
+# Error pages and reports mask secrets, the PKCS#11 PIN included.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "apps.core.debug.DiligenceExceptionReporterFilter"
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
