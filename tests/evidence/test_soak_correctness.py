@@ -141,7 +141,7 @@ def test_the_bundle_page_shows_the_soak_and_the_correctness(world, acceptance_bu
     correctness, _ = upload(world, acceptance_bundles["correctness"])
     page = browser_as("lena").get(reverse("evidence:detail", kwargs={"pk": soak.json()["id"]}))
     text = page.content.decode()
-    assert page.status_code == 200 and 'id="soak"' in text and "endpoint at 1." in text
+    assert page.status_code == 200 and 'id="soak"' in text and "endpoint restarted at 1." in text
     assert "Downtime" in text and "Uncorrected ECC errors" in text
     page = browser_as("aude").get(
         reverse("evidence:detail", kwargs={"pk": correctness.json()["id"]})
@@ -280,3 +280,37 @@ def test_selectors_are_newest_first_in_one_query(
     assert len(runs) == 1
     assert soak_measurements_for_offer(other) == []
     assert correctness_measurements_for_offer(other) == []
+
+
+def test_xid_lines_ecc_rises_and_a_returning_gpu_are_read_from_raw_samples(
+    world, acceptance_bundles
+):
+    document = synthetic_soak(acceptance_bundles["soak"], minutes=10, restart_at_s=300)
+    result = document["steps"]["soak"]["result"]
+    start = result["t_start_ns"]
+
+    def sample(at_s: int, ecc: int | None, present: bool = True) -> dict:
+        gpus = [{"uuid": GPU_UUID, "pci_bus_id": "00000000:00:1E.0",
+                 "ecc_uncorrected_volatile": ecc, "ecc_uncorrected_aggregate": ecc}]  # fmt: skip
+        return {"t_ns": start + at_s * 10**9, "ok": present, "error": None if present else "gone",
+                "gpus": gpus if present else []}  # fmt: skip
+
+    result["gpu"].update(status="measured", reason=None)
+    # 3 errors, then a driver reload resets the counter (not a negative), then 1 more.
+    result["gpu"]["samples"] = [sample(0, 5), sample(120, 8), sample(240, None, present=False),
+                                sample(360, 0), sample(480, 1)]  # fmt: skip
+    line = "[ 99.1] NVRM: Xid (PCI:0000:00:1e): 48, pid=1, DBE (double bit error) ECC error."
+    result["xid"].update(status="measured", reason=None)
+    result["xid"]["events"] = [{"t_ns": start + 130 * 10**9, "line": line}]
+    result["summary"].update(
+        ecc_uncorrected=4,
+        xid_events=[{"at_s": 130.0, "line": line}],
+        restarts=[{"at_s": 300.0, "kind": "endpoint"}, {"at_s": 360.0, "kind": "gpu"}],
+    )
+    response, _raw = upload(world, document)
+    assert response.status_code == 201, response.json()
+    [measurement] = soak_measurements_for_offer(world["offer"])
+    assert measurement.xid_events == ((130.0, GPU_UUID, 48),) and measurement.xid_measured
+    assert measurement.ecc_uncorrected == 4
+    assert measurement.restarts_at_s == (300.0, 360.0)
+    assert EvidenceBundle.objects.get().client_summary_disagreements == []
