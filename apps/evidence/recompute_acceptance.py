@@ -83,20 +83,21 @@ def _gpu_returns(samples: list[dict], start_ns: int) -> list[dict]:
     return found
 
 
-def _ecc_rise(gpu: dict) -> int | None:
+def _ecc_rises(gpu: dict) -> dict[str, int]:
+    """Per GPU UUID, the rises of the volatile uncorrected counter ({} when unread)."""
     if gpu.get("status") != "measured":
-        return None
-    last, total, measured = {}, 0, False
+        return {}
+    last, rises = {}, {}
     for sample in sorted(gpu.get("samples") or [], key=lambda s: s["t_ns"]):
         for card in sample.get("gpus") or []:
             value, uuid = card.get("ecc_uncorrected_volatile"), card.get("uuid")
             if value is None or not uuid:
                 continue
-            measured = True
+            rises.setdefault(uuid, 0)
             if uuid in last and value > last[uuid]:
-                total += value - last[uuid]
+                rises[uuid] += value - last[uuid]
             last[uuid] = value
-    return total if measured else None
+    return rises
 
 
 def _xid_events(result: dict, start_ns: int) -> list[tuple[float, str, int]]:
@@ -131,6 +132,7 @@ def soak(result: dict | None) -> tuple[dict | None, list[Disagreement]]:
         key=lambda r: r["at_s"],
     )
     xid = result.get("xid") or {}
+    rises = _ecc_rises(result.get("gpu") or {})
     ours = {
         "endpoint": result.get("endpoint"),
         "interval_s": result.get("interval_s"),
@@ -143,7 +145,8 @@ def soak(result: dict | None) -> tuple[dict | None, list[Disagreement]]:
         "xid_measured": xid.get("status") == "measured",
         "xid_not_measured_reason": None if xid.get("status") == "measured" else xid.get("reason"),
         "xid_events": [list(e) for e in _xid_events(result, start)],
-        "ecc_uncorrected": _ecc_rise(result.get("gpu") or {}),
+        "ecc_uncorrected": sum(rises.values()) if rises else None,
+        "ecc_by_gpu": rises,
         "gpu_not_measured_reason": None
         if (result.get("gpu") or {}).get("status") == "measured"
         else (result.get("gpu") or {}).get("reason"),

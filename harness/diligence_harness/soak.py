@@ -377,23 +377,29 @@ def restarts(result: dict) -> list[dict]:
     return sorted(found, key=lambda r: r["at_s"])
 
 
-def ecc_uncorrected(result: dict) -> int | None:
-    """Rises of each GPU's volatile uncorrected counter between samples; None if unread."""
+def ecc_deltas(result: dict) -> dict[str, int]:
+    """Per GPU UUID, the rises of its volatile uncorrected counter between samples."""
     if result["gpu"]["status"] != "measured":
-        return None
+        return {}
     last: dict[str, int] = {}
-    total, measured = 0, False
+    deltas: dict[str, int] = {}
     for sample in result["gpu"]["samples"]:
         for gpu in sample["gpus"]:
             value = gpu["ecc_uncorrected_volatile"]
             if value is None or not gpu["uuid"]:
                 continue
-            measured = True
             previous = last.get(gpu["uuid"])
+            deltas.setdefault(gpu["uuid"], 0)
             if previous is not None and value > previous:
-                total += value - previous
+                deltas[gpu["uuid"]] += value - previous
             last[gpu["uuid"]] = value
-    return total if measured else None
+    return deltas
+
+
+def ecc_uncorrected(result: dict) -> int | None:
+    """All GPUs' rises together; None when no counter could be read (not measured)."""
+    deltas = ecc_deltas(result)
+    return sum(deltas.values()) if deltas else None
 
 
 def summarise(result: dict) -> dict:
@@ -413,6 +419,7 @@ def summarise(result: dict) -> dict:
             {"at_s": _s(e["t_ns"], start), "line": e["line"]} for e in result["xid"]["events"]
         ],
         "ecc_uncorrected": ecc_uncorrected(result),
+        "ecc_deltas": ecc_deltas(result),
         "gpu": result["gpu"]["status"],
         "xid": result["xid"]["status"],
     }

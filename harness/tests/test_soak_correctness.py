@@ -129,6 +129,7 @@ def test_soak_reads_xid_ecc_gpu_presence_and_boot_id(soak_run):
     assert result["xid"]["status"] == "measured" and result["xid"]["xid_lines_before_soak"] == 0
     assert [e["line"] for e in summary["xid_events"]] == [XID_LINE]
     assert summary["ecc_uncorrected"] == 2
+    assert summary["ecc_deltas"] == {"GPU-9a9a6c50-2a47-2f51-a902-b82c3b127e94": 2}
     assert sorted(r["kind"] for r in summary["restarts"]) == ["endpoint", "gpu", "host"]
     gone = [s for s in result["gpu"]["samples"] if not s["ok"]]
     assert gone and gone[0]["gpus"] == []

@@ -312,5 +312,6 @@ def test_xid_lines_ecc_rises_and_a_returning_gpu_are_read_from_raw_samples(
     [measurement] = soak_measurements_for_offer(world["offer"])
     assert measurement.xid_events == ((130.0, GPU_UUID, 48),) and measurement.xid_measured
     assert measurement.ecc_uncorrected == 4
+    assert EvidenceBundle.objects.get().summary["soak"]["ecc_by_gpu"] == {GPU_UUID: 4}
     assert measurement.restarts_at_s == (300.0, 360.0)
     assert EvidenceBundle.objects.get().client_summary_disagreements == []
