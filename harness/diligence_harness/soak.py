@@ -20,10 +20,12 @@ The summary below is the harness's; the server recomputes its own from the raw
 records with the same definitions (README "soak").
 """
 
+import contextlib
 import http.client
 import json
 import re
 import shlex
+import shutil
 import time
 import urllib.error
 import urllib.request
@@ -201,8 +203,58 @@ def gpu_sample(text: str) -> list[dict]:
     return gpus
 
 
+def _nvml_counter(pynvml, handle, counter: str) -> int | None:
+    try:
+        return int(
+            pynvml.nvmlDeviceGetTotalEccErrors(
+                handle, pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, getattr(pynvml, counter)
+            )
+        )
+    except Exception:  # ECC off or not supported on this GPU: not measured, not zero
+        return None
+
+
+def nvml_sample(pynvml) -> list[dict]:
+    """The same fields as `gpu_sample`, through nvidia-ml-py; a lost GPU is left out."""
+    from diligence_harness.nvsmi import normalise_bus_id
+
+    gpus = []
+    for index in range(pynvml.nvmlDeviceGetCount()):
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            uuid = pynvml.nvmlDeviceGetUUID(handle)
+            bus_id = pynvml.nvmlDeviceGetPciInfo(handle).busId
+        except Exception:  # noqa: S112 - e.g. GpuIsLost: its absence from the sample is the record
+            continue
+        gpus.append(
+            {
+                "uuid": uuid.decode() if isinstance(uuid, bytes) else uuid,
+                "pci_bus_id": normalise_bus_id(
+                    bus_id.decode() if isinstance(bus_id, bytes) else bus_id
+                ),
+                "ecc_mode": None,
+                "ecc_uncorrected_volatile": _nvml_counter(pynvml, handle, "NVML_VOLATILE_ECC"),
+                "ecc_uncorrected_aggregate": _nvml_counter(pynvml, handle, "NVML_AGGREGATE_ECC"),
+            }
+        )
+    return gpus
+
+
+def _load_nvml():
+    """(pynvml, None) initialised, or (None, the reason NVML is not usable)."""
+    try:
+        import pynvml  # type: ignore[import-not-found]
+    except ImportError:
+        return None, "nvidia-ml-py is not installed"
+    try:
+        pynvml.nvmlInit()
+    except Exception as exc:  # NVMLError has many subclasses; any means "no NVML here"
+        return None, f"nvmlInit failed: {exc}"
+    return pynvml, None
+
+
 class GpuWatcher:
-    """ECC counters and GPU presence from nvidia-smi; Xid lines from the kernel log."""
+    """ECC counters and GPU presence from nvidia-smi (else NVML); Xid lines from the kernel log."""
 
     def __init__(self, cfg: SoakConfig) -> None:
         self.cfg = cfg
@@ -210,21 +262,44 @@ class GpuWatcher:
         self.samples: list[dict] = []
         self.xid = {"status": "measured", "reason": None, "source": None, "events": []}
         self._seen_lines: set[str] | None = None
+        self._nvml = None
 
     def start(self) -> None:
+        if shutil.which("nvidia-smi") is None:
+            self._nvml, reason = _load_nvml()
+            if self._nvml is None:
+                self.gpu.update(
+                    status="not_measured", reason=f"nvidia-smi: not found; NVML: {reason}"
+                )
+            else:
+                self.gpu["source"] = "nvml (nvidia-ml-py)"
         self.sample()
         lines = self._kernel_lines()
         if lines is not None:
             self._seen_lines = set(lines)
             self.xid["xid_lines_before_soak"] = sum(1 for line in lines if XID_LINE.search(line))
 
+    def stop(self) -> None:
+        if self._nvml is not None:
+            with contextlib.suppress(Exception):  # a broken NVML's shutdown proves nothing
+                self._nvml.nvmlShutdown()
+            self._nvml = None
+
+    def _sample_nvml(self) -> None:
+        t_ns = now_ns()
+        try:
+            gpus = nvml_sample(self._nvml)
+            self.samples.append({"t_ns": t_ns, "ok": True, "error": None, "gpus": gpus})
+        except Exception as exc:
+            self.samples.append({"t_ns": t_ns, "ok": False, "error": str(exc), "gpus": []})
+
     def sample(self) -> None:
-        if self.gpu["status"] == "measured":
+        if self.gpu["status"] == "measured" and self._nvml is not None:
+            self._sample_nvml()
+        elif self.gpu["status"] == "measured":
             t_ns = now_ns()
             smi = run_tool(["nvidia-smi", "-q", "-x"], timeout_s=60)
-            if smi["reason"] == "not found":
-                self.gpu.update(status="not_measured", reason="nvidia-smi: not found")
-            elif not smi["ok"]:
+            if not smi["ok"]:
                 self.samples.append({"t_ns": t_ns, "ok": False, "error": smi["reason"], "gpus": []})
             else:
                 try:
@@ -300,6 +375,7 @@ def run_soak(cfg: SoakConfig) -> dict:
     except KeyboardInterrupt:
         interrupted = True
     watcher.sample()
+    watcher.stop()
     t_end = now_ns()
     result = {
         "endpoint": endpoint.display,

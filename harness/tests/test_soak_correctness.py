@@ -295,3 +295,79 @@ def test_durations_and_metrics_parsing():
     text = "# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds 1.7e9\n"
     assert parse_process_start(text) == 1.7e9
     assert parse_process_start("up 1\n") is None
+
+
+FAKE_PYNVML = """
+import os
+
+NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, NVML_AGGREGATE_ECC = 1, 0, 1
+
+
+class NVMLError(Exception):
+    pass
+
+
+def _state():
+    with open(os.environ["FAKE_NVML_STATE"]) as handle:
+        return handle.read().split()  # "<uncorrected count> ok|lost"
+
+
+def nvmlInit(): pass
+def nvmlShutdown(): pass
+def nvmlDeviceGetCount(): return 1
+def nvmlDeviceGetHandleByIndex(index): return index
+
+
+def nvmlDeviceGetUUID(handle):
+    if _state()[1] == "lost":
+        raise NVMLError("GPU is lost")
+    return b"GPU-fake-0"
+
+
+class _Pci:
+    busId = b"00000000:3B:00.0"
+
+
+def nvmlDeviceGetPciInfo(handle): return _Pci()
+
+
+def nvmlDeviceGetTotalEccErrors(handle, kind, counter):
+    if counter == NVML_AGGREGATE_ECC:
+        raise NVMLError("Not Supported")
+    return int(_state()[0])
+"""
+
+
+def test_soak_falls_back_to_nvml_without_nvidia_smi(tmp_path):
+    """No nvidia-smi on PATH, nvidia-ml-py importable: counters and presence from NVML."""
+    (tmp_path / "pynvml.py").write_text(FAKE_PYNVML)
+    state = tmp_path / "state"
+    state.write_text("0 ok")
+    (tmp_path / "bin").mkdir()
+    out = tmp_path / "soak.json"
+    env = dict(
+        os.environ,
+        PYTHONPATH=f"{tmp_path}:{HARNESS_ROOT}",
+        PATH=f"{tmp_path / 'bin'}:/usr/bin:/bin",
+        FAKE_NVML_STATE=str(state),
+    )
+    with MockServerThread(MockConfig(ttft_ms=1, itl_ms=1)) as mock:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "diligence_harness", "soak", "--endpoint", mock.url,
+             "--model", "m", "--duration", "2s", "--interval", "0.1s", "--probe", "models",
+             "--gpu-interval", "0.1s", "--out", str(out)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        while mock.server.injected.started_ns is None and process.poll() is None:
+            time.sleep(0.01)
+        for text in ("3 ok", "3 lost", "5 ok"):
+            time.sleep(0.5)
+            state.write_text(text)
+        _stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    result = json.loads(out.read_bytes())["steps"]["soak"]["result"]
+    assert result["gpu"]["status"] == "measured" and result["gpu"]["source"].startswith("nvml")
+    assert result["summary"]["ecc_uncorrected"] == 5
+    assert [r["kind"] for r in result["summary"]["restarts"]] == ["gpu"]
+    card = result["gpu"]["samples"][0]["gpus"][0]
+    assert card["pci_bus_id"] == "0000:3b:00.0" and card["ecc_uncorrected_aggregate"] is None
