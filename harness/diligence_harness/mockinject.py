@@ -47,6 +47,7 @@ class InjectionState:
         self.injections = injections
         self.started_ns: int | None = None  # the first connection (monotonic ns)
         self.started_unix = time.time()  # the mock's "process start" for /metrics
+        self._windows = self.windows()  # fixed: the serving path only compares numbers
 
     def connected(self) -> None:
         if self.started_ns is None:
@@ -65,8 +66,10 @@ class InjectionState:
         return found
 
     def down(self) -> bool:
+        if not self._windows:  # the usual case costs one test on the serving path
+            return False
         elapsed = self._elapsed_s()
-        return any(start <= elapsed < end for start, end in self.windows())
+        return any(start <= elapsed < end for start, end in self._windows)
 
     def process_start_time(self) -> float:
         at = self.injections.restart_at_s
