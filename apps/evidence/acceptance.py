@@ -9,6 +9,8 @@ never the harness's own summary.
 from dataclasses import dataclass
 from datetime import datetime
 
+from apps.evidence.models import EvidenceBundle
+
 
 @dataclass(frozen=True)
 class SoakMeasurement:
@@ -21,9 +23,12 @@ class SoakMeasurement:
     restarts_at_s: tuple[float, ...]  # endpoint, host or GPU restarts, seconds after the start
     outages: tuple[tuple[float, float], ...]  # endpoint unreachable from .. to, seconds
     xid_events: tuple[tuple[float, str, int], ...]  # (seconds, GPU UUID, Xid code)
-    ecc_uncorrected: int  # uncorrected ECC errors that appeared during the soak, all GPUs
+    # Uncorrected ECC errors that appeared during the soak, all GPUs; None when no GPU
+    # counter could be read (no nvidia-smi, no GPU): "not measured", never a zero.
+    ecc_uncorrected: int | None
     health_checks_total: int
     health_checks_ok: int
+    xid_measured: bool = False  # the kernel log was readable, so no Xid event means none
 
 
 @dataclass(frozen=True)
@@ -49,3 +54,71 @@ class CorrectnessMeasurement:
     reference_sha256: str
     tolerance: str  # how answers were compared, in words (e.g. "exact after whitespace trim")
     items: tuple[CorrectnessItem, ...]
+
+
+def _measured_at(bundle: EvidenceBundle) -> datetime:
+    """The run's own finish time, unless the server received it earlier (a wrong clock)."""
+    return min(t for t in (bundle.run_finished_at, bundle.received_at) if t is not None)
+
+
+def _bundles_with(offer, section: str) -> list[EvidenceBundle]:
+    """The offer's bundles whose server-recomputed summary has this section, newest first."""
+    return list(
+        EvidenceBundle.objects.filter(offer=offer, summary__has_key=section)
+        .only("pk", "sha256", "received_at", "run_finished_at", "summary")
+        .order_by("-received_at", "-pk")
+    )
+
+
+def soak_measurements_for_offer(offer) -> list[SoakMeasurement]:
+    """Every soak of the offer's evidence, newest first (one query)."""
+    measurements = []
+    for bundle in _bundles_with(offer, "soak"):
+        soak = bundle.summary["soak"]
+        measurements.append(
+            SoakMeasurement(
+                bundle_id=bundle.pk,
+                bundle_sha256=bundle.sha256,
+                measured_at=_measured_at(bundle),
+                duration_s=float(soak["duration_s"]),
+                restarts_at_s=tuple(float(r["at_s"]) for r in soak["restarts"]),
+                outages=tuple((float(a), float(b)) for a, b in soak["outages"]),
+                xid_events=tuple(
+                    (float(t), str(gpu), int(code)) for t, gpu, code in soak["xid_events"]
+                ),
+                ecc_uncorrected=soak["ecc_uncorrected"],
+                health_checks_total=int(soak["health_checks_total"]),
+                health_checks_ok=int(soak["health_checks_ok"]),
+                xid_measured=bool(soak["xid_measured"]),
+            )
+        )
+    return measurements
+
+
+def correctness_measurements_for_offer(offer) -> list[CorrectnessMeasurement]:
+    """Every correctness run of the offer's evidence, newest first (one query)."""
+    measurements = []
+    for bundle in _bundles_with(offer, "correctness"):
+        run = bundle.summary["correctness"]
+        measurements.append(
+            CorrectnessMeasurement(
+                bundle_id=bundle.pk,
+                bundle_sha256=bundle.sha256,
+                measured_at=_measured_at(bundle),
+                reference_name=run["reference_name"],
+                reference_sha256=run["reference_sha256"],
+                tolerance=run["tolerance"],
+                items=tuple(
+                    CorrectnessItem(
+                        item_id=item["id"],
+                        core=item["core"],
+                        passed=item["passed"],
+                        expected=item["expected"],
+                        received=item["received"],
+                        reason=item["reason"],
+                    )
+                    for item in run["items"]
+                ),
+            )
+        )
+    return measurements

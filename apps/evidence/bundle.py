@@ -20,7 +20,7 @@ import jsonschema_rs
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
-from apps.evidence import recompute
+from apps.evidence import recompute, recompute_acceptance
 from apps.evidence.rules import Facts
 
 FORMAT_VERSIONS = ("diligence-evidence/1",)
@@ -228,8 +228,27 @@ def interpret(document: dict) -> Reading:
             for a in document["artifacts"]
         ],
     }
-    disagreements = [d.as_dict() for d in lt_disagreements + bench_disagreements]
+    acceptance_disagreements = _acceptance_sections(document, summary)
+    disagreements = [
+        d.as_dict() for d in lt_disagreements + bench_disagreements + acceptance_disagreements
+    ]
     return Reading(facts=facts, summary=summary, disagreements=disagreements)
+
+
+def _acceptance_sections(document: dict, summary: dict) -> list:
+    """The optional soak and correctness sections, recomputed into the stored summary."""
+    soak, soak_disagreements = recompute_acceptance.soak(_result(document, "soak"))
+    try:
+        correctness, correctness_disagreements = recompute_acceptance.correctness(
+            document, _result(document, "correctness")
+        )
+    except recompute_acceptance.ReferenceMissing as error:
+        raise BundleRefused(str(error), field="steps/correctness/result/reference") from None
+    if soak is not None:
+        summary["soak"] = soak
+    if correctness is not None:
+        summary["correctness"] = correctness
+    return soak_disagreements + correctness_disagreements
 
 
 def _gpu_line(gpu: dict) -> dict:

@@ -28,6 +28,7 @@ from diligence_harness.sources import read_text
 SECRET_FLAGS = ("--token", "--api-key")
 REDACTED = "[REDACTED]"
 STEP_NAMES = ("inventory", "environment", "bench", "loadtest", "calibrate", "netprobe", "authprobe")
+OPTIONAL_STEP_NAMES = ("correctness", "soak")  # present only when they ran
 
 
 # Secrets shorter than this are replaced only where a whole string equals them:
@@ -190,7 +191,8 @@ def assemble(
         "host_id": host_id,
         "host": host,
         "clock": clock_description(),
-        "steps": {name: steps.get(name) or skipped_step("not requested") for name in STEP_NAMES},
+        "steps": {name: steps.get(name) or skipped_step("not requested") for name in STEP_NAMES}
+        | {name: steps[name] for name in OPTIONAL_STEP_NAMES if steps.get(name)},
         "findings": findings,
         "artifacts": artifacts,
         "manifest": {

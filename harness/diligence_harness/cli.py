@@ -67,6 +67,44 @@ def _add_probe_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rate-limit-rps", type=float, help="declared rate limit to probe")
 
 
+def _add_soak_args(parser: argparse.ArgumentParser, prefix: str = "") -> None:
+    """The soak's options; inside `run` the duration and interval carry a `soak-` prefix."""
+    parser.add_argument(
+        f"--{prefix}duration",
+        dest="soak_duration",
+        default=None if prefix else "30m",
+        help="how long to watch, e.g. 30m, 45s, 1h" + (" (runs the soak)" if prefix else ""),
+    )
+    parser.add_argument(
+        f"--{prefix}interval", dest="soak_interval", default="10s", help="health-check interval"
+    )
+    parser.add_argument("--probe-timeout-s", type=float, default=5.0, help="per probe request")
+    parser.add_argument(
+        "--probe", dest="soak_probe", type=_names, default=("models", "completion"),
+        help="models,completion: GET /v1/models and/or a 1-token chat completion",
+    )  # fmt: skip
+    parser.add_argument(
+        "--metrics-url", help="Prometheus metrics URL (default: <server>/metrics; '' to skip)"
+    )
+    parser.add_argument("--gpu-interval", default="60s", help="nvidia-smi ECC/presence sampling")
+    parser.add_argument("--kernel-log", help="read Xid lines from this file instead of dmesg")
+    parser.add_argument(
+        "--boot-id-command", help="prints the watched host's boot id (default: this host's)"
+    )
+
+
+def _add_correctness_args(parser: argparse.ArgumentParser, standalone: bool) -> None:
+    if standalone:
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument("--reference", help="reference file to compare the answers with")
+        which.add_argument(
+            "--record-reference", metavar="OUT", help="run the inputs on a baseline, write OUT"
+        )
+    else:
+        parser.add_argument("--reference", help="reference file (runs the correctness step)")
+    parser.add_argument("--correctness-timeout-s", type=float, default=60.0, help="per input")
+
+
 def _add_bundle_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="where to write the bundle JSON")
     parser.add_argument("--case", help="case reference from the Diligence app")
@@ -90,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench_args(run)
     _add_probe_args(run)
     _add_bundle_args(run)
+    _add_soak_args(run, prefix="soak-")
+    _add_correctness_args(run, standalone=False)
     run.add_argument("--skip", type=_names, default=(), help="steps to skip, e.g. bench")
     run.add_argument("--calibrate-ladder", type=_ints, help="default: the load-test ladder")
     run.add_argument("--calibrate-requests-per-stream", type=int, default=2)
@@ -112,6 +152,23 @@ def build_parser() -> argparse.ArgumentParser:
         step = sub.add_parser(name, help=helptext)
         for add in adders:
             add(step)
+        step.add_argument("--out", help="write a bundle here (default: print the step as JSON)")
+        step.add_argument("--case")
+        step.add_argument("--nonce")
+
+    for name, helptext, add in (
+        ("soak", "watch an endpoint and the GPUs: downtime, restarts, Xid, ECC", _add_soak_args),
+        (
+            "correctness",
+            "the fixed inputs at temperature 0 compared with a reference file",
+            lambda p: _add_correctness_args(p, standalone=True),
+        ),
+    ):
+        step = sub.add_parser(name, help=helptext)
+        step.add_argument("--endpoint", required=True, help="OpenAI-compatible base URL")
+        step.add_argument("--model", required=True, help="model name to request")
+        step.add_argument("--api-key", help="bearer token for the endpoint (never recorded)")
+        add(step)
         step.add_argument("--out", help="write a bundle here (default: print the step as JSON)")
         step.add_argument("--case")
         step.add_argument("--nonce")
@@ -158,6 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
     mock.add_argument("--rate-limit-rps", type=float)
     mock.add_argument("--max-seconds", type=float, default=3600.0, help="stop after this long")
     mock.add_argument("--busy-poll", action="store_true", help="never sleep in epoll")
+    mock.add_argument("--down", action="append", default=[], help="downtime FROM:TO seconds")
+    mock.add_argument("--restart-at", type=float, help="simulated restart, seconds after start")
+    mock.add_argument("--restart-outage-s", type=float, default=0.5)
+    mock.add_argument("--wrong-answer", action="append", default=[], help="correctness item id")
     return parser
 
 

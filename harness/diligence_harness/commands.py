@@ -9,7 +9,7 @@ from diligence_harness.bundle import assemble, serialise, write_bundle
 from diligence_harness.cli import print_json
 from diligence_harness.clock import utc_now
 from diligence_harness.mockserver import MockConfig, serve_forever
-from diligence_harness.steps import STEPS, Evidence, run_step
+from diligence_harness.steps import OPTIONAL_STEPS, STEPS, Evidence, run_step
 from diligence_harness.torchprobe import ALLOC_PROBE_SEED
 from diligence_harness.upload import upload_bundle
 
@@ -67,8 +67,14 @@ def command_run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.upload and not args.token:
         print("--upload needs --token", file=sys.stderr)  # before minutes of measuring
         return 2
+    problem = _acceptance_options_problem(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     started, evidence, steps = utc_now(), Evidence(secrets=_secrets(args)), {}
     for name, step in STEPS.items():
+        if name in OPTIONAL_STEPS and not getattr(args, OPTIONAL_STEPS[name], None):
+            continue  # an optional section, not asked for
         if name in args.skip:
             steps[name] = {**_skipped(f"--skip {name}")}
             continue
@@ -76,6 +82,27 @@ def command_run(args: argparse.Namespace, argv: list[str]) -> int:
         steps[name] = run_step(step, args, evidence)
         print(f"[diligence-harness] {name}: {steps[name]['status']}", file=sys.stderr, flush=True)
     return _finish(args, argv, steps, evidence, started)
+
+
+def _acceptance_options_problem(args: argparse.Namespace) -> str | None:
+    """Bad soak or correctness options, found before anything is measured."""
+    from diligence_harness.correctness import ReferenceError, load_reference
+    from diligence_harness.soak import soak_config
+
+    try:
+        if getattr(args, "soak_duration", None):
+            if not args.endpoint or not args.model:
+                return "the soak needs --endpoint and --model"
+            soak_config(args)
+        if getattr(args, "reference", None):
+            if not args.endpoint or not args.model:
+                return "the correctness step needs --endpoint and --model"
+            load_reference(args.reference)
+    except ReferenceError as error:
+        return f"--reference: {error}"
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 def _skipped(reason: str) -> dict:
@@ -138,6 +165,32 @@ def command_authprobe(args, argv) -> int:
     return _single_step("authprobe", args, argv)
 
 
+def command_soak(args, argv) -> int:
+    problem = _acceptance_options_problem(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    return _single_step("soak", args, argv)
+
+
+def command_correctness(args, argv) -> int:
+    from diligence_harness.correctness import ReferenceError, record_reference
+
+    if args.record_reference:
+        try:
+            receipt = record_reference(args)
+        except ReferenceError as error:
+            print(f"--record-reference: {error}", file=sys.stderr)
+            return 1
+        print_json(receipt)
+        return 0
+    problem = _acceptance_options_problem(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    return _single_step("correctness", args, argv)
+
+
 def command_upload(args: argparse.Namespace, argv: list[str]) -> int:
     with open(args.bundle, "rb") as handle:
         data = handle.read()
@@ -154,6 +207,18 @@ def command_validate(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def command_mock_server(args: argparse.Namespace, argv: list[str]) -> int:
+    from diligence_harness.mockinject import Injections, parse_window
+
+    try:
+        injections = Injections(
+            downtime=tuple(parse_window(w) for w in args.down),
+            restart_at_s=args.restart_at,
+            restart_outage_s=args.restart_outage_s,
+            wrong_answers=tuple(args.wrong_answer),
+        )
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
     config = MockConfig(
         ttft_ms=args.ttft_ms,
         itl_ms=args.itl_ms,
@@ -165,6 +230,7 @@ def command_mock_server(args: argparse.Namespace, argv: list[str]) -> int:
         error_kinds=args.error_kinds,
         api_key=args.api_key,
         rate_limit_rps=args.rate_limit_rps,
+        injections=injections,
     )
     serve_forever(config, args.host, args.port, args.max_seconds, busy_poll=args.busy_poll)
     return 0

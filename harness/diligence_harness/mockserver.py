@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 
 from diligence_harness.clock import now_ns
 from diligence_harness.eventloop import run as run_event_loop
+from diligence_harness.mockinject import Injections, InjectionState
 
 ERROR_KINDS = ("http_500", "http_429", "truncate", "no_finish")
 
@@ -44,6 +45,7 @@ class MockConfig:
     api_key: str | None = None  # when set, /v1/* requires "Authorization: Bearer <key>"
     rate_limit_rps: float | None = None  # token bucket, burst = one second's worth
     model: str = "mock-model"
+    injections: Injections = Injections()  # downtime, restart, correctness answers
 
 
 @dataclass
@@ -102,6 +104,7 @@ class MockServer:
         self._bucket_t = time.monotonic()
         self._server: asyncio.AbstractServer | None = None
         self.port: int | None = None
+        self.injected = InjectionState(config.injections)
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         loop = asyncio.get_running_loop()
@@ -145,9 +148,15 @@ class _MockProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self.server.injected.connected()
+        if self.server.injected.down():
+            transport.abort()  # an injected downtime window: refuse the connection
 
     def data_received(self, data: bytes) -> None:
         t_ns = now_ns()  # "read off the socket": the read that completes the request
+        if self.server.injected.down():
+            self.transport.abort()
+            return
         self.buf += data
         while True:
             request, self.buf = _parse_request(self.buf, t_ns)
@@ -198,6 +207,8 @@ class _MockProtocol(asyncio.Protocol):
             server.arrivals = 0
             gc.collect()  # the only collection while serving (see serve_forever)
             self.write(_json_response(200, {"reset": True}, "OK"))
+        elif path == "/metrics":
+            self.write(server.injected.metrics_response())
         elif path == "/health":
             self.write(_json_response(200, {"ok": True}, "OK"))
         elif not path.startswith("/v1/"):
@@ -244,14 +255,26 @@ class _MockProtocol(asyncio.Protocol):
         self.busy = True
         if not body.get("stream"):
             cfg = self.server.config
+            answer = self.server.injected.answer(body)  # a bundled correctness input?
+            if answer is not None:
+                call_at_ns(
+                    request.t_read_ns + int(cfg.ttft_ms * 1e6),
+                    self._complete_whole,
+                    api,
+                    1,
+                    entry,
+                    answer,
+                )
+                return
             delay_ns = int((cfg.ttft_ms + (tokens - 1) * cfg.itl_ms) * 1e6)
             call_at_ns(request.t_read_ns + delay_ns, self._complete_whole, api, tokens, entry)
             return
         streamer = _Streamer(self, self.server.config, api, body, tokens, entry, fault)
         streamer.start(request.t_read_ns)
 
-    def _complete_whole(self, api: str, tokens: int, entry: dict) -> None:
-        text = "".join(f" t{i}" for i in range(tokens))
+    def _complete_whole(self, api: str, tokens: int, entry: dict, text: str | None = None) -> None:
+        if text is None:
+            text = "".join(f" t{i}" for i in range(tokens))
         choice = {"index": 0, "finish_reason": "length"}
         if api == "chat":
             choice["message"] = {"role": "assistant", "content": text}

@@ -440,6 +440,18 @@ def step_authprobe(args: argparse.Namespace, evidence: Evidence) -> dict:
     return result
 
 
+def step_correctness(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.correctness import run_correctness
+
+    return run_correctness(args, evidence)
+
+
+def step_soak(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.soak import step_soak as soak
+
+    return soak(args, evidence)
+
+
 STEPS = {
     "inventory": step_inventory,
     "environment": step_environment,
@@ -448,4 +460,8 @@ STEPS = {
     "calibrate": step_calibrate,
     "netprobe": step_netprobe,
     "authprobe": step_authprobe,
+    "correctness": step_correctness,
+    "soak": step_soak,
 }
+# Optional sections: `run` includes them only when their option is given.
+OPTIONAL_STEPS = {"correctness": "reference", "soak": "soak_duration"}
