@@ -8,9 +8,16 @@ each token (both sides stamp CLOCK_MONOTONIC; harness-anchors §5.2). Also
 records the client's CPU use per level.
 
     python benchmarks/harness_accuracy.py [--repeats 3] [--quick] [--wait-quiet-s 600]
+        [--realtime 20] [--nice -20] [--client-cpus 1] [--mock-cpus 0] [--profile]
+
+On a shared machine, other work is measured as client error; `--realtime`
+(SCHED_FIFO, needs root or CAP_SYS_NICE) or `--nice` keeps it off the two
+processes, and `--client-cpus` / `--mock-cpus` pin them apart. The scheduling
+actually in force (read back from the OS), the load before each repeat and the
+CPU other processes used during it are recorded with the results.
 
 Writes benchmarks/results/harness_accuracy.{md,json}. Bounded: about two
-minutes on a 2-core machine.
+minutes on a 2-core machine (one more with `--profile`).
 """
 
 import argparse
@@ -25,8 +32,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "harness"))
 
-from diligence_harness.calibrate import measure_floor  # noqa: E402
+from diligence_harness.calibrate import measure_floor, process_scheduling  # noqa: E402
 from diligence_harness.mockserver import MockConfig  # noqa: E402
+from harness_profile import profile_levels, profile_section  # noqa: E402
+
+try:
+    import resource
+except ImportError:  # not on Linux/macOS: other processes' CPU is then not recorded
+    resource = None  # type: ignore[assignment]
 
 LEVELS = (1, 8, 32, 128, 256)
 # Issue 4 targets for the mean TTFT error on a 2-core machine (ms); 128 has none.
@@ -59,16 +72,75 @@ def machine() -> dict:
         with open("/proc/cpuinfo", encoding="utf-8") as handle:
             cpuinfo = handle.read()
     model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
+    hypervisor = re.search(r"^flags\s*:.*\bhypervisor\b", cpuinfo, re.MULTILINE)
     return {
         "cpu_model": model.group(1).strip() if model else platform.processor(),
         "cores": os.cpu_count(),
+        "virtual_machine": bool(hypervisor),
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "os": f"{platform.system()} {platform.release()}",
-        # The machine is shared; a negative niceness keeps other work from being measured.
-        "niceness": os.nice(0),
         "load_average_1min_at_start": round(os.getloadavg()[0], 2),
     }
+
+
+def apply_scheduling(realtime: int, nice: int, client_cpus: set[int] | None) -> dict:
+    """Scheduling for this process; the mock child inherits the policy and niceness."""
+    if nice:
+        os.nice(nice)
+    if realtime:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(realtime))
+    if client_cpus:
+        os.sched_setaffinity(0, client_cpus)
+    return process_scheduling()
+
+
+def _busy_jiffies() -> int | None:
+    """Machine-wide busy CPU time (all processes) from /proc/stat, in clock ticks."""
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = [int(v) for v in handle.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields[:8]) - idle  # user nice system idle iowait irq softirq steal
+
+
+def _own_cpu_s() -> float | None:
+    """CPU seconds of this process plus its finished children (the mock processes)."""
+    if resource is None:
+        return None
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _procs_running() -> int | None:
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("procs_running"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def measured_repeat(run) -> tuple[dict, dict]:
+    """Run one repeat; returns its result and the machine's conditions around it."""
+    before = {
+        "load_average": [round(v, 2) for v in os.getloadavg()],
+        "procs_running": _procs_running(),  # includes this process
+    }
+    busy_start, own_start, t_start = _busy_jiffies(), _own_cpu_s(), time.monotonic()
+    result = run()
+    busy_end, own_end, wall_s = _busy_jiffies(), _own_cpu_s(), time.monotonic() - t_start
+    other = None
+    if None not in (busy_start, busy_end, own_start, own_end):
+        busy_s = (busy_end - busy_start) / os.sysconf("SC_CLK_TCK")
+        # Includes kernel work not charged to any process (loopback softirqs).
+        other = round(max(0.0, busy_s - (own_end - own_start)) / wall_s, 2)
+    return result, before | {"other_cpu_cores_during": other, "wall_s": round(wall_s, 1)}
 
 
 def pooled(levels: list[dict], key: str) -> float | None:
@@ -124,8 +196,10 @@ def markdown(result: dict) -> str:
         "",
         f"- Machine: {m['cores']} cores, {m['cpu_model']}, {m['implementation']} "
         f"{m['python']}, {m['os']}",
-        f"- Shared machine: load average {m['load_average_1min_at_start']} at the start from "
-        f"other work; this benchmark (client and mock) ran at niceness {m['niceness']}.",
+        f"- Virtual machine: {'yes' if m.get('virtual_machine') else 'no'}. Shared with other "
+        f"work; load average {m['load_average_1min_at_start']} (1 min) when the results "
+        "were written.",
+        f"- Scheduling: {_scheduling_line(result)}",
         f"- Mock (separate process, loopback): TTFT {MOCK.ttft_ms:g} ms, inter-token gap "
         f"{MOCK.itl_ms:g} ms, {MOCK.default_output_tokens} tokens per request, one token per "
         "SSE event; it logs when it read each request off the socket and when it wrote each "
@@ -143,6 +217,8 @@ def markdown(result: dict) -> str:
     ]
     for mode in result["modes"]:
         lines += _mode_table(mode)
+    if result.get("profile"):
+        lines += profile_section(result["profile"])
     lines += [
         "## Reference points (from the issue, same kind of machine and mock)",
         "",
@@ -161,9 +237,7 @@ def _mode_table(mode: dict) -> list[str]:
         "",
         mode["description"],
         "",
-        "Load average (1 min) before each repeat: "
-        + ", ".join(f"{v:.2f}" for v in mode["load_average_1min_before_each_repeat"])
-        + " (anything else running on the machine shows up as error here).",
+        *_conditions_lines(mode),
         "",
         "| streams | requests | TTFT err mean | per repeat | TTFT err p99 (worst) | TPOT err "
         "mean | E2E err mean | send lag | first-chunk lag | client CPU | mock CPU | loop lag p99 "
@@ -186,6 +260,54 @@ def _mode_table(mode: dict) -> list[str]:
     return [*lines, ""]
 
 
+def _scheduling_line(result: dict) -> str:
+    scheduling = result.get("scheduling")
+    if not scheduling:
+        return "not recorded."
+    requested = scheduling["requested"]
+    asked = []
+    if requested["realtime_fifo_priority"]:
+        asked.append(f"SCHED_FIFO priority {requested['realtime_fifo_priority']}")
+    if requested["nice_increment"]:
+        asked.append(f"nice {requested['nice_increment']:+d}")
+    if requested["client_cpus"]:
+        asked.append(f"client pinned to CPU {','.join(map(str, requested['client_cpus']))}")
+    if requested["mock_cpus"]:
+        asked.append(f"mock pinned to CPU {','.join(map(str, requested['mock_cpus']))}")
+    first = result["modes"][0]["conditions_per_repeat"][0]["scheduling"]
+    return (
+        (", ".join(asked) or "default priority, no pinning")
+        + f". In force (read back from the OS): client {_sched(first['client'])}; "
+        f"mock {_sched(first['mock'])}."
+    )
+
+
+def _sched(view: dict) -> str:
+    policy = view.get("policy", "?")
+    prio = f" {view['rt_priority']}" if view.get("rt_priority") else ""
+    cpus = ",".join(map(str, view.get("cpus", [])))
+    return f"{policy}{prio}, nice {view.get('nice')}, CPUs {cpus}"
+
+
+def _conditions_lines(mode: dict) -> list[str]:
+    conditions = mode.get("conditions_per_repeat")
+    if not conditions:  # results written before conditions were recorded
+        loads = ", ".join(f"{v:.2f}" for v in mode["load_average_1min_before_each_repeat"])
+        return [f"Load average (1 min) before each repeat: {loads}."]
+    lines = [
+        "Machine before and during each repeat (anything else running shows up as error):",
+        "",
+        "| repeat | load average 1/5/15 min before | runnable tasks before | other work's CPU "
+        "during (cores) | repeat wall |",
+        "|---:|---|---:|---:|---:|",
+    ]
+    for index, c in enumerate(conditions, 1):
+        loads = " / ".join(f"{v:.2f}" for v in c["load_average"])
+        other = "—" if c["other_cpu_cores_during"] is None else f"{c['other_cpu_cores_during']:.2f}"
+        lines.append(f"| {index} | {loads} | {c['procs_running']} | {other} | {c['wall_s']} s |")
+    return lines
+
+
 def wait_for_quiet(max_wait_s: float, threshold: float = 0.7) -> float:
     """Other work on the machine shows up as client error: wait (bounded) for it to pass."""
     deadline = time.monotonic() + max_wait_s
@@ -194,31 +316,43 @@ def wait_for_quiet(max_wait_s: float, threshold: float = 0.7) -> float:
     return os.getloadavg()[0]
 
 
-def run_mode(busy_poll: bool, repeats: int, requests_per_stream: int, wait_s: float) -> dict:
-    runs, load = [], []
+def run_mode(busy_poll: bool, repeats: int, args) -> dict:
+    runs, conditions = [], []
     for _ in range(repeats):
-        load.append(wait_for_quiet(wait_s))
-        runs.append(
-            measure_floor(
-                LEVELS, MOCK, requests_per_stream=requests_per_stream, busy_poll=busy_poll
+        wait_for_quiet(args.wait_quiet_s)
+        run, condition = measured_repeat(
+            lambda: measure_floor(
+                LEVELS,
+                MOCK,
+                requests_per_stream=args.requests_per_stream,
+                busy_poll=busy_poll,
+                mock_cpus=args.mock_cpus,
             )
         )
+        runs.append(run)
+        conditions.append(condition | {"scheduling": run["scheduling"]})
     name = "busy-poll (--busy-poll)" if busy_poll else "default"
     description = (
-        "The client's event loop never sleeps in epoll (one core fully used by the client); "
+        "The client's event loop never sleeps in epoll (its core fully used by the client); "
         "the mock runs as in the default mode."
         if busy_poll
-        else "The harness's default: asyncio on raw sockets, request bytes serialised before "
-        "the cell, t_send stamped immediately before the write, SSE parsing after the cell, "
-        "cyclic GC paused inside the measured window."
+        else "The harness's default: asyncio on raw sockets, reads into a preallocated "
+        "64 KiB buffer, request bytes serialised before the cell, t_send stamped immediately "
+        "before the write, SSE parsing after the cell, cyclic GC paused inside the measured "
+        "window."
     )
     return {
         "name": name,
         "busy_poll": busy_poll,
         "description": description,
-        "load_average_1min_before_each_repeat": load,
+        "load_average_1min_before_each_repeat": [c["load_average"][0] for c in conditions],
+        "conditions_per_repeat": conditions,
         "rows": summarise(runs),
     }
+
+
+def _cpus(text: str) -> set[int]:
+    return {int(v) for v in text.split(",") if v.strip()}
 
 
 def main() -> None:
@@ -230,6 +364,11 @@ def main() -> None:
     parser.add_argument(
         "--wait-quiet-s", type=float, default=0, help="wait up to this long for load < 0.7"
     )
+    parser.add_argument("--realtime", type=int, default=0, help="SCHED_FIFO at this priority")
+    parser.add_argument("--nice", type=int, default=0, help="niceness increment, e.g. -20")
+    parser.add_argument("--client-cpus", type=_cpus, help="pin the client, e.g. 1")
+    parser.add_argument("--mock-cpus", type=_cpus, help="pin the mock, e.g. 0")
+    parser.add_argument("--profile", action="store_true", help="also profile 8 and 256 streams")
     parser.add_argument("--render-only", action="store_true", help="rewrite the .md from the .json")
     args = parser.parse_args()
     json_path = os.path.join(args.output_dir, "harness_accuracy.json")
@@ -240,10 +379,18 @@ def main() -> None:
             out.write(markdown(result))
         return
     started = time.monotonic()
+    requested = {
+        "realtime_fifo_priority": args.realtime or None,
+        "nice_increment": args.nice,
+        "client_cpus": sorted(args.client_cpus) if args.client_cpus else None,
+        "mock_cpus": sorted(args.mock_cpus) if args.mock_cpus else None,
+    }
+    client_scheduling = apply_scheduling(args.realtime, args.nice, args.client_cpus)
     repeats = 1 if args.quick else args.repeats
-    modes = [run_mode(False, repeats, args.requests_per_stream, args.wait_quiet_s)]
+    os.makedirs(args.output_dir, exist_ok=True)
+    modes = [run_mode(False, repeats, args)]
     if not args.quick:
-        modes.append(run_mode(True, repeats, args.requests_per_stream, args.wait_quiet_s))
+        modes.append(run_mode(True, repeats, args))
     verdict_lines = []
     for mode in modes:
         met = [verdict(r) for r in mode["rows"] if r["concurrency"] in TARGETS_MS]
@@ -255,6 +402,7 @@ def main() -> None:
         verdict_lines.append(f"- {mode['name']}: {summary} — {details}.")
     result = {
         "machine": machine(),
+        "scheduling": {"requested": requested, "client": client_scheduling},
         "mock": {
             "ttft_ms": MOCK.ttft_ms,
             "itl_ms": MOCK.itl_ms,
@@ -266,9 +414,13 @@ def main() -> None:
         "targets_ms": TARGETS_MS,
         "modes": modes,
         "verdict_lines": verdict_lines,
+        "profile": profile_levels(
+            (8, 256), MOCK, args.requests_per_stream, args.mock_cpus, args.output_dir
+        )
+        if args.profile
+        else None,
         "duration_s": round(time.monotonic() - started, 1),
     }
-    os.makedirs(args.output_dir, exist_ok=True)
     with open(json_path, "w", encoding="utf-8") as out:
         json.dump(result, out, indent=2)
     with open(os.path.join(args.output_dir, "harness_accuracy.md"), "w", encoding="utf-8") as out:
