@@ -71,8 +71,10 @@ def process_scheduling(pid: int = 0) -> dict:
 class MockProcess:
     """`diligence-harness mock-server` in a child process, bounded in time.
 
-    `cpus` pins the child to those CPUs; `launcher` replaces the command that starts
-    the harness (e.g. to run it under a profiler).
+    `cpus` pins the child to those CPUs; `scheduling` (policy, priority) sets its
+    scheduling policy, e.g. `(os.SCHED_FIFO, 20)` (it otherwise inherits this
+    process's); `launcher` replaces the command that starts the harness (e.g. to run
+    it under a profiler).
     """
 
     def __init__(
@@ -82,6 +84,7 @@ class MockProcess:
         busy_poll: bool = False,
         cpus: set[int] | None = None,
         launcher: list[str] | None = None,
+        scheduling: tuple[int, int] | None = None,
     ) -> None:
         args = (launcher or harness_command()) + [
             "mock-server",
@@ -109,6 +112,9 @@ class MockProcess:
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, env=_child_env(), text=True)
         if cpus:
             os.sched_setaffinity(self.process.pid, cpus)
+        if scheduling:
+            policy, priority = scheduling
+            os.sched_setscheduler(self.process.pid, policy, os.sched_param(priority))
         line = self.process.stdout.readline()
         if not line:
             self.process.kill()
@@ -203,10 +209,11 @@ def measure_floor(
     keep_records: bool = False,
     busy_poll: bool = False,
     mock_cpus: set[int] | None = None,
+    mock_scheduling: tuple[int, int] | None = None,
 ) -> dict:
     """Run the mock at each ladder step and record how far the client is off (the floor)."""
     levels = []
-    with MockProcess(mock_config, cpus=mock_cpus) as mock:
+    with MockProcess(mock_config, cpus=mock_cpus, scheduling=mock_scheduling) as mock:
         scheduling = {"client": process_scheduling(), "mock": process_scheduling(mock.process.pid)}
         for concurrency in ladder:
             mock.reset()
