@@ -115,7 +115,7 @@ class Core:
         self._seq = itertools.count()
         self._received: list = []  # (connection, t_read_ns, bytes), dispatched after a read pass
         self._connections: dict[int, Connection] = {}
-        self._running = False
+        self._stopping = False  # set once by stop(), even before run() has started
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -137,7 +137,7 @@ class Core:
 
     def stop(self) -> None:
         """Ask the loop to return; safe from another thread or a signal handler."""
-        self._running = False
+        self._stopping = True
         with contextlib.suppress(OSError):
             self._wake_w.send(b"x")
 
@@ -162,10 +162,9 @@ class Core:
 
     def run(self, max_seconds: float | None = None, busy_poll: bool = False) -> None:
         """Serve until `stop()` or for `max_seconds`; `busy_poll` never sleeps in epoll."""
-        self._running = True
         end_ns = None if max_seconds is None else now_ns() + int(max_seconds * 1e9)
         timers, select = self._timers, self.selector.select
-        while self._running:
+        while not self._stopping:
             now = now_ns()
             if end_ns is not None and now >= end_ns:
                 break
@@ -182,7 +181,6 @@ class Core:
             if timers and timers[0][0] <= now_ns():
                 self._run_due_timers()
                 self._dispatch_received()
-        self._running = False
 
     def _run_due_timers(self) -> None:
         timers, pop = self._timers, heapq.heappop

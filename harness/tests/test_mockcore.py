@@ -170,3 +170,13 @@ def test_mock_process_stops_cleanly_on_sigterm_and_reports_its_scheduling():
         assert mock.process.wait(5) == 0
     except subprocess.TimeoutExpired:
         pytest.fail("the mock did not stop on SIGTERM")
+
+
+def test_a_stop_asked_for_before_the_loop_runs_is_not_lost():
+    core = Core(lambda connection: None)
+    core.listen("127.0.0.1", 0)
+    core.stop()  # e.g. SIGTERM between binding and serving
+    started = time.monotonic()
+    core.run(max_seconds=30)
+    core.close()
+    assert time.monotonic() - started < 5
