@@ -1,6 +1,7 @@
 """The mock's serving core (mockcore.py) and the mock process's life cycle."""
 
 import json
+import os
 import socket
 import subprocess
 import threading
@@ -180,3 +181,9 @@ def test_a_stop_asked_for_before_the_loop_runs_is_not_lost():
     core.run(max_seconds=30)
     core.close()
     assert time.monotonic() - started < 5
+
+
+def test_mock_process_can_be_pinned_to_a_cpu():
+    cpu = min(os.sched_getaffinity(0))
+    with MockProcess(MockConfig(), max_seconds=60, cpus={cpu}) as mock:
+        assert process_scheduling(mock.process.pid)["cpus"] == [cpu]
