@@ -110,11 +110,16 @@ class MockProcess:
             args.append("--busy-poll")
         self.config = config
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, env=_child_env(), text=True)
-        if cpus:
-            os.sched_setaffinity(self.process.pid, cpus)
-        if scheduling:
-            policy, priority = scheduling
-            os.sched_setscheduler(self.process.pid, policy, os.sched_param(priority))
+        try:
+            if cpus:
+                os.sched_setaffinity(self.process.pid, cpus)
+            if scheduling:
+                policy, priority = scheduling
+                os.sched_setscheduler(self.process.pid, policy, os.sched_param(priority))
+        except OSError:  # e.g. no such CPU, or no permission for a real-time policy
+            self.process.kill()
+            self.process.wait()
+            raise
         line = self.process.stdout.readline()
         if not line:
             self.process.kill()

@@ -187,3 +187,17 @@ def test_mock_process_can_be_pinned_to_a_cpu():
     cpu = min(os.sched_getaffinity(0))
     with MockProcess(MockConfig(), max_seconds=60, cpus={cpu}) as mock:
         assert process_scheduling(mock.process.pid)["cpus"] == [cpu]
+
+
+def test_a_mock_process_that_cannot_be_pinned_is_not_left_running(monkeypatch):
+    started = []
+    original = subprocess.Popen
+
+    def recording_popen(*args, **kwargs):
+        started.append(original(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(subprocess, "Popen", recording_popen)
+    with pytest.raises(OSError):
+        MockProcess(MockConfig(), max_seconds=60, cpus={10_000})  # no such CPU
+    assert started and started[0].poll() is not None
