@@ -45,13 +45,48 @@ def _child_env() -> dict:
     return env
 
 
+def process_scheduling(pid: int = 0) -> dict:
+    """How the OS schedules a process (0: this one): policy, real-time priority, nice, CPUs.
+
+    Read back from the OS rather than taken from the command line, so a bundle or a
+    benchmark result says what was in force, not what was asked for.
+    """
+    view: dict = {"pid": pid or os.getpid()}
+    if hasattr(os, "sched_getscheduler"):
+        policy = os.sched_getscheduler(pid)
+        names = {
+            getattr(os, name): name[6:].lower()
+            for name in ("SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH", "SCHED_IDLE")
+            if hasattr(os, name)
+        }
+        view["policy"] = names.get(policy, str(policy))
+        view["rt_priority"] = os.sched_getparam(pid).sched_priority
+    if hasattr(os, "getpriority"):
+        view["nice"] = os.getpriority(os.PRIO_PROCESS, pid)
+    if hasattr(os, "sched_getaffinity"):
+        view["cpus"] = sorted(os.sched_getaffinity(pid))
+    return view
+
+
 class MockProcess:
-    """`diligence-harness mock-server` in a child process, bounded in time."""
+    """`diligence-harness mock-server` in a child process, bounded in time.
+
+    `cpus` pins the child to those CPUs; `scheduling` (policy, priority) sets its
+    scheduling policy, e.g. `(os.SCHED_FIFO, 20)` (it otherwise inherits this
+    process's); `launcher` replaces the command that starts the harness (e.g. to run
+    it under a profiler).
+    """
 
     def __init__(
-        self, config: MockConfig, max_seconds: float = 1800.0, busy_poll: bool = False
+        self,
+        config: MockConfig,
+        max_seconds: float = 1800.0,
+        busy_poll: bool = False,
+        cpus: set[int] | None = None,
+        launcher: list[str] | None = None,
+        scheduling: tuple[int, int] | None = None,
     ) -> None:
-        args = harness_command() + [
+        args = (launcher or harness_command()) + [
             "mock-server",
             "--port",
             "0",
@@ -75,6 +110,16 @@ class MockProcess:
             args.append("--busy-poll")
         self.config = config
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, env=_child_env(), text=True)
+        try:
+            if cpus:
+                os.sched_setaffinity(self.process.pid, cpus)
+            if scheduling:
+                policy, priority = scheduling
+                os.sched_setscheduler(self.process.pid, policy, os.sched_param(priority))
+        except OSError:  # e.g. no such CPU, or no permission for a real-time policy
+            self.process.kill()
+            self.process.wait()
+            raise
         line = self.process.stdout.readline()
         if not line:
             self.process.kill()
@@ -144,7 +189,8 @@ def compare_to_mock_log(records: list[dict], log: list[dict]) -> dict:
     }
 
 
-async def _measure_level(mock: MockProcess, concurrency: int, requests_per_stream: int) -> dict:
+async def measure_level(mock: MockProcess, concurrency: int, requests_per_stream: int) -> dict:
+    """One ladder step against a running mock: a discarded warm-up, then the measured cell."""
     cfg = LoadtestConfig(endpoint=mock.url, model=mock.config.model, continuous_usage=True)
     cfg.max_tokens = mock.config.default_output_tokens
     endpoint = parse_endpoint(mock.url)
@@ -167,15 +213,18 @@ def measure_floor(
     requests_per_stream: int = 3,
     keep_records: bool = False,
     busy_poll: bool = False,
+    mock_cpus: set[int] | None = None,
+    mock_scheduling: tuple[int, int] | None = None,
 ) -> dict:
     """Run the mock at each ladder step and record how far the client is off (the floor)."""
     levels = []
-    with MockProcess(mock_config) as mock:
+    with MockProcess(mock_config, cpus=mock_cpus, scheduling=mock_scheduling) as mock:
+        scheduling = {"client": process_scheduling(), "mock": process_scheduling(mock.process.pid)}
         for concurrency in ladder:
             mock.reset()
             mock_cpu_start, level_start = mock.cpu_seconds(), now_ns()
             measured = run_event_loop(
-                _measure_level(mock, concurrency, requests_per_stream), busy_poll=busy_poll
+                measure_level(mock, concurrency, requests_per_stream), busy_poll=busy_poll
             )
             mock_cpu_end, level_wall_s = mock.cpu_seconds(), (now_ns() - level_start) / 1e9
             comparison = compare_to_mock_log(measured["records"], mock.fetch_log())
@@ -201,5 +250,6 @@ def measure_floor(
         "mock": mock_view,
         "mock_process": "separate process, loopback",
         "client_busy_poll": busy_poll,
+        "scheduling": scheduling,
         "levels": levels,
     }

@@ -12,10 +12,13 @@ CLOCK_MONOTONIC the client uses, so the two can be compared event by event.
 Chunk model with k tokens per event: chunk j (0-based) carries tokens
 [jk, jk+k) and is written at t_read + ttft + j*k*itl. So the first content
 arrives exactly at the injected TTFT, and tpot_corrected = itl.
+
+The sockets, the timer heap and the read stamps are in mockcore.py (one
+selectors loop, no asyncio); this module is the HTTP and OpenAI side: routing,
+faults, the request log and the SSE frames, which are encoded once per stream
+shape and reused.
 """
 
-import asyncio
-import contextlib
 import gc
 import json
 import math
@@ -26,7 +29,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from diligence_harness.clock import now_ns
-from diligence_harness.eventloop import run as run_event_loop
+from diligence_harness.mockcore import Core
 from diligence_harness.mockinject import Injections, InjectionState
 
 ERROR_KINDS = ("http_500", "http_429", "truncate", "no_finish")
@@ -102,20 +105,28 @@ class MockServer:
         self.arrivals = 0
         self._bucket = config.rate_limit_rps or 0.0
         self._bucket_t = time.monotonic()
-        self._server: asyncio.AbstractServer | None = None
+        self.core: Core | None = None
         self.port: int | None = None
+        self._frames: dict[tuple, tuple[list[bytes], bytes]] = {}
         self.injected = InjectionState(config.injections)
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _MockProtocol(self), host, port)
-        self.port = self._server.sockets[0].getsockname()[1]
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        """Bind and listen (nothing is served until `serve`); returns the bound port."""
+        self.core = Core(lambda connection: _MockProtocol(self, connection))
+        self.port = self.core.listen(host, port)
         return self.port
 
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+    def serve(self, max_seconds: float | None = None, busy_poll: bool = False) -> None:
+        """Serve on this thread until `stop()` or for `max_seconds`, then close."""
+        try:
+            self.core.run(max_seconds, busy_poll=busy_poll)
+        finally:
+            self.core.close()
+
+    def stop(self) -> None:
+        """Make `serve` return; safe from another thread or a signal handler."""
+        if self.core is not None:
+            self.core.stop()
 
     def rate_limited(self) -> bool:
         rate = self.config.rate_limit_rps
@@ -136,26 +147,44 @@ class MockServer:
             return None
         return kinds[(self.arrivals // every - 1) % len(kinds)]
 
+    def frames(self, shape: tuple) -> tuple[list[bytes], bytes]:
+        """The SSE chunks of one stream shape, encoded once: (chunk j's bytes, the tail).
 
-class _MockProtocol(asyncio.Protocol):
-    def __init__(self, server: MockServer) -> None:
+        Every stream of a shape carries the same bytes, so encoding them per token
+        would only add work to the mock's loop (and so to its read stamps).
+        """
+        cached = self._frames.get(shape)
+        if cached is None:
+            if len(self._frames) > 256:
+                self._frames.clear()
+            cached = self._frames[shape] = _encode_frames(self.config, *shape)
+        return cached
+
+
+class _MockProtocol:
+    """One connection's HTTP side: parses requests and serves them in order."""
+
+    def __init__(self, server: MockServer, connection) -> None:
         self.server = server
-        self.transport: asyncio.Transport | None = None
+        self.connection = connection
         self.buf = b""
         self.busy = False
         self.queue: list[_Request] = []
-        self.last_write_end_ns = 0
+        server.injected.connected()
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        self.server.injected.connected()
-        if self.server.injected.down():
-            transport.abort()  # an injected downtime window: refuse the connection
+    @property
+    def last_write_end_ns(self) -> int:
+        return self.connection.last_write_end_ns
 
-    def data_received(self, data: bytes) -> None:
-        t_ns = now_ns()  # "read off the socket": the read that completes the request
+    @property
+    def open(self) -> bool:
+        return not self.connection.closed
+
+    def data_received(self, t_ns: int, data: bytes) -> None:
+        """`t_ns`: when the core's recv() of these bytes returned (the read that completes
+        a request is its "read off the socket" time); called after the core's read pass."""
         if self.server.injected.down():
-            self.transport.abort()
+            self.connection.close()  # an injected downtime window: nothing is answered
             return
         self.buf += data
         while True:
@@ -163,22 +192,14 @@ class _MockProtocol(asyncio.Protocol):
             if request is None:
                 break
             self.queue.append(request)
-        if self.queue and not self.busy:
-            # Deferred with call_soon: the other sockets that are ready in this loop
-            # iteration get read (and stamped) before any request is worked on.
-            asyncio.get_running_loop().call_soon(self._serve_next)
+        self._serve_next()
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.transport = None
+    def connection_lost(self) -> None:
+        self.queue.clear()
 
     def _serve_next(self) -> None:
-        """Serve queued requests in order, in callbacks rather than a task per request.
-
-        Everything the mock does per request delays its read stamp of requests that
-        arrive meanwhile, and that delay counts as the client's error in the accuracy
-        benchmark; callbacks cost less than tasks.
-        """
-        while self.queue and not self.busy and self.transport is not None:
+        """Serve queued requests in order (HTTP/1.1 keep-alive, one response at a time)."""
+        while self.queue and not self.busy and self.open:
             self._dispatch(self.queue.pop(0))
 
     def response_finished(self) -> None:
@@ -186,16 +207,15 @@ class _MockProtocol(asyncio.Protocol):
         self._serve_next()
 
     def write(self, data: bytes) -> int:
-        """Write now; returns the ns just before the send() (the "wrote" time, §5.2 item 1).
+        """Write now; returns the ns just before the send() (the "wrote" time, §5.2 item 1)."""
+        return self.connection.write(data)
 
-        The stamp after send() returns is kept too (`last_write_end_ns`): a client on
-        another core can read the bytes before that second stamp, never before the first.
-        """
-        t_start = now_ns()
-        if self.transport is not None:
-            self.transport.write(data)
-        self.last_write_end_ns = now_ns()
-        return t_start
+    def close(self) -> None:
+        self.connection.close()
+
+    def call_at_ns(self, deadline_ns: int, callback, *args) -> None:
+        """Run a callback at a perf_counter_ns deadline on the core's timer heap."""
+        self.server.core.call_at(deadline_ns, callback, *args)
 
     def _dispatch(self, request: _Request) -> None:
         path = request.path.split("?", 1)[0]
@@ -257,7 +277,7 @@ class _MockProtocol(asyncio.Protocol):
             cfg = self.server.config
             answer = self.server.injected.answer(body)  # a bundled correctness input?
             if answer is not None:
-                call_at_ns(
+                self.call_at_ns(
                     request.t_read_ns + int(cfg.ttft_ms * 1e6),
                     self._complete_whole,
                     api,
@@ -267,7 +287,7 @@ class _MockProtocol(asyncio.Protocol):
                 )
                 return
             delay_ns = int((cfg.ttft_ms + (tokens - 1) * cfg.itl_ms) * 1e6)
-            call_at_ns(request.t_read_ns + delay_ns, self._complete_whole, api, tokens, entry)
+            self.call_at_ns(request.t_read_ns + delay_ns, self._complete_whole, api, tokens, entry)
             return
         streamer = _Streamer(self, self.server.config, api, body, tokens, entry, fault)
         streamer.start(request.t_read_ns)
@@ -286,14 +306,53 @@ class _MockProtocol(asyncio.Protocol):
         self.response_finished()
 
 
-def call_at_ns(deadline_ns: int, callback, *args) -> None:
-    """Run a callback at a perf_counter_ns deadline on the running loop.
+def _usage(completion_tokens: int) -> dict:
+    return {
+        "prompt_tokens": 1,
+        "completion_tokens": completion_tokens,
+        "total_tokens": completion_tokens + 1,
+    }
 
-    A timer callback rather than `await asyncio.sleep`: no future and no task step
-    per token, so the mock stays cheap at 256 streams.
-    """
-    loop = asyncio.get_running_loop()
-    loop.call_at(loop.time() + (deadline_ns - now_ns()) / 1e9, callback, *args)
+
+def _event(api, model_json, content: str, finish, usage: dict | None, role=False) -> bytes:
+    """One SSE event as a chunked-transfer chunk."""
+    text = json.dumps(content)
+    finish_json = "null" if finish is None else f'"{finish}"'
+    kind = "chat.completion.chunk" if api == "chat" else "text_completion"
+    if api == "chat":
+        role_json = '"role":"assistant",' if role else ""
+        delta = f'{{{role_json}"content":{text}}}'
+        choice = f'{{"index":0,"delta":{delta},"finish_reason":{finish_json}}}'
+    else:
+        choice = f'{{"index":0,"text":{text},"finish_reason":{finish_json}}}'
+    usage_json = "" if usage is None else ',"usage":' + json.dumps(usage)
+    head = f'"id":"mock","object":"{kind}","model":{model_json}'
+    event = f'{{{head},"choices":[{choice}]{usage_json}}}'
+    return _chunk(b"data: " + event.encode() + b"\n\n")
+
+
+def _encode_frames(cfg: MockConfig, api, tokens, k, continuous, include_usage, finish):
+    """Chunk j carries tokens [jk, jk+k); the last one also ends the stream (usage, [DONE])."""
+    model_json = json.dumps(cfg.model)
+    frames, sent = [], 0
+    n_chunks = math.ceil(tokens / k)
+    for j in range(n_chunks):
+        count = min(k, tokens - sent)
+        text = "".join(f" t{sent + i}" for i in range(count))
+        sent += count
+        last = j == n_chunks - 1
+        usage = _usage(sent) if continuous else None
+        data = _event(api, model_json, text, finish if last else None, usage)
+        if cfg.ping_every and j % cfg.ping_every == 0:
+            data = _chunk(b": ping\n\n") + data
+        frames.append(data)
+    tail = b""
+    if include_usage:
+        kind = "chat.completion.chunk" if api == "chat" else "text_completion"
+        event = {"id": "mock", "object": kind, "choices": [], "usage": _usage(sent)}
+        tail += _chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
+    tail += _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+    return frames, tail
 
 
 class _Streamer:
@@ -305,110 +364,65 @@ class _Streamer:
         options = body.get("stream_options") or {}
         self.include_usage = bool(options.get("include_usage"))
         self.continuous = bool(options.get("continuous_usage_stats"))
-        self.kind = "chat.completion.chunk" if api == "chat" else "text_completion"
-        self.model_json = json.dumps(cfg.model)
-
-    def _event(self, content: str, finish: str | None, usage: dict | None, role=False) -> bytes:
-        # Formatted by hand rather than json.dumps per chunk: the mock must stay cheap
-        # at 256 streams, or its own loop lag shows up as the client's error.
-        text = json.dumps(content)
-        finish_json = "null" if finish is None else f'"{finish}"'
-        if self.api == "chat":
-            role_json = '"role":"assistant",' if role else ""
-            delta = f'{{{role_json}"content":{text}}}'
-            choice = f'{{"index":0,"delta":{delta},"finish_reason":{finish_json}}}'
-        else:
-            choice = f'{{"index":0,"text":{text},"finish_reason":{finish_json}}}'
-        usage_json = "" if usage is None else ',"usage":' + json.dumps(usage)
-        head = f'"id":"mock","object":"{self.kind}","model":{self.model_json}'
-        event = f'{{{head},"choices":[{choice}]{usage_json}}}'
-        return _chunk(b"data: " + event.encode() + b"\n\n")
-
-    def _usage(self, completion_tokens: int) -> dict:
-        return {
-            "prompt_tokens": 1,
-            "completion_tokens": completion_tokens,
-            "total_tokens": completion_tokens + 1,
-        }
 
     def start(self, t_read_ns: int) -> None:
-        """Write the head now and schedule every chunk; the connection is told at the end."""
-        cfg, entry = self.cfg, self.entry
-        entry["t_headers_ns"] = self.conn.write(STREAM_HEAD)
+        """Write the head now and schedule the first chunk; the connection is told at the end."""
+        cfg, entry, conn = self.cfg, self.entry, self.conn
+        entry["t_headers_ns"] = conn.write(STREAM_HEAD)
         if cfg.empty_first_chunk:
-            usage = self._usage(0) if self.continuous else None
-            entry["t_empty_chunk_ns"] = self.conn.write(self._event("", None, usage, role=True))
+            usage = _usage(0) if self.continuous else None
+            model_json = json.dumps(cfg.model)
+            empty = _event(self.api, model_json, "", None, usage, role=True)
+            entry["t_empty_chunk_ns"] = conn.write(empty)
         self.k = max(1, cfg.tokens_per_chunk)
-        self.n_chunks = math.ceil(self.tokens / self.k)
+        finish = None if self.fault == "no_finish" else "length"
+        shape = (self.api, self.tokens, self.k, self.continuous, self.include_usage, finish)
+        self.frames, self.tail = conn.server.frames(shape)
+        self.n_chunks = len(self.frames)
         self.cut_after = self.n_chunks // 2 if self.fault == "truncate" else None
-        self.sent, self.j, self.t_read_ns = 0, 0, t_read_ns
-        self._schedule()
-
-    def _schedule(self) -> None:
-        cfg = self.cfg
-        deadline_ns = self.t_read_ns + int((cfg.ttft_ms + self.j * self.k * cfg.itl_ms) * 1e6)
-        call_at_ns(deadline_ns, self._write_next)
+        self.j, self.t_read_ns = 0, t_read_ns
+        self.ttft_ns, self.gap_ns = int(cfg.ttft_ms * 1e6), cfg.itl_ms * 1e6 * self.k
+        self.chunks = entry["chunks"]
+        conn.call_at_ns(t_read_ns + self.ttft_ns, self._write_next)
 
     def _write_next(self) -> None:
-        cfg, entry, j = self.cfg, self.entry, self.j
-        if j == self.cut_after or self.conn.transport is None:
-            entry["t_done_ns"] = now_ns()
-            if self.conn.transport is not None:
-                self.conn.transport.close()  # a stream cut mid-body: no terminal chunk
-            self.conn.response_finished()
+        conn, j = self.conn, self.j
+        if j == self.cut_after or not conn.open:
+            self.entry["t_done_ns"] = now_ns()
+            if conn.open:
+                conn.close()  # a stream cut mid-body: no terminal chunk
+            conn.response_finished()
             return
-        count = min(self.k, self.tokens - self.sent)
-        text = "".join(f" t{self.sent + i}" for i in range(count))
-        self.sent += count
         last = j == self.n_chunks - 1
-        finish = "length" if last and self.fault != "no_finish" else None
-        usage = self._usage(self.sent) if self.continuous else None
-        data = self._event(text, finish, usage)
-        if cfg.ping_every and j % cfg.ping_every == 0:
-            data = _chunk(b": ping\n\n") + data
-        t_write = self.conn.write(data)
-        entry["chunks"].append([t_write, count, self.conn.last_write_end_ns])
-        self.j += 1
+        data = self.frames[j] + self.tail if last else self.frames[j]
+        t_write = conn.write(data)
+        self.chunks.append([t_write, min(self.k, self.tokens - j * self.k), conn.last_write_end_ns])
+        self.j = j + 1
         if not last:
-            self._schedule()
+            deadline_ns = self.t_read_ns + self.ttft_ns + int(self.j * self.gap_ns)
+            conn.call_at_ns(deadline_ns, self._write_next)
             return
-        tail = b""
-        if self.include_usage:
-            event = {
-                "id": "mock",
-                "object": self.kind,
-                "choices": [],
-                "usage": self._usage(self.sent),
-            }
-            tail += _chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
-        tail += _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n"
-        entry["t_done_ns"] = self.conn.write(tail)
-        self.conn.response_finished()
+        self.entry["t_done_ns"] = t_write
+        conn.response_finished()
 
 
 class MockServerThread:
-    """The mock on its own event loop in a background thread (for tests and `calibrate`)."""
+    """The mock on its own serving loop in a background thread (for tests and `calibrate`)."""
 
     def __init__(self, config: MockConfig, host: str = "127.0.0.1") -> None:
         self.server = MockServer(config)
         self.host = host
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="diligence-mock")
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self.server.start(self.host, 0))
-        self._ready.set()
-        self._loop.run_forever()
+        self._thread = threading.Thread(
+            target=self.server.serve, daemon=True, name="diligence-mock"
+        )
 
     def __enter__(self) -> "MockServerThread":
+        self.server.start(self.host, 0)
         self._thread.start()
-        self._ready.wait(10)
         return self
 
     def __exit__(self, *exc) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        self.server.stop()
         self._thread.join(5)
 
     @property
@@ -423,24 +437,14 @@ def serve_forever(
     config: MockConfig, host: str, port: int, max_seconds: float, busy_poll: bool = False
 ) -> None:
     """`diligence-harness mock-server`: print the bound port as JSON, serve until stopped."""
-
-    async def main() -> None:
-        # As in the client (eventloop.py): no cyclic-GC pauses while serving; the
-        # mock is bounded in time and collects on /_mock/reset between levels.
-        gc.disable()
-        server = MockServer(config)
-        bound = await server.start(host, port)
-        config_view = asdict(config) | {"api_key": bool(config.api_key)}
-        print(
-            json.dumps({"event": "listening", "host": host, "port": bound, "config": config_view})
-        )
-        sys.stdout.flush()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=max_seconds)
-        await server.stop()
-
-    run_event_loop(main(), busy_poll=busy_poll)
+    # As in the client (eventloop.py): no cyclic-GC pauses while serving; the
+    # mock is bounded in time and collects on /_mock/reset between levels.
+    gc.disable()
+    server = MockServer(config)
+    bound = server.start(host, port)
+    config_view = asdict(config) | {"api_key": bool(config.api_key)}
+    print(json.dumps({"event": "listening", "host": host, "port": bound, "config": config_view}))
+    sys.stdout.flush()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda _signum, _frame: server.stop())
+    server.serve(max_seconds, busy_poll=busy_poll)

@@ -42,9 +42,10 @@ def ladder_result():
 def _slack_ms(cell: dict) -> float:
     """5 ms, plus however late the client's own event loop ran in this cell.
 
-    On an idle 2-core machine the error is ~1-2 ms at these levels
-    (benchmarks/results/harness_accuracy.md); when other work shares the CPU, both
-    processes are scheduled late, and the loop-lag monitor measures by how much.
+    At real-time priority on a 2-core machine the mean error is under 0.5 ms at these
+    levels (benchmarks/results/harness_accuracy.md); at normal priority, when other
+    work shares the CPU, both processes are scheduled late, and the loop-lag monitor
+    measures by how much.
     """
     return 5.0 + 2 * cell["client"]["loop_lag_ms"]["p99"]
 
