@@ -76,11 +76,12 @@ def request_metrics(record: dict) -> dict:
 def cell_summary(requests: list[dict]) -> dict:
     """Per-cell aggregates (harness-anchors §2.3): errors count in every rate's denominator."""
     ok = [r for r in requests if r.get("error") is None]
-    per_ok = [request_metrics(r) for r in ok]
+    metrics = [request_metrics(r) for r in requests]  # once per request: uploads are large
+    per_ok = [m for r, m in zip(requests, metrics) if r.get("error") is None]
     sends = [r["t_send_ns"] for r in requests if r.get("t_send_ns") is not None]
     lasts = [r["t_last_ns"] for r in ok if r.get("t_last_ns") is not None]
     duration = (max(lasts) - min(sends)) / 1e9 if sends and lasts else None
-    e2e_all = [m["e2e_ms"] for m in map(request_metrics, requests) if m["e2e_ms"] is not None]
+    e2e_all = [m["e2e_ms"] for m in metrics if m["e2e_ms"] is not None]
     output_tokens = sum(r.get("osl") or 0 for r in ok)
     n, errors = len(requests), len(requests) - len(ok)
     return {
