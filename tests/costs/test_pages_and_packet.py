@@ -95,3 +95,26 @@ def test_seed_demo_has_a_budget_three_months_and_an_idle_one(db):
     assert ThresholdAlert.objects.filter(scope="month", threshold_pct=90).count() == 3
     section = packet_section(case)
     assert section is not None and len(section.manifest_files) == 1
+
+
+def test_the_demo_packet_includes_the_reconciliation_and_the_bill_file(db, settings, tmp_path):
+    from django.utils import timezone
+
+    from apps.cases.demo import seed_demo
+    from apps.packets.document import packet_document
+    from apps.packets.signing import get_signer
+
+    settings.PACKET_SIGNING_DIR = tmp_path / "signing"
+    case = seed_demo()
+    document = packet_document(
+        case,
+        number="DIL-2026-000009",
+        requested_by=case.owner,
+        packet_signer=get_signer(),
+        generated_at=timezone.now(),
+    )
+    assert "Cost guardrails and reconciliation" in document.html
+    assert "Idle instances" in document.html and "Price differs from the contract" in document.html
+    cost_import = CostImport.objects.get()
+    [bill] = [f for f in document.manifest["evidence_files"] if f["name"].startswith("bill-")]
+    assert bill["expected_sha256"] == cost_import.sha256 and bill["status"] == "ok"
