@@ -31,7 +31,7 @@ import io
 import re
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from apps.costs.rules import PeriodUsage
 
@@ -52,6 +52,10 @@ OPTIONAL_COLUMNS = ("requests", "currency")
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DECIMAL_COLUMNS = ("instance_hours", "gpu_hours", "storage_gib_months", "cross_region_gib")
 INTEGER_COLUMNS = ("tokens_in", "tokens_out")
+
+# (digits before the point, decimal places) the stored columns hold.
+DIGITS = {name: (10, 4) for name in DECIMAL_COLUMNS} | {"amount": (14, 2)}
+MAX_COUNT = 2**63 - 1
 
 _PERIOD = re.compile(r"^(\d{4})-(\d{2})$")
 _NUMBER = re.compile(r"^\d+(\.\d+)?$")
@@ -232,16 +236,24 @@ def _parse_row(
         elif not _NUMBER.match(text):
             refuse(name, f"{text!r} is not a number (digits, optionally a decimal point).")
         else:
-            try:
+            whole, _, places = text.partition(".")
+            whole_digits, decimal_places = DIGITS[name]
+            if len(places) > decimal_places:
+                refuse(name, f"{text} has more than {decimal_places} decimal places.")
+            elif len(whole.lstrip("0")) > whole_digits:
+                refuse(
+                    name, f"{text} is too large (at most {whole_digits} digits before the point)."
+                )
+            else:
                 values[name] = Decimal(text)
-            except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
-                refuse(name, f"{text!r} is not a number.")
     for name in INTEGER_COLUMNS + ("requests",):
         text = _text(cells.get(name))
         if name == "requests" and text == "":
             values[name] = None
         elif not _INTEGER.match(text):
             refuse(name, f"{text!r} is not a whole, non-negative number.")
+        elif int(text) > MAX_COUNT:
+            refuse(name, f"{text} is too large.")
         else:
             values[name] = int(text)
     stated = _text(cells.get("currency")).upper()

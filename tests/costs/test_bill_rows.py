@@ -122,6 +122,25 @@ def test_refusals_name_the_row_and_the_reason(text, expected):
     assert refusal(text) == expected
 
 
+@pytest.mark.parametrize(
+    "cells,expected",
+    [
+        ("1,1,0,0,0,0,10.005", "row 2, amount: 10.005 has more than 2 decimal places."),
+        (
+            "1,1,0,0,0,0,123456789012345",
+            "row 2, amount: 123456789012345 is too large (at most 14 digits before the point).",
+        ),
+        ("1.00001,1,0,0,0,0,1", "row 2, instance_hours: 1.00001 has more than 4 decimal places."),
+        (
+            "1,1,99999999999999999999,0,0,0,1",
+            "row 2, tokens_in: 99999999999999999999 is too large.",
+        ),
+    ],
+)
+def test_values_the_records_cannot_hold_are_refused(cells, expected):
+    assert refusal(f"{HEADER}\n2026-09,{cells}\n") == [expected]
+
+
 def test_every_bad_row_is_reported_at_once():
     text = f"{HEADER}\n{GOOD}\n2026-10,1,1,0,0,0,0,-1\n2026-11,x,1,0,0,0,0,1\n"
     assert [p.split(":")[0] for p in refusal(text)] == ["row 3, amount", "row 4, instance_hours"]
