@@ -22,6 +22,12 @@ currency               no        ISO code; must equal the budget's currency
 Any problem — an unknown or missing column, a bad cell, a negative amount, a
 period repeated or out of order, a month not yet begun — refuses the whole
 file with every problem's row number (the header is row 1) and reason.
+
+A month already imported for the case is refused too (by the import service,
+which sees the stored months), unless the import is sent with *replace*: then
+the earlier month stays on record, marked replaced by the new import, and the
+new one is in force. A file may add months before those already imported
+(a late bill); within one file the months must ascend.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from apps.costs.selectors import cost_view
 
 
 def case_panel(case, *, actor) -> CasePanel | None:
-    """One panel in 6 queries however many months were imported."""
+    """One panel in 5 queries however many months were imported."""
     if not actor.has_perm("costs.view_budget"):
         return None
     view = cost_view(case)

@@ -135,7 +135,7 @@ class CostView:
 
 
 def cost_view(case) -> CostView:
-    """The case's costs, reconciled; 6 queries however many periods and imports."""
+    """The case's costs, reconciled; 5 queries however many periods and imports."""
     budget = budget_of(case)
     periods = current_periods(case)
     imports = cost_imports_of(case)
