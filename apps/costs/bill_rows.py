@@ -1,4 +1,4 @@
-"""Reading a usage-and-bill file into periods, or refusing it whole (pure; no Django).
+"""Reading a usage-and-bill file into periods, or refusing it whole (pure functions).
 
 The file is CSV, UTF-8 (a byte-order mark is allowed), one row per month:
 
@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
+from django.utils.translation import gettext as _
+
 from apps.costs.rules import PeriodUsage
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -75,7 +77,7 @@ class RowProblem:
     reason: str
 
     def __str__(self) -> str:
-        where = f"row {self.row}" if self.row is not None else "file"
+        where = _("row %(row)s") % {"row": self.row} if self.row is not None else _("file")
         column = f", {self.column}" if self.column else ""
         return f"{where}{column}: {self.reason}"
 
@@ -88,6 +90,10 @@ class BillFileRefused(ValueError):
         super().__init__("; ".join(str(p) for p in problems))
 
 
+def too_large() -> str:
+    return _("the file is larger than %(limit)s KiB.") % {"limit": MAX_FILE_BYTES // 1024}
+
+
 def _refuse(reason: str, column: str = "") -> BillFileRefused:
     return BillFileRefused([RowProblem(None, column, reason)])
 
@@ -95,22 +101,25 @@ def _refuse(reason: str, column: str = "") -> BillFileRefused:
 def decode_csv(raw: bytes) -> list[dict[str, str]]:
     """Bytes → rows keyed by column name; refuses size, encoding, shape and columns."""
     if len(raw) > MAX_FILE_BYTES:
-        raise _refuse(f"the file is larger than {MAX_FILE_BYTES // 1024} KiB.")
+        raise _refuse(too_large())
     if not raw.strip():
-        raise _refuse("the file is empty.")
+        raise _refuse(_("the file is empty."))
     if b"\x00" in raw:
-        raise _refuse("this is not a CSV file (it contains binary data).")
+        raise _refuse(_("this is not a CSV file (it contains binary data)."))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise _refuse(
-            f"the file is not UTF-8 (byte {error.start + 1} cannot be read): save it as CSV UTF-8."
+            _("the file is not UTF-8 (byte %(byte)s cannot be read): save it as CSV UTF-8.")
+            % {"byte": error.start + 1}
         ) from None
     try:
         reader = csv.reader(io.StringIO(text, newline=""), strict=True)
         table = [row for row in reader]
     except csv.Error as error:
-        raise _refuse(f"this is not a readable CSV file ({error}).") from None
+        raise _refuse(
+            _("this is not a readable CSV file (%(error)s).") % {"error": error}
+        ) from None
     header = [name.strip().lower() for name in table[0]]
     check_columns(header)
     rows = []
@@ -121,7 +130,10 @@ def decode_csv(raw: bytes) -> list[dict[str, str]]:
             raise BillFileRefused(
                 [
                     RowProblem(
-                        number, "", f"{len(cells)} cells where the header names {len(header)}."
+                        number,
+                        "",
+                        _("%(cells)s cells where the header names %(columns)s.")
+                        % {"cells": len(cells), "columns": len(header)},
                     )
                 ]
             )
@@ -135,15 +147,26 @@ def check_columns(header: list[str]) -> None:
     if unknown:
         problems.append(
             RowProblem(
-                1, "", f"unknown column(s): {', '.join(unknown)} (allowed: {', '.join(COLUMNS)})."
+                1,
+                "",
+                _("unknown column(s): %(names)s (allowed: %(allowed)s).")
+                % {"names": ", ".join(unknown), "allowed": ", ".join(COLUMNS)},
             )
         )
     missing = [name for name in REQUIRED_COLUMNS if name not in header]
     if missing:
-        problems.append(RowProblem(1, "", f"missing required column(s): {', '.join(missing)}."))
+        problems.append(
+            RowProblem(
+                1, "", _("missing required column(s): %(names)s.") % {"names": ", ".join(missing)}
+            )
+        )
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
-        problems.append(RowProblem(1, "", f"column(s) named twice: {', '.join(repeated)}."))
+        problems.append(
+            RowProblem(
+                1, "", _("column(s) named twice: %(names)s.") % {"names": ", ".join(repeated)}
+            )
+        )
     if problems:
         raise BillFileRefused(problems)
 
@@ -157,9 +180,12 @@ def parse_rows(
     (numbered from ``first_row``); values may be strings or JSON numbers.
     """
     if not rows:
-        raise _refuse("the file has a header but no rows.")
+        raise _refuse(_("the file has a header but no rows."))
     if len(rows) > MAX_ROWS:
-        raise _refuse(f"{len(rows)} rows; at most {MAX_ROWS} are taken at once.")
+        raise _refuse(
+            _("%(rows)s rows; at most %(limit)s are taken at once.")
+            % {"rows": len(rows), "limit": MAX_ROWS}
+        )
     problems: list[RowProblem] = []
     usages: list[PeriodUsage] = []
     this_month = today.replace(day=1)
@@ -182,8 +208,14 @@ def parse_rows(
                     RowProblem(
                         number,
                         "period",
-                        f"{usage.period:%Y-%m} repeats or comes before "
-                        f"{usages[-1].period:%Y-%m}: list each month once, oldest first.",
+                        _(
+                            "%(period)s repeats or comes before %(before)s: list each month "
+                            "once, oldest first."
+                        )
+                        % {
+                            "period": f"{usage.period:%Y-%m}",
+                            "before": f"{usages[-1].period:%Y-%m}",
+                        },
                     )
                 )
             usages.append(usage)
@@ -197,9 +229,17 @@ def _json_columns(number: int, cells: dict) -> list[RowProblem]:
     missing = [name for name in REQUIRED_COLUMNS if name not in cells]
     problems = []
     if unknown:
-        problems.append(RowProblem(number, "", f"unknown column(s): {', '.join(unknown)}."))
+        problems.append(
+            RowProblem(
+                number, "", _("unknown column(s): %(names)s.") % {"names": ", ".join(unknown)}
+            )
+        )
     if missing:
-        problems.append(RowProblem(number, "", f"missing column(s): {', '.join(missing)}."))
+        problems.append(
+            RowProblem(
+                number, "", _("missing column(s): %(names)s.") % {"names": ", ".join(missing)}
+            )
+        )
     return problems
 
 
@@ -223,32 +263,46 @@ def _parse_row(
     period_text = _text(cells.get("period"))
     match = _PERIOD.match(period_text)
     if not match or not 1 <= int(match.group(2)) <= 12:
-        refuse("period", f"{period_text!r} is not a month written YYYY-MM.")
+        refuse(
+            "period", _("%(text)s is not a month written YYYY-MM.") % {"text": repr(period_text)}
+        )
     else:
         period = date(int(match.group(1)), int(match.group(2)), 1)
         if period > this_month:
-            refuse("period", f"{period_text} has not begun yet.")
+            refuse("period", _("%(text)s has not begun yet.") % {"text": period_text})
         values["period"] = period
     for name in DECIMAL_COLUMNS + ("amount",):
         text = _text(cells.get(name))
         if text.startswith("-"):
             reason = (
-                "negative amount: record a credit note with the vendor's next bill, "
-                "not as a negative bill."
+                _(
+                    "negative amount: record a credit note with the vendor's next bill, "
+                    "not as a negative bill."
+                )
                 if name == "amount"
-                else f"{text} is negative."
+                else _("%(text)s is negative.") % {"text": text}
             )
             refuse(name, reason)
         elif not _NUMBER.match(text):
-            refuse(name, f"{text!r} is not a number (digits, optionally a decimal point).")
+            refuse(
+                name,
+                _("%(text)s is not a number (digits, optionally a decimal point).")
+                % {"text": repr(text)},
+            )
         else:
-            whole, _, places = text.partition(".")
+            whole, _point, places = text.partition(".")
             whole_digits, decimal_places = DIGITS[name]
             if len(places) > decimal_places:
-                refuse(name, f"{text} has more than {decimal_places} decimal places.")
+                refuse(
+                    name,
+                    _("%(text)s has more than %(places)s decimal places.")
+                    % {"text": text, "places": decimal_places},
+                )
             elif len(whole.lstrip("0")) > whole_digits:
                 refuse(
-                    name, f"{text} is too large (at most {whole_digits} digits before the point)."
+                    name,
+                    _("%(text)s is too large (at most %(digits)s digits before the point).")
+                    % {"text": text, "digits": whole_digits},
                 )
             else:
                 values[name] = Decimal(text)
@@ -257,14 +311,18 @@ def _parse_row(
         if name == "requests" and text == "":
             values[name] = None
         elif not _INTEGER.match(text):
-            refuse(name, f"{text!r} is not a whole, non-negative number.")
+            refuse(name, _("%(text)s is not a whole, non-negative number.") % {"text": repr(text)})
         elif int(text) > MAX_COUNT:
-            refuse(name, f"{text} is too large.")
+            refuse(name, _("%(text)s is too large.") % {"text": text})
         else:
             values[name] = int(text)
     stated = _text(cells.get("currency")).upper()
     if stated and stated != currency.upper():
-        refuse("currency", f"{stated} is not the budget's currency ({currency}).")
+        refuse(
+            "currency",
+            _("%(stated)s is not the budget's currency (%(currency)s).")
+            % {"stated": stated, "currency": currency},
+        )
     if problems:
         return None, problems
     return PeriodUsage(**values), []

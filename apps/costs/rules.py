@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
+from django.utils.translation import gettext as _
+
 from apps.scorecards.pricing import (
     SECONDS_PER_HOUR,
     BillingBasis,
@@ -57,12 +59,14 @@ def thresholds_valid(thresholds: Sequence[int]) -> list[str]:
     """Problems with a list of alert thresholds (percent of a budget); [] when fine."""
     problems = []
     if not thresholds:
-        problems.append("Give at least one threshold.")
+        problems.append(_("Give at least one threshold."))
     for value in thresholds:
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 200:
-            problems.append(f"{value!r} is not a whole percentage from 1 to 200.")
+            problems.append(
+                _("%(value)s is not a whole percentage from 1 to 200.") % {"value": repr(value)}
+            )
     if len(set(thresholds)) != len(thresholds):
-        problems.append("Each threshold may appear once.")
+        problems.append(_("Each threshold may appear once."))
     return problems
 
 
@@ -108,13 +112,14 @@ class CommittedSpend:
     missing: tuple[str, ...] = ()
 
 
-_TERM_NAMES = (
-    ("billing_basis", "billing basis"),
-    ("unit_price", "unit price"),
-    ("gpu_count", "accelerator count"),
-    ("term_months", "contract term"),
-    ("prepayment_ratio", "prepayment ratio"),
-)
+def _term_names():
+    return (
+        ("billing_basis", _("billing basis")),
+        ("unit_price", _("unit price")),
+        ("gpu_count", _("accelerator count")),
+        ("term_months", _("contract term")),
+        ("prepayment_ratio", _("prepayment ratio")),
+    )
 
 
 def committed_spend(terms: OfferTerms) -> CommittedSpend:
@@ -123,7 +128,7 @@ def committed_spend(terms: OfferTerms) -> CommittedSpend:
     Every basis is capacity held for the whole term (apps.scorecards.pricing):
     GPUs × months × 730 h at the list rate, or the reservation's price.
     """
-    missing = tuple(label for name, label in _TERM_NAMES if getattr(terms, name) in (None, ""))
+    missing = tuple(label for name, label in _term_names() if getattr(terms, name) in (None, ""))
     if missing:
         return CommittedSpend(None, None, None, None, None, missing=missing)
     try:
@@ -286,13 +291,17 @@ def idle_instances(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) -
     amount = None
     if expected.instances is not None:
         amount = expected.instances * share
-    return Cause(
-        "idle_instances",
-        f"{_plain(usage.instance_hours)} instance-hours billed ({_plain(billed_gpu_hours)} "
-        f"GPU-hours) for {_plain(usage.gpu_hours)} GPU-hours of work: "
-        f"{_percent(share)} idle (limit {_percent(IDLE_SHARE_LIMIT)}).",
-        amount,
-    )
+    detail = _(
+        "%(instance_hours)s instance-hours billed (%(billed)s GPU-hours) for %(worked)s "
+        "GPU-hours of work: %(share)s idle (limit %(limit)s)."
+    ) % {
+        "instance_hours": _plain(usage.instance_hours),
+        "billed": _plain(billed_gpu_hours),
+        "worked": _plain(usage.gpu_hours),
+        "share": _percent(share),
+        "limit": _percent(IDLE_SHARE_LIMIT),
+    }
+    return Cause("idle_instances", detail, amount)
 
 
 def long_contexts(usage: PeriodUsage, card: RateCard) -> Cause | None:
@@ -307,12 +316,15 @@ def long_contexts(usage: PeriodUsage, card: RateCard) -> Cause | None:
     if card.price_per_million_tokens_in is not None:
         excess_tokens = usage.tokens_in - assumed * usage.requests
         amount = excess_tokens * card.price_per_million_tokens_in / MILLION
-    return Cause(
-        "long_contexts",
-        f"{average.quantize(Decimal(1), ROUND_HALF_UP):,f} input tokens per request on "
-        f"average over {usage.requests:,} requests, against {assumed:,} assumed.",
-        amount,
-    )
+    detail = _(
+        "%(average)s input tokens per request on average over %(requests)s requests, "
+        "against %(assumed)s assumed."
+    ) % {
+        "average": f"{average.quantize(Decimal(1), ROUND_HALF_UP):,f}",
+        "requests": f"{usage.requests:,}",
+        "assumed": f"{assumed:,}",
+    }
+    return Cause("long_contexts", detail, amount)
 
 
 def cross_region_traffic(
@@ -322,18 +334,18 @@ def cross_region_traffic(
     if usage.cross_region_gib <= 0:
         return None
     if card.cross_region_per_gib is None:
-        return Cause(
-            "cross_region_traffic",
-            f"{_plain(usage.cross_region_gib)} GiB crossed regions, and the rate card has no "
-            "cross-region rate: ask the vendor how it is billed.",
-        )
+        detail = _(
+            "%(gib)s GiB crossed regions, and the rate card has no cross-region rate: "
+            "ask the vendor how it is billed."
+        ) % {"gib": _plain(usage.cross_region_gib)}
+        return Cause("cross_region_traffic", detail)
     if usage.amount > 0 and expected.traffic / usage.amount >= TRAFFIC_SHARE_LIMIT:
-        return Cause(
-            "cross_region_traffic",
-            f"{_plain(usage.cross_region_gib)} GiB of cross-region traffic cost "
-            f"{money(expected.traffic)}, {_percent(expected.traffic / usage.amount)} of the bill.",
-            expected.traffic,
-        )
+        detail = _("%(gib)s GiB of cross-region traffic cost %(cost)s, %(share)s of the bill.") % {
+            "gib": _plain(usage.cross_region_gib),
+            "cost": money(expected.traffic),
+            "share": _percent(expected.traffic / usage.amount),
+        }
+        return Cause("cross_region_traffic", detail, expected.traffic)
     return None
 
 
@@ -345,16 +357,21 @@ def price_differs(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) ->
     tolerance = max(expected.total * PRICE_TOLERANCE_SHARE, PRICE_TOLERANCE_ABSOLUTE)
     if abs(difference) <= tolerance:
         return None
-    detail = f"Billed {money(usage.amount)} against {money(expected.total)} expected."
+    detail = _("Billed %(billed)s against %(expected)s expected.") % {
+        "billed": money(usage.amount),
+        "expected": money(expected.total),
+    }
     rate = rate_per_gpu_hour(card.terms)
     billed_gpu_hours = usage.instance_hours * card.gpus_per_instance
     if rate is not None and billed_gpu_hours > 0:
         other = expected.total - expected.instances
         implied = (usage.amount - other) / billed_gpu_hours
-        detail += (
-            f" The bill implies {implied.quantize(Decimal('0.0001'), ROUND_HALF_UP):,f} per "
-            f"GPU-hour; the contract says {_plain(rate)}."
-        )
+        detail += " " + _(
+            "The bill implies %(implied)s per GPU-hour; the contract says %(rate)s."
+        ) % {
+            "implied": f"{implied.quantize(Decimal('0.0001'), ROUND_HALF_UP):,f}",
+            "rate": _plain(rate),
+        }
     return Cause("price_differs", detail, difference)
 
 
@@ -475,9 +492,9 @@ def training_guardrail_problems(
         return []
     problems = []
     if max_run_hours is None:
-        problems.append("No maximum run time for training jobs.")
+        problems.append(_("No maximum run time for training jobs."))
     if max_spend is None:
-        problems.append("No maximum spend for training jobs.")
+        problems.append(_("No maximum spend for training jobs."))
     return problems
 
 

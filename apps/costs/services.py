@@ -103,18 +103,14 @@ def cost_import_create(
         raise bill_rows.BillFileRefused(
             [
                 bill_rows.RowProblem(
-                    None, "", "set the case's budget first: its currency and rates check the bill."
+                    None,
+                    "",
+                    _("set the case's budget first: its currency and rates check the bill."),
                 )
             ]
         )
     if len(raw) > bill_rows.MAX_FILE_BYTES:
-        raise bill_rows.BillFileRefused(
-            [
-                bill_rows.RowProblem(
-                    None, "", f"the file is larger than {bill_rows.MAX_FILE_BYTES // 1024} KiB."
-                )
-            ]
-        )
+        raise bill_rows.BillFileRefused([bill_rows.RowProblem(None, "", bill_rows.too_large())])
     today = today or timezone.localdate()
     if rows is None:
         rows = bill_rows.decode_csv(raw)
@@ -137,9 +133,11 @@ def cost_import_create(
                         bill_rows.RowProblem(
                             None,
                             "period",
-                            f"{period:%Y-%m} was already imported (import "
-                            f"{p.cost_import.sha256[:12]}…); import again with replace to "
-                            "supersede it.",
+                            _(
+                                "%(period)s was already imported (import %(sha)s…); import "
+                                "again with replace to supersede it."
+                            )
+                            % {"period": f"{period:%Y-%m}", "sha": p.cost_import.sha256[:12]},
                         )
                         for period, p in sorted(in_force.items())
                     ]
