@@ -23,6 +23,8 @@ from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
 from apps.core.extensions import present_modules
 
 LIMIT = 50
+# Apps adding a section: ``dashboard_section(user, *, roles, today) -> Section | None``.
+DASHBOARD_PROVIDERS = ("apps.costs.dashboard",)
 
 
 @dataclass
@@ -83,6 +85,10 @@ def dashboard_for(user) -> Board:
     if Role.AUDITOR in roles:
         section, chain = _auditor()
         sections.append(section)
+    for module in present_modules(DASHBOARD_PROVIDERS):
+        provided = module.dashboard_section(user, roles=roles, today=today)
+        if provided is not None:
+            sections.append(provided)
     return Board(
         sections=sections,
         expiring=_expiring(user, today, sees_all=sees_all),

@@ -22,6 +22,10 @@ from django.utils.translation import gettext as _
 from apps.approvals.models import Approval, Reminder
 from apps.core.extensions import present_modules
 
+# Apps whose reminders are not due dates (a budget threshold crossed) send
+# them from the same daily task: each module has ``reminders_send(*, today)``.
+REMINDER_PROVIDERS = ("apps.costs.reminders",)
+
 THRESHOLDS = (30, 7, 1)
 OVERDUE = 0
 HORIZON_DAYS = max(THRESHOLDS)
@@ -71,6 +75,13 @@ def _installed(name: str) -> bool:
 
 def _local_day(moment: datetime) -> date:
     return timezone.localtime(moment).date()
+
+
+def provided_reminders_send(today: date) -> list:
+    sent = []
+    for module in present_modules(REMINDER_PROVIDERS):
+        sent += module.reminders_send(today=today)
+    return sent
 
 
 def due_items(today: date, *, horizon_days: int = HORIZON_DAYS) -> list[DueItem]:

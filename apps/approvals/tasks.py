@@ -6,7 +6,9 @@ pending approval. In the embedded default tasks run eagerly, in-process.
 """
 
 from celery import shared_task
+from django.utils import timezone
 
+from apps.approvals.reminders import provided_reminders_send
 from apps.approvals.services import reminders_send, stale_approvals_record
 
 REMINDERS_TASK = "apps.approvals.tasks.send_reminders_task"
@@ -18,7 +20,7 @@ STALENESS_TASK = "apps.approvals.tasks.record_stale_approvals_task"
 @shared_task(name=REMINDERS_TASK, acks_late=True)
 def send_reminders_task() -> int:
     """Send the reminders due today; returns how many were sent (0 when run again)."""
-    return len(reminders_send())
+    return len(reminders_send()) + len(provided_reminders_send(timezone.localdate()))
 
 
 @shared_task(name=STALENESS_TASK, acks_late=True)

@@ -28,6 +28,7 @@ DEMO_EXTENSIONS = (
     "apps.contracts.demo",
     "apps.assessments.demo",
     "apps.access.demo",
+    "apps.costs.demo",
     # Last: submits the demo case for approval once every record is in place.
     "apps.approvals.demo",
 )

@@ -31,6 +31,7 @@ PACKET_SECTION_PROVIDERS = (
     "apps.evidence.packet",
     "apps.approvals.packet",
     "apps.audit.packet",
+    "apps.costs.packet",
 )
 
 

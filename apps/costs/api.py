@@ -1,0 +1,399 @@
+"""REST API: a case's budget, usage-and-bill imports, periods and reconciliation."""
+
+import json
+
+from django.http import Http404
+from django.urls import URLPattern, path
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.cases.selectors import case_get_for
+from apps.core.permissions import RolePermission
+from apps.costs import services
+from apps.costs.bill_rows import MAX_FILE_BYTES, BillFileRefused
+from apps.costs.models import CostImport, CostPeriod
+from apps.costs.selectors import budget_of, cost_imports_of, cost_view
+from apps.offers.models import Offer
+
+
+def _money(**kwargs):
+    return serializers.DecimalField(max_digits=16, decimal_places=2, **kwargs)
+
+
+def _rate(**kwargs):
+    return serializers.DecimalField(
+        max_digits=14, decimal_places=6, min_value=0, required=False, allow_null=True, **kwargs
+    )
+
+
+class BudgetWriteSerializer(serializers.Serializer):
+    currency = serializers.CharField(max_length=3, default="USD")
+    total_amount = _money(min_value=0)
+    monthly_amount = _money(min_value=0)
+    thresholds_pct = serializers.ListField(
+        child=serializers.IntegerField(), default=[70, 90, 100], help_text="Percent, 1–200."
+    )
+    training_max_run_hours = serializers.DecimalField(
+        max_digits=10, decimal_places=2, min_value=0, required=False, allow_null=True
+    )
+    training_max_spend = _money(min_value=0, required=False, allow_null=True)
+    offer = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Offer used until one is approved."
+    )
+    gpus_per_instance = serializers.IntegerField(min_value=1, default=1)
+    price_per_million_tokens_in = _rate()
+    price_per_million_tokens_out = _rate()
+    storage_per_gib_month = _rate()
+    cross_region_per_gib = _rate()
+    assumed_tokens_in_per_request = serializers.IntegerField(
+        min_value=1, required=False, allow_null=True
+    )
+    version = serializers.IntegerField(
+        required=False, help_text="Version edited; a stale version is refused with 409."
+    )
+    change_reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=500, help_text="Required on edits."
+    )
+
+
+class CommittedSerializer(serializers.Serializer):
+    contract_value = serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
+    prepayment = serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
+    prepayment_financing = serializers.DecimalField(
+        max_digits=20, decimal_places=2, allow_null=True
+    )
+    per_month = serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
+    effective_cost_per_gpu_hour = serializers.DecimalField(
+        max_digits=20, decimal_places=4, allow_null=True
+    )
+    explanation = serializers.ListField(child=serializers.CharField())
+    missing = serializers.ListField(child=serializers.CharField())
+
+
+class BudgetReadSerializer(BudgetWriteSerializer):
+    case = serializers.IntegerField()
+    chosen_offer = serializers.IntegerField(allow_null=True)
+    chosen_offer_source = serializers.CharField(help_text="approved, picked, or empty.")
+    committed = CommittedSerializer(allow_null=True)
+    committed_over_budget = serializers.BooleanField()
+    guardrail_problems = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        ref_name = "CostBudgetRead"
+
+
+class ImportSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    source = serializers.CharField()
+    file_name = serializers.CharField()
+    sha256 = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    row_count = serializers.IntegerField()
+    replaces_periods = serializers.BooleanField()
+    imported_by = serializers.CharField()
+    note = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class PeriodSerializer(serializers.Serializer):
+    period = serializers.CharField(help_text="YYYY-MM")
+    instance_hours = serializers.DecimalField(max_digits=14, decimal_places=4)
+    gpu_hours = serializers.DecimalField(max_digits=14, decimal_places=4)
+    tokens_in = serializers.IntegerField()
+    tokens_out = serializers.IntegerField()
+    requests = serializers.IntegerField(allow_null=True)
+    storage_gib_months = serializers.DecimalField(max_digits=14, decimal_places=4)
+    cross_region_gib = serializers.DecimalField(max_digits=14, decimal_places=4)
+    amount = _money()
+    import_sha256 = serializers.CharField()
+    superseded_at = serializers.DateTimeField(allow_null=True)
+
+
+def _decimal_out():
+    return serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
+
+
+class CauseSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    detail = serializers.CharField()
+    amount = _decimal_out()
+
+
+class ReconciledPeriodSerializer(serializers.Serializer):
+    period = serializers.CharField()
+    billed = _decimal_out()
+    expected = _decimal_out()
+    expected_lines = serializers.ListField(child=serializers.CharField())
+    difference = _decimal_out()
+    causes = CauseSerializer(many=True)
+    cumulative = _decimal_out()
+    month_share = serializers.DecimalField(max_digits=12, decimal_places=4, allow_null=True)
+    cumulative_share = serializers.DecimalField(max_digits=12, decimal_places=4, allow_null=True)
+    month_crossed = serializers.ListField(child=serializers.IntegerField())
+    cumulative_crossed = serializers.ListField(child=serializers.IntegerField())
+
+
+class CrossingSerializer(serializers.Serializer):
+    scope = serializers.CharField()
+    period = serializers.CharField()
+    threshold = serializers.IntegerField()
+    spent = _decimal_out()
+    limit = _decimal_out()
+
+
+class ReconciliationSerializer(serializers.Serializer):
+    case = serializers.IntegerField()
+    currency = serializers.CharField()
+    billed_total = _decimal_out()
+    expected_total = _decimal_out()
+    periods = ReconciledPeriodSerializer(many=True)
+    crossings = CrossingSerializer(many=True)
+
+
+def budget_payload(case) -> dict:
+    view = cost_view(case)
+    budget = view.budget
+    committed = view.committed
+    return {
+        "case": case.pk,
+        "version": budget.version,
+        **{name: getattr(budget, name) for name in services.BUDGET_FIELDS if name != "offer"},
+        "offer": budget.offer_id,
+        "chosen_offer": view.offer.pk if view.offer else None,
+        "chosen_offer_source": view.offer_source,
+        "committed": None
+        if committed is None
+        else {**vars(committed), "explanation": list(committed.explanation)},
+        "committed_over_budget": view.committed_over_budget,
+        "guardrail_problems": view.guardrail_problems,
+    }
+
+
+def import_payload(cost_import: CostImport) -> dict:
+    return {
+        **{name: getattr(cost_import, name) for name in ImportSerializer().fields},
+        "imported_by": cost_import.imported_by.get_username(),
+    }
+
+
+def period_payload(period: CostPeriod) -> dict:
+    return {
+        "period": f"{period.period:%Y-%m}",
+        **{
+            name: getattr(period, name)
+            for name in (
+                "instance_hours",
+                "gpu_hours",
+                "tokens_in",
+                "tokens_out",
+                "requests",
+                "storage_gib_months",
+                "cross_region_gib",
+                "amount",
+                "superseded_at",
+            )
+        },
+        "import_sha256": period.cost_import.sha256,
+    }
+
+
+def reconciliation_payload(view) -> dict:
+    rec = view.reconciliation
+    return {
+        "case": view.case.pk,
+        "currency": view.budget.currency,
+        "billed_total": rec.billed_total,
+        "expected_total": rec.expected_total,
+        "periods": [
+            {
+                "period": f"{row.usage.period:%Y-%m}",
+                "billed": row.usage.amount,
+                "expected": row.expected.total,
+                "expected_lines": list(row.expected.lines),
+                "difference": row.difference,
+                "causes": [vars(c) for c in row.causes],
+                "cumulative": row.cumulative,
+                "month_share": row.month_share,
+                "cumulative_share": row.cumulative_share,
+                "month_crossed": list(row.month_crossed),
+                "cumulative_crossed": list(row.cumulative_crossed),
+            }
+            for row in rec.periods
+        ],
+        "crossings": [{**vars(c), "period": f"{c.period:%Y-%m}"} for c in rec.crossings],
+    }
+
+
+def _refused(refusal: BillFileRefused) -> Response:
+    return Response(
+        {
+            "detail": "The file was refused; nothing was imported.",
+            "problems": [vars(p) for p in refusal.problems],
+        },
+        status=status.HTTP_400_BAD_REQUEST,
+    )
+
+
+class BudgetView(APIView):
+    """A case's budget, thresholds, training limits, rate card and committed spend."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "costs.view_budget", "PUT": "costs.change_budget"}
+
+    @extend_schema(responses=BudgetReadSerializer)
+    def get(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        if budget_of(case) is None:
+            raise Http404("This case has no budget yet.")
+        return Response(BudgetReadSerializer(budget_payload(case)).data)
+
+    @extend_schema(request=BudgetWriteSerializer, responses=BudgetReadSerializer)
+    def put(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        body = BudgetWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = dict(body.validated_data)
+        offer = None
+        if data.get("offer") is not None:
+            offer = Offer.objects.filter(case=case, pk=data["offer"]).first()
+            if offer is None:
+                raise serializers.ValidationError({"offer": "Choose one of this case's offers."})
+        data["offer"] = offer
+        existed = budget_of(case) is not None
+        services.budget_save(
+            actor=request.user,
+            case=case,
+            fields=data,
+            reason=data.get("change_reason", ""),
+            expected_version=data.get("version"),
+        )
+        return Response(
+            BudgetReadSerializer(budget_payload(case)).data,
+            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
+        )
+
+
+class ImportsView(APIView):
+    """Usage-and-bill imports: list them, or import one (CSV body or JSON rows), all or nothing.
+
+    POST with ``Content-Type: text/csv`` (query ``replace``, ``file_name``,
+    ``note``) or ``application/json``: ``{"rows": [{column: value}],
+    "replace": false, "file_name": "", "note": ""}``. The columns are those of
+    the upload (see ``apps/costs/bill_rows.py``).
+    """
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "costs.view_costimport", "POST": "costs.add_costimport"}
+
+    @extend_schema(responses=ImportSerializer(many=True))
+    def get(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        imports = [import_payload(i) for i in cost_imports_of(case)]
+        return Response(ImportSerializer(imports, many=True).data)
+
+    @extend_schema(
+        request={"text/csv": str, "application/json": dict},
+        parameters=[OpenApiParameter("replace", bool), OpenApiParameter("file_name", str)],
+        responses={201: ImportSerializer},
+    )
+    def post(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        # The declared length is checked before the body is read.
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > MAX_FILE_BYTES:
+            return Response(
+                {"detail": f"The body is larger than {MAX_FILE_BYTES // 1024} KiB."},
+                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            )
+        content_type = (request.content_type or "").split(";")[0].strip().lower()
+        raw = request.body
+        options = request.query_params
+        rows = None
+        if content_type == "text/csv":
+            source = CostImport.Source.API_CSV
+        elif content_type == "application/json":
+            source = CostImport.Source.API_JSON
+            try:
+                document = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                return Response(
+                    {"detail": "The body is not valid UTF-8 JSON."},
+                    status=status.HTTP_400_BAD_REQUEST,
+                )
+            if isinstance(document, dict):
+                options = {**options.dict(), **document}
+                document = document.get("rows")
+            if not isinstance(document, list) or not all(isinstance(r, dict) for r in document):
+                return Response(
+                    {"detail": 'Send {"rows": [{column: value}, …]}, one object per month.'},
+                    status=status.HTTP_400_BAD_REQUEST,
+                )
+            rows = document
+        else:
+            return Response(
+                {"detail": "Send text/csv or application/json."},
+                status=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            )
+        replace = options.get("replace") in (True, "true", "1", "yes")
+        try:
+            cost_import = services.cost_import_create(
+                actor=request.user,
+                case=case,
+                raw=raw,
+                rows=rows,
+                file_name=str(options.get("file_name") or f"api-{source}")[:200],
+                source=source,
+                replace=replace,
+                note=str(options.get("note") or "")[:500],
+            )
+        except BillFileRefused as refusal:
+            return _refused(refusal)
+        return Response(
+            ImportSerializer(import_payload(cost_import)).data, status=status.HTTP_201_CREATED
+        )
+
+
+class PeriodsView(APIView):
+    """Imported months, oldest first; a replaced month is listed with when it was replaced."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "costs.view_costperiod"}
+
+    @extend_schema(responses=PeriodSerializer(many=True))
+    def get(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        periods = (
+            CostPeriod.objects.filter(case=case)
+            .select_related("cost_import")
+            .order_by("period", "pk")
+        )
+        return Response(PeriodSerializer([period_payload(p) for p in periods], many=True).data)
+
+
+class ReconciliationView(APIView):
+    """Expected cost against the bill per month, the difference, its likely causes, crossings."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "costs.view_budget"}
+
+    @extend_schema(responses=ReconciliationSerializer)
+    def get(self, request, case_pk: int):
+        view = cost_view(case_get_for(request.user, case_pk))
+        if view.budget is None:
+            raise Http404("This case has no budget yet.")
+        return Response(ReconciliationSerializer(reconciliation_payload(view)).data)
+
+
+def register(router) -> list[URLPattern]:
+    prefix = "cases/<int:case_pk>/costs/"
+    return [
+        path(prefix + "budget/", BudgetView.as_view(), name="costs-budget"),
+        path(prefix + "imports/", ImportsView.as_view(), name="costs-imports"),
+        path(prefix + "periods/", PeriodsView.as_view(), name="costs-periods"),
+        path(prefix + "reconciliation/", ReconciliationView.as_view(), name="costs-reconciliation"),
+    ]

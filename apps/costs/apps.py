@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CostsConfig(AppConfig):
+    name = "apps.costs"
+    label = "costs"

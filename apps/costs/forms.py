@@ -1,0 +1,72 @@
+"""The budget form (with reason and version) and the usage-and-bill upload form."""
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from apps.core.forms import EditReasonMixin
+from apps.costs.bill_rows import COLUMNS, REQUIRED_COLUMNS
+from apps.costs.models import Budget
+from apps.costs.services import BUDGET_FIELDS
+
+
+class ThresholdsField(forms.CharField):
+    """ "70, 90, 100" → [70, 90, 100]."""
+
+    def to_python(self, value):
+        text = super().to_python(value)
+        try:
+            return [int(part) for part in text.replace(";", ",").split(",") if part.strip()]
+        except ValueError:
+            raise forms.ValidationError(
+                _("Write whole percentages separated by commas, e.g. 70, 90, 100.")
+            ) from None
+
+    def prepare_value(self, value):
+        if isinstance(value, list):
+            return ", ".join(str(v) for v in value)
+        return value
+
+
+class BudgetForm(EditReasonMixin, forms.ModelForm):
+    thresholds_pct = ThresholdsField(
+        label=_("Alert thresholds (%)"),
+        initial="70, 90, 100",
+        help_text=_("Percent of the monthly and of the total budget at which the owner is told."),
+    )
+
+    class Meta:
+        model = Budget
+        fields = list(BUDGET_FIELDS)
+
+    def __init__(self, *args, case, creating: bool, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["offer"].queryset = case.offers.select_related("vendor")
+        self.fields["offer"].help_text = _(
+            "Used until an offer is approved; the approved offer then wins."
+        )
+        if creating:
+            # The first save needs no reason: there is nothing to compare with.
+            self.fields["change_reason"].required = False
+
+    def service_fields(self) -> tuple[dict, str, int | None]:
+        fields, reason, version = self.edit_parts()
+        return {name: fields[name] for name in BUDGET_FIELDS}, reason or "", version
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(label=_("Usage and bill file (CSV, UTF-8)"))
+    replace = forms.BooleanField(
+        label=_("Replace months already imported"),
+        required=False,
+        help_text=_("The earlier rows stay in history, marked replaced by this import."),
+    )
+    note = forms.CharField(label=_("Note"), max_length=500, required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["file"].help_text = _(
+            "Columns: %(required)s; optional: %(optional)s. One row per month, oldest first."
+        ) % {
+            "required": ", ".join(REQUIRED_COLUMNS),
+            "optional": ", ".join(c for c in COLUMNS if c not in REQUIRED_COLUMNS),
+        }

@@ -1,0 +1,28 @@
+"""The cost guardrails and reconciliation chapter of the signed packet (seed 004 §五 5).
+
+Every imported bill file is listed in the manifest with the SHA-256 recorded
+at import, so the packet re-hashes it from storage and shows any that changed.
+"""
+
+from django.utils.translation import gettext as _
+
+from apps.costs.selectors import case_history_querysets, cost_view
+
+
+def packet_section(case):
+    from apps.packets.sections import PacketSection
+
+    view = cost_view(case)
+    if view.budget is None and not view.imports:
+        return None
+    return PacketSection(
+        title=_("Cost guardrails and reconciliation"),
+        template="costs/packet_section.html",
+        context={"view": view},
+        order=85,
+        manifest_files=[
+            (f"bill-{i.sha256[:16]}.{i.storage_name.rsplit('.', 1)[-1]}", i.storage_name, i.sha256)
+            for i in view.imports
+        ],
+        history_querysets=case_history_querysets(case),
+    )

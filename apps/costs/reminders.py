@@ -1,0 +1,7 @@
+"""Budget threshold alerts, sent by the daily reminders beat task (apps.approvals)."""
+
+from apps.costs.services import threshold_alerts_send
+
+
+def reminders_send(*, today) -> list:
+    return threshold_alerts_send()

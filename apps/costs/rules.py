@@ -1,0 +1,506 @@
+"""Cost guardrails as pure functions on plain data (seed 000 step 9, seed 004 §五 item 5).
+
+Seed 004 §五 5: recompute the bill as "actual tokens × unit price + instance
+time" and line it up with the vendor's; differences come mainly from idle
+instances and repeated generation. Seed 000 step 9: budget thresholds at
+70 / 90 / 100 %, cross-region traffic and object storage billed separately so
+that hidden costs do not pile up. Seed 004 §六 lists the usual causes of a
+growing bill: idle instances left running, very long contexts, no per-caller
+quota.
+
+Units: money is ``Decimal`` in the budget's currency; hours are instance-hours
+(one instance = ``gpus_per_instance`` GPUs) or GPU-hours as named; storage in
+GiB-months; traffic in GiB; tokens are counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.utils.translation import gettext as _
+
+from apps.scorecards.pricing import (
+    SECONDS_PER_HOUR,
+    BillingBasis,
+    PricingInputError,
+    cost_per_gpu_hour,
+)
+
+DEFAULT_THRESHOLDS_PCT = (70, 90, 100)
+MILLION = Decimal(1_000_000)
+# Idle share of the billed GPU-hours above which idle instances are named a
+# cause (seed 000 step 9: idle capacity should be reclaimed automatically).
+IDLE_SHARE_LIMIT = Decimal("0.30")
+# Average input tokens per request this many times the sizing's assumption
+# names long contexts as a cause.
+LONG_CONTEXT_FACTOR = Decimal("1.5")
+# Cross-region traffic at or above this share of the bill is named a cause
+# even when the rate card prices it: it is the hidden cost seed 000 warns of.
+TRAFFIC_SHARE_LIMIT = Decimal("0.05")
+# A bill within this share of the expected cost (or one currency unit) agrees.
+PRICE_TOLERANCE_SHARE = Decimal("0.01")
+PRICE_TOLERANCE_ABSOLUTE = Decimal("1")
+
+CENT = Decimal("0.01")
+
+
+def money(value: Decimal) -> Decimal:
+    """Rounded half up to the cent, as on an invoice."""
+    return value.quantize(CENT, ROUND_HALF_UP)
+
+
+# Thresholds ------------------------------------------------------------------
+
+
+def thresholds_valid(thresholds: Sequence[int]) -> list[str]:
+    """Problems with a list of alert thresholds (percent of a budget); [] when fine."""
+    problems = []
+    if not thresholds:
+        problems.append(_("Give at least one threshold."))
+    for value in thresholds:
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 200:
+            problems.append(
+                _("%(value)s is not a whole percentage from 1 to 200.") % {"value": repr(value)}
+            )
+    if len(set(thresholds)) != len(thresholds):
+        problems.append(_("Each threshold may appear once."))
+    return problems
+
+
+def crossed_thresholds(*, spent: Decimal, limit: Decimal | None, thresholds: Iterable[int]):
+    """Thresholds (percent of ``limit``) that ``spent`` has reached; exactly 90 % crosses 90.
+
+    Compared as spent × 100 ≥ limit × threshold, so no rounding decides it.
+    """
+    if limit is None or limit <= 0:
+        return []
+    return sorted(t for t in thresholds if spent * 100 >= limit * t)
+
+
+def share_of(spent: Decimal, limit: Decimal | None) -> Decimal | None:
+    if limit is None or limit <= 0:
+        return None
+    return spent / limit
+
+
+# Committed spend ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfferTerms:
+    """What the chosen offer says about price (DESIGN §2.2)."""
+
+    billing_basis: str
+    unit_price: Decimal | None
+    gpu_count: int | None
+    term_months: int | None
+    prepayment_ratio: Decimal | None
+    currency: str = "USD"
+
+
+@dataclass(frozen=True)
+class CommittedSpend:
+    contract_value: Decimal | None
+    prepayment: Decimal | None
+    prepayment_financing: Decimal | None
+    per_month: Decimal | None
+    effective_cost_per_gpu_hour: Decimal | None
+    explanation: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+
+def _term_names():
+    return (
+        ("billing_basis", _("billing basis")),
+        ("unit_price", _("unit price")),
+        ("gpu_count", _("accelerator count")),
+        ("term_months", _("contract term")),
+        ("prepayment_ratio", _("prepayment ratio")),
+    )
+
+
+def committed_spend(terms: OfferTerms) -> CommittedSpend:
+    """The spend a contract commits to: the scorecard's price normalisation over the term.
+
+    Every basis is capacity held for the whole term (apps.scorecards.pricing):
+    GPUs × months × 730 h at the list rate, or the reservation's price.
+    """
+    missing = tuple(label for name, label in _term_names() if getattr(terms, name) in (None, ""))
+    if missing:
+        return CommittedSpend(None, None, None, None, None, missing=missing)
+    try:
+        normalised = cost_per_gpu_hour(
+            unit_price=terms.unit_price,
+            billing_basis=terms.billing_basis,
+            gpu_count=terms.gpu_count,
+            term_months=terms.term_months,
+            prepayment_ratio=terms.prepayment_ratio,
+        )
+    except PricingInputError as error:
+        return CommittedSpend(None, None, None, None, None, missing=(str(error),))
+    return CommittedSpend(
+        contract_value=normalised.total_contract_value,
+        prepayment=normalised.prepayment_amount,
+        prepayment_financing=normalised.prepayment_financing_cost,
+        per_month=normalised.total_contract_value / terms.term_months,
+        effective_cost_per_gpu_hour=normalised.effective_cost_per_gpu_hour,
+        explanation=normalised.explanation,
+    )
+
+
+# Expected cost of one period ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RateCard:
+    """The contract's rates: the offer's billing terms plus what it bills separately."""
+
+    terms: OfferTerms
+    gpus_per_instance: int = 1
+    price_per_million_tokens_in: Decimal | None = None
+    price_per_million_tokens_out: Decimal | None = None
+    storage_per_gib_month: Decimal | None = None
+    cross_region_per_gib: Decimal | None = None
+    assumed_tokens_in_per_request: int | None = None
+
+
+@dataclass(frozen=True)
+class PeriodUsage:
+    """One month of usage and the vendor's bill for it, as imported."""
+
+    period: date  # first day of the month
+    instance_hours: Decimal
+    gpu_hours: Decimal  # GPU-hours doing work, from monitoring
+    tokens_in: int
+    tokens_out: int
+    storage_gib_months: Decimal
+    cross_region_gib: Decimal
+    amount: Decimal  # billed by the vendor
+    requests: int | None = None
+
+
+@dataclass(frozen=True)
+class ExpectedCost:
+    tokens_in: Decimal
+    tokens_out: Decimal
+    instances: Decimal | None  # None: the offer lacks the terms to price it
+    storage: Decimal
+    traffic: Decimal
+    total: Decimal | None
+    lines: tuple[str, ...]
+
+
+def rate_per_gpu_hour(terms: OfferTerms) -> Decimal | None:
+    """The hourly rate of a metered offer; None for monthly and reserved bases."""
+    if terms.unit_price is None:
+        return None
+    if terms.billing_basis == BillingBasis.PER_SECOND.value:
+        return terms.unit_price * SECONDS_PER_HOUR
+    if terms.billing_basis == BillingBasis.PER_HOUR.value:
+        return terms.unit_price
+    return None
+
+
+def _instance_cost(usage: PeriodUsage, card: RateCard) -> tuple[Decimal | None, str]:
+    terms = card.terms
+    basis = terms.billing_basis
+    rate = rate_per_gpu_hour(terms)
+    if rate is not None:
+        gpu_hours = usage.instance_hours * card.gpus_per_instance
+        return (
+            gpu_hours * rate,
+            f"Instances: {_plain(usage.instance_hours)} instance-hours × "
+            f"{card.gpus_per_instance} GPUs × {_plain(rate)} per GPU-hour "
+            f"= {money(gpu_hours * rate)}",
+        )
+    if basis == BillingBasis.PER_MONTH.value and terms.unit_price is not None and terms.gpu_count:
+        # Monthly capacity is billed whether used or not: the hours do not change it.
+        cost = terms.unit_price * terms.gpu_count
+        return (
+            cost,
+            f"Instances: {terms.gpu_count} GPUs × {_plain(terms.unit_price)} per GPU-month "
+            f"= {money(cost)}",
+        )
+    if basis == BillingBasis.RESERVED.value and terms.unit_price is not None and terms.term_months:
+        cost = terms.unit_price / terms.term_months
+        return (
+            cost,
+            f"Instances: reservation {money(terms.unit_price)} ÷ {terms.term_months} months "
+            f"= {money(cost)}",
+        )
+    return None, "Instances: the offer's billing basis and unit price are needed to price them"
+
+
+def expected_cost(usage: PeriodUsage, card: RateCard) -> ExpectedCost:
+    """Tokens × unit price + instance time × rate + storage + traffic (seed 004 §五 5)."""
+    lines = []
+    tokens_in = tokens_out = Decimal(0)
+    if card.price_per_million_tokens_in is not None:
+        tokens_in = usage.tokens_in * card.price_per_million_tokens_in / MILLION
+        lines.append(
+            f"Tokens in: {usage.tokens_in:,} × {_plain(card.price_per_million_tokens_in)} "
+            f"per million = {money(tokens_in)}"
+        )
+    if card.price_per_million_tokens_out is not None:
+        tokens_out = usage.tokens_out * card.price_per_million_tokens_out / MILLION
+        lines.append(
+            f"Tokens out: {usage.tokens_out:,} × {_plain(card.price_per_million_tokens_out)} "
+            f"per million = {money(tokens_out)}"
+        )
+    instances, line = _instance_cost(usage, card)
+    lines.append(line)
+    storage = traffic = Decimal(0)
+    if card.storage_per_gib_month is not None:
+        storage = usage.storage_gib_months * card.storage_per_gib_month
+        lines.append(
+            f"Storage: {_plain(usage.storage_gib_months)} GiB-months × "
+            f"{_plain(card.storage_per_gib_month)} = {money(storage)}"
+        )
+    if card.cross_region_per_gib is not None:
+        traffic = usage.cross_region_gib * card.cross_region_per_gib
+        lines.append(
+            f"Cross-region traffic: {_plain(usage.cross_region_gib)} GiB × "
+            f"{_plain(card.cross_region_per_gib)} = {money(traffic)}"
+        )
+    total = None if instances is None else tokens_in + tokens_out + instances + storage + traffic
+    return ExpectedCost(tokens_in, tokens_out, instances, storage, traffic, total, tuple(lines))
+
+
+# Likely causes -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cause:
+    key: str  # idle_instances, long_contexts, cross_region_traffic, price_differs
+    detail: str
+    amount: Decimal | None = None  # money it accounts for, when it can be priced
+
+
+def idle_instances(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) -> Cause | None:
+    """Billed GPU-hours well above those the GPUs were busy (seed 000 step 9: reclaim idle)."""
+    billed_gpu_hours = usage.instance_hours * card.gpus_per_instance
+    if billed_gpu_hours <= 0:
+        return None
+    idle_gpu_hours = billed_gpu_hours - usage.gpu_hours
+    share = idle_gpu_hours / billed_gpu_hours
+    if share < IDLE_SHARE_LIMIT:
+        return None
+    amount = None
+    if expected.instances is not None:
+        amount = expected.instances * share
+    detail = _(
+        "%(instance_hours)s instance-hours billed (%(billed)s GPU-hours) for %(worked)s "
+        "GPU-hours of work: %(share)s idle (limit %(limit)s)."
+    ) % {
+        "instance_hours": _plain(usage.instance_hours),
+        "billed": _plain(billed_gpu_hours),
+        "worked": _plain(usage.gpu_hours),
+        "share": _percent(share),
+        "limit": _percent(IDLE_SHARE_LIMIT),
+    }
+    return Cause("idle_instances", detail, amount)
+
+
+def long_contexts(usage: PeriodUsage, card: RateCard) -> Cause | None:
+    """Input tokens per request far above what the sizing assumed (seed 004 §六)."""
+    assumed = card.assumed_tokens_in_per_request
+    if not usage.requests or not assumed:
+        return None
+    average = Decimal(usage.tokens_in) / usage.requests
+    if average <= assumed * LONG_CONTEXT_FACTOR:
+        return None
+    amount = None
+    if card.price_per_million_tokens_in is not None:
+        excess_tokens = usage.tokens_in - assumed * usage.requests
+        amount = excess_tokens * card.price_per_million_tokens_in / MILLION
+    detail = _(
+        "%(average)s input tokens per request on average over %(requests)s requests, "
+        "against %(assumed)s assumed."
+    ) % {
+        "average": f"{average.quantize(Decimal(1), ROUND_HALF_UP):,f}",
+        "requests": f"{usage.requests:,}",
+        "assumed": f"{assumed:,}",
+    }
+    return Cause("long_contexts", detail, amount)
+
+
+def cross_region_traffic(
+    usage: PeriodUsage, card: RateCard, expected: ExpectedCost
+) -> Cause | None:
+    """Traffic charges the rate card does not price, or that weigh on the bill (seed 000 §3 7)."""
+    if usage.cross_region_gib <= 0:
+        return None
+    if card.cross_region_per_gib is None:
+        detail = _(
+            "%(gib)s GiB crossed regions, and the rate card has no cross-region rate: "
+            "ask the vendor how it is billed."
+        ) % {"gib": _plain(usage.cross_region_gib)}
+        return Cause("cross_region_traffic", detail)
+    if usage.amount > 0 and expected.traffic / usage.amount >= TRAFFIC_SHARE_LIMIT:
+        detail = _("%(gib)s GiB of cross-region traffic cost %(cost)s, %(share)s of the bill.") % {
+            "gib": _plain(usage.cross_region_gib),
+            "cost": money(expected.traffic),
+            "share": _percent(expected.traffic / usage.amount),
+        }
+        return Cause("cross_region_traffic", detail, expected.traffic)
+    return None
+
+
+def price_differs(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) -> Cause | None:
+    """The bill differs from the contract's rates beyond the tolerance."""
+    if expected.total is None:
+        return None
+    difference = usage.amount - expected.total
+    tolerance = max(expected.total * PRICE_TOLERANCE_SHARE, PRICE_TOLERANCE_ABSOLUTE)
+    if abs(difference) <= tolerance:
+        return None
+    detail = _("Billed %(billed)s against %(expected)s expected.") % {
+        "billed": money(usage.amount),
+        "expected": money(expected.total),
+    }
+    rate = rate_per_gpu_hour(card.terms)
+    billed_gpu_hours = usage.instance_hours * card.gpus_per_instance
+    if rate is not None and billed_gpu_hours > 0:
+        other = expected.total - expected.instances
+        implied = (usage.amount - other) / billed_gpu_hours
+        detail += " " + _(
+            "The bill implies %(implied)s per GPU-hour; the contract says %(rate)s."
+        ) % {
+            "implied": f"{implied.quantize(Decimal('0.0001'), ROUND_HALF_UP):,f}",
+            "rate": _plain(rate),
+        }
+    return Cause("price_differs", detail, difference)
+
+
+# Reconciliation over periods ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeriodReconciliation:
+    usage: PeriodUsage
+    expected: ExpectedCost
+    difference: Decimal | None  # billed − expected
+    causes: tuple[Cause, ...]
+    cumulative: Decimal  # billed, this period and all before
+    month_share: Decimal | None  # billed ÷ monthly budget
+    cumulative_share: Decimal | None  # cumulative ÷ total budget
+    month_crossed: tuple[int, ...]
+    cumulative_crossed: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class BudgetLimits:
+    total: Decimal | None
+    per_month: Decimal | None
+    thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS_PCT
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """A threshold reached: of the monthly budget in ``period``, or of the total budget."""
+
+    scope: str  # "month" or "total"
+    period: date
+    threshold: int
+    spent: Decimal
+    limit: Decimal
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    periods: tuple[PeriodReconciliation, ...]
+    billed_total: Decimal
+    expected_total: Decimal | None
+    crossings: tuple[Crossing, ...]
+    problems: tuple[str, ...] = field(default=())
+
+
+def period_causes(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) -> tuple:
+    found = (
+        idle_instances(usage, card, expected),
+        long_contexts(usage, card),
+        cross_region_traffic(usage, card, expected),
+        price_differs(usage, card, expected),
+    )
+    return tuple(cause for cause in found if cause is not None)
+
+
+def reconcile(
+    usages: Sequence[PeriodUsage], card: RateCard, limits: BudgetLimits
+) -> Reconciliation:
+    """Every period against the contract and the budget, oldest first, with each crossing."""
+    ordered = sorted(usages, key=lambda u: u.period)
+    rows, crossings = [], []
+    cumulative = Decimal(0)
+    expected_sum: Decimal | None = Decimal(0)
+    total_seen: set[int] = set()
+    for usage in ordered:
+        expected = expected_cost(usage, card)
+        cumulative += usage.amount
+        if expected.total is None or expected_sum is None:
+            expected_sum = None
+        else:
+            expected_sum += expected.total
+        month_crossed = crossed_thresholds(
+            spent=usage.amount, limit=limits.per_month, thresholds=limits.thresholds
+        )
+        cumulative_crossed = crossed_thresholds(
+            spent=cumulative, limit=limits.total, thresholds=limits.thresholds
+        )
+        crossings += [
+            Crossing("month", usage.period, t, usage.amount, limits.per_month)
+            for t in month_crossed
+        ]
+        crossings += [
+            Crossing("total", usage.period, t, cumulative, limits.total)
+            for t in cumulative_crossed
+            if t not in total_seen
+        ]
+        total_seen.update(cumulative_crossed)
+        rows.append(
+            PeriodReconciliation(
+                usage=usage,
+                expected=expected,
+                difference=None if expected.total is None else usage.amount - expected.total,
+                causes=period_causes(usage, card, expected),
+                cumulative=cumulative,
+                month_share=share_of(usage.amount, limits.per_month),
+                cumulative_share=share_of(cumulative, limits.total),
+                month_crossed=tuple(month_crossed),
+                cumulative_crossed=tuple(cumulative_crossed),
+            )
+        )
+    return Reconciliation(
+        periods=tuple(rows),
+        billed_total=cumulative,
+        expected_total=expected_sum if ordered else None,
+        crossings=tuple(crossings),
+    )
+
+
+# Training guardrails -----------------------------------------------------------
+
+
+def training_guardrail_problems(
+    *, workload: str, max_run_hours: Decimal | None, max_spend: Decimal | None
+) -> list[str]:
+    """Seed 000 step 9: every training job is bound to a maximum run time and spend."""
+    if workload not in ("training", "fine_tuning"):
+        return []
+    problems = []
+    if max_run_hours is None:
+        problems.append(_("No maximum run time for training jobs."))
+    if max_spend is None:
+        problems.append(_("No maximum spend for training jobs."))
+    return problems
+
+
+def _plain(value: Decimal) -> str:
+    return f"{Decimal(value).normalize():,f}"
+
+
+def _percent(value: Decimal) -> str:
+    return f"{(value * 100).quantize(Decimal('0.1'), ROUND_HALF_UP):f} %"

@@ -1,0 +1,173 @@
+"""Reads of a case's budget, imports and periods, and the reconciliation, in fixed queries."""
+
+from dataclasses import dataclass, field
+
+from apps.approvals.models import Approval
+from apps.costs.charts import SpendChart, spend_charts
+from apps.costs.models import Budget, CostImport, CostPeriod, ThresholdAlert
+from apps.costs.rules import (
+    BudgetLimits,
+    CommittedSpend,
+    OfferTerms,
+    PeriodUsage,
+    RateCard,
+    Reconciliation,
+    committed_spend,
+    reconcile,
+    training_guardrail_problems,
+)
+
+
+def budget_of(case) -> Budget | None:
+    return Budget.objects.filter(case=case).select_related("offer__vendor").first()
+
+
+def approved_offer(case):
+    """The offer of the decision in force, when it approved one (1 query)."""
+    approval = (
+        Approval.objects.filter(
+            case=case, decision=Approval.Decision.APPROVED, superseded_at__isnull=True
+        )
+        .select_related("offer__vendor")
+        .order_by("-decided_at", "-pk")
+        .first()
+    )
+    return approval.offer if approval is not None else None
+
+
+def current_periods(case) -> list[CostPeriod]:
+    """Months in force (not replaced), oldest first."""
+    return list(
+        CostPeriod.objects.filter(case=case, superseded_at__isnull=True)
+        .select_related("cost_import")
+        .order_by("period")
+    )
+
+
+def cost_imports_of(case) -> list[CostImport]:
+    return list(CostImport.objects.filter(case=case).select_related("imported_by"))
+
+
+def alerts_of(case) -> list[ThresholdAlert]:
+    return list(ThresholdAlert.objects.filter(case=case))
+
+
+def offer_terms(offer) -> OfferTerms | None:
+    if offer is None:
+        return None
+    return OfferTerms(
+        billing_basis=offer.billing_basis,
+        unit_price=offer.unit_price,
+        gpu_count=offer.accelerator_count,
+        term_months=offer.contract_term_months,
+        prepayment_ratio=offer.prepayment_ratio,
+        currency=offer.currency,
+    )
+
+
+def rate_card(budget: Budget, offer) -> RateCard:
+    terms = offer_terms(offer) or OfferTerms("", None, None, None, None, budget.currency)
+    return RateCard(
+        terms=terms,
+        gpus_per_instance=budget.gpus_per_instance,
+        price_per_million_tokens_in=budget.price_per_million_tokens_in,
+        price_per_million_tokens_out=budget.price_per_million_tokens_out,
+        storage_per_gib_month=budget.storage_per_gib_month,
+        cross_region_per_gib=budget.cross_region_per_gib,
+        assumed_tokens_in_per_request=budget.assumed_tokens_in_per_request,
+    )
+
+
+def limits_of(budget: Budget) -> BudgetLimits:
+    return BudgetLimits(
+        total=budget.total_amount,
+        per_month=budget.monthly_amount,
+        thresholds=tuple(sorted(budget.thresholds_pct)),
+    )
+
+
+def usage_of(period: CostPeriod) -> PeriodUsage:
+    return PeriodUsage(
+        period=period.period,
+        instance_hours=period.instance_hours,
+        gpu_hours=period.gpu_hours,
+        tokens_in=period.tokens_in,
+        tokens_out=period.tokens_out,
+        requests=period.requests,
+        storage_gib_months=period.storage_gib_months,
+        cross_region_gib=period.cross_region_gib,
+        amount=period.amount,
+    )
+
+
+@dataclass
+class CostView:
+    """Everything the cost page, panel, API and packet show for one case."""
+
+    case: object
+    budget: Budget | None
+    offer: object = None
+    offer_source: str = ""  # "approved", "picked" or ""
+    committed: CommittedSpend | None = None
+    reconciliation: Reconciliation | None = None
+    periods: list[CostPeriod] = field(default_factory=list)
+    imports: list[CostImport] = field(default_factory=list)
+    alerts: list[ThresholdAlert] = field(default_factory=list)
+    charts: list[SpendChart] = field(default_factory=list)
+    guardrail_problems: list[str] = field(default_factory=list)
+    currency_mismatch: bool = False
+
+    @property
+    def rows(self):
+        """(period record, its reconciliation) pairs, oldest first."""
+        if self.reconciliation is None:
+            return []
+        return list(zip(self.periods, self.reconciliation.periods, strict=True))
+
+    @property
+    def committed_over_budget(self) -> bool:
+        return bool(
+            self.budget
+            and self.committed
+            and self.committed.contract_value is not None
+            and self.committed.contract_value > self.budget.total_amount
+        )
+
+
+def cost_view(case) -> CostView:
+    """The case's costs, reconciled; 5 queries however many periods and imports."""
+    budget = budget_of(case)
+    periods = current_periods(case)
+    imports = cost_imports_of(case)
+    alerts = alerts_of(case)
+    view = CostView(case=case, budget=budget, periods=periods, imports=imports, alerts=alerts)
+    if budget is None:
+        return view
+    offer = approved_offer(case)
+    view.offer_source = "approved" if offer is not None else ""
+    if offer is None and budget.offer_id:
+        offer, view.offer_source = budget.offer, "picked"
+    view.offer = offer
+    terms = offer_terms(offer)
+    view.committed = committed_spend(terms) if terms else None
+    view.currency_mismatch = offer is not None and offer.currency != budget.currency
+    limits = limits_of(budget)
+    usages = [usage_of(p) for p in periods]
+    view.reconciliation = reconcile(usages, rate_card(budget, offer), limits)
+    view.charts = spend_charts(view.reconciliation, limits)
+    view.guardrail_problems = training_guardrail_problems(
+        workload=case.workload,
+        max_run_hours=budget.training_max_run_hours,
+        max_spend=budget.training_max_spend,
+    )
+    return view
+
+
+def case_history_querysets(case) -> list:
+    """History of the case's budget, imports, periods and alerts."""
+    return [
+        Budget.history.filter(case_id=case.pk),
+        CostImport.history.filter(case_id=case.pk),
+        CostPeriod.history.filter(case_id=case.pk),
+        ThresholdAlert.history.filter(case_id=case.pk),
+    ]
