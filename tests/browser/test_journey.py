@@ -291,6 +291,8 @@ def harness_uploads_evidence(page, case_url, sign_in, screenshot, downloads, tmp
     token = page.locator("dt:has-text('Token') + dd code").inner_text()
     nonce = page.locator("dt:has-text('Run nonce') + dd code").inner_text()
     command = shlex.split(page.locator("pre code").inner_text())
+    # The whole command is readable without scrolling the page sideways.
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     screenshot("harness-token")
     harness = downloads(lambda: page.click("text=diligence-harness.pyz"))
     page.reload()  # shown once: a second look shows only its prefix
