@@ -321,7 +321,7 @@ def harness_uploads_evidence(page, case_url, sign_in, screenshot, downloads, tmp
     expect(page.locator("#check-identity\\.sku")).to_contain_text(
         "RTX 4090 24GB is not the declared NVIDIA H200 SXM 141GB"
     )
-    expect(page.locator("body")).to_contain_text("Aurora Compute")
+    expect(page.locator("dt:has-text('Offer') + dd")).to_contain_text("Aurora Compute")
     screenshot("evidence")
 
 
