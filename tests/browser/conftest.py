@@ -80,3 +80,28 @@ def sign_in(page, live_server):
         page.wait_for_url(f"{live_server.url}/cases/")
 
     return as_user
+
+
+@pytest.fixture
+def downloads(page, tmp_path):
+    """Click something that downloads a file; return the saved file's path."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+
+    def save(click, timeout: float | None = None) -> Path:
+        with page.expect_download(timeout=timeout) as info:
+            click()
+        download = info.value
+        path = folder / download.suggested_filename
+        download.save_as(path)
+        return path
+
+    return save
+
+
+@pytest.fixture
+def stored_files(settings, tmp_path):
+    # Packets, signing keys and evidence of the journey stay in this test's folder.
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.PACKET_SIGNING_DIR = tmp_path / "signing"
+    return settings.MEDIA_ROOT
