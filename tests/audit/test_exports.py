@@ -189,3 +189,19 @@ def test_oversized_uploads_are_refused_before_reading(browser_as, settings):
     )
     assert page.context["check"] is None
     assert "file" in page.context["form"].errors
+
+
+def test_an_evidence_file_missing_from_storage_is_reported_not_fatal(case, tariq):
+    from tests.evidence.factories import make_bundle_record, make_token
+
+    offer = case.offers.first()
+    issued = make_token(tariq, case, offer)
+    bundle = make_bundle_record(case, offer, issued.record, n=7)  # no file behind it
+    data, manifest = _export(case)
+    [listed] = manifest["evidence"]
+    assert listed["recorded_sha256"] == bundle.sha256
+    assert listed["missing_from_storage"] is True
+    assert listed["matches_recorded"] is False
+    assert listed["path"] is None
+    assert not any(n.startswith("evidence/") for n in zipfile.ZipFile(io.BytesIO(data)).namelist())
+    assert verify_export(io.BytesIO(data)).valid  # the archive itself is intact
