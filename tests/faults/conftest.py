@@ -10,6 +10,9 @@ be restarted; default ``postgres://postgres@127.0.0.1:5432/postgres``) and
 ``redis://127.0.0.1:6379/14``). The tests create the database
 ``diligence_faults`` and drop it afterwards. Without PostgreSQL or Redis they
 are skipped, saying why, except with ``CI`` set: there they fail.
+When a fault test fails, the logs of every process it started are copied to
+``test-artifacts/faults/`` (CI keeps them); ``DILIGENCE_FAULTS_KEEP=1`` keeps
+the whole working directory.
 """
 
 import os
@@ -20,7 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.stack import DEFAULT_PG_URL, DEFAULT_REDIS_URL, Stack, reachable
+from tests.faults.stack import DEFAULT_PG_URL, DEFAULT_REDIS_URL, ROOT, Stack, reachable
+
+ARTIFACTS = ROOT / "test-artifacts" / "faults"
+_failed: list[str] = []
 
 
 def pytest_collection_modifyitems(config, items):
@@ -30,6 +36,14 @@ def pytest_collection_modifyitems(config, items):
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = [item for item in items if not item.get_closest_marker("faults")]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed and item.get_closest_marker("faults"):
+        _failed.append(item.nodeid)
+    return report
 
 
 def _terminate(signum, frame):
@@ -59,6 +73,10 @@ def stack():
     finally:
         try:
             stack.stop_all()
+            if _failed:
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                for log in (workdir / "logs").glob("*.log"):
+                    shutil.copy(log, ARTIFACTS / log.name)
         finally:
             stack.cluster.ensure_running()
             stack.drop_database()

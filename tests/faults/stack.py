@@ -79,6 +79,18 @@ class Service:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def children(self) -> list[int]:
+        """Process ids whose parent is this process (a worker's pool processes)."""
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.process.pid:
+                found.append(int(stat.parent.name))
+        return found
+
     def alive(self) -> bool:
         return self.process.poll() is None
 

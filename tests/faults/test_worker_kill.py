@@ -9,7 +9,9 @@ broker's visibility timeout) and issue the packet exactly once.
 """
 
 import hashlib
+import os
 import re
+import signal
 
 import pytest
 
@@ -55,13 +57,12 @@ def received_task_ids(log: str) -> list[str]:
     return re.findall(rf"Task {re.escape(TASK)}\[([0-9a-f-]+)\] received", log)
 
 
-def test_a_worker_killed_mid_render_leaves_nothing_and_the_packet_issues_on_restart(stack):
-    stored_before = stack.stored("")
-    worker = stack.start_worker()
+def request_packet(stack) -> tuple[int, str]:
     requested = stack.shell(REQUEST)
-    request_pk = requested["request"]
+    return requested["request"], requested["number"]
 
-    # Wait for the task to be in the rendering step, then kill the worker.
+
+def wait_until_rendering(stack, request_pk: int, worker) -> None:
     wait_for(
         "the packet to start laying out its pages",
         lambda: progress(stack, request_pk)[2] == LAYING_OUT or not worker.alive(),
@@ -69,26 +70,26 @@ def test_a_worker_killed_mid_render_leaves_nothing_and_the_packet_issues_on_rest
         every_s=0.02,
     )
     assert worker.alive(), worker.log()[-4000:]
-    worker.kill()
-    first_log = worker.log()
 
+
+def packet_files(stack, number: str) -> list:
+    return [p for p in stack.stored("packets") if p.name.startswith(f"{number}-")]
+
+
+def assert_nothing_of_the_packet(stack, request_pk: int, number: str, stored_before) -> None:
     status, percent, step = progress(stack, request_pk)
     assert (status, step) == ("running", LAYING_OUT), "killed after rendering had finished"
     assert percent < 85  # nothing was signed or stored yet
     assert packets(stack, request_pk) == []
-    assert stack.stored("packets") == []
+    assert packet_files(stack, number) == []
     assert stack.stored("") == stored_before  # no temporary or partial file anywhere
-    first_ids = received_task_ids(first_log)
-    assert len(first_ids) == 1, first_log[-4000:]
 
-    # A new worker takes the unacknowledged message once its visibility
-    # timeout has passed, and issues the packet. Should the render outlast the
-    # timeout, the broker hands the same message out again: still one packet.
-    worker = stack.start_worker()
+
+def wait_until_issued(stack, request_pk: int, worker, timeout_s: float) -> None:
     wait_for(
-        "the restarted worker to issue the packet",
+        "the packet to be issued",
         lambda: progress(stack, request_pk)[0] in {"done", "failed"} or not worker.alive(),
-        timeout_s=VISIBILITY_TIMEOUT_S + 150,
+        timeout_s=timeout_s,
         every_s=0.2,
     )
     # Every copy of the message delivered so far has finished and been acknowledged.
@@ -100,17 +101,72 @@ def test_a_worker_killed_mid_render_leaves_nothing_and_the_packet_issues_on_rest
     )
     status, percent, step = progress(stack, request_pk)
     assert (status, percent, step) == ("done", 100, "Issued"), worker.log()[-4000:]
-    redelivered = received_task_ids(worker.log())
-    assert redelivered and set(redelivered) == set(first_ids)  # the same message, again
 
+
+def assert_issued_once(stack, request_pk: int, number: str) -> None:
     issued = packets(stack, request_pk)
     assert len(issued) == 1
-    _pk, number, name, sha256, size = issued[0]
-    assert number == requested["number"]
-    files = stack.stored("packets")
+    _pk, issued_number, name, sha256, size = issued[0]
+    assert issued_number == number
+    files = packet_files(stack, number)
     assert [p.relative_to(stack.media).as_posix() for p in files] == [name]
     data = files[0].read_bytes()
     assert (len(data), hashlib.sha256(data).hexdigest()) == (size, sha256)
     # The stored file is a whole, valid signed packet of this installation.
     report = stack.manage("verify_packet", str(files[0]))
     assert f"VALID: packet {number}, unchanged." in report
+
+
+def test_a_worker_killed_mid_render_leaves_nothing_and_the_packet_issues_on_restart(stack):
+    stored_before = stack.stored("")
+    worker = stack.start_worker()
+    request_pk, number = request_packet(stack)
+
+    wait_until_rendering(stack, request_pk, worker)
+    worker.kill()  # the whole worker: main process and pool process
+    assert_nothing_of_the_packet(stack, request_pk, number, stored_before)
+    first_ids = received_task_ids(worker.log())
+    assert len(first_ids) == 1, worker.log()[-4000:]
+
+    # A new worker takes the unacknowledged message once its visibility
+    # timeout has passed, and issues the packet. Should the render outlast the
+    # timeout, the broker hands the same message out again: still one packet.
+    worker = stack.start_worker()
+    wait_until_issued(stack, request_pk, worker, timeout_s=VISIBILITY_TIMEOUT_S + 150)
+    redelivered = received_task_ids(worker.log())
+    assert redelivered and set(redelivered) == set(first_ids)  # the same message, again
+    assert_issued_once(stack, request_pk, number)
+    worker.stop()
+
+
+def test_a_pool_process_killed_mid_render_is_requeued_at_once(stack):
+    """The out-of-memory case: the pool process dies, the worker lives on.
+
+    ``reject_on_worker_lost`` gives the message back to the broker at once; without
+    it, the worker would acknowledge it as failed and the packet would never issue.
+    """
+    stored_before = stack.stored("")
+    worker = stack.start_worker()
+    request_pk, number = request_packet(stack)
+
+    wait_until_rendering(stack, request_pk, worker)
+    children = worker.children()
+    assert len(children) == 1, children  # --concurrency=1
+    os.kill(children[0], signal.SIGKILL)
+    wait_for(
+        "the worker to notice its pool process died",
+        lambda: "exited with 'signal 9 (SIGKILL)'" in worker.log() or not worker.alive(),
+        timeout_s=30,
+    )
+    assert worker.alive(), worker.log()[-4000:]
+    # Not re-rendered yet, at most started again: nothing of the killed attempt is left.
+    assert packets(stack, request_pk) == []
+    assert packet_files(stack, number) == []
+    assert stack.stored("") == stored_before
+
+    # Well before any visibility timeout, the same worker renders it again.
+    wait_until_issued(stack, request_pk, worker, timeout_s=VISIBILITY_TIMEOUT_S + 120)
+    ids = received_task_ids(worker.log())
+    assert len(ids) >= 2 and len(set(ids)) == 1, worker.log()[-4000:]
+    assert_issued_once(stack, request_pk, number)
+    worker.stop()
