@@ -317,7 +317,7 @@ def reachable(pg_url: str, redis_url: str) -> str | None:
         with psycopg.connect(pg_url, connect_timeout=3):
             pass
     except psycopg.Error as error:
-        return f"PostgreSQL is not reachable at {pg_url}: {str(error).strip()[:200]}"
+        return f"PostgreSQL is not reachable at {pg_url}: {str(error).strip().splitlines()[0]}"
     import redis
 
     client = redis.Redis.from_url(redis_url, socket_connect_timeout=3, socket_timeout=3)
