@@ -263,12 +263,13 @@ class Stack:
         return worker
 
     def start_server(self) -> tuple[Service, str]:
+        """gunicorn with one worker, so every request meets the same persistent connection."""
         port = free_port()
         env = {**self.env, "DATABASE_CONN_MAX_AGE": "60"}
         server = self.start(
             "gunicorn",
             [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}"]
-            + ["--workers", "2", "--timeout", "60", "--access-logfile", "-"],
+            + ["--workers", "1", "--timeout", "60", "--access-logfile", "-"],
             env=env,
         )
         base = f"http://127.0.0.1:{port}"

@@ -202,3 +202,16 @@ def test_an_upload_while_postgresql_is_down_is_stored_once_it_is_back(stack, ser
     assert_stored_once(stack, bundle, service.log())  # the earlier bundle is untouched
     # The server's persistent connections came back by themselves.
     assert service.alive()
+
+
+def test_a_restart_between_uploads_costs_no_failed_request(stack, server, token, bundle):
+    """The server's idle persistent connection dies with the restart; the health
+    check before its next use replaces it, so the next upload needs no retry."""
+    service, url = server
+    warm = receipt(upload(stack, bundle, url, token))  # the connection is opened and kept
+    assert warm["http_status"] in {200, 201}, warm
+    stack.cluster.restart()
+
+    result = receipt(upload(stack, bundle, url, token))
+    assert [a["status"] for a in result["attempts"]] == [200], result
+    assert_stored_once(stack, bundle, service.log())
