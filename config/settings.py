@@ -148,6 +148,9 @@ try:
         "default": dj_database_url.parse(
             env_str("DATABASE_URL") or _default_db,
             conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+            # A persistent connection is checked before each request reuses it,
+            # so a database restart costs no failed request.
+            conn_health_checks=True,
         )
     }
 except ValueError as exc:
@@ -201,9 +204,28 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# A task is acknowledged only once it has finished: a worker killed mid-task
+# (SIGKILL, out of memory, a lost machine) leaves its message to be delivered
+# again, so a task must be safe to run twice (the packet task is). A pool
+# process lost mid-task requeues its message at once; a whole worker lost leaves
+# it unacknowledged in Redis until CELERY_BROKER_VISIBILITY_TIMEOUT (seconds)
+# has passed, then any worker takes it. The timeout must exceed the longest
+# task and retry countdown, or a second worker starts a task still running.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# One message reserved per pool process: a killed worker strands no backlog.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
+_visibility_timeout_s = env_int("CELERY_BROKER_VISIBILITY_TIMEOUT", 3600)
+if _visibility_timeout_s < 1:
+    raise ImproperlyConfigured("CELERY_BROKER_VISIBILITY_TIMEOUT must be at least 1 second")
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": _visibility_timeout_s,
+    # Look for messages past their visibility timeout every tenth of it
+    # (between 1 s and 60 s), so a short timeout also recovers quickly.
+    "unacked_restore_interval": max(1, min(60, _visibility_timeout_s // 10)),
+    "unacked_restore_throttle": 1,
+}
 # Periodic work, run by `celery -A config beat` (times in TIME_ZONE).
 CELERY_BEAT_SCHEDULE = {
     "verify-audit-chain-nightly": {

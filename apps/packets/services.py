@@ -103,18 +103,28 @@ def packet_request_progress(
     fields = {"progress_pct": percent, "step": step}
     if status is not None:
         fields["status"] = status
-    return tracked_update(
-        packet_request, actor=packet_request.requested_by, reason=step, fields=fields
-    )
+    return _update_unless_issued(packet_request, reason=step, fields=fields)
 
 
 def packet_request_fail(packet_request: PacketRequest, *, error: str) -> PacketRequest:
-    return tracked_update(
+    return _update_unless_issued(
         packet_request,
-        actor=packet_request.requested_by,
         reason="Packet could not be issued",
         fields={"status": PacketRequest.Status.FAILED, "error": error[:2000]},
     )
+
+
+def _update_unless_issued(packet_request: PacketRequest, *, reason: str, fields) -> PacketRequest:
+    # A second attempt at the same request (the broker delivered the message
+    # again while the first still ran) must not move an issued request back to
+    # "running", "failed" or an earlier step once the other attempt issued it.
+    with transaction.atomic():
+        current = PacketRequest.objects.select_for_update().get(pk=packet_request.pk)
+        if current.status == PacketRequest.Status.DONE:
+            return current
+        return tracked_update(
+            current, actor=packet_request.requested_by, reason=reason, fields=fields
+        )
 
 
 def packet_storage_path(packet_request: PacketRequest, sha256: str) -> str:
