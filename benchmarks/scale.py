@@ -25,7 +25,6 @@ audit chain: no measured page walks the chain (they read its head and last check
 """
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -38,7 +37,7 @@ import tempfile
 import threading
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from http.client import HTTPConnection
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -105,30 +104,50 @@ def django_setup() -> None:
     django.setup()
 
 
-def copy_values(instance, *, skip=("id",)) -> dict:
-    return {
-        f.attname: getattr(instance, f.attname)
-        for f in instance._meta.concrete_fields
-        if f.attname not in skip
-    }
+def columns(model) -> list[str]:
+    return [f.column for f in model._meta.concrete_fields]
 
 
-def history_rows(model, objects, *, when, kind="+", reason="Created (bulk load)") -> list:
+def clone_sql(model, *, source: str, overrides: dict[str, str], where: str) -> str:
+    """INSERT INTO model's table every column of ``base`` rows, some replaced by SQL."""
+    table = model._meta.db_table
+    pk = model._meta.pk.column
+    cols = [c for c in columns(model) if c != pk]
+    select = ", ".join(overrides.get(c, f'base."{c}"') for c in cols)
+    names = ", ".join(f'"{c}"' for c in cols)
+    return (
+        f'INSERT INTO "{table}" ({names}) SELECT {select} FROM "{table}" AS base {source} '
+        f"WHERE {where}"
+    )
+
+
+def history_from_rows_sql(model, *, where: str) -> str:
+    """A "+" history row for each row of ``model`` that has none (bulk loads skip signals)."""
     history = model.history.model
-    names = {f.attname for f in history._meta.concrete_fields}
-    rows = []
-    for obj in objects:
-        values = {k: v for k, v in copy_values(obj, skip=()).items() if k in names}
-        rows.append(
-            history(
-                **values,
-                history_date=when,
-                history_type=kind,
-                history_change_reason=reason,
-                history_user_id=None,
-            )
-        )
-    return rows
+    table, htable = model._meta.db_table, history._meta.db_table
+    plain = [c for c in columns(history) if not c.startswith("history_")]
+    names = ", ".join(f'"{c}"' for c in plain)
+    values = ", ".join(f't."{c}"' for c in plain)
+    return (
+        f'INSERT INTO "{htable}" ({names}, history_date, history_type, history_change_reason, '
+        f"history_user_id) SELECT {values}, now() - interval '30 days', '+', "
+        f"'Created (bulk load)', NULL FROM \"{table}\" AS t WHERE {where} AND NOT EXISTS "
+        f'(SELECT 1 FROM "{htable}" AS h WHERE h."id" = t."id")'
+    )
+
+
+def edits_sql(model, *, per_row: int, where: str) -> str:
+    """``per_row`` "~" history rows copied from each matching "+" row, a second apart."""
+    return clone_sql(
+        model.history.model,
+        source=f"CROSS JOIN generate_series(1, {int(per_row)}) AS g(n)",
+        overrides={
+            "history_date": "base.history_date + g.n * interval '1 second'",
+            "history_type": "'~'",
+            "history_change_reason": "'Edit ' || g.n || ' (bulk load)'",
+        },
+        where=f"base.history_type = '+' AND ({where})",
+    )
 
 
 def stage_populate(args, work: Path) -> None:
@@ -158,7 +177,6 @@ def stage_grow(args, work: Path) -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
     from django.test import Client
-    from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
     from apps.cases.demo import DEMO_CASE_NAME
@@ -191,77 +209,82 @@ def stage_grow(args, work: Path) -> None:
                 jurisdiction="Singapore",
             )
         )
-    now = timezone.now()
-    when = now - timedelta(days=30)
-    batch = 2000
-
-    with transaction.atomic():
-        case_values = copy_values(demo)
-        cases = ProcurementCase.objects.bulk_create(
-            [
-                ProcurementCase(**{**case_values, "name": f"Scale case {i + 1}"})
-                for i in range(args.cases - 1)
-            ],
-            batch_size=batch,
-        )
-        offer_values = copy_values(template_offer, skip=("id", "case_id", "vendor_id"))
-        offers = Offer.objects.bulk_create(
-            [
-                Offer(**offer_values, case_id=case.pk, vendor_id=vendors[v].pk)
-                for case in cases
-                for v in range(offers_per_case)
-            ],
-            batch_size=batch,
-        )
-        spec_values = copy_values(template_spec, skip=("id", "offer_id"))
-        specs = DeclaredSpec.objects.bulk_create(
-            [DeclaredSpec(**spec_values, offer_id=o.pk) for o in offers], batch_size=batch
-        )
-        bundle_values = copy_values(
-            real_bundle, skip=("id", "case_id", "offer_id", "sha256", "bundle_uuid")
-        )
-        verification_values = copy_values(real_verification, skip=("id", "bundle_id", "offer_id"))
-        all_offers = offers or demo_offers
-        bundles = EvidenceBundle.objects.bulk_create(
-            [
-                EvidenceBundle(
-                    **bundle_values,
-                    case_id=all_offers[i % len(all_offers)].case_id,
-                    offer_id=all_offers[i % len(all_offers)].pk,
-                    sha256=hashlib.sha256(f"scale-{i}".encode()).hexdigest(),
-                    bundle_uuid=str(uuid.UUID(int=i + 1)),
-                )
-                for i in range(args.bundles - 1)
-            ],
-            batch_size=batch,
-        )
-        verifications = SpecVerification.objects.bulk_create(
-            [
-                SpecVerification(**verification_values, bundle_id=b.pk, offer_id=b.offer_id)
-                for b in bundles
-            ],
-            batch_size=batch,
-        )
-        for model, objects in [
-            (ProcurementCase, cases),
-            (Offer, offers),
-            (DeclaredSpec, specs),
-            (EvidenceBundle, bundles),
-            (SpecVerification, verifications),
-        ]:
-            model.history.model.objects.bulk_create(
-                history_rows(model, objects, when=when), batch_size=batch
+    case_t, offer_t = ProcurementCase._meta.db_table, Offer._meta.db_table
+    bundle_t = EvidenceBundle._meta.db_table
+    vendor_ids = [v.pk for v in vendors[:offers_per_case]]
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Everything is copied inside PostgreSQL from the demo's records (and the one real
+        # bundle): a million rows in seconds instead of Python objects.
+        cursor.execute(
+            clone_sql(
+                ProcurementCase,
+                source=f"CROSS JOIN generate_series(1, {args.cases - 1}) AS g(n)",
+                overrides={"name": "'Scale case ' || g.n"},
+                where=f"base.id = {demo.pk}",
             )
+        )
+        cursor.execute(
+            clone_sql(
+                Offer,
+                source=f'CROSS JOIN "{case_t}" AS c CROSS JOIN unnest(%s::bigint[]) AS v(id)',
+                overrides={"case_id": "c.id", "vendor_id": "v.id"},
+                where=f"base.id = {template_offer.pk} AND c.id <> {demo.pk}",
+            ),
+            [vendor_ids],
+        )
+        cursor.execute(
+            clone_sql(
+                DeclaredSpec,
+                source=f'CROSS JOIN "{offer_t}" AS o',
+                overrides={"offer_id": "o.id"},
+                where=f"base.id = {template_spec.pk} AND o.case_id <> {demo.pk}",
+            )
+        )
+        cursor.execute(
+            clone_sql(
+                EvidenceBundle,
+                source=(
+                    f"CROSS JOIN generate_series(1, {args.bundles - 1}) AS g(n) JOIN (SELECT id, "
+                    f"case_id, row_number() OVER (ORDER BY id) - 1 AS k, count(*) OVER () AS m "
+                    f'FROM "{offer_t}") AS o ON o.k = g.n % o.m'
+                ),
+                overrides={
+                    "case_id": "o.case_id",
+                    "offer_id": "o.id",
+                    "sha256": "encode(sha256(('scale-' || g.n)::bytea), 'hex')",
+                    "bundle_uuid": "gen_random_uuid()::text",
+                },
+                where=f"base.id = {real_bundle.pk}",
+            )
+        )
+        cursor.execute(
+            clone_sql(
+                SpecVerification,
+                source=f'CROSS JOIN "{bundle_t}" AS b',
+                overrides={"bundle_id": "b.id", "offer_id": "b.offer_id"},
+                where=f"base.id = {real_verification.pk} AND b.id <> {real_bundle.pk}",
+            )
+        )
+        for model in (ProcurementCase, Offer, DeclaredSpec, EvidenceBundle, SpecVerification):
+            cursor.execute(history_from_rows_sql(model, where="true"))
 
-    # The rest of the history: edits spread over every case and its offers, a tenth of
-    # them on the demo case (the one whose pages are measured with the most records).
-    have = history_total()
-    missing = max(0, args.history - have)
-    demo_share = missing // 10
-    targets = [(ProcurementCase, demo), *[(Offer, o) for o in demo_offers]]
-    spread = [(ProcurementCase, c) for c in cases] + [(Offer, o) for o in offers]
-    write_edits(targets, demo_share, when)
-    write_edits(spread or targets, missing - demo_share, when)
+    # The rest of the history: edits spread over every case and offer, a tenth of them on
+    # the demo case and its offers (whose pages are measured with the most records).
+    missing = max(0, args.history - history_total())
+    demo_rows = 1 + len(demo_offers)
+    other_rows = (args.cases - 1) * (1 + offers_per_case)
+    demo_each = max(1, missing // 10 // demo_rows)
+    other_each = max(0, (missing - demo_each * demo_rows) // max(1, other_rows))
+    demo_offer_ids = ",".join(str(o.pk) for o in demo_offers)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(edits_sql(ProcurementCase, per_row=demo_each, where=f"base.id = {demo.pk}"))
+        cursor.execute(edits_sql(Offer, per_row=demo_each, where=f"base.id IN ({demo_offer_ids})"))
+        if other_each:
+            cursor.execute(
+                edits_sql(ProcurementCase, per_row=other_each, where=f"base.id <> {demo.pk}")
+            )
+            cursor.execute(edits_sql(Offer, per_row=other_each, where=f"base.case_id <> {demo.pk}"))
+    cases = list(ProcurementCase.objects.exclude(pk=demo.pk).order_by("pk").only("pk"))
 
     user = get_user_model().objects.get(username="tariq")
     api_token, _ = Token.objects.get_or_create(user=user)
@@ -284,39 +307,6 @@ def stage_grow(args, work: Path) -> None:
     )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-
-
-def write_edits(targets, count: int, when) -> None:
-    if count <= 0 or not targets:
-        return
-    per_target, extra = divmod(count, len(targets))
-    pending = []
-    for index, (model, obj) in enumerate(targets):
-        history = model.history.model
-        names = {f.attname for f in history._meta.concrete_fields}
-        values = {k: v for k, v in copy_values(obj, skip=()).items() if k in names}
-        for i in range(per_target + (1 if index < extra else 0)):
-            pending.append(
-                history(
-                    **values,
-                    history_date=when + timedelta(seconds=i),
-                    history_type="~",
-                    history_change_reason=f"Edit {i + 1} (bulk load)",
-                    history_user_id=None,
-                )
-            )
-            if len(pending) >= 5000:
-                flush_history(pending)
-                pending = []
-    flush_history(pending)
-
-
-def flush_history(rows) -> None:
-    by_model = {}
-    for row in rows:
-        by_model.setdefault(type(row), []).append(row)
-    for model, items in by_model.items():
-        model.objects.bulk_create(items, batch_size=5000)
 
 
 def history_total() -> int:
