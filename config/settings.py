@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "apps.packets",
     "apps.audit",
     "apps.approvals",
+    "apps.acceptance",
 ]
 
 MIDDLEWARE = [
