@@ -39,6 +39,7 @@ API_EXTENSIONS = (
     "apps.packets.api",
     "apps.audit.api",
     "apps.approvals.api",
+    "apps.acceptance.api",
 )
 extra_paths = []
 for _module in present_modules(API_EXTENSIONS):

@@ -37,6 +37,7 @@ for _name in (
     "apps.packets.urls",
     "apps.audit.urls",
     "apps.approvals.urls",
+    "apps.acceptance.urls",
 ):
     if importlib.util.find_spec(_name) is not None:
         urlpatterns.append(path("", include(_name)))

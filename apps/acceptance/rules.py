@@ -94,6 +94,10 @@ class LadderLevel:
     error_rate: float | None  # a fraction, 0.004 = 0.4 %
     peak_memory_pct: float | None  # highest share of a GPU's memory in the level, %
 
+    @property
+    def error_rate_pct(self) -> float | None:
+        return None if self.error_rate is None else self.error_rate * 100
+
 
 @dataclass(frozen=True)
 class PerformanceMeasurement:

@@ -12,6 +12,7 @@ from apps.acceptance.models import (
     AcceptancePlan,
     AcceptanceResult,
     AcceptanceSignOff,
+    Layer,
 )
 from apps.approvals.binding import Change, Scope, changes_for
 from apps.approvals.models import Approval
@@ -157,6 +158,11 @@ class AcceptanceState:
             return []
         slo = case_slo(self.plan.case)
         return [(level, rules.level_holds(level, slo)) for level in performance.levels]
+
+    @property
+    def layer_rows(self) -> list[tuple[str, rules.LayerState]]:
+        titles = dict(Layer.choices)
+        return [(titles[layer.layer], layer) for layer in self.layers]
 
     @property
     def recorders(self) -> set[int]:

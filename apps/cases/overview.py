@@ -24,6 +24,7 @@ CASE_PANEL_PROVIDERS = (
     "apps.packets.panels",
     "apps.audit.panels",
     "apps.approvals.panels",
+    "apps.acceptance.panels",
 )
 
 
