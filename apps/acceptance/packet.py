@@ -7,16 +7,23 @@ Every attachment is an evidence file of the manifest, re-hashed from storage.
 
 from django.utils.translation import gettext as _
 
-from apps.acceptance.selectors import acceptance_history_querysets, acceptance_state, case_plans
+from apps.acceptance.selectors import (
+    acceptance_history_querysets,
+    acceptance_state,
+    active_plan,
+    case_plans,
+)
 
 
 def packet_section(case):
     from apps.packets.sections import PacketSection
 
     plans = case_plans(case)
-    if not plans:
+    plan = active_plan(case, plans)
+    if plan is None:
         return None
-    states = [acceptance_state(plan) for plan in plans]
+    # The acceptance in force is reported in full; plans of other offers are named.
+    states = [acceptance_state(plan)]
     files = [
         (f"acceptance-{a.pk}-{a.name}", a.storage_name, a.sha256)
         for state in states
@@ -26,7 +33,7 @@ def packet_section(case):
     return PacketSection(
         title=_("Acceptance and load-test report"),
         template="acceptance/packet_section.html",
-        context={"states": states},
+        context={"states": states, "others": [p for p in plans if p.pk != plan.pk]},
         order=85,
         manifest_files=files,
         history_querysets=acceptance_history_querysets(case),

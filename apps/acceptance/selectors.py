@@ -48,7 +48,9 @@ def attachment_get_for(actor, pk: int) -> AcceptanceAttachment:
 
 def case_plans(case) -> list[AcceptancePlan]:
     return list(
-        AcceptancePlan.objects.filter(case=case).select_related("offer__vendor").order_by("pk")
+        AcceptancePlan.objects.filter(case=case)
+        .select_related("case", "offer__vendor")
+        .order_by("pk")
     )
 
 
@@ -203,9 +205,9 @@ def acceptance_state(plan: AcceptancePlan) -> AcceptanceState:
     )
 
 
-def active_plan(case) -> AcceptancePlan | None:
+def active_plan(case, plans: list[AcceptancePlan] | None = None) -> AcceptancePlan | None:
     """The plan of the offer the case's decision in force approved, else the newest plan."""
-    plans = case_plans(case)
+    plans = case_plans(case) if plans is None else plans
     if not plans:
         return None
     approved = (

@@ -39,7 +39,7 @@ SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 def case_acceptance(request, pk: int):
     case = case_get_for(request.user, pk)
     plans = case_plans(case)
-    active = active_plan(case)
+    active = active_plan(case, plans)
     state = acceptance_state(active) if active else None
     return render(
         request,
