@@ -59,7 +59,9 @@ def seed(*, case, users) -> None:
     offer = Offer.objects.filter(case=case, vendor__name=DEMO_VENDOR).first()
     if offer is None or AcceptancePlan.objects.filter(offer=offer).exists():
         return
-    if case.status != ProcurementCase.Status.PENDING_APPROVAL:
+    # Read afresh: the approval demo moved the case on after it was handed to us.
+    status = ProcurementCase.objects.values_list("status", flat=True).get(pk=case.pk)
+    if status != ProcurementCase.Status.PENDING_APPROVAL:
         return
     tariq = users["tariq"]
     plan = acceptance_plan_create(
