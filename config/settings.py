@@ -216,6 +216,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.approvals.tasks.record_stale_approvals_task",
         "schedule": crontab(minute="*/15"),
     },
+    "acceptance-void-stale-signoffs": {
+        "task": "apps.acceptance.tasks.void_stale_signoffs_task",
+        "schedule": crontab(minute="*/15"),
+    },
 }
 
 # History keeps the whole reason a person gave, however long (the default

@@ -39,6 +39,7 @@ HISTORY_PROVIDERS = (
     "apps.evidence.selectors",
     "apps.approvals.selectors",
     "apps.packets.selectors",
+    "apps.acceptance.selectors",
 )
 
 

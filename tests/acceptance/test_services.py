@@ -121,8 +121,12 @@ def test_new_evidence_after_sign_off_voids_it(people, tariq, tomas, passing_harn
     make_evidence(tariq, offer)
     state = acceptance_state(plan)
     assert state.signoff_changes and not state.accepted
-    [voided] = services.stale_signoffs_void()
+    from apps.acceptance.tasks import void_stale_signoffs_task
+
+    [voided_pk] = void_stale_signoffs_task.delay().get()
+    voided = AcceptanceSignOff.objects.get(pk=voided_pk)
     assert voided.voided_at is not None
+    assert void_stale_signoffs_task.delay().get() == []
     case.refresh_from_db()
     assert case.status == Status.APPROVED
 
