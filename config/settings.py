@@ -327,6 +327,8 @@ ORGANISATION_NAME = env_str("ORGANISATION_NAME", "Example Organisation")
 # body is read; harness tokens expire after this many hours (at most 720).
 EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 64 * 1024 * 1024)
 EVIDENCE_TOKEN_TTL_HOURS = env_int("EVIDENCE_TOKEN_TTL_HOURS", 72)
+# Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
+ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
 
 # Signed audit packets. Development signs with a self-signed key made on first
 # use in PACKET_SIGNING_DIR; production sets a PKCS#12 file and its passphrase,

@@ -26,7 +26,7 @@ from apps.core.permissions import RolePermission
 from apps.offers.selectors import offer_get_for
 
 
-class PlanSerializer(TrackedSerializer):
+class AcceptancePlanSerializer(TrackedSerializer):
     offer = serializers.IntegerField(source="offer_id", help_text="The approved offer.")
     case = serializers.IntegerField(source="case_id", read_only=True)
 
@@ -42,7 +42,7 @@ class PlanSerializer(TrackedSerializer):
         return attrs
 
 
-class AttachmentSerializer(serializers.ModelSerializer):
+class AcceptanceAttachmentSerializer(serializers.ModelSerializer):
     uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
@@ -52,9 +52,9 @@ class AttachmentSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ResultSerializer(TrackedSerializer):
+class AcceptanceResultSerializer(TrackedSerializer):
     recorded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    attachments = AttachmentSerializer(many=True, read_only=True)
+    attachments = AcceptanceAttachmentSerializer(many=True, read_only=True)
 
     class Meta:
         model = AcceptanceResult
@@ -80,7 +80,7 @@ class PlanViewSet(
 ):
     """Acceptance plans: the four layers' pass criteria for one approved offer."""
 
-    serializer_class = PlanSerializer
+    serializer_class = AcceptancePlanSerializer
     permission_classes = [RolePermission]
     required_permissions = {
         "GET": "acceptance.view_acceptanceplan",
@@ -113,7 +113,7 @@ class ResultViewSet(
 ):
     """Engineers' acceptance results (fault injections above all), with their attachments."""
 
-    serializer_class = ResultSerializer
+    serializer_class = AcceptanceResultSerializer
     permission_classes = [RolePermission]
     required_permissions = {
         "GET": "acceptance.view_acceptanceresult",
@@ -140,7 +140,7 @@ class ResultViewSet(
         )
 
 
-class UploadSerializer(serializers.Serializer):
+class AcceptanceUploadSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="A log or screenshot; size and type are checked.")
 
 
@@ -152,19 +152,22 @@ class AttachmentUploadView(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(
-        request={"multipart/form-data": UploadSerializer}, responses=AttachmentSerializer
+        request={"multipart/form-data": AcceptanceUploadSerializer},
+        responses=AcceptanceAttachmentSerializer,
     )
     def post(self, request, pk: int):
         result = result_get_for(request.user, pk)
-        body = UploadSerializer(data=request.data)
+        body = AcceptanceUploadSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         attachment = services.acceptance_attachment_add(
             actor=request.user, result=result, upload=body.validated_data["file"]
         )
-        return Response(AttachmentSerializer(attachment).data, status=status.HTTP_201_CREATED)
+        return Response(
+            AcceptanceAttachmentSerializer(attachment).data, status=status.HTTP_201_CREATED
+        )
 
 
-class CriterionSerializer(serializers.Serializer):
+class AcceptanceCriterionSerializer(serializers.Serializer):
     key = serializers.CharField()
     title = serializers.CharField()
     status = serializers.CharField()
@@ -173,14 +176,14 @@ class CriterionSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
-class LayerSerializer(serializers.Serializer):
+class AcceptanceLayerSerializer(serializers.Serializer):
     layer = serializers.CharField()
     status = serializers.CharField()
     reasons = serializers.ListField(child=serializers.CharField())
-    criteria = CriterionSerializer(many=True)
+    criteria = AcceptanceCriterionSerializer(many=True)
 
 
-class SignOffSerializer(serializers.ModelSerializer):
+class AcceptanceSignOffSerializer(serializers.ModelSerializer):
     signed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
     class Meta:
@@ -190,7 +193,7 @@ class SignOffSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class StateSerializer(serializers.Serializer):
+class AcceptanceStateSerializer(serializers.Serializer):
     plan = serializers.IntegerField(source="plan.pk")
     case_status = serializers.CharField(source="plan.case.status")
     overall = serializers.CharField()
@@ -198,8 +201,8 @@ class StateSerializer(serializers.Serializer):
     signed_off = serializers.BooleanField()
     accepted = serializers.BooleanField()
     safe_operating_level = serializers.IntegerField(source="safe_level", allow_null=True)
-    layers = LayerSerializer(many=True)
-    signoff = SignOffSerializer(allow_null=True)
+    layers = AcceptanceLayerSerializer(many=True)
+    signoff = AcceptanceSignOffSerializer(allow_null=True)
     signoff_void_because = serializers.SerializerMethodField()
 
     def get_approved(self, state) -> bool:
@@ -215,12 +218,14 @@ class PlanStateView(APIView):
     permission_classes = [RolePermission]
     required_permissions = {"GET": "acceptance.view_acceptanceplan"}
 
-    @extend_schema(responses=StateSerializer)
+    @extend_schema(responses=AcceptanceStateSerializer)
     def get(self, request, pk: int):
-        return Response(StateSerializer(acceptance_state(plan_get_for(request.user, pk))).data)
+        return Response(
+            AcceptanceStateSerializer(acceptance_state(plan_get_for(request.user, pk))).data
+        )
 
 
-class SignOffRequestSerializer(serializers.Serializer):
+class AcceptanceSignOffRequestSerializer(serializers.Serializer):
     comment = serializers.CharField(max_length=4000)
 
 
@@ -230,15 +235,17 @@ class PlanSignOffView(APIView):
     permission_classes = [RolePermission]
     required_permissions = {"POST": "acceptance.signoff_acceptanceplan"}
 
-    @extend_schema(request=SignOffRequestSerializer, responses={201: SignOffSerializer})
+    @extend_schema(
+        request=AcceptanceSignOffRequestSerializer, responses={201: AcceptanceSignOffSerializer}
+    )
     def post(self, request, pk: int):
         plan = plan_get_for(request.user, pk)
-        body = SignOffRequestSerializer(data=request.data)
+        body = AcceptanceSignOffRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         signoff = services.acceptance_signoff(
             actor=request.user, plan=plan, comment=body.validated_data["comment"]
         )
-        return Response(SignOffSerializer(signoff).data, status=status.HTTP_201_CREATED)
+        return Response(AcceptanceSignOffSerializer(signoff).data, status=status.HTTP_201_CREATED)
 
 
 def register(router) -> list:

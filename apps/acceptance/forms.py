@@ -59,10 +59,14 @@ class ResultEditForm(EditReasonMixin, ResultForm):
 
 
 class AttachmentForm(forms.Form):
-    file = forms.FileField(
-        label=_("Log or screenshot"),
-        help_text=_("At most %(limit)s.") % {"limit": filesizeformat(attachment_max_bytes())},
-    )
+    file = forms.FileField(label=_("Log or screenshot"))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Built per request: in the reader's language, with the limit as configured now.
+        self.fields["file"].help_text = _("At most %(limit)s.") % {
+            "limit": filesizeformat(attachment_max_bytes())
+        }
 
 
 class SignOffForm(forms.Form):
