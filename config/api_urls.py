@@ -40,6 +40,7 @@ API_EXTENSIONS = (
     "apps.audit.api",
     "apps.approvals.api",
     "apps.costs.api",
+    "apps.acceptance.api",
 )
 extra_paths = []
 for _module in present_modules(API_EXTENSIONS):

@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "apps.audit",
     "apps.approvals",
     "apps.costs",
+    "apps.acceptance",
 ]
 
 MIDDLEWARE = [
@@ -240,6 +241,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.approvals.tasks.record_stale_approvals_task",
         "schedule": crontab(minute="*/15"),
     },
+    "acceptance-void-stale-signoffs": {
+        "task": "apps.acceptance.tasks.void_stale_signoffs_task",
+        "schedule": crontab(minute="*/15"),
+    },
 }
 
 # History keeps the whole reason a person gave, however long (the default
@@ -347,6 +352,8 @@ ORGANISATION_NAME = env_str("ORGANISATION_NAME", "Example Organisation")
 # body is read; harness tokens expire after this many hours (at most 720).
 EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 64 * 1024 * 1024)
 EVIDENCE_TOKEN_TTL_HOURS = env_int("EVIDENCE_TOKEN_TTL_HOURS", 72)
+# Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
+ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
 
 # Signed audit packets. Development signs with a self-signed key made on first
 # use in PACKET_SIGNING_DIR; production sets either a PKCS#12 file and its

@@ -38,6 +38,7 @@ for _name in (
     "apps.audit.urls",
     "apps.approvals.urls",
     "apps.costs.urls",
+    "apps.acceptance.urls",
 ):
     if importlib.util.find_spec(_name) is not None:
         urlpatterns.append(path("", include(_name)))

@@ -9,6 +9,7 @@ from apps.cases.models import ProcurementCase
 
 
 def seed(*, case, users) -> None:
+    case.refresh_from_db()  # the offers created earlier moved the case on from draft
     if case.status == ProcurementCase.Status.EVALUATING:
         case_submit_for_approval(
             actor=users["priya"], case=case, note="Three offers compared; please review the gates"

@@ -31,6 +31,8 @@ DEMO_EXTENSIONS = (
     "apps.costs.demo",
     # Last: submits the demo case for approval once every record is in place.
     "apps.approvals.demo",
+    # After the approval: prepares the acceptance of the leading offer.
+    "apps.acceptance.demo",
 )
 
 DEMO_PASSWORD = "diligence-demo"

@@ -28,6 +28,7 @@ class ProcurementCase(TrackedModel):
         PENDING_APPROVAL = "pending_approval", _("Pending approval")
         APPROVED = "approved", _("Approved")
         REJECTED = "rejected", _("Rejected")
+        ACCEPTED = "accepted", _("Accepted")
 
     class Workload(models.TextChoices):
         INFERENCE = "inference", _("Inference")

@@ -25,6 +25,7 @@ CASE_PANEL_PROVIDERS = (
     "apps.audit.panels",
     "apps.approvals.panels",
     "apps.costs.panels",
+    "apps.acceptance.panels",
 )
 
 

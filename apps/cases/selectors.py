@@ -40,6 +40,7 @@ HISTORY_PROVIDERS = (
     "apps.approvals.selectors",
     "apps.packets.selectors",
     "apps.costs.selectors",
+    "apps.acceptance.selectors",
 )
 
 

@@ -30,6 +30,7 @@ PACKET_SECTION_PROVIDERS = (
     "apps.access.packet",
     "apps.evidence.packet",
     "apps.approvals.packet",
+    "apps.acceptance.packet",
     "apps.audit.packet",
     "apps.costs.packet",
 )

@@ -1,0 +1,96 @@
+"""Demo: tariq prepares the acceptance of Aurora's offer while the case awaits its decision.
+
+The demo case has no evidence uploaded, so no offer passes every approval gate
+and none can be approved here. The plan is therefore prepared ahead of the
+decision, and says so; the layers the harness measures stay "not measured",
+and the fault injections tariq rehearsed show one recovery that consumed data
+twice — so the acceptance reads failed, with its reason, and the case is not
+accepted.
+"""
+
+from datetime import timedelta
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+
+from apps.acceptance.models import AcceptancePlan, FaultKind, Layer
+from apps.acceptance.services import (
+    acceptance_attachment_add,
+    acceptance_plan_create,
+    acceptance_result_record,
+)
+from apps.cases.models import ProcurementCase
+from apps.offers.models import Offer
+
+DEMO_VENDOR = "Aurora Compute Pte. Ltd."
+
+DEMO_FAULTS = [
+    (
+        FaultKind.NETWORK,
+        "Injected 80 ms jitter and a 20 s disconnect on the gateway link (tc netem)",
+        True,
+        False,
+        "Clients retried; the batch job resumed from the checkpoint of 10:40.",
+    ),
+    (
+        FaultKind.NODE_KILLED,
+        "Killed node 3 of 8 during a fine-tuning rehearsal (kill -9 on all ranks)",
+        True,
+        False,
+        "Job rescheduled on the spare node and resumed from step 4,800; loss curve continuous.",
+    ),
+    (
+        FaultKind.MAINTENANCE,
+        "Simulated the vendor's maintenance window: drained and rebooted two nodes",
+        True,
+        True,
+        "Resumed from the latest checkpoint, but 312 samples of shard 17 were consumed twice.",
+    ),
+]
+
+NODE_KILL_LOG = b"""2026-11-28T10:52:03Z rank 24-31 lost heartbeat (node gpu-03)
+2026-11-28T10:52:41Z scheduler: replacing gpu-03 with spare gpu-09
+2026-11-28T10:54:10Z restore: checkpoint step-4800 (s3://acceptance-rehearsal/ckpt/step-4800)
+2026-11-28T10:55:02Z training resumed at step 4801, loss 1.8412 (before kill: 1.8420)
+"""
+
+
+def seed(*, case, users) -> None:
+    offer = Offer.objects.filter(case=case, vendor__name=DEMO_VENDOR).first()
+    if offer is None or AcceptancePlan.objects.filter(offer=offer).exists():
+        return
+    # Read afresh: the approval demo moved the case on after it was handed to us.
+    status = ProcurementCase.objects.values_list("status", flat=True).get(pk=case.pk)
+    if status != ProcurementCase.Status.PENDING_APPROVAL:
+        return
+    tariq = users["tariq"]
+    plan = acceptance_plan_create(
+        actor=tariq,
+        offer=offer,
+        expected_versions="driver 550.127.05, CUDA 12.4, vLLM 0.6.4, NCCL 2.21.5",
+        required_safe_concurrency=16,
+        notes=(
+            "Prepared while the case awaits its decision; fault injections rehearsed on "
+            "Aurora's trial allocation. Soak, correctness and load test run once approved."
+        ),
+    )
+    start = timezone.now() - timedelta(days=2)
+    for index, (kind, activity, resumed, duplicated, notes) in enumerate(DEMO_FAULTS):
+        result = acceptance_result_record(
+            actor=tariq,
+            plan=plan,
+            layer=Layer.STABILITY,
+            fault_kind=kind,
+            activity=activity,
+            outcome="failed" if duplicated else "passed",
+            notes=notes,
+            resumed_from_checkpoint=resumed,
+            duplicated_data=duplicated,
+            performed_at=start + timedelta(hours=index),
+        )
+        if kind == FaultKind.NODE_KILLED:
+            acceptance_attachment_add(
+                actor=tariq,
+                result=result,
+                upload=SimpleUploadedFile("node-kill-recovery.log", NODE_KILL_LOG, "text/plain"),
+            )

@@ -1,0 +1,115 @@
+"""What the harness and the evidence app measured for an offer, as the acceptance rules read it.
+
+Soak and correctness runs come from ``apps.evidence.acceptance``; until that
+module offers its functions there are simply no harness measurements yet. The
+performance layer reads the offer's newest spec verification: its bundle's
+server-recomputed load-test summary (``EvidenceBundle.summary``: ``levels``,
+``cells`` and ``gpus`` of ``apps.evidence.recompute``) and its version and
+environment checks.
+"""
+
+from dataclasses import dataclass
+
+from apps.acceptance.rules import (
+    ENVIRONMENT_KEYS,
+    VERSION_KEYS,
+    LadderLevel,
+    PerformanceMeasurement,
+    VerificationCheck,
+)
+from apps.evidence import acceptance as harness_values
+from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
+from apps.evidence.selectors import latest_verification
+
+
+@dataclass(frozen=True)
+class OfferMeasurements:
+    soak: SoakMeasurement | None
+    correctness: CorrectnessMeasurement | None
+    performance: PerformanceMeasurement | None
+    verification_checks: tuple[VerificationCheck, ...]
+    verification: object | None
+
+    @property
+    def evidence(self) -> list[dict]:
+        """The bundles the layers were judged on, as bound by a sign-off."""
+        found = {}
+        for item in (self.soak, self.correctness, self.performance):
+            if item is not None:
+                found[item.bundle_id] = item.bundle_sha256
+        return [{"bundle": pk, "sha256": sha} for pk, sha in sorted(found.items())]
+
+
+def _newest(name: str, offer) -> list:
+    measure = getattr(harness_values, name, None)
+    if measure is None:
+        return []  # the harness cannot deliver this kind of run yet
+    return list(measure(offer))
+
+
+def soak_measurements(offer) -> list[SoakMeasurement]:
+    """Newest first."""
+    return _newest("soak_measurements_for_offer", offer)
+
+
+def correctness_measurements(offer) -> list[CorrectnessMeasurement]:
+    """Newest first."""
+    return _newest("correctness_measurements_for_offer", offer)
+
+
+def ladder_levels(summary: dict) -> tuple[LadderLevel, ...]:
+    """Per concurrency level: P95 TTFT and its sample, error rate, and peak memory share (%)."""
+    totals = {g.get("uuid"): g.get("memory_total_mib") for g in summary.get("gpus") or []}
+    peaks: dict[int, float] = {}
+    for cell in summary.get("cells") or []:
+        for uuid, peak in (cell.get("gpu_memory_peak_mib") or {}).items():
+            if peak is not None and totals.get(uuid):
+                share = peak * 100 / totals[uuid]
+                level = cell["concurrency"]
+                peaks[level] = max(peaks.get(level, 0.0), share)
+    levels = []
+    for level in summary.get("levels") or []:
+        ttft = level.get("ttft_ms") or {}
+        levels.append(
+            LadderLevel(
+                concurrency=level["concurrency"],
+                ttft_samples=ttft.get("n", 0),
+                ttft_p95_ms=ttft.get("p95"),
+                error_rate=level.get("error_rate"),
+                peak_memory_pct=peaks.get(level["concurrency"]),
+            )
+        )
+    return tuple(levels)
+
+
+def verification_checks(verification) -> tuple[VerificationCheck, ...]:
+    wanted = VERSION_KEYS + ENVIRONMENT_KEYS
+    return tuple(
+        VerificationCheck(
+            key=check["key"],
+            title=str(check.get("title") or check["key"]),
+            status=check.get("status") or "not_measured",
+            measured="" if check.get("measured") is None else str(check["measured"]),
+            expected="" if check.get("expected") is None else str(check["expected"]),
+        )
+        for check in (verification.checks if verification else []) or []
+        if check.get("key") in wanted
+    )
+
+
+def offer_measurements(offer) -> OfferMeasurements:
+    soaks, runs = soak_measurements(offer), correctness_measurements(offer)
+    verification = latest_verification(offer)
+    performance = None
+    if verification is not None:
+        bundle = verification.bundle
+        levels = ladder_levels(bundle.summary or {})
+        if levels:
+            performance = PerformanceMeasurement(bundle.pk, bundle.sha256, levels)
+    return OfferMeasurements(
+        soak=soaks[0] if soaks else None,
+        correctness=runs[0] if runs else None,
+        performance=performance,
+        verification_checks=verification_checks(verification),
+        verification=verification,
+    )

@@ -1,0 +1,228 @@
+"""Acceptance of the rented capacity against written criteria (seed 000 §五, seed 004 §五).
+
+One plan per offer holds the four layers' pass criteria; engineers record the
+results the harness cannot measure (fault injections above all) with their
+attachments; a second tech lead signs the acceptance off, bound to what it saw.
+"""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from apps.core.models import TrackedModel
+
+# Seed 000 §五 layer one: "连续运行 30 分钟无重启".
+DEFAULT_SOAK_MINUTES = 30
+# Layer two: "核心样例集通过率 100%".
+DEFAULT_CORRECTNESS_PASS_PCT = Decimal("100")
+# Layer three: the seed's concurrency ladder 1/4/8/16/32.
+DEFAULT_LADDER = "1,4,8,16,32"
+# Layer four: "至少完成三项故障注入".
+DEFAULT_FAULT_MINIMUM = 3
+
+
+class Layer(models.TextChoices):
+    CONNECTIVITY = "connectivity", _("Connectivity and environment")
+    CORRECTNESS = "correctness", _("Correctness")
+    PERFORMANCE = "performance", _("Performance baseline")
+    STABILITY = "stability", _("Stability and recovery")
+
+
+class FaultKind(models.TextChoices):
+    NETWORK = "network", _("Network jitter or a short disconnect")
+    NODE_KILLED = "node_killed", _("A node killed")
+    MAINTENANCE = "maintenance", _("Simulated maintenance window")
+    OTHER = "other", _("Other")
+
+
+REQUIRED_FAULT_KINDS = (FaultKind.NETWORK, FaultKind.NODE_KILLED, FaultKind.MAINTENANCE)
+
+
+class AcceptancePlan(TrackedModel):
+    """The pass criteria of the four verification layers for one offer of a case."""
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.PROTECT,
+        related_name="acceptance_plans",
+        verbose_name=_("case"),
+    )
+    offer = models.OneToOneField(
+        "offers.Offer",
+        on_delete=models.PROTECT,
+        related_name="acceptance_plan",
+        verbose_name=_("offer"),
+    )
+    soak_minutes = models.PositiveIntegerField(
+        _("restart-free soak (minutes)"),
+        default=DEFAULT_SOAK_MINUTES,
+        validators=[MinValueValidator(1), MaxValueValidator(7 * 24 * 60)],
+        help_text=_("The longest window without a restart or an outage must reach this."),
+    )
+    expected_versions = models.CharField(
+        _("expected versions"),
+        max_length=300,
+        blank=True,
+        help_text=_("Driver, CUDA and framework versions the offer promised, in words."),
+    )
+    correctness_pass_pct = models.DecimalField(
+        _("core set pass rate required (%)"),
+        max_digits=5,
+        decimal_places=2,
+        default=DEFAULT_CORRECTNESS_PASS_PCT,
+        validators=[MinValueValidator(Decimal("0.01")), MaxValueValidator(Decimal("100"))],
+    )
+    correctness_tolerance = models.CharField(
+        _("correctness tolerance"),
+        max_length=300,
+        default="exact match at temperature 0 after whitespace trim",
+        help_text=_("How the remote answers are compared with the local baseline's."),
+    )
+    ladder = models.CharField(
+        _("concurrency ladder"),
+        max_length=100,
+        default=DEFAULT_LADDER,
+        help_text=_("Concurrency levels to measure, comma-separated, e.g. 1,4,8,16,32."),
+    )
+    required_safe_concurrency = models.PositiveIntegerField(
+        _("required safe operating level"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_(
+            "The highest concurrency at which every SLO holds must reach this; blank: any level."
+        ),
+    )
+    fault_minimum = models.PositiveSmallIntegerField(
+        _("fault injections required"),
+        default=DEFAULT_FAULT_MINIMUM,
+        validators=[MinValueValidator(1), MaxValueValidator(50)],
+    )
+    notes = models.TextField(_("notes"), blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("created by"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["case_id", "pk"]
+        verbose_name = _("acceptance plan")
+        verbose_name_plural = _("acceptance plans")
+        permissions = [("signoff_acceptanceplan", _("Can sign off an acceptance"))]
+
+    def __str__(self) -> str:
+        return f"Acceptance plan — {self.offer}"
+
+
+class AcceptanceResult(TrackedModel):
+    """What an engineer did and saw for one layer, e.g. one fault injection."""
+
+    class Outcome(models.TextChoices):
+        PASSED = "passed", _("Passed")
+        FAILED = "failed", _("Failed")
+
+    plan = models.ForeignKey(
+        AcceptancePlan, on_delete=models.PROTECT, related_name="results", verbose_name=_("plan")
+    )
+    layer = models.CharField(_("layer"), max_length=20, choices=Layer.choices)
+    fault_kind = models.CharField(
+        _("fault injected"), max_length=20, choices=FaultKind.choices, blank=True
+    )
+    activity = models.CharField(_("what was done"), max_length=300)
+    outcome = models.CharField(_("outcome"), max_length=10, choices=Outcome.choices)
+    notes = models.TextField(_("notes"), blank=True)
+    resumed_from_checkpoint = models.BooleanField(
+        _("resumed from the latest checkpoint"), null=True, blank=True
+    )
+    duplicated_data = models.BooleanField(_("duplicated data"), null=True, blank=True)
+    performed_at = models.DateTimeField(_("performed at"))
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("recorded by"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["plan_id", "performed_at", "pk"]
+        verbose_name = _("acceptance result")
+        verbose_name_plural = _("acceptance results")
+
+    def __str__(self) -> str:
+        return f"{self.get_layer_display()}: {self.activity}"
+
+
+class AcceptanceAttachment(TrackedModel):
+    """A log or screenshot behind a result, stored once with its digest; never replaced."""
+
+    plan = models.ForeignKey(
+        AcceptancePlan, on_delete=models.PROTECT, related_name="attachments", verbose_name=_("plan")
+    )
+    result = models.ForeignKey(
+        AcceptanceResult,
+        on_delete=models.PROTECT,
+        related_name="attachments",
+        verbose_name=_("result"),
+    )
+    name = models.CharField(_("file name"), max_length=200)
+    content_type = models.CharField(_("type"), max_length=100)
+    size_bytes = models.PositiveBigIntegerField(_("size (bytes)"))
+    sha256 = models.CharField(_("SHA-256"), max_length=64)
+    storage_name = models.CharField(_("stored as"), max_length=300, unique=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("uploaded by"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["result_id", "pk"]
+        verbose_name = _("acceptance attachment")
+        verbose_name_plural = _("acceptance attachments")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AcceptanceSignOff(TrackedModel):
+    """A reviewer's sign-off, bound to the plan, results, attachments and evidence it saw.
+
+    ``bound_state`` has the shape of ``Approval.bound_state`` (records and
+    evidence), so the approvals app's binding finds what changed since; a
+    change voids the sign-off. Never deleted.
+    """
+
+    plan = models.ForeignKey(
+        AcceptancePlan, on_delete=models.PROTECT, related_name="signoffs", verbose_name=_("plan")
+    )
+    signed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("signed off by"),
+    )
+    signed_at = models.DateTimeField(_("signed off at"))
+    comment = models.TextField(_("comment"))
+    layers = models.JSONField(_("layers at the sign-off"), default=list, blank=True)
+    bound_state = models.JSONField(_("bound state"), default=dict, blank=True)
+    voided_at = models.DateTimeField(_("voided at"), null=True, blank=True)
+    void_reason = models.TextField(_("why it was voided"), blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-signed_at", "-pk"]
+        verbose_name = _("acceptance sign-off")
+        verbose_name_plural = _("acceptance sign-offs")
+
+    def __str__(self) -> str:
+        return f"Sign-off of {self.plan} ({self.signed_at:%Y-%m-%d})"

@@ -1,0 +1,40 @@
+"""The acceptance on the case page: the plan in force, its layers and the sign-off."""
+
+from django.utils.translation import gettext as _
+
+from apps.acceptance import rules
+from apps.acceptance.selectors import acceptance_state, active_plan
+from apps.cases.models import ProcurementCase
+from apps.cases.overview import CasePanel
+
+
+def case_panel(case, *, actor) -> CasePanel | None:
+    if not actor.has_perm("acceptance.view_acceptanceplan"):
+        return None
+    plan = active_plan(case)
+    state = acceptance_state(plan) if plan else None
+    return CasePanel(
+        title=_("Acceptance"),
+        template="acceptance/case_panel.html",
+        context={"case": case, "state": state},
+        missing=acceptance_missing(case, state),
+        order=95,
+    )
+
+
+def acceptance_missing(case, state) -> list[str]:
+    if state is None:
+        if case.status == ProcurementCase.Status.APPROVED:
+            return [_("Approved but no acceptance plan yet: a tech lead plans the four layers.")]
+        return []
+    if state.accepted:
+        return []
+    missing = []
+    for layer in state.layers:
+        if layer.status == rules.FAILED:
+            missing.append(
+                _("Acceptance failed: %(reasons)s") % {"reasons": "; ".join(layer.reasons)}
+            )
+    if state.overall == rules.PASSED and not state.signed_off:
+        missing.append(_("Acceptance passed every layer: another tech lead signs it off."))
+    return missing

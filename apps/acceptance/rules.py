@@ -1,0 +1,511 @@
+"""The pass criteria of the four verification layers, as plain functions on plain data.
+
+Seed 000 §五: (1) connectivity and environment — health checks pass, versions
+as expected, environment self-check green, 30 minutes without a restart;
+(2) correctness — a fixed input set against a local baseline, 100 % of the
+core set passes; (3) performance — the concurrency ladder against the SLOs,
+with a stated safe operating level; (4) stability and recovery — at least
+three fault injections (network, a node killed, maintenance), each resuming
+from the latest checkpoint with no duplicated data. Seed 004 §五 items 1–3
+say the same for inference services.
+
+Nothing is ever passed for want of a measurement: an absent one is "not
+measured", and a layer with one is "in progress".
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
+
+PASSED, FAILED, NOT_MEASURED, IN_PROGRESS = "passed", "failed", "not_measured", "in_progress"
+
+CONNECTIVITY, CORRECTNESS, PERFORMANCE, STABILITY = (
+    "connectivity",
+    "correctness",
+    "performance",
+    "stability",
+)
+LAYERS = (CONNECTIVITY, CORRECTNESS, PERFORMANCE, STABILITY)
+REQUIRED_FAULT_KINDS = ("network", "node_killed", "maintenance")
+# harness-anchors §2.3 (MLPerf early stopping): a P95 needs at least 130 samples.
+P95_MIN_SAMPLES = 130
+
+
+@dataclass(frozen=True)
+class Criterion:
+    key: str
+    title: str
+    status: str
+    measured: str = ""
+    required: str = ""
+    reason: str = ""
+
+    @property
+    def explanation(self) -> str:
+        """Why it is not passed, with the measured against the required value."""
+        if self.status == PASSED:
+            return ""
+        text = f"{self.title}: "
+        if self.measured:
+            text += f"measured {self.measured}, required {self.required}"
+        else:
+            text += "not measured"
+        return text + (f" — {self.reason}" if self.reason else "")
+
+
+@dataclass(frozen=True)
+class LayerState:
+    layer: str
+    status: str
+    criteria: tuple[Criterion, ...]
+
+    @property
+    def reasons(self) -> list[str]:
+        wanted = FAILED if self.status == FAILED else NOT_MEASURED
+        return [c.explanation for c in self.criteria if c.status == wanted]
+
+
+@dataclass(frozen=True)
+class PlanCriteria:
+    soak_minutes: int = 30
+    correctness_pass_pct: Decimal = Decimal("100")
+    ladder: tuple[int, ...] = (1, 4, 8, 16, 32)
+    required_safe_concurrency: int | None = None
+    fault_minimum: int = 3
+    fault_kinds: tuple[str, ...] = REQUIRED_FAULT_KINDS
+
+
+@dataclass(frozen=True)
+class Slo:
+    p95_ttft_ms: float
+    error_rate_pct: float
+    peak_memory_pct: float
+
+
+@dataclass(frozen=True)
+class LadderLevel:
+    """One concurrency level of the server-recomputed load test."""
+
+    concurrency: int
+    ttft_samples: int
+    ttft_p95_ms: float | None
+    error_rate: float | None  # a fraction, 0.004 = 0.4 %
+    peak_memory_pct: float | None  # highest share of a GPU's memory in the level, %
+
+    @property
+    def error_rate_pct(self) -> float | None:
+        return None if self.error_rate is None else self.error_rate * 100
+
+
+@dataclass(frozen=True)
+class PerformanceMeasurement:
+    bundle_id: int
+    bundle_sha256: str
+    levels: tuple[LadderLevel, ...]
+
+
+@dataclass(frozen=True)
+class VerificationCheck:
+    """One check of the offer's newest spec verification (evidence rules)."""
+
+    key: str
+    title: str
+    status: str  # pass / warn / fail / not_measured
+    measured: str = ""
+    expected: str = ""
+
+
+@dataclass(frozen=True)
+class ResultFacts:
+    """An engineer's recorded result."""
+
+    layer: str
+    outcome: str  # passed / failed
+    activity: str
+    fault_kind: str = ""
+    resumed_from_checkpoint: bool | None = None
+    duplicated_data: bool | None = None
+
+
+@dataclass(frozen=True)
+class AcceptanceInputs:
+    criteria: PlanCriteria
+    slo: Slo
+    soak: SoakMeasurement | None = None
+    correctness: CorrectnessMeasurement | None = None
+    performance: PerformanceMeasurement | None = None
+    verification_checks: tuple[VerificationCheck, ...] = ()
+    results: tuple[ResultFacts, ...] = field(default_factory=tuple)
+
+
+# --- layer one: connectivity and environment ---------------------------------
+
+
+def longest_clean_window_s(soak: SoakMeasurement) -> float:
+    """The longest stretch of the soak with neither a restart nor an outage, seconds."""
+    breaks = [(at, at) for at in soak.restarts_at_s] + [tuple(o) for o in soak.outages]
+    start, longest = 0.0, 0.0
+    for begin, end in sorted(breaks):
+        longest = max(longest, min(begin, soak.duration_s) - start)
+        start = max(start, end)
+    return max(longest, soak.duration_s - start)
+
+
+def soak_criterion(soak: SoakMeasurement | None, minutes: int) -> Criterion:
+    title, required = "Restart-free soak", f"≥ {minutes} min without a restart or an outage"
+    if soak is None:
+        return Criterion("soak", title, NOT_MEASURED, required=required, reason="no soak run yet")
+    window_min = longest_clean_window_s(soak) / 60
+    measured = (
+        f"{window_min:.1f} min longest clean window of {soak.duration_s / 60:.1f} min "
+        f"({len(soak.restarts_at_s)} restarts, {len(soak.outages)} outages)"
+    )
+    status = PASSED if window_min >= minutes else FAILED
+    return Criterion("soak", title, status, measured, required)
+
+
+def health_criterion(soak: SoakMeasurement | None) -> Criterion:
+    title, required = "Health checks", "every health check passes"
+    if soak is None or soak.health_checks_total == 0:
+        return Criterion("health", title, NOT_MEASURED, required=required)
+    measured = f"{soak.health_checks_ok} of {soak.health_checks_total} passed"
+    ok = soak.health_checks_ok == soak.health_checks_total
+    return Criterion("health", title, PASSED if ok else FAILED, measured, required)
+
+
+def gpu_errors_criterion(soak: SoakMeasurement | None) -> Criterion:
+    title, required = "GPU errors during the soak", "no Xid event, no uncorrected ECC error"
+    if soak is None:
+        return Criterion("gpu_errors", title, NOT_MEASURED, required=required)
+    xid = f"{len(soak.xid_events)} Xid events" if soak.xid_measured else "Xid not measured"
+    ecc = (
+        f"{soak.ecc_uncorrected} uncorrected ECC"
+        if soak.ecc_uncorrected is not None
+        else "ECC not measured"
+    )
+    measured = f"{xid}, {ecc}"
+    if soak.xid_events or (soak.ecc_uncorrected or 0) > 0:
+        return Criterion("gpu_errors", title, FAILED, measured, required)
+    if not soak.xid_measured or soak.ecc_uncorrected is None:
+        # An unreadable kernel log or GPU counter is no proof of a clean run.
+        reason = "the soak could not read " + " and ".join(
+            part
+            for part, missing in (
+                ("the kernel log (Xid)", not soak.xid_measured),
+                ("the GPUs' ECC counters", soak.ecc_uncorrected is None),
+            )
+            if missing
+        )
+        return Criterion("gpu_errors", title, NOT_MEASURED, measured, required, reason=reason)
+    return Criterion("gpu_errors", title, PASSED, measured, required)
+
+
+def checks_criterion(
+    key: str, title: str, required: str, checks: Sequence[VerificationCheck]
+) -> Criterion:
+    """Green means every check passed; a warning is not green (seed 000: "环境自检脚本全绿")."""
+    if not checks or any(c.status == "not_measured" for c in checks):
+        missing = [c.title for c in checks if c.status == "not_measured"]
+        reason = "not measured: " + ", ".join(missing) if missing else "no verification yet"
+        return Criterion(key, title, NOT_MEASURED, required=required, reason=reason)
+    bad = [c for c in checks if c.status != "pass"]
+    measured = (
+        "; ".join(f"{c.title}: {c.measured or c.status}" for c in bad)
+        if bad
+        else f"{len(checks)} checks green"
+    )
+    return Criterion(key, title, FAILED if bad else PASSED, measured, required)
+
+
+VERSION_KEYS = ("versions.driver", "versions.cuda")
+ENVIRONMENT_KEYS = ("versions.shm", "versions.ulimits", "versions.clock_sync")
+
+
+def connectivity_layer(inputs: AcceptanceInputs) -> LayerState:
+    checks = inputs.verification_checks
+    criteria = [
+        health_criterion(inputs.soak),
+        checks_criterion(
+            "versions",
+            "Versions as expected",
+            "driver and CUDA as declared",
+            [c for c in checks if c.key in VERSION_KEYS],
+        ),
+        checks_criterion(
+            "environment",
+            "Environment self-check",
+            "every check green",
+            [c for c in checks if c.key in ENVIRONMENT_KEYS],
+        ),
+        soak_criterion(inputs.soak, inputs.criteria.soak_minutes),
+        gpu_errors_criterion(inputs.soak),
+    ]
+    return layer_state(CONNECTIVITY, criteria + manual_criteria(CONNECTIVITY, inputs.results))
+
+
+# --- layer two: correctness ---------------------------------------------------
+
+
+def correctness_criterion(
+    measurement: CorrectnessMeasurement | None, required_pct: Decimal
+) -> Criterion:
+    title, required = "Core set against the reference", f"≥ {required_pct:g} % of the core set"
+    if measurement is None:
+        return Criterion(
+            "core_set", title, NOT_MEASURED, required=required, reason="no correctness run yet"
+        )
+    core = [item for item in measurement.items if item.core]
+    if not core:
+        return Criterion(
+            "core_set", title, NOT_MEASURED, required=required, reason="the run has no core items"
+        )
+    passed = sum(1 for item in core if item.passed)
+    pct = Decimal(passed * 100) / Decimal(len(core))
+    failing = [f"{i.item_id} ({i.reason or 'mismatch'})" for i in core if not i.passed]
+    measured = f"{passed} of {len(core)} ({pct:.2f} %) against {measurement.reference_name}"
+    reason = "mismatches: " + ", ".join(failing[:10]) if failing else ""
+    status = PASSED if pct >= required_pct else FAILED
+    return Criterion("core_set", title, status, measured, required, reason)
+
+
+def correctness_layer(inputs: AcceptanceInputs) -> LayerState:
+    criteria = [correctness_criterion(inputs.correctness, inputs.criteria.correctness_pass_pct)]
+    return layer_state(CORRECTNESS, criteria + manual_criteria(CORRECTNESS, inputs.results))
+
+
+# --- layer three: performance baseline ----------------------------------------
+
+
+def level_holds(level: LadderLevel, slo: Slo) -> bool | None:
+    """None when P95 cannot be stated (too few samples); else whether every measured SLO holds."""
+    if level.ttft_p95_ms is None or level.ttft_samples < P95_MIN_SAMPLES:
+        return None
+    if level.ttft_p95_ms >= slo.p95_ttft_ms:
+        return False
+    if (level.error_rate or 0) * 100 >= slo.error_rate_pct:
+        return False
+    return level.peak_memory_pct is None or level.peak_memory_pct < slo.peak_memory_pct
+
+
+def safe_operating_level(levels: Iterable[LadderLevel], slo: Slo) -> int | None:
+    """The highest concurrency at which every SLO holds, below the first level that breaks one.
+
+    A level above the knee that happens to hold is not safe: the service
+    already failed at a lower load (seed 000 §五 "画出拐点曲线 … 明确安全水位").
+    """
+    safe = None
+    for level in sorted(levels, key=lambda lvl: lvl.concurrency):
+        holds = level_holds(level, slo)
+        if holds is None:
+            continue
+        if not holds:
+            break
+        safe = level.concurrency
+    return safe
+
+
+def ladder_criterion(
+    measurement: PerformanceMeasurement | None, ladder: tuple[int, ...]
+) -> Criterion:
+    title = "Concurrency ladder measured"
+    required = "every level of " + "/".join(map(str, ladder)) + f" with n ≥ {P95_MIN_SAMPLES}"
+    if measurement is None or not measurement.levels:
+        return Criterion("ladder", title, NOT_MEASURED, required=required, reason="no load test")
+    by_level = {lvl.concurrency: lvl for lvl in measurement.levels}
+    missing = [
+        str(c)
+        for c in ladder
+        if c not in by_level
+        or by_level[c].ttft_p95_ms is None
+        or by_level[c].ttft_samples < P95_MIN_SAMPLES
+    ]
+    if missing:
+        return Criterion(
+            "ladder",
+            title,
+            NOT_MEASURED,
+            required=required,
+            reason="levels not measured with enough samples: " + ", ".join(missing),
+        )
+    measured = "/".join(str(c) for c in sorted(by_level))
+    return Criterion("ladder", title, PASSED, measured, required)
+
+
+def safe_level_criterion(
+    measurement: PerformanceMeasurement | None, slo: Slo, required_level: int | None
+) -> Criterion:
+    title = "Safe operating level"
+    required = (
+        f"every SLO holds up to concurrency ≥ {required_level}"
+        if required_level
+        else "every SLO holds at one level at least"
+    )
+    required += (
+        f" (P95 TTFT < {slo.p95_ttft_ms:g} ms, errors < {slo.error_rate_pct:g} %, "
+        f"memory < {slo.peak_memory_pct:g} %)"
+    )
+    graded = [] if measurement is None else [lvl for lvl in measurement.levels]
+    if not any(level_holds(lvl, slo) is not None for lvl in graded):
+        return Criterion("safe_level", title, NOT_MEASURED, required=required)
+    safe = safe_operating_level(graded, slo)
+    if safe is None:
+        return Criterion("safe_level", title, FAILED, "none", required, "no level holds the SLOs")
+    ok = required_level is None or safe >= required_level
+    return Criterion("safe_level", title, PASSED if ok else FAILED, f"concurrency {safe}", required)
+
+
+def memory_criterion(measurement: PerformanceMeasurement | None, slo: Slo) -> Criterion:
+    title, required = "Peak device memory under load", f"< {slo.peak_memory_pct:g} %"
+    shares = (
+        []
+        if measurement is None
+        else [lvl.peak_memory_pct for lvl in measurement.levels if lvl.peak_memory_pct is not None]
+    )
+    if not shares:
+        return Criterion(
+            "peak_memory", title, NOT_MEASURED, required=required, reason="no GPU memory samples"
+        )
+    peak = max(shares)
+    status = PASSED if peak < slo.peak_memory_pct else FAILED
+    return Criterion("peak_memory", title, status, f"{peak:.1f} %", required)
+
+
+def performance_layer(inputs: AcceptanceInputs) -> LayerState:
+    measurement, slo = inputs.performance, inputs.slo
+    criteria = [
+        ladder_criterion(measurement, inputs.criteria.ladder),
+        safe_level_criterion(measurement, slo, inputs.criteria.required_safe_concurrency),
+        memory_criterion(measurement, slo),
+    ]
+    return layer_state(PERFORMANCE, criteria + manual_criteria(PERFORMANCE, inputs.results))
+
+
+# --- layer four: stability and recovery ---------------------------------------
+
+
+def fault_injections(results: Iterable[ResultFacts]) -> list[ResultFacts]:
+    return [r for r in results if r.layer == STABILITY and r.fault_kind]
+
+
+def stability_criteria(
+    results: Iterable[ResultFacts], minimum: int, kinds: tuple[str, ...]
+) -> list[Criterion]:
+    injections = fault_injections(results)
+    # Fewer injections than required, or a kind not yet injected, is work still
+    # to do (in progress); only a failed, unresumed or duplicating one fails.
+    count = Criterion(
+        "fault_count",
+        "Fault injections",
+        PASSED if len(injections) >= minimum else NOT_MEASURED,
+        f"{len(injections)}" if len(injections) >= minimum else "",
+        f"≥ {minimum}",
+        "" if len(injections) >= minimum else f"{len(injections)} of {minimum} done",
+    )
+    done = {r.fault_kind for r in injections}
+    missing = [k for k in kinds if k not in done]
+    coverage = Criterion(
+        "fault_kinds",
+        "Required kinds injected",
+        NOT_MEASURED if missing else PASSED,
+        "" if missing else ", ".join(sorted(done)),
+        ", ".join(kinds),
+        "missing: " + ", ".join(missing) if missing else "",
+    )
+    return [
+        count,
+        coverage,
+        _each(injections, "resumed", "Resumed from the latest checkpoint", True, "every one"),
+        _each(injections, "no_duplicates", "No duplicated data", False, "none duplicated"),
+        _outcomes(injections, "fault_outcomes", "Outcome of each injection"),
+    ]
+
+
+def _each(injections, key: str, title: str, wanted: bool, required: str) -> Criterion:
+    attribute = "resumed_from_checkpoint" if key == "resumed" else "duplicated_data"
+    if not injections:
+        return Criterion(key, title, NOT_MEASURED, required=required)
+    bad = [r.activity for r in injections if getattr(r, attribute) is (not wanted)]
+    unknown = [r.activity for r in injections if getattr(r, attribute) is None]
+    if bad:
+        return Criterion(
+            key, title, FAILED, f"{len(bad)} of {len(injections)}", required, "; ".join(bad)
+        )
+    if unknown:
+        return Criterion(
+            key,
+            title,
+            NOT_MEASURED,
+            required=required,
+            reason="not recorded for: " + "; ".join(unknown),
+        )
+    return Criterion(key, title, PASSED, f"{len(injections)} of {len(injections)}", required)
+
+
+def _outcomes(results: list[ResultFacts], key: str, title: str) -> Criterion:
+    failed = [r.activity for r in results if r.outcome != PASSED]
+    measured = f"{len(results) - len(failed)} of {len(results)} passed" if results else ""
+    if not results:
+        return Criterion(key, title, NOT_MEASURED, required="every one passed")
+    status = FAILED if failed else PASSED
+    return Criterion(key, title, status, measured, "every one passed", "; ".join(failed))
+
+
+def manual_criteria(layer: str, results: Iterable[ResultFacts]) -> list[Criterion]:
+    """Engineers' checks of a layer: a failed one fails it; none stands in for a measurement."""
+    mine = [r for r in results if r.layer == layer and not (layer == STABILITY and r.fault_kind)]
+    if not mine:
+        return []
+    return [_outcomes(mine, f"{layer}.recorded", "Engineers' recorded checks")]
+
+
+def stability_layer(inputs: AcceptanceInputs) -> LayerState:
+    plan = inputs.criteria
+    criteria = stability_criteria(inputs.results, plan.fault_minimum, plan.fault_kinds)
+    return layer_state(STABILITY, criteria + manual_criteria(STABILITY, inputs.results))
+
+
+# --- states ------------------------------------------------------------------
+
+
+def layer_state(layer: str, criteria: list[Criterion]) -> LayerState:
+    statuses = {c.status for c in criteria}
+    if FAILED in statuses:
+        status = FAILED
+    elif NOT_MEASURED in statuses or not criteria:
+        status = IN_PROGRESS
+    else:
+        status = PASSED
+    return LayerState(layer, status, tuple(criteria))
+
+
+def evaluate(inputs: AcceptanceInputs) -> tuple[LayerState, ...]:
+    return (
+        connectivity_layer(inputs),
+        correctness_layer(inputs),
+        performance_layer(inputs),
+        stability_layer(inputs),
+    )
+
+
+def overall_status(layers: Sequence[LayerState]) -> str:
+    statuses = {layer.status for layer in layers}
+    if FAILED in statuses:
+        return FAILED
+    if statuses == {PASSED}:
+        return PASSED
+    return IN_PROGRESS
+
+
+def parse_ladder(text: str) -> tuple[int, ...]:
+    """'1, 4,8' → (1, 4, 8); raises ValueError on anything but positive integers."""
+    levels = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise ValueError(f"{part!r} is not a positive whole number")
+        levels.append(int(part))
+    if not levels:
+        raise ValueError("the ladder is empty")
+    return tuple(sorted(set(levels)))

@@ -1,0 +1,235 @@
+"""Reads: plans, results, sign-offs and the acceptance state, in a fixed number of queries."""
+
+from dataclasses import dataclass, field
+
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
+
+from apps.acceptance import rules
+from apps.acceptance.measurements import OfferMeasurements, offer_measurements
+from apps.acceptance.models import (
+    AcceptanceAttachment,
+    AcceptancePlan,
+    AcceptanceResult,
+    AcceptanceSignOff,
+    Layer,
+)
+from apps.approvals.binding import Change, Scope, changes_for
+from apps.approvals.models import Approval
+
+
+def plan_list_for(actor):
+    if not actor.has_perm("acceptance.view_acceptanceplan"):
+        return AcceptancePlan.objects.none()
+    return AcceptancePlan.objects.select_related("case", "offer__vendor", "created_by")
+
+
+def plan_get_for(actor, pk: int) -> AcceptancePlan:
+    return get_object_or_404(plan_list_for(actor), pk=pk)
+
+
+def result_list_for(actor):
+    if not actor.has_perm("acceptance.view_acceptanceresult"):
+        return AcceptanceResult.objects.none()
+    return AcceptanceResult.objects.select_related("plan__case", "recorded_by")
+
+
+def result_get_for(actor, pk: int) -> AcceptanceResult:
+    return get_object_or_404(result_list_for(actor), pk=pk)
+
+
+def attachment_get_for(actor, pk: int) -> AcceptanceAttachment:
+    if not actor.has_perm("acceptance.view_acceptanceattachment"):
+        queryset = AcceptanceAttachment.objects.none()
+    else:
+        queryset = AcceptanceAttachment.objects.select_related("plan", "result")
+    return get_object_or_404(queryset, pk=pk)
+
+
+def case_plans(case) -> list[AcceptancePlan]:
+    return list(
+        AcceptancePlan.objects.filter(case=case)
+        .select_related("case", "offer__vendor")
+        .order_by("pk")
+    )
+
+
+def plan_results(plan) -> list[AcceptanceResult]:
+    """Every result with its attachments, oldest first (2 queries)."""
+    return list(
+        AcceptanceResult.objects.filter(plan=plan)
+        .select_related("recorded_by")
+        .prefetch_related(
+            Prefetch(
+                "attachments",
+                queryset=AcceptanceAttachment.objects.select_related("uploaded_by").order_by("pk"),
+            )
+        )
+        .order_by("performed_at", "pk")
+    )
+
+
+def offer_approval(offer) -> Approval | None:
+    """The approval in force for this offer: approved and not superseded.
+
+    Whether it is still fresh is checked when the acceptance is signed off; the
+    case's own move to accepted afterwards is a history row of the case, which
+    the approval's binding reads as a change, so staleness is not asked here.
+    """
+    return (
+        Approval.objects.filter(
+            offer=offer, decision=Approval.Decision.APPROVED, superseded_at__isnull=True
+        )
+        .select_related("decided_by")
+        .first()
+    )
+
+
+def signoff_scopes(plan) -> list[Scope]:
+    """What a sign-off sees: the plan, its results and attachments, the offer's evidence and
+    decisions. A later row in any of them (a new bundle too) voids it."""
+    return [
+        Scope("acceptance.acceptanceplan", "id", plan.pk, "acceptance plan"),
+        Scope("acceptance.acceptanceresult", "plan_id", plan.pk, "acceptance results"),
+        Scope("acceptance.acceptanceattachment", "plan_id", plan.pk, "attachments"),
+        Scope("evidence.evidencebundle", "offer_id", plan.offer_id, "evidence of the offer"),
+        Scope("approvals.approval", "offer_id", plan.offer_id, "approval of the offer"),
+    ]
+
+
+def plan_criteria(plan) -> rules.PlanCriteria:
+    return rules.PlanCriteria(
+        soak_minutes=plan.soak_minutes,
+        correctness_pass_pct=plan.correctness_pass_pct,
+        ladder=rules.parse_ladder(plan.ladder),
+        required_safe_concurrency=plan.required_safe_concurrency,
+        fault_minimum=plan.fault_minimum,
+    )
+
+
+def case_slo(case) -> rules.Slo:
+    return rules.Slo(
+        p95_ttft_ms=float(case.slo_p95_ttft_ms),
+        error_rate_pct=float(case.slo_error_rate_pct),
+        peak_memory_pct=float(case.slo_peak_memory_pct),
+    )
+
+
+def result_facts(result: AcceptanceResult) -> rules.ResultFacts:
+    return rules.ResultFacts(
+        layer=result.layer,
+        outcome=result.outcome,
+        activity=result.activity,
+        fault_kind=result.fault_kind,
+        resumed_from_checkpoint=result.resumed_from_checkpoint,
+        duplicated_data=result.duplicated_data,
+    )
+
+
+@dataclass
+class AcceptanceState:
+    plan: AcceptancePlan
+    layers: tuple[rules.LayerState, ...]
+    overall: str
+    measurements: OfferMeasurements
+    results: list[AcceptanceResult]
+    approval: Approval | None
+    signoff: AcceptanceSignOff | None  # the newest sign-off not voided
+    signoff_changes: list[Change] = field(default_factory=list)
+    signoffs: list[AcceptanceSignOff] = field(default_factory=list)
+
+    @property
+    def signed_off(self) -> bool:
+        return self.signoff is not None and not self.signoff_changes
+
+    @property
+    def accepted(self) -> bool:
+        return self.overall == rules.PASSED and self.signed_off and self.approval is not None
+
+    @property
+    def safe_level(self) -> int | None:
+        performance = self.measurements.performance
+        if performance is None:
+            return None
+        return rules.safe_operating_level(performance.levels, case_slo(self.plan.case))
+
+    @property
+    def ladder_rows(self) -> list[tuple[rules.LadderLevel, bool | None]]:
+        performance = self.measurements.performance
+        if performance is None:
+            return []
+        slo = case_slo(self.plan.case)
+        return [(level, rules.level_holds(level, slo)) for level in performance.levels]
+
+    @property
+    def layer_rows(self) -> list[tuple[str, rules.LayerState]]:
+        titles = dict(Layer.choices)
+        return [(titles[layer.layer], layer) for layer in self.layers]
+
+    @property
+    def recorders(self) -> set[int]:
+        return {r.recorded_by_id for r in self.results}
+
+
+def acceptance_state(plan: AcceptancePlan) -> AcceptanceState:
+    """The four layers, the overall verdict and the sign-off of one plan."""
+    measurements = offer_measurements(plan.offer)
+    results = plan_results(plan)
+    inputs = rules.AcceptanceInputs(
+        criteria=plan_criteria(plan),
+        slo=case_slo(plan.case),
+        soak=measurements.soak,
+        correctness=measurements.correctness,
+        performance=measurements.performance,
+        verification_checks=measurements.verification_checks,
+        results=tuple(result_facts(r) for r in results),
+    )
+    layers = rules.evaluate(inputs)
+    signoffs = list(
+        AcceptanceSignOff.objects.filter(plan=plan)
+        .select_related("signed_by")
+        .order_by("-signed_at", "-pk")
+    )
+    current = next((s for s in signoffs if s.voided_at is None), None)
+    changes = changes_for([current]).get(current.pk, []) if current else []
+    return AcceptanceState(
+        plan=plan,
+        layers=layers,
+        overall=rules.overall_status(layers),
+        measurements=measurements,
+        results=results,
+        approval=offer_approval(plan.offer),
+        signoff=current,
+        signoff_changes=changes,
+        signoffs=signoffs,
+    )
+
+
+def active_plan(case, plans: list[AcceptancePlan] | None = None) -> AcceptancePlan | None:
+    """The plan of the offer the case's decision in force approved, else the newest plan."""
+    plans = case_plans(case) if plans is None else plans
+    if not plans:
+        return None
+    approved = (
+        Approval.objects.filter(
+            case=case, decision=Approval.Decision.APPROVED, superseded_at__isnull=True
+        )
+        .values_list("offer_id", flat=True)
+        .first()
+    )
+    return next((p for p in plans if p.offer_id == approved), plans[-1])
+
+
+def acceptance_history_querysets(case) -> list:
+    plan_ids = AcceptancePlan.history.filter(case_id=case.pk).values("id")
+    return [
+        AcceptancePlan.history.filter(case_id=case.pk),
+        AcceptanceResult.history.filter(plan_id__in=plan_ids),
+        AcceptanceAttachment.history.filter(plan_id__in=plan_ids),
+        AcceptanceSignOff.history.filter(plan_id__in=plan_ids),
+    ]
+
+
+def case_history_querysets(case) -> list:
+    """For the case's timeline and the packet's change history."""
+    return acceptance_history_querysets(case)
