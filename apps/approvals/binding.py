@@ -58,6 +58,11 @@ class Change:
 
 ACTIONS = {"+": "added", "~": "changed", "-": "deleted"}
 
+# Columns whose change alone is not a change to what was judged: the case's own status
+# moves (approved → accepted, and back when an acceptance sign-off is voided) are the
+# workflow's consequences of the decision, not edits to the case.
+NOT_MATERIAL = {"cases.procurementcase": frozenset({"status", "updated_at", "version"})}
+
 
 def _history_model(label: str):
     try:
@@ -109,7 +114,7 @@ def changes_for(approvals) -> dict[int, list[Change]]:
     for approval in approvals:
         for record in approval.bound_state.get("records", []):
             key = (record["model"], record["field"], record["value"])
-            if latest.get(key, 0) != record["history_id"]:
+            if latest.get(key, 0) != record["history_id"] and _material(record):
                 changed.setdefault(approval.pk, []).append(record)
     details = _describe(changed)
     evidence = _evidence_changes(approvals)
@@ -119,6 +124,32 @@ def changes_for(approvals) -> dict[int, list[Change]]:
         found += evidence.get(approval.pk, [])
         result[approval.pk] = found
     return result
+
+
+def _material(record: dict) -> bool:
+    """Whether the history rows after the bound one change more than ``NOT_MATERIAL``."""
+    ignored = NOT_MATERIAL.get(record["model"])
+    history = _history_model(record["model"]) if ignored else None
+    if history is None:
+        return True
+    columns = [
+        f.attname
+        for f in history._meta.concrete_fields
+        if not f.attname.startswith("history_") and f.attname not in ignored
+    ]
+    rows = list(
+        history.objects.filter(
+            **{record["field"]: record["value"], "history_id__gte": record["history_id"]}
+        )
+        .order_by("history_id")
+        .values("history_id", "history_type", *columns)
+    )
+    if not rows or rows[0]["history_id"] != record["history_id"]:
+        return True  # the bound row itself is gone: something was rewritten
+    bound = {c: rows[0][c] for c in columns}
+    return any(
+        row["history_type"] != "~" or {c: row[c] for c in columns} != bound for row in rows[1:]
+    )
 
 
 def _describe(changed: dict[int, list[dict]]) -> dict[tuple[int, int], Change]:

@@ -215,3 +215,31 @@ def test_new_evidence_makes_an_approval_stale_and_a_re_decision_works_at_once(re
     assert approval.stale_at is not None and approval.superseded_by == again
     assert changes_for([again])[again.pk] == []
     assert stale_approvals_record() == []
+
+
+def test_the_cases_own_status_moves_are_not_a_change_but_an_edit_is(ready, people):
+    from apps.core.services import tracked_update
+
+    case, offer, _offers = ready
+    approval = approval_decide(
+        actor=people["tariq"], case=case, offer=offer, decision="approved", comment="Go"
+    )
+    case.refresh_from_db()
+    # Acceptance moves the case on and, when a sign-off is voided, back: the decision stands.
+    case = tracked_update(
+        case, actor=people["tariq"], reason="Accepted", fields={"status": Status.ACCEPTED}
+    )
+    case = tracked_update(
+        case, actor=people["tariq"], reason="Sign-off void", fields={"status": Status.APPROVED}
+    )
+    assert changes_for([approval])[approval.pk] == []
+    assert record_stale_approvals_task() == []
+    # An edit to what was judged still makes it stale, status moves or not.
+    case = tracked_update(
+        case,
+        actor=people["priya"],
+        reason="Doubled the concurrency",
+        fields={"requirements": "1,200 concurrent conversations"},
+    )
+    [change] = [c for c in changes_for([approval])[approval.pk] if c.model.startswith("cases.")]
+    assert change.reason == "Doubled the concurrency"
