@@ -151,15 +151,28 @@ def case_export(request, pk: int):
 
 @role_required("audit.export_case")
 def export_verify(request):
-    check = None
+    check, status = None, 200
     limit = max_export_upload_bytes()
-    declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    if request.method == "POST" and declared > limit + 64 * 1024:
-        # Refused from the request's declared length, before the body is read.
-        form = ExportUploadForm()
-        form.add_error("file", _("The upload is larger than exports that can be checked here."))
+    declared = _declared_length(request)
+    # Both refusals come from the request's declared length, before the body is read.
+    if request.method == "POST" and declared is None:
+        form, status = ExportUploadForm.refused(_("The upload states no valid length.")), 400
+    elif request.method == "POST" and declared > limit + 64 * 1024:
+        message = _("The upload is larger than exports that can be checked here.")
+        form, status = ExportUploadForm.refused(message), 413
     else:
         form = ExportUploadForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             check = verify_export(form.cleaned_data["file"])
-    return render(request, "audit/verify_export.html", {"form": form, "check": check})
+    return render(
+        request, "audit/verify_export.html", {"form": form, "check": check}, status=status
+    )
+
+
+def _declared_length(request) -> int | None:
+    """The Content-Length as a byte count; None when it is absent, negative or not a number."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH", ""))
+    except ValueError:
+        return None
+    return length if length >= 0 else None

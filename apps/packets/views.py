@@ -76,17 +76,13 @@ def packet_download(request, pk: int):
 @require_http_methods(["GET", "POST"])
 def packet_verify(request):
     result = None
-    if (
-        request.method == "POST"
-        and _declared_length(request) > MAX_UPLOAD_BYTES + UPLOAD_SLACK_BYTES
-    ):
+    declared = _declared_length(request)
+    if request.method == "POST" and declared is None:
+        # Django would read such a body as empty and show a blank form: say why instead.
+        return _refused(request, _("The upload states no valid length."), status=400)
+    if request.method == "POST" and declared > MAX_UPLOAD_BYTES + UPLOAD_SLACK_BYTES:
         # Refused before Django reads the body.
-        return render(
-            request,
-            "packets/packet_verify.html",
-            {"form": PacketVerifyForm(), "upload_error": too_large_message()},
-            status=413,
-        )
+        return _refused(request, too_large_message(), status=413)
     form = PacketVerifyForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         result = verify_packet_bytes(form.cleaned_data["file"].read())
@@ -98,8 +94,19 @@ def packet_verify(request):
     )
 
 
-def _declared_length(request) -> int:
+def _refused(request, message: str, *, status: int):
+    return render(
+        request,
+        "packets/packet_verify.html",
+        {"form": PacketVerifyForm(), "upload_error": message, "title": _("Verify a packet")},
+        status=status,
+    )
+
+
+def _declared_length(request) -> int | None:
+    """The Content-Length as a byte count; None when it is absent, negative or not a number."""
     try:
-        return int(request.META.get("CONTENT_LENGTH") or 0)
+        length = int(request.META.get("CONTENT_LENGTH", ""))
     except ValueError:
-        return 0
+        return None
+    return length if length >= 0 else None
