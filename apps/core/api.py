@@ -1,7 +1,7 @@
 """API plumbing shared by every app: error shapes and base classes."""
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, SuspiciousFileOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext as _
 from rest_framework import exceptions, serializers, status
@@ -19,6 +19,9 @@ def exception_handler(exc, context):
         exc = exceptions.NotFound()
     if isinstance(exc, RequestDataTooBig):
         exc = BodyTooLarge()
+    elif isinstance(exc, SuspiciousFileOperation):
+        # An uploaded file's name from which storage can derive no safe name, such as " ".
+        exc = exceptions.ValidationError({"file": [_("This file name cannot be used.")]})
     elif isinstance(exc, DjangoValidationError):
         detail = (
             exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}

@@ -390,12 +390,117 @@ def manifest_payloads(manifest_name: str) -> dict[str, Builder]:
     }
 
 
+# ---- CSV -------------------------------------------------------------------------------------
+
+
+def _csv(name: str, make: Callable[[bytes], bytes], content_type="text/csv") -> Builder:
+    return lambda valid: Payload(name, make(valid), content_type, "bill.csv")
+
+
+def _rows(valid: bytes) -> list[bytes]:
+    return valid.replace(b"\r\n", b"\n").rstrip(b"\n").split(b"\n")
+
+
+def _first_cell_of_row(valid: bytes, cell: bytes) -> bytes:
+    """The first data row's first cell replaced by ``cell``."""
+    header, first, *rest = _rows(valid)
+    return b"\n".join([header, cell + first[first.find(b",") :], *rest]) + b"\n"
+
+
+def _last_cell_of_row(valid: bytes, cell: bytes) -> bytes:
+    """The first data row's last cell (an amount, in most bills) replaced by ``cell``."""
+    header, first, *rest = _rows(valid)
+    return b"\n".join([header, first[: first.rfind(b",") + 1] + cell, *rest]) + b"\n"
+
+
+# CSV imports: ``valid`` is a good file with a header row and at least one data row,
+# whose last column is a number (the cost bill import's amount).
+CSV: dict[str, Builder] = {
+    "empty": _csv("empty", lambda v: b""),
+    "header_only": _csv("header_only", lambda v: _rows(v)[0] + b"\n"),
+    "truncated_mid_row": _csv(
+        "truncated_mid_row", lambda v: v[: len(v) - len(_rows(v)[-1]) // 2 - 1]
+    ),
+    "unterminated_quote": _csv(
+        "unterminated_quote", lambda v: _first_cell_of_row(v, b'"never closed')
+    ),
+    "semicolons": _csv("semicolons", lambda v: v.replace(b",", b";")),
+    "tabs": _csv("tabs", lambda v: v.replace(b",", b"\t")),
+    "extra_column": _csv(
+        "extra_column", lambda v: _last_cell_of_row(v, _rows(v)[1].rsplit(b",", 1)[1] + b",surplus")
+    ),
+    "missing_column": _csv(
+        "missing_column",
+        lambda v: b"\n".join([_rows(v)[0], _rows(v)[1].rsplit(b",", 1)[0], *_rows(v)[2:]]) + b"\n",
+    ),
+    "utf8_bom": _csv("utf8_bom", lambda v: b"\xef\xbb\xbf" + v),
+    "utf16_with_bom": _csv("utf16_with_bom", lambda v: v.decode().encode("utf-16")),
+    "gb18030_text": _csv(
+        "gb18030_text", lambda v: _first_cell_of_row(v, "华东算力".encode("gb18030"))
+    ),
+    "invalid_utf8": _csv("invalid_utf8", lambda v: _first_cell_of_row(v, b"\xff\xfe\xfd")),
+    "nul_bytes": _csv("nul_bytes", lambda v: _first_cell_of_row(v, b"a\x00b")),
+    "formula_injection": _csv(
+        "formula_injection", lambda v: _first_cell_of_row(v, b'=HYPERLINK("http://x")')
+    ),
+    "amount_nan": _csv("amount_nan", lambda v: _last_cell_of_row(v, b"NaN")),
+    "amount_infinity": _csv("amount_infinity", lambda v: _last_cell_of_row(v, b"Infinity")),
+    "amount_huge": _csv("amount_huge", lambda v: _last_cell_of_row(v, b"9" * 5000)),
+    "amount_exponent": _csv("amount_exponent", lambda v: _last_cell_of_row(v, b"1e400")),
+    "amount_negative": _csv("amount_negative", lambda v: _last_cell_of_row(v, b"-100.00")),
+    "amount_text": _csv("amount_text", lambda v: _last_cell_of_row(v, b"a lot")),
+    "amount_thousands_separator": _csv(
+        "amount_thousands_separator", lambda v: _last_cell_of_row(v, b'"1,000.00"')
+    ),
+    "huge_cell": _csv("huge_cell", lambda v: _first_cell_of_row(v, b"x" * HUGE_STRING_CHARS)),
+    "many_rows": _csv("many_rows", lambda v: _rows(v)[0] + b"\n" + (_rows(v)[1] + b"\n") * 200_000),
+    "wrong_type_xlsx": _csv(
+        "wrong_type_xlsx",
+        lambda v: zip_of([("[Content_Types].xml", b"<Types/>"), ("xl/workbook.xml", v)]),
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ),
+    "wrong_type_pdf": _csv("wrong_type_pdf", lambda v: minimal_pdf(), "application/pdf"),
+    "random_binary": _csv("random_binary", lambda v: bytes(range(256)) * 64),
+}
+
+
+# ---- Any attached file -------------------------------------------------------------------------
+
+# File names a client may send with an attachment; none may choose where it is stored.
+HOSTILE_FILE_NAMES = [
+    "../../../../etc/passwd",
+    "/etc/cron.d/evil.pdf",
+    "..\\..\\windows\\evil.pdf",
+    "C:\\evil.pdf",
+    "nul\x00byte.pdf",
+    "a" * 400 + ".pdf",
+    "\u202egnp.exe.pdf",
+    ".htaccess",
+    "....//....//x.pdf",
+    "CON.pdf",
+    " ",
+]
+
+
+def attachment_payloads(limit_bytes: int) -> dict[str, Payload]:
+    """Files any attachment upload must refuse, for an upload limited to ``limit_bytes``."""
+    return {
+        "empty": Payload("empty", b"", "application/pdf", "letter.pdf"),
+        "one_byte_over": Payload(
+            "one_byte_over", b"x" * (limit_bytes + 1), "application/pdf", "a.pdf"
+        ),
+    }
+
+
 __all__ = [
+    "CSV",
+    "HOSTILE_FILE_NAMES",
     "JSON",
     "PDF",
     "ZIP",
     "Payload",
     "appended_update",
+    "attachment_payloads",
     "manifest_payloads",
     "minimal_pdf",
     "zip_of",
