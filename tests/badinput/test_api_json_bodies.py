@@ -67,7 +67,7 @@ def test_a_declared_oversize_body_is_refused_unread(api, media_root, settings):
         URL,
         b"",
         content_type="application/json",
-        **{"wsgi.input": stream, "CONTENT_LENGTH": "5000"},
+        **{"wsgi.input": stream, "CONTENT_LENGTH": "5000", "CONTENT_TYPE": "application/json"},
     )
     assert response.status_code == 413
     assert api_reason(response) == (

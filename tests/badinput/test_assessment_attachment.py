@@ -93,7 +93,11 @@ def test_a_declared_oversize_attachment_is_refused_before_it_is_read(api, assess
         url(assessment),
         b"",
         content_type="multipart/form-data; boundary=BoUnDaRy",
-        **{"wsgi.input": stream, "CONTENT_LENGTH": str(MAX_ATTACHMENT_BYTES * 20)},
+        **{
+            "wsgi.input": stream,
+            "CONTENT_LENGTH": str(MAX_ATTACHMENT_BYTES * 20),
+            "CONTENT_TYPE": "multipart/form-data; boundary=BoUnDaRy",
+        },
     )
     assert response.status_code == 413, response.content[:300]
     assert "limit" in api_reason(response)

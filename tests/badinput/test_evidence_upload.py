@@ -115,7 +115,11 @@ def test_the_valid_bundle_is_still_accepted(world, valid):
 
 def _post_counting(token: str, body: bytes, content_length):
     stream = CountingInput(body)
-    extra = {"wsgi.input": stream, "HTTP_AUTHORIZATION": f"Token {token}"}
+    extra = {
+        "wsgi.input": stream,
+        "HTTP_AUTHORIZATION": f"Token {token}",
+        "CONTENT_TYPE": "application/json",
+    }
     if content_length is not None:
         extra["CONTENT_LENGTH"] = content_length
     client = APIClient()

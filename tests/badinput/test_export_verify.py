@@ -137,11 +137,13 @@ def test_a_signed_manifest_is_read_in_full(export, settings):
 # --- size, before the body is read ------------------------------------------------------------
 
 
+BOUNDARY = "multipart/form-data; boundary=BoUnDaRy"
+
+
 def _post_counting(client, body: bytes, content_length: str):
     stream = CountingInput(body)
-    extra = {"wsgi.input": stream, "CONTENT_LENGTH": content_length}
-    boundary = "multipart/form-data; boundary=BoUnDaRy"
-    return client.generic("POST", URL, b"", content_type=boundary, **extra), stream
+    extra = {"wsgi.input": stream, "CONTENT_LENGTH": content_length, "CONTENT_TYPE": BOUNDARY}
+    return client.generic("POST", URL, b"", content_type=BOUNDARY, **extra), stream
 
 
 def _multipart(content: bytes) -> bytes:

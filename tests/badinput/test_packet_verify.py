@@ -104,11 +104,13 @@ def _multipart(content: bytes) -> bytes:
     )
 
 
+BOUNDARY = "multipart/form-data; boundary=BoUnDaRy"
+
+
 def _post_counting(client, body: bytes, content_length: str):
     stream = CountingInput(body)
-    extra = {"wsgi.input": stream, "CONTENT_LENGTH": content_length}
-    boundary = "multipart/form-data; boundary=BoUnDaRy"
-    return client.generic("POST", URL, b"", content_type=boundary, **extra), stream
+    extra = {"wsgi.input": stream, "CONTENT_LENGTH": content_length, "CONTENT_TYPE": BOUNDARY}
+    return client.generic("POST", URL, b"", content_type=BOUNDARY, **extra), stream
 
 
 def test_a_declared_oversize_upload_is_refused_unread(client, media_root):
