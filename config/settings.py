@@ -231,10 +231,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.DenyAll"],
+    # No multipart by default: it spools files of any size to disk before a view sees
+    # them. An upload endpoint names MultiPartParser and checks its limit first.
     "DEFAULT_PARSER_CLASSES": [
         "apps.core.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,

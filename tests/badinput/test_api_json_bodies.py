@@ -81,3 +81,20 @@ def test_the_valid_body_is_still_accepted(api):
     response = send_with(api)(Payload("valid", VALID, "application/json"))
     assert response.status_code == 201, response.content
     assert ProcurementCase.objects.get().name == "Inference cluster"
+
+
+def test_a_multipart_body_is_refused_unread_where_no_upload_is_expected(api, media_root):
+    """Only endpoints that take a file parse multipart; elsewhere it is a 415, read or not."""
+    before = stored_state(media_root)
+    stream = CountingInput(b"--b\r\n" + b"x" * 5000)
+    response = api.generic(
+        "POST",
+        URL,
+        b"",
+        content_type="multipart/form-data; boundary=b",
+        **{"wsgi.input": stream, "CONTENT_LENGTH": str(10 * 1024**3)},
+    )
+    assert response.status_code == 415
+    assert "multipart/form-data" in api_reason(response)
+    assert stream.bytes_read == 0
+    assert stored_state(media_root) == before
