@@ -9,6 +9,7 @@ for a browser upload. A view names its pre-read check with ``@refused_unread(che
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 UploadCheck = Callable[[HttpRequest], HttpResponse | None]
 
@@ -20,6 +21,11 @@ def declared_length(request) -> int | None:
     except ValueError:
         return None
     return length if length >= 0 else None
+
+
+def upload_refused(request, message: str, *, status: int) -> HttpResponse:
+    """A page saying why an upload was refused, for views with no page of their own to show."""
+    return render(request, "core/upload_refused.html", {"message": message}, status=status)
 
 
 def refused_unread(check: UploadCheck):

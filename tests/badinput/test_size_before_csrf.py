@@ -74,3 +74,29 @@ def test_a_small_upload_still_needs_its_csrf_token(browser, page):
         "POST", url, body, content_type=BOUNDARY, **{"CONTENT_LENGTH": str(len(body))}
     )
     assert response.status_code == 403
+
+
+def test_the_assessment_form_is_bounded_before_the_csrf_check_reads_it(browser, priya, media_root):
+    from apps.assessments.views import FORM_MAX_BYTES
+    from tests.factories import make_case
+
+    url = reverse("assessments:create", args=[make_case(priya).pk])
+    client, token = browser("lena", url)
+    before = stored_state(media_root)
+    stream = CountingInput(_body(1000))
+    response = client.generic(
+        "POST",
+        url,
+        b"",
+        content_type=BOUNDARY,
+        HTTP_X_CSRFTOKEN=token,
+        **{
+            "wsgi.input": stream,
+            "CONTENT_LENGTH": str(FORM_MAX_BYTES + 1),
+            "CONTENT_TYPE": BOUNDARY,
+        },
+    )
+    assert response.status_code == 413
+    assert "the limit is" in response.content.decode()
+    assert stream.bytes_read == 0
+    assert stored_state(media_root) == before
