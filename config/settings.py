@@ -104,6 +104,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "apps.core.uploads.UploadLimitMiddleware",  # before CSRF, which reads the body
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -260,6 +261,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.DenyAll"],
+    # No multipart by default: it spools files of any size to disk before a view sees
+    # them. An upload endpoint names MultiPartParser and checks its limit first.
+    "DEFAULT_PARSER_CLASSES": [
+        "apps.core.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [

@@ -3,15 +3,16 @@
 import posixpath
 
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema, extend_schema_field
-from rest_framework import mixins, serializers, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.assessments import services
-from apps.assessments.models import DataExportAssessment
+from apps.assessments.models import MAX_ATTACHMENT_BYTES, DataExportAssessment
 from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS
 from apps.assessments.regimes import REGIMES, SOURCES
 from apps.assessments.report import build_report
@@ -252,6 +253,14 @@ class AssessmentViewSet(
         parser_classes=[MultiPartParser],
     )
     def attachment(self, request, pk=None, key=None):
+        declared = _declared_length(request)
+        if declared > MAX_ATTACHMENT_BYTES + UPLOAD_SLACK_BYTES:
+            # Refused from the declared length, before Django spools the body to disk.
+            message = _("The attachment is %(size)s MiB; the limit is %(limit)s MiB.") % {
+                "size": round(declared / 1024 / 1024, 1),
+                "limit": MAX_ATTACHMENT_BYTES // 1024 // 1024,
+            }
+            return Response({"detail": message}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         body = AttachmentSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         services.assessment_save(
@@ -268,6 +277,17 @@ class AssessmentViewSet(
     def report(self, request, pk=None):
         """The assessment in the sections of the official self-assessment report template."""
         return Response(build_report(assessment_summary(self.get_object())))
+
+
+# Multipart framing and the change reason around the file.
+UPLOAD_SLACK_BYTES = 64 * 1024
+
+
+def _declared_length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0  # Django then reads no body at all
 
 
 class QuestionnaireView(APIView):

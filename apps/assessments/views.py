@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 
 from apps.assessments import services
 from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for
-from apps.assessments.models import AssessmentAnswer
+from apps.assessments.models import MAX_ATTACHMENT_BYTES, AssessmentAnswer
 from apps.assessments.questions import QUESTIONS_BY_KEY
 from apps.assessments.report import build_report, report_markdown
 from apps.assessments.rules import default_review_by
@@ -27,11 +27,30 @@ from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.history import timeline
 from apps.core.services import ConcurrentEditError
+from apps.core.uploads import declared_length, refused_unread, upload_refused
 from apps.offers.models import Offer
 
 SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 
 
+# Every question may carry one attachment; the form's body is bounded by all of them.
+FORM_MAX_BYTES = MAX_ATTACHMENT_BYTES * len(QUESTIONS_BY_KEY) + 64 * 1024
+
+
+def _form_upload_refusal(request):
+    declared = declared_length(request)
+    if declared is None:
+        return upload_refused(request, _("The upload states no valid length."), status=400)
+    if declared > FORM_MAX_BYTES:
+        message = _("The attachment is %(size)s MiB; the limit is %(limit)s MiB.") % {
+            "size": round(declared / 1024 / 1024, 1),
+            "limit": FORM_MAX_BYTES // 1024 // 1024,
+        }
+        return upload_refused(request, message, status=413)
+    return None
+
+
+@refused_unread(_form_upload_refusal)  # before the CSRF check reads the body
 @role_required("assessments.add_dataexportassessment")
 def assessment_create(request, case_pk: int):
     case = case_get_for(request.user, case_pk)
@@ -78,6 +97,7 @@ def assessment_detail(request, pk: int):
     )
 
 
+@refused_unread(_form_upload_refusal)  # before the CSRF check reads the body
 @role_required("assessments.change_dataexportassessment")
 def assessment_edit(request, pk: int):
     assessment = assessment_get_for(request.user, pk)

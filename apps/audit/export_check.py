@@ -3,24 +3,30 @@
 Shared by ``manage.py verify_export`` and the upload page. The archive's own
 headers are not trusted: member names are checked before anything is read,
 and every member is hashed as it is read, stopping once it exceeds the size
-the manifest states (a decompression bomb is never expanded in full).
+the manifest states (a decompression bomb is never expanded in full); a manifest
+whose signature does not hold may make us inflate no more than an upload's limit.
 """
 
 import hashlib
 import json
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
 from apps.audit.exports import FORMAT, MANIFEST, SIGNATURE
+from apps.audit.forms import max_export_upload_bytes
 from apps.audit.signing import SignatureCheck, verify_detached
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 MAX_SIGNATURE_BYTES = 1024 * 1024
 READ_BLOCK = 1024 * 1024
 _DRIVE = re.compile(r"^[A-Za-z]:")
+# What a damaged or hostile member can raise while it is read: bad data, an encrypted or
+# unsupported compression method, a stream shorter than its header says.
+UNREADABLE = (zipfile.BadZipFile, OSError, EOFError, zlib.error, RuntimeError, NotImplementedError)
 
 
 @dataclass
@@ -45,6 +51,12 @@ class ExportCheck:
     def case(self) -> str:
         case = (self.manifest or {}).get("case") or {}
         return f"#{case.get('id')} {case.get('name', '')}".strip() if case else ""
+
+
+def _size(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(value)
+    return value
 
 
 def unsafe_name(name: str) -> bool:
@@ -86,9 +98,10 @@ def verify_export(fileobj) -> ExportCheck:
     with archive:
         members = {}
         for info in archive.infolist():
-            if unsafe_name(info.filename) or info.is_dir():
+            # zipfile cuts a name at a NUL; the name as stored is the one to judge.
+            if unsafe_name(info.orig_filename) or info.is_dir():
                 check.problems.append(
-                    _("Unsafe or unexpected member name: %(name)r") % {"name": info.filename}
+                    _("Unsafe or unexpected member name: %(name)r") % {"name": info.orig_filename}
                 )
                 continue
             if info.filename in members:
@@ -106,14 +119,21 @@ def verify_export(fileobj) -> ExportCheck:
         try:
             manifest = json.loads(manifest_bytes)
             listed = {entry["path"]: entry for entry in manifest["files"]}
+            sizes = {path: _size(entry["size"]) for path, entry in listed.items()}
             if manifest.get("format") != FORMAT:
                 raise ValueError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             check.problems.append(_("manifest.json is not a case export manifest."))
             return check
         check.manifest = manifest
-        _compare(check, archive, members, listed)
+        signed = check.signature is not None and check.signature.valid
+        _compare(check, archive, members, listed, sizes, budget=None if signed else _budget())
     return check
+
+
+def _budget() -> int:
+    """Bytes an unsigned manifest may make us inflate: no more than the largest upload."""
+    return max_export_upload_bytes()
 
 
 def _special(check, archive, members, name, limit) -> bytes | None:
@@ -121,13 +141,25 @@ def _special(check, archive, members, name, limit) -> bytes | None:
     if info is None:
         check.problems.append(_("%(name)s is missing.") % {"name": name})
         return None
-    data = _read_limited(archive, info, limit)
+    try:
+        data = _read_limited(archive, info, limit)
+    except UNREADABLE:
+        check.problems.append(
+            _("%(path)s cannot be read: the archive is damaged.") % {"path": name}
+        )
+        return None
     if data is None:
         check.problems.append(_("%(name)s is implausibly large.") % {"name": name})
     return data
 
 
-def _compare(check: ExportCheck, archive, members: dict, listed: dict) -> None:
+def _altered(path: str) -> str:
+    return _("%(path)s does not match its SHA-256 in the manifest: it was altered.") % {
+        "path": path
+    }
+
+
+def _compare(check: ExportCheck, archive, members: dict, listed: dict, sizes, budget) -> None:
     for path in sorted(set(members) - set(listed)):
         check.problems.append(
             _("%(path)s is in the archive but not in the manifest.") % {"path": path}
@@ -139,16 +171,28 @@ def _compare(check: ExportCheck, archive, members: dict, listed: dict) -> None:
                 _("%(path)s is listed in the manifest but missing.") % {"path": path}
             )
             continue
+        if budget is not None and sizes[path] > budget:
+            check.problems.append(
+                _(
+                    "Reading %(path)s would inflate the archive to more than an upload may "
+                    "hold, and the manifest is not signed: not checked further."
+                )
+                % {"path": path}
+            )
+            return
+        if info.file_size != sizes[path]:
+            # Not the file listed, whatever its bytes; not inflated (it may be a bomb).
+            check.problems.append(_altered(path))
+            continue
         try:
-            digest, size = _digest(archive, info, int(entry["size"]))
-        except (zipfile.BadZipFile, OSError, ValueError, KeyError):
+            digest, size = _digest(archive, info, sizes[path])
+        except UNREADABLE:
             check.problems.append(
                 _("%(path)s cannot be read: the archive is damaged.") % {"path": path}
             )
             continue
+        if budget is not None:
+            budget -= size
         check.files_checked += 1
-        if size != int(entry["size"]) or digest != entry.get("sha256"):
-            check.problems.append(
-                _("%(path)s does not match its SHA-256 in the manifest: it was altered.")
-                % {"path": path}
-            )
+        if size != sizes[path] or digest != entry.get("sha256"):
+            check.problems.append(_altered(path))

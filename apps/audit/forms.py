@@ -58,6 +58,14 @@ class TimelineFilterForm(forms.Form):
 class ExportUploadForm(forms.Form):
     file = forms.FileField(label=_("Case export (ZIP)"))
 
+    @classmethod
+    def refused(cls, message: str) -> "ExportUploadForm":
+        """The form showing ``message`` on its file, for an upload refused before it was read."""
+        form = cls(data={})
+        form.full_clean()
+        form.errors["file"] = form.error_class([message])
+        return form
+
     def clean_file(self):
         upload = self.cleaned_data["file"]
         limit = max_export_upload_bytes()

@@ -24,6 +24,7 @@ from apps.audit.tasks import verify_audit_chain_task
 from apps.audit.timeline import Timeline
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
+from apps.core.uploads import declared_length, refused_unread
 
 PAGE_SIZE = 50
 CSV_COLUMNS = [
@@ -149,17 +150,26 @@ def case_export(request, pk: int):
     )
 
 
+def _export_upload_refusal(request):
+    """Refusals from the request's declared length, before the body is read."""
+    declared = declared_length(request)
+    if declared is None:
+        form, status = ExportUploadForm.refused(_("The upload states no valid length.")), 400
+    elif declared > max_export_upload_bytes() + 64 * 1024:
+        message = _("The upload is larger than exports that can be checked here.")
+        form, status = ExportUploadForm.refused(message), 413
+    else:
+        return None
+    return render(request, "audit/verify_export.html", {"form": form, "check": None}, status=status)
+
+
+@refused_unread(_export_upload_refusal)  # before the CSRF check reads the body
 @role_required("audit.export_case")
 def export_verify(request):
     check = None
-    limit = max_export_upload_bytes()
-    declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    if request.method == "POST" and declared > limit + 64 * 1024:
-        # Refused from the request's declared length, before the body is read.
-        form = ExportUploadForm()
-        form.add_error("file", _("The upload is larger than exports that can be checked here."))
-    else:
-        form = ExportUploadForm(request.POST or None, request.FILES or None)
-        if request.method == "POST" and form.is_valid():
-            check = verify_export(form.cleaned_data["file"])
+    if request.method == "POST" and (refusal := _export_upload_refusal(request)):
+        return refusal
+    form = ExportUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        check = verify_export(form.cleaned_data["file"])
     return render(request, "audit/verify_export.html", {"form": form, "check": check})

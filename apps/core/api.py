@@ -1,6 +1,7 @@
 """API plumbing shared by every app: error shapes and base classes."""
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousFileOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext as _
 from rest_framework import exceptions, serializers, status
@@ -8,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from apps.core.middleware import is_out_of_range
+from apps.core.parsers import BodyTooLarge
 from apps.core.services import ConcurrentEditError
 
 
@@ -15,7 +17,12 @@ def exception_handler(exc, context):
     if is_out_of_range(exc):
         # An id or number no database column can hold: no such record.
         exc = exceptions.NotFound()
-    if isinstance(exc, DjangoValidationError):
+    if isinstance(exc, RequestDataTooBig):
+        exc = BodyTooLarge()
+    elif isinstance(exc, SuspiciousFileOperation):
+        # An uploaded file's name from which storage can derive no safe name, such as " ".
+        exc = exceptions.ValidationError({"file": [_("This file name cannot be used.")]})
+    elif isinstance(exc, DjangoValidationError):
         detail = (
             exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
         )

@@ -50,13 +50,88 @@ def _validator() -> jsonschema_rs.Draft202012Validator:
     return jsonschema_rs.Draft202012Validator(schema())
 
 
+# The harness's bundles nest about ten levels deep; JSON nested far deeper is an attack
+# on the parser (Python's recursion limit) rather than evidence.
+MAX_DEPTH = 64
+# Integers the harness writes are counts, bytes and nanoseconds: 20 digits at most.
+MAX_INTEGER_DIGITS = 40
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _unique_keys(pairs: list) -> dict:
+    seen = set()
+    for key, _value in pairs:
+        if key in seen:
+            raise BundleRefused(
+                f"The key {key!r} appears twice in one object; which one counts would depend "
+                "on the parser, so a bundle's keys must be unique.",
+                field=key,
+            )
+        seen.add(key)
+    return dict(pairs)
+
+
+def _no_constant(name: str):
+    raise BundleRefused(
+        f"The bundle holds {name}, which JSON does not allow (the harness writes null)."
+    )
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise BundleRefused(f"The number {text[:40]} is too large for a bundle.")
+    return number
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise BundleRefused(
+            f"An integer in the bundle has {len(text)} digits; "
+            f"at most {MAX_INTEGER_DIGITS} are read."
+        )
+    return int(text)
+
+
+def _check_shape(document) -> None:
+    """Depth within MAX_DEPTH; no NUL or lone surrogate, which no database column can hold."""
+    stack = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BundleRefused(f"The bundle is nested more than {MAX_DEPTH} levels deep.")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+            strings = value.keys()
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+            continue
+        else:
+            strings = (value,) if isinstance(value, str) else ()
+        for text in strings:
+            if _UNSTORABLE.search(text):
+                raise BundleRefused(
+                    "The bundle holds a NUL character or an unpaired surrogate (\\u0000, "
+                    "\\ud800-\\udfff), which is not text."
+                )
+
+
 def decode(raw: bytes) -> dict:
     try:
-        document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        document = json.loads(
+            raw.decode("utf-8"),
+            object_pairs_hook=_unique_keys,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+        )
+    except (UnicodeDecodeError, ValueError) as error:  # ValueError: JSONDecodeError included
         raise BundleRefused(f"The body is not a UTF-8 JSON document: {error}") from None
+    except RecursionError:
+        raise BundleRefused(f"The bundle is nested more than {MAX_DEPTH} levels deep.") from None
     if not isinstance(document, dict):
         raise BundleRefused("The bundle must be a JSON object.")
+    _check_shape(document)
     return document
 
 
@@ -263,6 +338,12 @@ def _gpu_line(gpu: dict) -> dict:
 
 
 def run_times(document: dict):
-    return parse_datetime(document.get("started_utc") or ""), parse_datetime(
-        document.get("finished_utc") or ""
-    )
+    times = []
+    for key in ("started_utc", "finished_utc"):
+        try:
+            times.append(parse_datetime(document.get(key) or ""))
+        except ValueError:  # well formed but impossible, such as month 13
+            raise BundleRefused(
+                f"{key} is not a real time: {document[key][:40]!r}.", field=key
+            ) from None
+    return tuple(times)

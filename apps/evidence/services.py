@@ -205,16 +205,27 @@ def bundle_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | No
                 reason="Used to upload evidence",
                 fields={"last_used_at": timezone.now()},
             )
-    except (IntegrityError, ValidationError):
+    except (IntegrityError, ValidationError) as error:
         _discard(saved_name)
         raced = EvidenceBundle.objects.filter(sha256=sha).first()
-        if raced is None:
-            raise
-        return raced, False
+        if raced is not None:
+            return raced, False
+        if isinstance(error, ValidationError):
+            raise _refusal_of(error) from None
+        raise
     except BaseException:
         _discard(saved_name)
         raise
     return bundle, True
+
+
+def _refusal_of(error: ValidationError) -> bundle_reader.BundleRefused:
+    """A schema-valid value that does not fit the stored record, such as a 10,000-char id."""
+    fields = getattr(error, "message_dict", {"bundle": error.messages})
+    name, messages = next(iter(fields.items()))
+    return bundle_reader.BundleRefused(
+        f"The bundle cannot be stored: {name}: {' '.join(messages)}", field=name
+    )
 
 
 def _discard(name: str | None) -> None:

@@ -7,6 +7,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
+from apps.core.uploads import declared_length, refused_unread
 from apps.packets.forms import MAX_UPLOAD_BYTES, PacketVerifyForm, too_large_message
 from apps.packets.selectors import (
     packet_get_for,
@@ -72,21 +73,23 @@ def packet_download(request, pk: int):
     )
 
 
+def _upload_refusal(request):
+    declared = declared_length(request)
+    if declared is None:
+        # Django would read such a body as empty and show a blank form: say why instead.
+        return _refused(request, _("The upload states no valid length."), status=400)
+    if declared > MAX_UPLOAD_BYTES + UPLOAD_SLACK_BYTES:
+        return _refused(request, too_large_message(), status=413)
+    return None
+
+
+@refused_unread(_upload_refusal)  # before the CSRF check reads the body
 @role_required("packets.view_auditpacket")
 @require_http_methods(["GET", "POST"])
 def packet_verify(request):
     result = None
-    if (
-        request.method == "POST"
-        and _declared_length(request) > MAX_UPLOAD_BYTES + UPLOAD_SLACK_BYTES
-    ):
-        # Refused before Django reads the body.
-        return render(
-            request,
-            "packets/packet_verify.html",
-            {"form": PacketVerifyForm(), "upload_error": too_large_message()},
-            status=413,
-        )
+    if request.method == "POST" and (refusal := _upload_refusal(request)):
+        return refusal
     form = PacketVerifyForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         result = verify_packet_bytes(form.cleaned_data["file"].read())
@@ -98,8 +101,10 @@ def packet_verify(request):
     )
 
 
-def _declared_length(request) -> int:
-    try:
-        return int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return 0
+def _refused(request, message: str, *, status: int):
+    return render(
+        request,
+        "packets/packet_verify.html",
+        {"form": PacketVerifyForm(), "upload_error": message, "title": _("Verify a packet")},
+        status=status,
+    )

@@ -1,0 +1,52 @@
+"""Uploads refused from their declared length before anything reads the body.
+
+Django's CSRF check reads ``request.POST`` (for a multipart body: all of it, spooled
+to disk) before a page's view runs, so a size limit checked in the view comes too late
+for a browser upload. A view names its pre-read check with ``@refused_unread(check)``;
+``UploadLimitMiddleware``, placed before CsrfViewMiddleware, runs that check first.
+"""
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+UploadCheck = Callable[[HttpRequest], HttpResponse | None]
+
+
+def declared_length(request) -> int | None:
+    """The Content-Length as a byte count; None when it is absent, negative or not a number."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH", ""))
+    except ValueError:
+        return None
+    return length if length >= 0 else None
+
+
+def upload_refused(request, message: str, *, status: int) -> HttpResponse:
+    """A page saying why an upload was refused, for views with no page of their own to show."""
+    return render(request, "core/upload_refused.html", {"message": message}, status=status)
+
+
+def refused_unread(check: UploadCheck):
+    """``check(request)`` returns the refusal of a POST, or None to let it be read."""
+
+    def decorate(view):
+        view.upload_check = check
+        return view
+
+    return decorate
+
+
+class UploadLimitMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        check = getattr(view_func, "upload_check", None)
+        if check is None or request.method != "POST":
+            return None
+        return check(request)

@@ -1,0 +1,102 @@
+"""In a real browser the CSRF check reads the body before the view runs: the size must come first.
+
+The test client skips CSRF by default, which hides this; here it is enforced, as in production.
+"""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from apps.audit.forms import max_export_upload_bytes
+from apps.packets.forms import MAX_UPLOAD_BYTES
+from tests.badinput.refusal import CountingInput, stored_state
+
+BOUNDARY = "multipart/form-data; boundary=BoUnDaRy"
+PAGES = {
+    "packet": (reverse("packets:verify"), "aude", lambda settings: MAX_UPLOAD_BYTES),
+    "export": (
+        reverse("audit:verify-export"),
+        "aude",
+        lambda settings: max_export_upload_bytes(),
+    ),
+}
+
+
+def _body(size: int) -> bytes:
+    return (
+        b"--BoUnDaRy\r\n"
+        b'Content-Disposition: form-data; name="file"; filename="f.bin"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n" + b"x" * size + b"\r\n--BoUnDaRy--\r\n"
+    )
+
+
+@pytest.fixture
+def browser(people):
+    """A signed-in browser that must send the CSRF token it was given."""
+
+    def sign_in(username, url):
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(people[username])
+        client.get(url)
+        return client, client.cookies["csrftoken"].value
+
+    return sign_in
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_an_oversize_upload_is_refused_before_the_csrf_check_reads_it(
+    browser, media_root, settings, page
+):
+    url, username, limit = PAGES[page]
+    client, token = browser(username, url)
+    before = stored_state(media_root)
+    declared = limit(settings) + 1024 * 1024
+    stream = CountingInput(_body(1000))
+    response = client.generic(
+        "POST",
+        url,
+        b"",
+        content_type=BOUNDARY,
+        HTTP_X_CSRFTOKEN=token,
+        **{"wsgi.input": stream, "CONTENT_LENGTH": str(declared), "CONTENT_TYPE": BOUNDARY},
+    )
+    assert response.status_code == 413
+    assert stream.bytes_read == 0
+    assert stored_state(media_root) == before
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_a_small_upload_still_needs_its_csrf_token(browser, page):
+    url, username, _limit = PAGES[page]
+    client, _token = browser(username, url)
+    body = _body(10)
+    response = client.generic(
+        "POST", url, body, content_type=BOUNDARY, **{"CONTENT_LENGTH": str(len(body))}
+    )
+    assert response.status_code == 403
+
+
+def test_the_assessment_form_is_bounded_before_the_csrf_check_reads_it(browser, priya, media_root):
+    from apps.assessments.views import FORM_MAX_BYTES
+    from tests.factories import make_case
+
+    url = reverse("assessments:create", args=[make_case(priya).pk])
+    client, token = browser("lena", url)
+    before = stored_state(media_root)
+    stream = CountingInput(_body(1000))
+    response = client.generic(
+        "POST",
+        url,
+        b"",
+        content_type=BOUNDARY,
+        HTTP_X_CSRFTOKEN=token,
+        **{
+            "wsgi.input": stream,
+            "CONTENT_LENGTH": str(FORM_MAX_BYTES + 1),
+            "CONTENT_TYPE": BOUNDARY,
+        },
+    )
+    assert response.status_code == 413
+    assert "the limit is" in response.content.decode()
+    assert stream.bytes_read == 0
+    assert stored_state(media_root) == before
