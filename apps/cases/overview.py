@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
+from apps.cases.reads import shared_reads
 from apps.cases.selectors import offer_minimum_status
 from apps.core.extensions import present_modules
 from apps.offers.selectors import offers_of_case
@@ -48,6 +49,11 @@ def case_panels(case, *, actor) -> list[CasePanel]:
 
 
 def case_overview(case, *, actor) -> dict:
+    with shared_reads():
+        return _case_overview(case, actor=actor)
+
+
+def _case_overview(case, *, actor) -> dict:
     offers = offers_of_case(case)
     demand = ComputeDemand.objects.filter(case=case).first()
     result, demand_error = demand_result(demand)
