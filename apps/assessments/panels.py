@@ -11,6 +11,9 @@ from apps.cases.overview import CasePanel
 from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 
+# Shows tracked records only, by the viewer's permissions and today's date.
+CASE_PANEL_CACHEABLE = True
+
 
 @dataclass
 class OfferCoverage:
