@@ -6,14 +6,17 @@ the cached parts depend on, and views it again through HTTP.
 
 import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import trans_real
 
 from apps.accounts.roles import Role
 from apps.cases.overview import case_overview
@@ -206,3 +209,25 @@ def test_a_cached_form_carries_this_responses_csrf_token(aude, priya):
         {"csrfmiddlewaretoken": tokens[1], "next": reverse("cases:detail", args=[case.pk])},
     )
     assert response.status_code == 302
+
+
+@pytest.fixture
+def chinese_catalogue(settings):
+    po = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
+    mo = po.with_suffix(".mo")
+    if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
+        call_command("compilemessages", locale=["zh_Hans"], ignore_patterns=[".venv"], verbosity=0)
+        trans_real._translations = {}
+        trans_real._default = None
+
+
+def test_each_language_gets_its_own_copy(browser_as, people, chinese_catalogue):
+    case, _offer, _made = make_ready_case(people)
+    client = browser_as("lena")
+    url = reverse("cases:detail", kwargs={"pk": case.pk})
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    chinese = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    assert "Contract clause checklists" in english and "合同必查条款清单" not in english
+    assert "合同必查条款清单" in chinese and "Contract clause checklists" not in chinese
+    again = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Contract clause checklists" in again
