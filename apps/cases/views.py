@@ -48,7 +48,7 @@ def case_create(request):
 @role_required("cases.view_procurementcase")
 def case_detail(request, pk: int):
     versions = page_versions()  # first: a cached part is never older than its key
-    case = case_get_for(request.user, pk)
+    case = case_get_for(request.user, pk, offer_count=False)
     context = case_page(request, case, versions=versions)
     return render(request, "cases/case_detail.html", context)
 
