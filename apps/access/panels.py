@@ -10,6 +10,9 @@ from apps.cases.overview import CasePanel
 
 SHOWN_VIOLATIONS = 5
 
+# Shows tracked records only, by the viewer's permissions and today's date.
+CASE_PANEL_CACHEABLE = True
+
 
 def case_panel(case, *, actor) -> CasePanel | None:
     """One panel, two clearly separated parts; 7 queries however large the matrix."""

@@ -23,8 +23,10 @@ from apps.access.rules import (
     matrix_state,
     training_traffic_problems,
 )
+from apps.cases.reads import shared_read
 
 
+@shared_read
 def access_matrix_of(case) -> AccessMatrix | None:
     """The case's matrix with every row, column, cell and control loaded (5 queries)."""
     return (

@@ -1,10 +1,15 @@
 """The approval on the case page: gates per offer, the decision in force, staleness."""
 
+from datetime import datetime, timedelta
+
 from django.utils.translation import gettext as _
 
 from apps.approvals.overview import approval_overview
 from apps.cases.models import ProcurementCase
 from apps.cases.overview import CasePanel
+
+# Shows tracked records only; the verification gates say until when they hold.
+CASE_PANEL_CACHEABLE = True
 
 
 def case_panel(case, *, actor) -> CasePanel | None:
@@ -17,7 +22,23 @@ def case_panel(case, *, actor) -> CasePanel | None:
         context={"case": case, "overview": overview},
         missing=panel_missing(overview),
         order=90,
+        valid_until=gates_valid_until(overview.offers),
     )
+
+
+def gates_valid_until(offers) -> datetime | None:
+    """The first instant a passing verification ages past its limit, which turns its gate."""
+    moments = []
+    for entry in offers:
+        facts = entry.inputs.verification
+        if facts is None or not facts.exists or not facts.verdict_passing:
+            continue
+        if facts.measured_at is None:
+            continue
+        expires = facts.measured_at + timedelta(days=entry.inputs.max_age_days)
+        if expires > entry.inputs.now:
+            moments.append(expires)
+    return min(moments, default=None)
 
 
 def panel_missing(overview) -> list[str]:

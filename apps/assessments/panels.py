@@ -9,6 +9,10 @@ from apps.assessments.rules import governing_assessment
 from apps.assessments.selectors import AssessmentSummary, assessment_summary, case_assessments
 from apps.cases.overview import CasePanel
 from apps.offers.models import Offer
+from apps.offers.selectors import offers_of_case
+
+# Shows tracked records only, by the viewer's permissions and today's date.
+CASE_PANEL_CACHEABLE = True
 
 
 @dataclass
@@ -26,7 +30,7 @@ def case_panel(case, *, actor) -> CasePanel | None:
     case_level = next((a for a in assessments if a.offer_id is None), None)
     own = {a.offer_id: a for a in assessments if a.offer_id is not None}
     offers = []
-    for offer in Offer.objects.filter(case=case).select_related("vendor").order_by("pk"):
+    for offer in sorted(offers_of_case(case), key=lambda offer: offer.pk):
         chosen = governing_assessment(
             case_assessment=case_level,
             offer_assessment=own.get(offer.pk),

@@ -20,6 +20,7 @@ from apps.assessments.rules import (
     prc_aid,
     sign_off_blockers,
 )
+from apps.cases.reads import shared_read
 
 
 def _with_answers(queryset: QuerySet) -> QuerySet:
@@ -38,6 +39,7 @@ def assessment_get_for(actor, pk: int) -> DataExportAssessment:
     return get_object_or_404(assessment_list_for(actor), pk=pk)
 
 
+@shared_read
 def case_assessments(case) -> list[DataExportAssessment]:
     """The case's assessment (first) and its per-offer ones, answers prefetched."""
     rows = _with_answers(DataExportAssessment.objects.filter(case=case))

@@ -3,12 +3,22 @@
 Records that live in other apps (clause checklists, assessments, access
 matrices, evidence, packets…) contribute a panel each: the module named in
 ``CASE_PANEL_PROVIDERS`` exposes ``case_panel(case, *, actor) -> CasePanel``.
+
+A provider whose panel depends only on tracked records (written with a
+history row), the viewer's permissions, the language and today's date may
+declare ``CASE_PANEL_CACHEABLE = True``: the case page then serves its
+rendered panel from the cache until the next tracked write
+(``apps.cases.page``). A panel that shows anything else (task progress, chain
+verification results, a form with a CSRF token) leaves it out and is
+computed on every view.
 """
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.utils.translation import gettext as _
 
+from apps.cases.reads import shared_reads
 from apps.cases.selectors import offer_minimum_status
 from apps.core.extensions import present_modules
 from apps.offers.selectors import offers_of_case
@@ -31,13 +41,19 @@ CASE_PANEL_PROVIDERS = (
 
 @dataclass
 class CasePanel:
-    """One section of the case page: a template, its context, and what is missing."""
+    """One section of the case page: a template, its context, and what is missing.
+
+    ``valid_until``: when what the panel shows depends on the time of day (a
+    verification that ages past its limit), the instant it stops being true;
+    the case page does not serve a cached copy of the panel after it.
+    """
 
     title: str
     template: str
     context: dict = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
     order: int = 100
+    valid_until: datetime | None = None
 
 
 def case_panels(case, *, actor) -> list[CasePanel]:
@@ -50,6 +66,21 @@ def case_panels(case, *, actor) -> list[CasePanel]:
 
 
 def case_overview(case, *, actor) -> dict:
+    """The whole case page's context, computed now (no cache)."""
+    with shared_reads():
+        overview = case_summary(case)
+        panels = case_panels(case, actor=actor)
+    for panel in panels:
+        overview["missing"].extend(panel.missing)
+    return {**overview, "panels": panels}
+
+
+def case_summary(case) -> dict:
+    """The case's own part of the page: offers, demand, comparison, and what it lacks.
+
+    Call it inside ``shared_reads()`` together with the panels, so that the
+    offers and the comparison are read once for all of them.
+    """
     offers = offers_of_case(case)
     demand = ComputeDemand.objects.filter(case=case).first()
     result, demand_error = demand_result(demand)
@@ -61,10 +92,6 @@ def case_overview(case, *, actor) -> dict:
         )
         offer.comparison = scores.get(offer.pk)
     minimum = offer_minimum_status(offer_count=len(offers), waiver=case.offer_minimum_waiver)
-    panels = case_panels(case, actor=actor)
-    missing = _missing(offers=offers, demand=demand, minimum=minimum, comparison=comparison)
-    for panel in panels:
-        missing.extend(panel.missing)
     return {
         "case": case,
         "offers": offers,
@@ -73,8 +100,7 @@ def case_overview(case, *, actor) -> dict:
         "demand_error": demand_error,
         "comparison": comparison,
         "offer_minimum": minimum,
-        "missing": missing,
-        "panels": panels,
+        "missing": _missing(offers=offers, demand=demand, minimum=minimum, comparison=comparison),
     }
 
 

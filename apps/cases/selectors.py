@@ -6,16 +6,22 @@ from django.shortcuts import get_object_or_404
 from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
 
 
-def case_list_for(actor) -> QuerySet[ProcurementCase]:
+def _visible_cases(actor) -> QuerySet[ProcurementCase]:
     # One organisation per deployment: every role that may view cases sees all
     # of them; what each role may change is decided by its permissions.
     if not actor.has_perm("cases.view_procurementcase"):
         return ProcurementCase.objects.none()
-    return ProcurementCase.objects.select_related("owner").annotate(offer_count=Count("offers"))
+    return ProcurementCase.objects.select_related("owner")
 
 
-def case_get_for(actor, pk: int) -> ProcurementCase:
-    return get_object_or_404(case_list_for(actor), pk=pk)
+def case_list_for(actor) -> QuerySet[ProcurementCase]:
+    return _visible_cases(actor).annotate(offer_count=Count("offers"))
+
+
+def case_get_for(actor, pk: int, *, offer_count: bool = True) -> ProcurementCase:
+    """One visible case; ``offer_count=False`` spares the count where nothing shows it."""
+    cases = case_list_for(actor) if offer_count else _visible_cases(actor)
+    return get_object_or_404(cases, pk=pk)
 
 
 def offer_minimum_status(*, offer_count: int, waiver: str) -> dict:

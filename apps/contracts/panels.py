@@ -6,6 +6,9 @@ from django.utils.translation import ngettext
 from apps.cases.overview import CasePanel
 from apps.contracts.selectors import case_red_flags, offer_checklist
 
+# Shows tracked records only, by the viewer's permissions and today's date.
+CASE_PANEL_CACHEABLE = True
+
 
 def case_panel(case, *, actor) -> CasePanel | None:
     if not actor.has_perm("contracts.view_clausechecklist"):

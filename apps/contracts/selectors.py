@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
+from apps.cases.reads import shared_read
 from apps.contracts import rules
 from apps.contracts.models import (
     ChecklistItem,
@@ -18,7 +19,7 @@ from apps.contracts.models import (
     TemplateItem,
 )
 from apps.offers.models import Offer
-from apps.offers.selectors import offer_get_for, offer_list_for
+from apps.offers.selectors import offer_get_for, offer_list_for, offers_of_case
 
 
 def item_state(item: ChecklistItem, waivers: list[RedFlagWaiver]) -> rules.ItemState:
@@ -113,9 +114,10 @@ def offer_red_flags(offer: Offer, checklist: ClauseChecklist | None) -> OfferRed
     )
 
 
+@shared_read
 def case_red_flags(case) -> list[OfferRedFlags]:
     """Every offer of the case with its checklist state, in five queries."""
-    offers = list(Offer.objects.filter(case=case).select_related("vendor").order_by("pk"))
+    offers = sorted(offers_of_case(case), key=lambda offer: offer.pk)
     checklists = {
         c.offer_id: c
         for c in ClauseChecklist.objects.filter(offer__case=case)

@@ -7,6 +7,9 @@ from apps.evidence.models import Verdict
 from apps.evidence.selectors import PASSING_VERDICTS, case_bundles, offers_evidence
 from apps.offers.selectors import offers_of_case
 
+# Shows tracked records only, by the viewer's permissions and today's date.
+CASE_PANEL_CACHEABLE = True
+
 
 def case_panel(case, *, actor) -> CasePanel | None:
     if not actor.has_perm("evidence.view_evidencebundle"):

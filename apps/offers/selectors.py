@@ -3,6 +3,7 @@
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from apps.cases.reads import shared_read
 from apps.offers.models import Offer
 from apps.offers.rules import declared_spec_status
 
@@ -17,6 +18,7 @@ def offer_get_for(actor, pk: int) -> Offer:
     return get_object_or_404(offer_list_for(actor), pk=pk)
 
 
+@shared_read
 def offers_of_case(case) -> list[Offer]:
     """Offers of a case with their spec status attached, in two queries at most."""
     offers = list(Offer.objects.filter(case=case).select_related("vendor", "declared_spec"))

@@ -8,6 +8,10 @@ from apps.packets.selectors import packet_requests_of_case, packets_of_case
 
 SHOWN = 10
 
+# Shows tracked records only: a packet request's progress is written with a history
+# row at every step (``services.packet_request_progress``).
+CASE_PANEL_CACHEABLE = True
+
 
 def case_panel(case, *, actor) -> CasePanel | None:
     if not actor.has_perm("packets.view_auditpacket"):

@@ -4,7 +4,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from apps.cases.reads import shared_read
 from apps.offers.models import Offer
+from apps.offers.selectors import offers_of_case
 from apps.scorecards.models import CriteriaSet, Scorecard
 from apps.scorecards.pricing import (
     PriceNormalisation,
@@ -71,11 +73,12 @@ def offer_price(offer: Offer) -> tuple[PriceNormalisation | None, str]:
         return None, str(error)
 
 
+@shared_read
 def case_comparison(case) -> CaseComparison:
     """Every offer of a case side by side, in a fixed number of queries."""
     criteria_set = case.criteria_sets.order_by("-revision").first()
     criteria = criteria_set.as_criteria() if criteria_set else DEFAULT_CRITERIA
-    offers = list(Offer.objects.filter(case=case).select_related("vendor").order_by("pk"))
+    offers = sorted(offers_of_case(case), key=lambda offer: offer.pk)
     scorecards = (
         Scorecard.objects.filter(offer__case=case)
         .select_related("reviewer")

@@ -1,0 +1,231 @@
+"""The case page, with the parts that only tracked writes change served from the cache.
+
+Every regulated write appends a history row and advances the audit chain head
+(``ChainHead.seq``, ``apps.audit.chain``) in its own transaction. The case
+summary and the panels of providers that declare ``CASE_PANEL_CACHEABLE`` are
+rendered once and kept under a key made of everything else they depend on:
+
+- the case and the chain head's sequence number (any tracked write, anywhere);
+- the viewer and a fingerprint of their permissions (a change of role);
+- the language, the time zone and today's date (formats, review-by dates);
+- the names of the users (not tracked: an admin may rename someone);
+- the deployed code, templates and translations, the cached providers and the
+  settings the rules read.
+
+A panel whose content turns with the clock (a verification ageing past its
+limit) says until when it holds (``CasePanel.valid_until``); the cached copy
+is not served after that instant. Panels of other providers (packet progress,
+the chain's last verification, forms with a CSRF token) are computed on every
+view. The versions are read before the case and its records, so a cached copy
+is never older than the key it is stored under.
+"""
+
+import hashlib
+import json
+import logging
+import secrets
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.context_processors import PermWrapper
+from django.core.cache import cache as django_cache
+from django.db.models import Subquery
+from django.middleware.csrf import get_token
+from django.template.loader import render_to_string
+from django.urls import get_script_prefix
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
+
+from apps.cases.overview import CASE_PANEL_PROVIDERS, case_summary
+from apps.cases.reads import shared_reads
+from apps.core.extensions import present_modules
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "case-page/1"
+DEFAULT_CACHE_SECONDS = 3600
+
+
+def cache_seconds() -> int:
+    """How long a cached copy may live at most; 0 turns the cache off."""
+    return int(getattr(settings, "CASE_PAGE_CACHE_SECONDS", DEFAULT_CACHE_SECONDS))
+
+
+@dataclass(frozen=True)
+class PageVersions:
+    """What changes with every write the cached parts could show."""
+
+    head_seq: int
+    users: str
+
+
+def page_versions() -> PageVersions:
+    """Read before anything the page shows (one small query)."""
+    from apps.audit.chain import HEAD_PK
+    from apps.audit.models import ChainHead
+
+    # One statement, so one snapshot: the head and the names as of the same moment.
+    head = ChainHead.objects.filter(pk=HEAD_PK).values("seq")[:1]
+    rows = list(
+        get_user_model()
+        .objects.order_by("pk")
+        .annotate(head_seq=Subquery(head))
+        .values_list("head_seq", "pk", "username", "first_name", "last_name")
+    )
+    seq = rows[0][0] if rows else None
+    users = hashlib.sha256(json.dumps([row[1:] for row in rows]).encode()).hexdigest()
+    return PageVersions(head_seq=seq or 0, users=users)
+
+
+@dataclass
+class PagePanel:
+    """One panel as the page shows it: rendered (from the cache) or ``live``."""
+
+    title: str
+    order: int
+    index: int
+    missing: list[str] = field(default_factory=list)
+    html: str = ""
+    live: object = None
+
+
+def _providers() -> list[tuple[int, object, bool]]:
+    return [
+        (index, module, bool(getattr(module, "CASE_PANEL_CACHEABLE", False)))
+        for index, module in enumerate(present_modules(CASE_PANEL_PROVIDERS))
+    ]
+
+
+@cache
+def code_fingerprint() -> str:
+    """The deployed code, templates and compiled translations (read once per process)."""
+    root = Path(settings.BASE_DIR)
+    digest = hashlib.sha256()
+    for folder, patterns in (("apps", ("*.py", "*.html")), ("templates", ("*.html",))):
+        for pattern in patterns:
+            for path in sorted((root / folder).rglob(pattern)):
+                digest.update(str(path.relative_to(root)).encode())
+                digest.update(path.read_bytes())
+    for path in sorted((root / "locale").rglob("*.mo")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def permissions_fingerprint(actor) -> str:
+    perms = sorted(actor.get_all_permissions()) if actor.is_active else []
+    material = json.dumps([actor.is_active, actor.is_superuser, perms])
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def page_key(case, actor, versions: PageVersions, providers) -> str:
+    from apps.approvals.selectors import verification_max_age_days
+
+    parts = [
+        FORMAT,
+        case.pk,
+        versions.head_seq,
+        versions.users,
+        actor.pk,
+        permissions_fingerprint(actor),
+        get_language(),
+        timezone.get_current_timezone_name(),
+        timezone.localdate().isoformat(),
+        get_script_prefix(),
+        [module.__name__ for _index, module, cacheable in providers if cacheable],
+        verification_max_age_days(),
+        code_fingerprint(),
+    ]
+    digest = hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
+    return f"case-page:{case.pk}:{digest}"
+
+
+def _render_cached_part(request, case, providers) -> dict:
+    """The summary and the cacheable panels, rendered (the page's queries, once)."""
+    actor = request.user
+    # A form's CSRF token differs per response: the cached copy holds a random
+    # placeholder, swapped for this response's token when served.
+    sentinel = "csrf-" + secrets.token_hex(16)
+    extra = {"perms": PermWrapper(actor), "user": actor, "request": request, "csrf_token": sentinel}
+    panels, valid_until = [], []
+    with shared_reads():
+        summary = case_summary(case)
+        shown = {name: value for name, value in summary.items() if name != "missing"}
+        for index, module, cacheable in providers:
+            if not cacheable:
+                continue
+            panel = module.case_panel(case, actor=actor)
+            if panel is None:
+                continue
+            html = render_to_string(panel.template, {"panel": panel, **extra})
+            panels.append(PagePanel(panel.title, panel.order, index, list(panel.missing), html))
+            if panel.valid_until is not None:
+                valid_until.append(panel.valid_until)
+    return {
+        # Safe strings (autoescaping templates); they stay safe through the cache's pickling.
+        "summary_html": render_to_string("cases/_case_summary.html", {**shown, **extra}),
+        "missing": list(summary["missing"]),
+        "panels": panels,
+        "valid_until": min(valid_until, default=None),
+        "csrf_sentinel": sentinel,
+    }
+
+
+def _cached_part(request, case, versions: PageVersions, providers) -> dict:
+    seconds = cache_seconds()
+    if seconds <= 0:
+        return _render_cached_part(request, case, providers)
+    key = page_key(case, request.user, versions, providers)
+    now = timezone.now()
+    try:
+        entry = django_cache.get(key)
+    except Exception:  # an unreachable cache costs speed, never the page
+        logger.warning("Case page cache unavailable; rendering the page", exc_info=True)
+        entry = None
+    if entry is not None and (entry["valid_until"] is None or now < entry["valid_until"]):
+        return entry
+    entry = _render_cached_part(request, case, providers)
+    if entry["valid_until"] is not None:
+        left = (entry["valid_until"] - now).total_seconds()
+        seconds = min(seconds, max(1, int(left)))
+    try:
+        django_cache.set(key, entry, seconds)
+    except Exception:
+        logger.warning("Case page cache unavailable; not stored", exc_info=True)
+    return entry
+
+
+def case_page(request, case, *, versions: PageVersions) -> dict:
+    """The case page's template context; ``versions`` read before ``case`` was loaded."""
+    actor = request.user
+    providers = _providers()
+    cached = _cached_part(request, case, versions, providers)
+    panels = [_with_csrf(panel, cached["csrf_sentinel"], request) for panel in cached["panels"]]
+    for index, module, cacheable in providers:
+        if cacheable:
+            continue
+        panel = module.case_panel(case, actor=actor)
+        if panel is not None:
+            panels.append(PagePanel(panel.title, panel.order, index, panel.missing, live=panel))
+    panels.sort(key=lambda panel: (panel.order, panel.index))
+    missing = list(cached["missing"])
+    for panel in panels:
+        missing.extend(panel.missing)
+    return {
+        "case": case,
+        "summary_html": cached["summary_html"],
+        "missing": missing,
+        "panels": panels,
+    }
+
+
+def _with_csrf(panel: PagePanel, sentinel: str, request) -> PagePanel:
+    if sentinel not in panel.html:
+        return panel
+    # The token is made of [A-Za-z0-9] only: nothing to escape in the safe HTML.
+    html = panel.html.replace(sentinel, get_token(request))
+    return PagePanel(panel.title, panel.order, panel.index, panel.missing, mark_safe(html))  # noqa: S308

@@ -1,0 +1,233 @@
+"""The case page serves its summary and panels from the cache, and never a stale copy.
+
+Each test first views the page (which fills the cache), then changes one thing
+the cached parts depend on, and views it again through HTTP.
+"""
+
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import trans_real
+
+from apps.accounts.roles import Role
+from apps.cases.overview import case_overview
+from apps.cases.services import case_update
+from apps.offers.models import Offer
+from tests.access.factories import make_matrix
+from tests.approvals.factories import make_ready_case, make_verification
+from tests.contracts.factories import set_statuses
+from tests.factories import FULL_SPEC, make_case, make_offer
+
+
+def page(client, case) -> str:
+    response = client.get(reverse("cases:detail", kwargs={"pk": case.pk}))
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def queries(client, case) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        page(client, case)
+    return len(ctx.captured_queries)
+
+
+def test_a_second_view_is_served_from_the_cache_with_the_same_page(browser_as, people):
+    case, _offer, _made = make_ready_case(people)
+    client = browser_as("tariq")
+    first = queries(client, case)
+    second = queries(client, case)
+    assert second < first - 10
+    # The same page, whether rendered now or read from the cache.
+    html = page(client, case)
+    assert "every gate held" in html
+    for marker in ("Contract clause checklists", "Data-export self-assessment", "Audit packets"):
+        assert marker in html
+
+
+def test_the_cached_page_equals_a_fresh_render(browser_as, people, settings):
+    case, _offer, _made = make_ready_case(people)
+    client = browser_as("lena")
+    page(client, case)
+    cached = page(client, case)
+    settings.CASE_PAGE_CACHE_SECONDS = 0
+    fresh = page(client, case)
+    # Only the per-response CSRF tokens differ.
+    strip = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
+    assert strip.sub("", cached) == strip.sub("", fresh)
+
+
+def test_a_write_by_another_user_shows_at_once(browser_as, people, priya, lena):
+    case, offer, _made = make_ready_case(people)
+    client = browser_as("tariq")
+    assert "every gate held" in page(client, case)
+
+    # lena reopens a clause: the checklist panel and the approval gates change.
+    checklist = offer.clause_checklist
+    item = checklist.items.order_by("number").first()
+    set_statuses(lena, checklist, {item.key: "missing"}, reason="Clause removed in the new draft")
+    html = page(client, case)
+    assert "every gate held" not in html
+    assert f"{item.number}. {item.title}" in html
+
+    # priya edits the case's requirements: the summary changes.
+    case.refresh_from_db()
+    case_update(
+        actor=priya,
+        case=case,
+        fields={"requirements": "Now 900 concurrent users"},
+        reason="New forecast",
+        expected_version=case.version,
+    )
+    assert "Now 900 concurrent users" in page(client, case)
+
+    # A new offer appears in the table and in every panel.
+    new = make_offer(priya, case, spec=FULL_SPEC)
+    html = page(client, case)
+    assert f'href="{reverse("offers:detail", kwargs={"pk": new.pk})}"' in html
+    assert html.count(str(new.vendor)) >= 4
+
+
+def test_a_change_of_role_changes_what_is_shown(browser_as, priya):
+    case = make_case(priya)  # no offers: the three-offer minimum does not hold
+    client = browser_as("priya")
+    waive = reverse("cases:waive", kwargs={"pk": case.pk})
+    start = "Start the data-export assessment"
+    html = page(client, case)
+    assert waive in html and start not in html
+
+    # No tracked write: an administrator moves priya from procurement to legal.
+    priya.groups.set([Group.objects.get(name=Role.LEGAL)])
+    html = page(client, case)
+    assert waive not in html and start in html
+
+    priya.groups.set([Group.objects.get(name=Role.PROCUREMENT)])
+    html = page(client, case)
+    assert waive in html and start not in html
+
+
+def test_a_renamed_user_shows_with_the_new_name(browser_as, priya):
+    case = make_case(priya)
+    client = browser_as("lena")
+    assert "Priya" in page(client, case)
+    # Users are not tracked records: the page notices all the same.
+    priya.first_name, priya.last_name = "Priyanka", "Raman"
+    priya.save(update_fields=["first_name", "last_name"])
+    assert "Priyanka Raman" in page(client, case)
+
+
+@pytest.fixture
+def long_sessions(settings):
+    # The tests below move the clock months ahead; the session must outlive that.
+    settings.SESSION_COOKIE_AGE = 10 * 365 * 24 * 3600
+
+
+def test_the_date_rolling_over_re_evaluates_review_by_dates(
+    browser_as, priya, tariq, monkeypatch, long_sessions
+):
+    from apps.access.services import access_matrix_review
+
+    case = make_case(priya)
+    matrix = make_matrix(tariq, case, reason="Started")
+    matrix = access_matrix_review(actor=tariq, matrix=matrix)
+    client = browser_as("tariq")
+    expired = "Access matrix review expired on"
+    assert expired not in page(client, case)
+    assert expired not in page(client, case)  # served from the cache
+
+    # No write at all: only the date moves past the review-by date.
+    later = timezone.now() + timedelta(days=(matrix.review_by - timezone.localdate()).days + 1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    assert expired in page(client, case)
+
+
+def test_a_verification_ageing_past_its_limit_turns_its_gate_within_the_day(
+    browser_as, people, monkeypatch, settings, long_sessions
+):
+    settings.APPROVAL_VERIFICATION_MAX_AGE_DAYS = 1
+    case, offer, _made = make_ready_case(people)
+    # A newer verification, measured a day less five minutes ago: its gate holds
+    # for five more minutes.
+    make_verification(people["tariq"], offer, age_days=1 - 5 / (24 * 60))
+    client = browser_as("tariq")
+    assert "every gate held" in page(client, case)
+    assert "every gate held" in page(client, case)  # served from the cache
+
+    later = timezone.now() + timedelta(minutes=10)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    html = page(client, case)
+    assert "every gate held" not in html and "1 gate not held" in html
+
+
+def test_the_page_context_matches_the_uncached_overview(browser_as, people, tariq):
+    case, _offer, _made = make_ready_case(people)
+    client = browser_as("tariq")
+    client.get(reverse("cases:detail", kwargs={"pk": case.pk}))
+    response = client.get(reverse("cases:detail", kwargs={"pk": case.pk}))
+    overview = case_overview(case, actor=tariq)
+    assert response.context["missing"] == overview["missing"]
+    assert [p.title for p in response.context["panels"]] == [p.title for p in overview["panels"]]
+
+
+def test_shared_reads_run_each_selector_once_per_page(browser_as, people):
+    case, _offer, _made = make_ready_case(people, offers=3)
+    client = browser_as("tariq")
+    offer_queries = []
+
+    def count(execute, sql, params, many, context):
+        if sql.startswith("SELECT") and f'FROM "{Offer._meta.db_table}"' in sql:
+            offer_queries.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(count):
+        page(client, case)
+    assert len(offer_queries) == 1
+
+
+def test_a_cached_form_carries_this_responses_csrf_token(aude, priya):
+    case = make_case(priya)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(aude)
+    action = f'action="{reverse("packets:request", kwargs={"pk": case.pk})}"'
+    tokens = []
+    for _ in range(2):  # rendered, then served from the cache
+        html = page(client, case)
+        form = html[html.index(action) :]
+        tokens.append(re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1))
+    assert "csrf-" not in "".join(tokens) and tokens[0] != tokens[1]
+    # The token of the cached copy is accepted by a protected form.
+    response = client.post(
+        reverse("audit:chain-verify"),
+        {"csrfmiddlewaretoken": tokens[1], "next": reverse("cases:detail", args=[case.pk])},
+    )
+    assert response.status_code == 302
+
+
+@pytest.fixture
+def chinese_catalogue(settings):
+    po = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
+    mo = po.with_suffix(".mo")
+    if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
+        call_command("compilemessages", locale=["zh_Hans"], ignore_patterns=[".venv"], verbosity=0)
+        trans_real._translations = {}
+        trans_real._default = None
+
+
+def test_each_language_gets_its_own_copy(browser_as, people, chinese_catalogue):
+    case, _offer, _made = make_ready_case(people)
+    client = browser_as("lena")
+    url = reverse("cases:detail", kwargs={"pk": case.pk})
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    chinese = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    assert "Contract clause checklists" in english and "合同必查条款清单" not in english
+    assert "合同必查条款清单" in chinese and "Contract clause checklists" not in chinese
+    again = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Contract clause checklists" in again
