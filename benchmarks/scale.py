@@ -276,9 +276,14 @@ def stage_grow(args, work: Path) -> None:
     demo_each = max(1, missing // 10 // demo_rows)
     other_each = max(0, (missing - demo_each * demo_rows) // max(1, other_rows))
     demo_offer_ids = ",".join(str(o.pk) for o in demo_offers)
+    remainder = max(0, missing - demo_each * demo_rows - other_each * other_rows)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(edits_sql(ProcurementCase, per_row=demo_each, where=f"base.id = {demo.pk}"))
         cursor.execute(edits_sql(Offer, per_row=demo_each, where=f"base.id IN ({demo_offer_ids})"))
+        if remainder:  # what the even spread leaves over, on the demo case itself
+            cursor.execute(
+                edits_sql(ProcurementCase, per_row=remainder, where=f"base.id = {demo.pk}")
+            )
         if other_each:
             cursor.execute(
                 edits_sql(ProcurementCase, per_row=other_each, where=f"base.id <> {demo.pk}")
