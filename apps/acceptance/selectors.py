@@ -72,9 +72,8 @@ def plan_results(plan) -> list[AcceptanceResult]:
 def offer_approval(offer) -> Approval | None:
     """The approval in force for this offer: approved and not superseded.
 
-    Whether it is still fresh is checked when the acceptance is signed off; the
-    case's own move to accepted afterwards is a history row of the case, which
-    the approval's binding reads as a change, so staleness is not asked here.
+    Whether it is still fresh is checked when the acceptance is signed off
+    (``acceptance_signoff``), not on every read.
     """
     return (
         Approval.objects.filter(

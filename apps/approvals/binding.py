@@ -110,12 +110,18 @@ def changes_for(approvals) -> dict[int, list[Change]]:
         for record in approval.bound_state.get("records", []):
             groups[(record["model"], record["field"])].add(record["value"])
     latest = _latest(groups)
+    moved = [
+        (approval.pk, record)
+        for approval in approvals
+        for record in approval.bound_state.get("records", [])
+        if latest.get((record["model"], record["field"], record["value"]), 0)
+        != record["history_id"]
+    ]
+    immaterial = _immaterial([record for _pk, record in moved])
     changed: dict[int, list[dict]] = {}
-    for approval in approvals:
-        for record in approval.bound_state.get("records", []):
-            key = (record["model"], record["field"], record["value"])
-            if latest.get(key, 0) != record["history_id"] and _material(record):
-                changed.setdefault(approval.pk, []).append(record)
+    for approval_pk, record in moved:
+        if id(record) not in immaterial:
+            changed.setdefault(approval_pk, []).append(record)
     details = _describe(changed)
     evidence = _evidence_changes(approvals)
     result = {}
@@ -126,30 +132,44 @@ def changes_for(approvals) -> dict[int, list[Change]]:
     return result
 
 
-def _material(record: dict) -> bool:
-    """Whether the history rows after the bound one change more than ``NOT_MATERIAL``."""
-    ignored = NOT_MATERIAL.get(record["model"])
-    history = _history_model(record["model"]) if ignored else None
-    if history is None:
-        return True
-    columns = [
-        f.attname
-        for f in history._meta.concrete_fields
-        if not f.attname.startswith("history_") and f.attname not in ignored
-    ]
-    rows = list(
-        history.objects.filter(
-            **{record["field"]: record["value"], "history_id__gte": record["history_id"]}
-        )
-        .order_by("history_id")
-        .values("history_id", "history_type", *columns)
-    )
-    if not rows or rows[0]["history_id"] != record["history_id"]:
-        return True  # the bound row itself is gone: something was rewritten
-    bound = {c: rows[0][c] for c in columns}
-    return any(
-        row["history_type"] != "~" or {c: row[c] for c in columns} != bound for row in rows[1:]
-    )
+def _immaterial(records: list[dict]) -> set[int]:
+    """``id()`` of the records whose rows after the bound one change only ``NOT_MATERIAL``
+    columns (one query per record type, like the rest of the binding)."""
+    by_type: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for record in records:
+        if record["model"] in NOT_MATERIAL:
+            by_type[(record["model"], record["field"])].append(record)
+    found: set[int] = set()
+    for (model, field), wanted in by_type.items():
+        history = _history_model(model)
+        if history is None:
+            continue
+        columns = [
+            f.attname
+            for f in history._meta.concrete_fields
+            if not f.attname.startswith("history_") and f.attname not in NOT_MATERIAL[model]
+        ]
+        rows_of: dict[int, list[dict]] = defaultdict(list)
+        for row in (
+            history.objects.filter(
+                **{
+                    f"{field}__in": {r["value"] for r in wanted},
+                    "history_id__gte": min(r["history_id"] for r in wanted),
+                }
+            )
+            .order_by("history_id")
+            .values("history_id", "history_type", *dict.fromkeys([field, *columns]))
+        ):
+            rows_of[row[field]].append(row)
+        for record in wanted:
+            rows = [r for r in rows_of[record["value"]] if r["history_id"] >= record["history_id"]]
+            if not rows or rows[0]["history_id"] != record["history_id"]:
+                continue  # the bound row itself is gone: something was rewritten
+            bound = {c: rows[0][c] for c in columns}
+            later = rows[1:]
+            if all(r["history_type"] == "~" and {c: r[c] for c in columns} == bound for r in later):
+                found.add(id(record))
+    return found
 
 
 def _describe(changed: dict[int, list[dict]]) -> dict[tuple[int, int], Change]:
