@@ -30,6 +30,7 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
+from apps.core.uploads import declared_over, refused_unread
 from apps.offers.selectors import offers_of_case
 
 SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
@@ -151,6 +152,7 @@ def result_edit(request, pk: int):
     )
 
 
+@refused_unread(declared_over(services.attachment_max_bytes))  # before the CSRF check reads it
 @role_required("acceptance.add_acceptanceattachment")
 def attachment_add(request, pk: int):
     result = result_get_for(request.user, pk)

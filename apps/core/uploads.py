@@ -10,8 +10,13 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.defaultfilters import filesizeformat
+from django.utils.translation import gettext as _
 
 UploadCheck = Callable[[HttpRequest], HttpResponse | None]
+
+# Room for the multipart envelope and the form's other fields around the file itself.
+MULTIPART_SLACK_BYTES = 64 * 1024
 
 
 def declared_length(request) -> int | None:
@@ -26,6 +31,21 @@ def declared_length(request) -> int | None:
 def upload_refused(request, message: str, *, status: int) -> HttpResponse:
     """A page saying why an upload was refused, for views with no page of their own to show."""
     return render(request, "core/upload_refused.html", {"message": message}, status=status)
+
+
+def declared_over(limit: Callable[[], int]) -> UploadCheck:
+    """The pre-read check of a page taking one file of at most ``limit()`` bytes."""
+
+    def check(request) -> HttpResponse | None:
+        declared = declared_length(request)
+        if declared is not None and declared > limit() + MULTIPART_SLACK_BYTES:
+            message = _("The upload is larger than the %(limit)s this page takes.") % {
+                "limit": filesizeformat(limit())
+            }
+            return upload_refused(request, message, status=413)
+        return None
+
+    return check
 
 
 def refused_unread(check: UploadCheck):

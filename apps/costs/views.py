@@ -10,6 +10,7 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
+from apps.core.uploads import declared_over, refused_unread
 from apps.costs import services
 from apps.costs.bill_rows import MAX_FILE_BYTES, BillFileRefused
 from apps.costs.forms import BudgetForm, ImportForm
@@ -70,6 +71,7 @@ def budget_submit(request, pk: int):
     return _page(request, case, budget_form=form, status=status)
 
 
+@refused_unread(declared_over(lambda: MAX_FILE_BYTES))  # before the CSRF check reads it
 @role_required("costs.add_costimport")
 @require_POST
 def import_submit(request, pk: int):

@@ -100,3 +100,51 @@ def test_the_assessment_form_is_bounded_before_the_csrf_check_reads_it(browser, 
     assert "the limit is" in response.content.decode()
     assert stream.bytes_read == 0
     assert stored_state(media_root) == before
+
+
+def _post_declaring(client, url, token, declared: int) -> tuple:
+    stream = CountingInput(_body(1000))
+    response = client.generic(
+        "POST",
+        url,
+        b"",
+        content_type=BOUNDARY,
+        HTTP_X_CSRFTOKEN=token,
+        **{"wsgi.input": stream, "CONTENT_LENGTH": str(declared), "CONTENT_TYPE": BOUNDARY},
+    )
+    return response, stream
+
+
+def test_the_cost_bill_import_is_refused_before_the_csrf_check_reads_it(browser, priya, media_root):
+    from apps.costs.bill_rows import MAX_FILE_BYTES
+    from tests.costs.factories import make_budget
+    from tests.factories import make_case, make_offer
+
+    case = make_case(priya)
+    make_budget(priya, case, offer=make_offer(priya, case))
+    client, token = browser("priya", reverse("costs:case", args=[case.pk]))
+    before = stored_state(media_root)
+    response, stream = _post_declaring(
+        client, reverse("costs:import", args=[case.pk]), token, MAX_FILE_BYTES + 1024 * 1024
+    )
+    assert response.status_code == 413
+    assert "larger than" in response.content.decode()
+    assert stream.bytes_read == 0
+    assert stored_state(media_root) == before
+
+
+def test_an_acceptance_attachment_is_refused_before_the_csrf_check_reads_it(
+    browser, people, tariq, media_root, settings
+):
+    from tests.acceptance.factories import approved_offer, make_plan, record_faults
+
+    settings.ACCEPTANCE_ATTACHMENT_MAX_BYTES = 4096
+    _case, offer = approved_offer(people)
+    [result] = record_faults(tariq, make_plan(tariq, offer), kinds=("network",))
+    url = reverse("acceptance:attachment_add", args=[result.pk])
+    client, token = browser("tariq", url)
+    before = stored_state(media_root)
+    response, stream = _post_declaring(client, url, token, 4096 + 1024 * 1024)
+    assert response.status_code == 413
+    assert stream.bytes_read == 0
+    assert stored_state(media_root) == before
