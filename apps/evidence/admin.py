@@ -1,7 +1,7 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from apps.evidence.models import EvidenceBundle, HarnessToken, SpecVerification
+from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
 
 
 class ReadOnlyAdmin(SimpleHistoryAdmin):
@@ -31,3 +31,18 @@ class EvidenceBundleAdmin(ReadOnlyAdmin):
 @admin.register(SpecVerification)
 class SpecVerificationAdmin(ReadOnlyAdmin):
     list_display = ["bundle", "offer", "verdict", "rules_version", "created_at"]
+
+
+@admin.register(EvidenceUpload)
+class EvidenceUploadAdmin(admin.ModelAdmin):
+    list_display = ["sha256", "case", "state", "received_at", "finished_at", "size"]
+    list_filter = ["state"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

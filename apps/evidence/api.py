@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404
-from django.urls import path
+from django.urls import path, reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -19,7 +19,7 @@ from apps.core.permissions import RolePermission
 from apps.evidence import bundle as bundle_reader
 from apps.evidence import services
 from apps.evidence.authentication import HarnessTokenAuthentication
-from apps.evidence.models import EvidenceBundle, HarnessToken, SpecVerification
+from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
 from apps.offers.models import Offer
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -78,6 +78,28 @@ class EvidenceBundleDetailSerializer(EvidenceBundleSerializer):
         fields = [*EvidenceBundleSerializer.Meta.fields, "summary"]
 
 
+class EvidenceUploadSerializer(serializers.ModelSerializer):
+    status_url = serializers.SerializerMethodField()
+    verdict = serializers.SerializerMethodField()
+    detail = serializers.CharField(source="refusal", read_only=True)
+    field = serializers.CharField(source="refusal_field", read_only=True)
+    http_status = serializers.IntegerField(source="refusal_status", read_only=True)
+
+    class Meta:
+        model = EvidenceUpload
+        fields = ["id", "case", "sha256", "size", "state", "received_at", "finished_at"]
+        fields += ["bundle", "verdict", "detail", "field", "http_status", "status_url"]
+
+    def get_status_url(self, upload) -> str:
+        location = reverse("evidence-upload-status", args=[upload.pk])
+        request = self.context.get("request")
+        return request.build_absolute_uri(location) if request else location
+
+    def get_verdict(self, upload) -> str | None:
+        verification = getattr(upload.bundle, "verification", None) if upload.bundle else None
+        return verification.verdict if verification else None
+
+
 class EvidenceUploadView(APIView):
     """POST a bundle (the exact bytes the harness wrote) with a harness token."""
 
@@ -93,6 +115,10 @@ class EvidenceUploadView(APIView):
         responses={
             201: EvidenceBundleSerializer,
             200: OpenApiResponse(EvidenceBundleSerializer, "The same bundle, already stored"),
+            202: OpenApiResponse(
+                EvidenceUploadSerializer,
+                "Stored and being verified by a worker: poll status_url (also in Location)",
+            ),
             400: OpenApiResponse(
                 description="Not the schema, digest mismatch, unknown format "
                 "version, or a nonce not issued for this token"
@@ -101,9 +127,13 @@ class EvidenceUploadView(APIView):
             403: OpenApiResponse(description="Expired or revoked token, or not a harness token"),
             413: OpenApiResponse(description="Larger than EVIDENCE_MAX_BYTES"),
         },
-        description="Stores the raw bundle byte for byte with its SHA-256, recomputes every "
-        "summary from the raw events and verifies it against the offer's declared spec, the "
-        "datasheet and the case's SLOs. Re-sending the same bytes returns the existing record.",
+        description="Stores the raw bundle byte for byte with its SHA-256; then the server "
+        "reads it (format, schema, artifact digests, nonce), recomputes every summary from the "
+        "raw events and verifies it against the offer's declared spec, the datasheet and the "
+        "case's SLOs. Where that ran before the answer (no worker: the embedded default), the "
+        "answer is the bundle (201) or the refusal (4xx); where a worker runs it, the answer is "
+        "202 with the upload's status URL, which ends `verified` (with the bundle) or "
+        "`refused` (with the reason). Re-sending the same bytes returns what is held.",
     )
     def post(self, request):
         limit = max_bytes()
@@ -119,21 +149,68 @@ class EvidenceUploadView(APIView):
         if not raw:
             return Response({"detail": "The body is empty."}, status=status.HTTP_400_BAD_REQUEST)
         try:
-            bundle, created = services.bundle_receive(
+            receipt = services.upload_receive(
                 token=request.auth,
                 raw=raw,
                 declared_sha256=request.META.get("HTTP_X_BUNDLE_SHA256"),
             )
         except bundle_reader.BundleRefused as refusal:
-            body = {"detail": refusal.message}
-            if refusal.field:
-                body["field"] = refusal.field
-            return Response(body, status=refusal.status)
-        bundle = EvidenceBundle.objects.select_related("verification", "token").get(pk=bundle.pk)
+            return _refused(refusal.message, refusal.field, refusal.status)
+        upload = receipt.upload
+        if receipt.bundle is not None:
+            bundle = EvidenceBundle.objects.select_related("verification", "token").get(
+                pk=receipt.bundle.pk
+            )
+            return Response(
+                EvidenceBundleSerializer(bundle).data,
+                status=status.HTTP_201_CREATED if receipt.created else status.HTTP_200_OK,
+            )
+        if upload.finished:  # read in this process, and refused (or failed)
+            return _refused(upload.refusal, upload.refusal_field, upload.refusal_status or 400)
+        body = EvidenceUploadSerializer(upload, context={"request": request}).data
         return Response(
-            EvidenceBundleSerializer(bundle).data,
-            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+            body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]}
         )
+
+
+def _refused(message: str, field: str | None, code: int) -> Response:
+    body = {"detail": message}
+    if field:
+        body["field"] = field
+    return Response(body, status=code)
+
+
+class UploadReader(BasePermission):
+    """The harness token that sent an upload, or a person who may read the case's evidence."""
+
+    message = "This upload was sent with another harness token."
+
+    def has_permission(self, request, view) -> bool:
+        if isinstance(request.auth, HarnessToken):
+            return True
+        user = request.user
+        return bool(user and user.is_authenticated and user.has_perm(view.person_permission))
+
+    def has_object_permission(self, request, view, upload) -> bool:
+        if isinstance(request.auth, HarnessToken):
+            return upload.token_id == request.auth.pk
+        return True
+
+
+class EvidenceUploadStatusView(APIView):
+    """Where an upload stands: received (being verified), verified, refused or failed."""
+
+    authentication_classes = EvidenceUploadView.authentication_classes
+    permission_classes = [UploadReader]
+    person_permission = "evidence.view_evidenceupload"
+
+    @extend_schema(responses={200: EvidenceUploadSerializer})
+    def get(self, request, pk: int):
+        upload = EvidenceUpload.objects.select_related("bundle__verification").filter(pk=pk).first()
+        if upload is None:
+            raise Http404
+        self.check_object_permissions(request, upload)
+        return Response(EvidenceUploadSerializer(upload, context={"request": request}).data)
 
 
 def _too_large(limit: int) -> Response:
@@ -292,4 +369,9 @@ def register(router) -> list:
     return [
         path("evidence/", EvidenceUploadView.as_view(), name="evidence-upload"),
         path("evidence/schema/", EvidenceSchemaView.as_view(), name="evidence-schema"),
+        path(
+            "evidence/uploads/<int:pk>/",
+            EvidenceUploadStatusView.as_view(),
+            name="evidence-upload-status",
+        ),
     ]

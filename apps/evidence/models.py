@@ -131,3 +131,64 @@ class SpecVerification(TrackedModel):
 
     def __str__(self) -> str:
         return f"{self.get_verdict_display()} — {self.bundle}"
+
+
+class EvidenceUpload(models.Model):
+    """One received upload: its bytes are stored and their reading runs in a worker.
+
+    The upload endpoint only authenticates, bounds the size, checks the digest
+    the harness sent and stores the bytes; reading them (format, schema,
+    artifacts, nonce), recomputing and verifying is the worker's task, which
+    ends the upload ``verified`` (with its bundle) or ``refused`` (with the
+    reason, and the stored bytes removed). A refused or failed upload keeps its
+    row, so the harness and the tech lead see why; the same bytes may be sent
+    again. Not a regulated record: the bundle it becomes is.
+    """
+
+    class State(models.TextChoices):
+        RECEIVED = "received", _("Received, being verified")
+        VERIFIED = "verified", _("Verified")
+        REFUSED = "refused", _("Refused")
+        FAILED = "failed", _("Failed on the server")
+
+    token = models.ForeignKey(HarnessToken, on_delete=models.PROTECT, related_name="uploads")
+    case = models.ForeignKey(
+        "cases.ProcurementCase", on_delete=models.CASCADE, related_name="evidence_uploads"
+    )
+    sha256 = models.CharField(_("SHA-256"), max_length=64)
+    size = models.PositiveBigIntegerField(_("size (bytes)"))
+    storage_name = models.CharField(_("stored as"), max_length=300)
+    state = models.CharField(
+        _("state"), max_length=20, choices=State.choices, default=State.RECEIVED
+    )
+    received_at = models.DateTimeField(_("received"), default=timezone.now)
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
+    bundle = models.OneToOneField(
+        EvidenceBundle,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="upload",
+    )
+    refusal = models.TextField(_("why it was refused"), blank=True)
+    refusal_field = models.CharField(_("refused field"), max_length=300, blank=True)
+    refusal_status = models.PositiveSmallIntegerField(_("refusal HTTP status"), null=True)
+
+    class Meta:
+        ordering = ["-received_at", "-pk"]
+        verbose_name = _("evidence upload")
+        constraints = [
+            # One live upload per body: a re-send finds it; a refused one may be sent again.
+            models.UniqueConstraint(
+                fields=["sha256"],
+                condition=models.Q(state__in=["received", "verified"]),
+                name="evidence_upload_one_live_per_sha256",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Upload {self.sha256[:12]} ({self.get_state_display()})"
+
+    @property
+    def finished(self) -> bool:
+        return self.state != self.State.RECEIVED

@@ -1,6 +1,6 @@
 from apps.accounts.roles import Role, edit, view
 
-READ = view("evidence.evidencebundle", "evidence.specverification")
+READ = view("evidence.evidencebundle", "evidence.specverification", "evidence.evidenceupload")
 
 ROLE_PERMISSIONS = {
     # DESIGN §1: the tech lead reviews evidence and issues harness tokens (admins

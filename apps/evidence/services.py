@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from apps.core.services import tracked_create, tracked_update
 from apps.evidence import bundle as bundle_reader
-from apps.evidence.models import EvidenceBundle, HarnessToken, SpecVerification
+from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
 from apps.evidence.rules import RULES_VERSION, Context, verdict, verify
 from apps.evidence.rules.versions import DEFAULT_ENVIRONMENT
 
@@ -142,17 +142,158 @@ def headline(reading, checks) -> dict:
     }
 
 
-def bundle_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | None = None):
-    """Store and verify one upload; returns (bundle, created). Refusals store nothing."""
+@dataclass(frozen=True)
+class Receipt:
+    """What the server holds for an uploaded body, as the upload endpoint answers it."""
+
+    upload: EvidenceUpload | None  # None: an older bundle stored before uploads were kept
+    bundle: EvidenceBundle | None  # set once the bytes are a verified bundle
+    created: bool  # this request stored the bytes
+
+
+def upload_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | None = None):
+    """Store one upload's bytes and hand their reading to a worker; returns a ``Receipt``.
+
+    Only what needs no reading of the body is checked here: the digest the
+    harness computed before sending, and whether the same bytes are already
+    held (a re-send answers with what is held, never a duplicate). The reading
+    runs in ``verify_upload_task``: in this process at once where Celery runs
+    eagerly (the embedded default), in a worker otherwise.
+    """
     sha = hashlib.sha256(raw).hexdigest()
-    existing = EvidenceBundle.objects.filter(sha256=sha).select_related("verification").first()
-    if existing is not None:
-        if existing.case_id != token.case_id:
-            raise bundle_reader.BundleRefused(
-                "This bundle was already uploaded for another case.", field="nonce"
+    if declared_sha256 and declared_sha256.strip().lower() != sha:
+        raise bundle_reader.BundleRefused(
+            "The body does not match the X-Bundle-Sha256 the harness computed before sending: "
+            "the bundle was changed after it was written.",
+            field="X-Bundle-Sha256",
+        )
+    held = _held(token, sha)
+    if held is not None:
+        return held
+    saved_name = None
+    try:
+        with transaction.atomic():
+            saved_name = default_storage.save(f"evidence/{sha[:2]}/{sha}.json", ContentFile(raw))
+            upload = EvidenceUpload.objects.create(
+                token=token,
+                case_id=token.case_id,
+                sha256=sha,
+                size=len(raw),
+                storage_name=saved_name,
             )
-        return existing, False
-    document = bundle_reader.read(raw, declared_sha256=declared_sha256)
+    except IntegrityError:
+        _discard(saved_name)
+        held = _held(token, sha)  # the same bytes, sent twice at once: the other one won
+        if held is None:
+            raise
+        return held
+    except BaseException:
+        _discard(saved_name)
+        raise
+    _start_verification(upload)
+    upload.refresh_from_db()
+    return Receipt(upload=upload, bundle=upload.bundle, created=True)
+
+
+def _held(token: HarnessToken, sha: str) -> Receipt | None:
+    """What is already held for these bytes: a verified bundle, or an upload being read."""
+    bundle = EvidenceBundle.objects.filter(sha256=sha).select_related("upload").first()
+    upload = bundle.upload if bundle is not None and hasattr(bundle, "upload") else None
+    if bundle is None:
+        upload = EvidenceUpload.objects.filter(
+            sha256=sha, state=EvidenceUpload.State.RECEIVED
+        ).first()
+        if upload is None:
+            return None
+    if (bundle or upload).case_id != token.case_id:
+        raise bundle_reader.BundleRefused(
+            "This bundle was already uploaded for another case.", field="nonce"
+        )
+    if bundle is None:
+        # Sent again while being read: the message may have been lost with a worker, and
+        # reading it twice is harmless (the worker reads an upload once), so ask again.
+        _start_verification(upload)
+        upload.refresh_from_db()
+        bundle = upload.bundle
+    return Receipt(upload=upload, bundle=bundle, created=False)
+
+
+def _start_verification(upload: EvidenceUpload) -> None:
+    from apps.evidence.tasks import verify_upload_task
+
+    if verify_upload_task.app.conf.task_always_eager:
+        verify_upload_task.apply(args=(upload.pk,))  # no worker: read it now, in this process
+    else:
+        transaction.on_commit(lambda: verify_upload_task.delay(upload.pk))
+
+
+def upload_verify(upload_pk: int) -> EvidenceUpload:
+    """Read, recompute and verify one received upload, once; returns it finished.
+
+    Ends ``verified`` with its bundle and verification, or ``refused`` with the
+    reason (and the stored bytes removed). A second delivery of the same task
+    finds the upload finished and returns it. Errors other than a refusal
+    propagate with nothing written (the caller retries or marks it failed).
+    """
+    refused_name = None
+    with transaction.atomic():
+        upload = (
+            EvidenceUpload.objects.select_for_update()
+            .select_related("token__case", "token__offer__declared_spec")
+            .get(pk=upload_pk)
+        )
+        if upload.finished:
+            return upload
+        with default_storage.open(upload.storage_name, "rb") as handle:
+            raw = handle.read()
+        try:
+            with transaction.atomic():
+                upload.bundle = _bundle_create(upload, raw)
+        except bundle_reader.BundleRefused as refusal:
+            upload.state = EvidenceUpload.State.REFUSED
+            upload.refusal = refusal.message
+            upload.refusal_field = (refusal.field or "")[:300]
+            upload.refusal_status = refusal.status
+            refused_name = upload.storage_name
+        else:
+            upload.state = EvidenceUpload.State.VERIFIED
+        upload.finished_at = timezone.now()
+        upload.save(
+            update_fields=[
+                "bundle",
+                "state",
+                "refusal",
+                "refusal_field",
+                "refusal_status",
+                "finished_at",
+            ]
+        )
+    _discard(refused_name)  # once the refusal is recorded: the bytes are not evidence
+    return upload
+
+
+def upload_fail(upload_pk: int, *, error: str) -> EvidenceUpload | None:
+    """The server could not read an upload (a bug, not the bundle): say so, keep nothing."""
+    with transaction.atomic():
+        upload = EvidenceUpload.objects.select_for_update().filter(pk=upload_pk).first()
+        if upload is None or upload.finished:
+            return upload
+        upload.state = EvidenceUpload.State.FAILED
+        upload.refusal = (
+            f"The server could not verify this bundle ({error[:500]}); it is logged. "
+            "Send the same bundle again later."
+        )
+        upload.refusal_status = 500
+        upload.finished_at = timezone.now()
+        upload.save(update_fields=["state", "refusal", "refusal_status", "finished_at"])
+    _discard(upload.storage_name)
+    return upload
+
+
+def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
+    """The reading of the stored bytes; refusals (``BundleRefused``) write nothing."""
+    token = upload.token
+    document = bundle_reader.read(raw)
     if document.get("nonce") != token.nonce:
         raise bundle_reader.BundleRefused(
             "The bundle's nonce was not issued for this token: run the harness with the "
@@ -163,60 +304,66 @@ def bundle_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | No
     offer = token.offer
     checks = verify(reading.facts, verification_context(token.case, offer))
     started, finished = bundle_reader.run_times(document)
-    saved_name = None
     try:
-        with transaction.atomic():
-            saved_name = default_storage.save(f"evidence/{sha[:2]}/{sha}.json", ContentFile(raw))
-            bundle = tracked_create(
-                EvidenceBundle,
-                actor=None,
-                reason=f"Uploaded with harness token {token.prefix}…",
-                case=token.case,
-                offer=offer,
-                token=token,
-                sha256=sha,
-                size=len(raw),
-                storage_name=saved_name,
-                format_version=document["format_version"],
-                harness_version=document["harness"]["version"],
-                bundle_uuid=document["bundle_id"],
-                run_started_at=started,
-                run_finished_at=finished,
-                received_at=timezone.now(),
-                host_id=document["host_id"],
-                nonce=document["nonce"],
-                summary=reading.summary,
-                client_summary_disagreements=reading.disagreements,
-            )
-            tracked_create(
-                SpecVerification,
-                actor=None,
-                reason=f"Verified on upload ({RULES_VERSION})",
-                bundle=bundle,
-                offer=offer,
-                verdict=verdict(checks),
-                checks=[c.as_dict() for c in checks],
-                headline=headline(reading, checks),
-                rules_version=RULES_VERSION,
-            )
-            tracked_update(
-                token,
-                actor=None,
-                reason="Used to upload evidence",
-                fields={"last_used_at": timezone.now()},
-            )
-    except (IntegrityError, ValidationError) as error:
-        _discard(saved_name)
-        raced = EvidenceBundle.objects.filter(sha256=sha).first()
-        if raced is not None:
-            return raced, False
-        if isinstance(error, ValidationError):
-            raise _refusal_of(error) from None
-        raise
-    except BaseException:
-        _discard(saved_name)
-        raise
-    return bundle, True
+        bundle = tracked_create(
+            EvidenceBundle,
+            actor=None,
+            reason=f"Uploaded with harness token {token.prefix}…",
+            case=token.case,
+            offer=offer,
+            token=token,
+            sha256=upload.sha256,
+            size=upload.size,
+            storage_name=upload.storage_name,
+            format_version=document["format_version"],
+            harness_version=document["harness"]["version"],
+            bundle_uuid=document["bundle_id"],
+            run_started_at=started,
+            run_finished_at=finished,
+            received_at=upload.received_at,
+            host_id=document["host_id"],
+            nonce=document["nonce"],
+            summary=reading.summary,
+            client_summary_disagreements=reading.disagreements,
+        )
+    except ValidationError as error:
+        raise _refusal_of(error) from None
+    tracked_create(
+        SpecVerification,
+        actor=None,
+        reason=f"Verified on upload ({RULES_VERSION})",
+        bundle=bundle,
+        offer=offer,
+        verdict=verdict(checks),
+        checks=[c.as_dict() for c in checks],
+        headline=headline(reading, checks),
+        rules_version=RULES_VERSION,
+    )
+    tracked_update(
+        token,
+        actor=None,
+        reason="Used to upload evidence",
+        fields={"last_used_at": timezone.now()},
+    )
+    return bundle
+
+
+def bundle_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | None = None):
+    """Store and verify one upload now, in this process; returns (bundle, created).
+
+    For callers that want the verdict at once (loading data, tests): a refusal
+    raises ``BundleRefused`` with nothing of the bundle stored.
+    """
+    receipt = upload_receive(token=token, raw=raw, declared_sha256=declared_sha256)
+    upload = receipt.upload
+    if receipt.bundle is None and upload is not None and not upload.finished:
+        upload = upload_verify(upload.pk)
+    bundle = receipt.bundle or (upload.bundle if upload is not None else None)
+    if bundle is None:
+        raise bundle_reader.BundleRefused(
+            upload.refusal, status=upload.refusal_status or 400, field=upload.refusal_field or None
+        )
+    return bundle, receipt.created
 
 
 def _refusal_of(error: ValidationError) -> bundle_reader.BundleRefused:

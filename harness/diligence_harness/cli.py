@@ -112,6 +112,12 @@ def _add_bundle_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--upload", help="URL to POST the bundle to")
     parser.add_argument("--token", help="upload token (sent as 'Authorization: Token ...')")
     parser.add_argument("--upload-attempts", type=int, default=5)
+    parser.add_argument(
+        "--upload-wait-s",
+        type=float,
+        default=600.0,
+        help="where the server verifies in the background (202), how long to wait for its verdict",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -196,6 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     upload.add_argument("--upload", required=True)
     upload.add_argument("--token", required=True)
     upload.add_argument("--upload-attempts", type=int, default=5)
+    upload.add_argument(
+        "--upload-wait-s",
+        type=float,
+        default=600.0,
+        help="where the server verifies in the background (202), how long to wait for its verdict",
+    )
 
     validate = sub.add_parser("validate", help="check a bundle against the published schema")
     validate.add_argument("bundle")

@@ -53,10 +53,18 @@ def _finish(args, argv, steps: dict, evidence: Evidence, started: str) -> int:
     receipt["steps"] = {name: step["status"] for name, step in document["steps"].items()}
     code = EXIT_SCHEMA_INVALID if errors else 0
     if getattr(args, "upload", None):
-        result = upload_bundle(args.upload, data, args.token, attempts=args.upload_attempts)
+        result = upload_bundle(
+            args.upload,
+            data,
+            args.token,
+            attempts=args.upload_attempts,
+            wait_s=getattr(args, "upload_wait_s", 600.0),
+        )
         with open(args.out + ".upload.json", "w", encoding="utf-8") as handle:
             json.dump(result, handle, indent=2)
-        receipt["upload"] = {k: result[k] for k in ("outcome", "http_status", "attempts")}
+        receipt["upload"] = {
+            k: result[k] for k in ("outcome", "http_status", "attempts", "upload") if k in result
+        }
         if result["outcome"] != "uploaded":
             code = EXIT_UPLOAD_FAILED
     print_json(receipt)
@@ -194,7 +202,9 @@ def command_correctness(args, argv) -> int:
 def command_upload(args: argparse.Namespace, argv: list[str]) -> int:
     with open(args.bundle, "rb") as handle:
         data = handle.read()
-    result = upload_bundle(args.upload, data, args.token, attempts=args.upload_attempts)
+    result = upload_bundle(
+        args.upload, data, args.token, attempts=args.upload_attempts, wait_s=args.upload_wait_s
+    )
     print_json({k: v for k, v in result.items() if k != "response_body"})
     return 0 if result["outcome"] == "uploaded" else EXIT_UPLOAD_FAILED
 

@@ -4,16 +4,25 @@ Retry on connection errors, timeouts, 5xx and 429 (honouring Retry-After up to a
 cap); never on other 4xx, which will not change by asking again (a bad token,
 a rejected bundle). The body is the exact bytes on disk, so the server's
 SHA-256 of the body is the bundle's identity.
+
+A server whose workers read uploads answers 202 with a status URL as soon as
+the bytes are stored; the upload then polls it until the bundle is verified
+(outcome "uploaded") or refused ("rejected"). A server that failed to read it
+is sent the same bytes again, as after a 5xx. If no answer comes within
+``wait_s`` the outcome is "pending", with the status URL to look at later.
 """
 
 import hashlib
+import json
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 
 MAX_RETRY_AFTER_S = 60.0
+MAX_POLL_INTERVAL_S = 5.0
 
 
 def _retry_after(headers) -> float | None:
@@ -32,11 +41,13 @@ def upload_bundle(
     attempts: int = 5,
     base_delay_s: float = 1.0,
     timeout_s: float = 120.0,
+    wait_s: float = 600.0,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> dict:
     """Returns a receipt: outcome, HTTP status, attempts made and the bundle digest."""
     digest = hashlib.sha256(data).hexdigest()
-    history = []
+    history, status = [], {}
     for attempt in range(1, attempts + 1):
         request = urllib.request.Request(url, data=data, method="POST")
         request.add_header("Content-Type", "application/json")
@@ -47,7 +58,28 @@ def upload_bundle(
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 body = response.read(2000).decode("utf-8", errors="replace")
                 history.append({"attempt": attempt, "status": response.status})
+                location = response.headers.get("Location")
+            if response.status != 202:
                 return _receipt("uploaded", response.status, history, digest, body)
+            status_url = _status_url(body, location)
+            if status_url is None:
+                return _receipt("pending", 202, history, digest, body)
+            status = _poll(
+                urllib.parse.urljoin(url, status_url),
+                token,
+                timeout_s=timeout_s,
+                wait_s=wait_s,
+                sleep=sleep,
+                clock=clock,
+            )
+            state = status.get("state")
+            if state == "verified":
+                return _receipt("uploaded", 202, history, digest, json.dumps(status), status)
+            if state == "refused":
+                return _receipt("rejected", 202, history, digest, json.dumps(status), status)
+            if state != "failed":
+                return _receipt("pending", 202, history, digest, json.dumps(status), status)
+            # The server could not read it (its fault, not the bundle's): send it again.
         except urllib.error.HTTPError as exc:
             body = exc.read(2000).decode("utf-8", errors="replace")
             history.append({"attempt": attempt, "status": exc.code})
@@ -60,14 +92,52 @@ def upload_bundle(
             # Exponential backoff with jitter so many harnesses do not retry in step.
             delay = base_delay_s * 2 ** (attempt - 1) * (0.5 + random.random() / 2)
             sleep(max(delay, retry_after or 0.0))
-    return _receipt("failed", history[-1].get("status"), history, digest, None)
+    return _receipt("failed", history[-1].get("status"), history, digest, None, status)
 
 
-def _receipt(outcome: str, status, history: list, digest: str, body: str | None) -> dict:
-    return {
+def _status_url(body: str, location: str | None) -> str | None:
+    try:
+        stated = json.loads(body).get("status_url")
+    except (ValueError, AttributeError):
+        stated = None
+    return stated or location
+
+
+def _poll(url: str, token: str, *, timeout_s, wait_s, sleep, clock) -> dict:
+    """The upload's status once it is finished, or the last one seen when ``wait_s`` ran out."""
+    deadline, interval, last = clock() + wait_s, 0.25, {"state": "received", "status_url": url}
+    while True:
+        request = urllib.request.Request(url, method="GET")
+        request.add_header("Authorization", f"Token {token}")
+        request.add_header("Accept", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s) as response:
+                last = {**json.loads(response.read(100_000)), "status_url": url}
+        except urllib.error.HTTPError as exc:
+            if exc.code != 429 and exc.code < 500:  # the token expired, or no such upload
+                return {**last, "state": "unknown", "poll_error": f"HTTP {exc.code}"}
+        except (urllib.error.URLError, OSError, ValueError):
+            pass  # the server is restarting: ask again
+        if last.get("state") != "received" or clock() >= deadline:
+            return last
+        sleep(min(interval, max(deadline - clock(), 0)))
+        interval = min(interval * 2, MAX_POLL_INTERVAL_S)
+
+
+def _receipt(
+    outcome: str, status, history: list, digest: str, body: str | None, upload=None
+) -> dict:
+    receipt = {
         "outcome": outcome,
         "http_status": status,
         "attempts": history,
         "bundle_sha256": digest,
         "response_body": body,
     }
+    if upload:
+        receipt["upload"] = {
+            k: upload.get(k)
+            for k in ("state", "status_url", "bundle", "verdict", "detail", "field")
+            if upload.get(k) not in (None, "")
+        }
+    return receipt

@@ -123,17 +123,26 @@ def test_minimal_validator_covers_every_keyword_the_schema_uses():
 class _Scripted(http.server.BaseHTTPRequestHandler):
     script: list = []
     seen: list = []
+    polls: list = []  # (status, body) answered to each GET of a status URL, in order
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         type(self).seen.append((dict(self.headers), body))
-        status, headers = type(self).script.pop(0)
+        status, headers, *answer = type(self).script.pop(0)
+        self._answer(status, headers, answer[0] if answer else b"{}")
+
+    def do_GET(self):
+        type(self).seen.append((dict(self.headers), self.path))
+        status, body = type(self).polls.pop(0)
+        self._answer(status, {}, json.dumps(body).encode())
+
+    def _answer(self, status, headers, body: bytes):
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
-        self.send_header("Content-Length", "2")
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(b"{}")
+        self.wfile.write(body)
 
     def log_message(self, *args):
         pass
@@ -144,7 +153,7 @@ def upload_server():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    _Scripted.seen = []
+    _Scripted.seen, _Scripted.polls = [], []
     yield server, f"http://127.0.0.1:{server.server_address[1]}/api/evidence/"
     server.shutdown()
 
@@ -190,3 +199,65 @@ def test_upload_retries_connection_errors_then_gives_up():
     )
     assert receipt["outcome"] == "failed" and len(receipt["attempts"]) == 3 and len(sleeps) == 2
     assert all(a["status"] is None for a in receipt["attempts"])
+
+
+ACCEPTED = (202, {"Location": "/api/v1/evidence/uploads/7/"}, b'{"id": 7, "state": "received"}')
+
+
+def test_a_202_is_polled_until_the_server_has_verified_the_bundle(upload_server):
+    _server, url = upload_server
+    _Scripted.script = [ACCEPTED]
+    _Scripted.polls = [
+        (200, {"state": "received"}),
+        (503, {}),  # the server restarting between polls: ask again
+        (200, {"state": "verified", "bundle": 12, "verdict": "findings", "detail": ""}),
+    ]
+    sleeps = []
+    receipt = upload_bundle(url, b"{}", TOKEN, base_delay_s=0.01, sleep=sleeps.append)
+    assert receipt["outcome"] == "uploaded" and receipt["http_status"] == 202
+    status_url = url.split("/api/")[0] + "/api/v1/evidence/uploads/7/"
+    assert receipt["upload"] == {
+        "state": "verified",
+        "status_url": status_url,
+        "bundle": 12,
+        "verdict": "findings",
+    }
+    polls = [seen for seen in _Scripted.seen if seen[1] == "/api/v1/evidence/uploads/7/"]
+    assert len(polls) == 3 and all(h["Authorization"] == f"Token {TOKEN}" for h, _ in polls)
+    assert sleeps == sorted(sleeps) and len(sleeps) == 2  # backing off between polls
+
+
+def test_a_bundle_the_server_refuses_after_202_is_rejected_with_its_reason(upload_server):
+    _server, url = upload_server
+    _Scripted.script = [ACCEPTED]
+    refused = {"state": "refused", "detail": "The bundle's nonce was not issued", "field": "nonce"}
+    _Scripted.polls = [(200, refused)]
+    receipt = upload_bundle(url, b"{}", TOKEN, sleep=lambda s: None)
+    assert receipt["outcome"] == "rejected" and len(receipt["attempts"]) == 1
+    assert receipt["upload"]["detail"] == refused["detail"]
+    assert receipt["upload"]["field"] == "nonce"
+
+
+def test_a_server_that_failed_to_read_the_bundle_is_sent_it_again(upload_server):
+    _server, url = upload_server
+    _Scripted.script = [ACCEPTED, ACCEPTED]
+    _Scripted.polls = [(200, {"state": "failed"}), (200, {"state": "verified", "bundle": 3})]
+    receipt = upload_bundle(url, b"{}", TOKEN, base_delay_s=0.01, sleep=lambda s: None)
+    assert receipt["outcome"] == "uploaded"
+    assert [a["status"] for a in receipt["attempts"]] == [202, 202]
+
+
+def test_no_verdict_within_the_wait_is_pending_with_the_status_url(upload_server):
+    _server, url = upload_server
+    _Scripted.script = [ACCEPTED]
+    _Scripted.polls = [(200, {"state": "received"})] * 3
+    now = [0.0]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    receipt = upload_bundle(url, b"{}", TOKEN, wait_s=0.5, sleep=sleep, clock=lambda: now[0])
+    assert receipt["outcome"] == "pending"
+    assert receipt["upload"]["state"] == "received"
+    assert receipt["upload"]["status_url"].endswith("/api/v1/evidence/uploads/7/")
+    assert now[0] == pytest.approx(0.5)  # waited exactly as long as asked, no longer

@@ -9,7 +9,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.core.services import tracked_update
-from apps.evidence.models import EvidenceBundle, HarnessToken, SpecVerification
+from apps.evidence.bundle import BundleRefused
+from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
 from apps.evidence.services import harness_token_revoke
 from tests.evidence.factories import bundle_for, make_token, serialise
 from tests.factories import FULL_SPEC, make_case, make_offer
@@ -243,9 +244,25 @@ def test_failure_after_saving_the_file_removes_it(world, cpu_bundle, stored_file
 
     monkeypatch.setattr(services, "headline", lambda *a: broken())
     raw = serialise(bundle_for(cpu_bundle, world["record"]))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(BundleRefused) as refused:
         services.bundle_receive(token=world["record"], raw=raw)
+    assert refused.value.status == 500
+    assert "could not verify this bundle (RuntimeError)" in refused.value.message
     assert_nothing_stored(stored_files)
+    assert EvidenceUpload.objects.get().state == EvidenceUpload.State.FAILED
+
+    # Through the API the harness is told to send it again (a 5xx it retries); once the
+    # server reads it, the same bytes are stored and verified.
+    response = post(raw, world["token"])
+    assert response.status_code == 500 and "Send the same bundle again" in response.json()["detail"]
+    monkeypatch.undo()
+    assert post(raw, world["token"]).status_code == 201
+    assert EvidenceBundle.objects.get().sha256 == hashlib.sha256(raw).hexdigest()
+    assert [u.state for u in EvidenceUpload.objects.order_by("pk")] == [
+        "failed",
+        "failed",
+        "verified",
+    ]
 
 
 def test_schema_is_published_from_the_harness_file(api_as, people):

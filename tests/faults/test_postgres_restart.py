@@ -1,10 +1,12 @@
 """PostgreSQL restarted during an evidence upload (issue #8, item 5).
 
 Real processes: gunicorn serving Diligence on PostgreSQL (persistent
-connections, health-checked), the verification harness program uploading with
-its retries, ``pg_ctlcluster`` restarting the database server. Whatever the
-moment, the harness's retries and the server's de-duplication by SHA-256 end in
-exactly one stored bundle: one row, one verification, one file in storage.
+connections, health-checked), a Celery worker reading the uploads (Redis
+broker), the verification harness program uploading with its retries and
+polling the upload's status, ``pg_ctlcluster`` restarting the database server.
+Whatever the moment (while the upload is received, or while the worker writes
+the bundle), the retries and the de-duplication by SHA-256 end in exactly one
+stored bundle: one row, one verification, one file in storage.
 """
 
 import contextlib
@@ -39,9 +41,11 @@ UPLOAD_PATH = "/api/v1/evidence/"
 
 @pytest.fixture(scope="module")
 def server(stack):
+    worker = stack.start_worker()
     service, base = stack.start_server()
     yield service, base + UPLOAD_PATH
     service.stop()
+    worker.stop()
 
 
 @pytest.fixture(scope="module")
@@ -116,12 +120,12 @@ def bundles_with(stack, sha256: str) -> list[tuple]:
     )
 
 
-def blocked_bundle_insert(stack) -> bool:
+def blocked_insert(stack, table: str) -> bool:
     return bool(
         stack.value(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND wait_event_type = 'Lock'"
-            " AND query LIKE 'INSERT INTO \"evidence_evidencebundle\"%%'"
+            " AND wait_event_type = 'Lock' AND query LIKE %s",
+            (f'INSERT INTO "{table}"%%',),
         )
     )
 
@@ -145,15 +149,15 @@ def evidence_posts(server_log: str, status: int) -> int:
 def test_a_restart_inside_the_upload_transaction_ends_in_one_bundle(stack, server, token, bundle):
     service, url = server
     files_before = stack.stored("evidence")
-    # Hold the bundle table so the upload stops inside its transaction, right
+    # Hold the upload table so the upload stops inside its transaction, right
     # after it stored the file and before its row is written: then restart.
     holder = psycopg.connect(stack.db_url, connect_timeout=5)
     try:
-        holder.execute("LOCK TABLE evidence_evidencebundle IN EXCLUSIVE MODE")
+        holder.execute("LOCK TABLE evidence_evidenceupload IN EXCLUSIVE MODE")
         harness = upload(stack, bundle, url, token)
         wait_for(
             "the upload to wait inside its transaction",
-            lambda: blocked_bundle_insert(stack) or not harness.alive(),
+            lambda: blocked_insert(stack, "evidence_evidenceupload") or not harness.alive(),
             timeout_s=60,
             every_s=0.05,
         )
@@ -165,7 +169,8 @@ def test_a_restart_inside_the_upload_transaction_ends_in_one_bundle(stack, serve
             holder.close()
 
     result = receipt(harness)
-    assert (result["outcome"], result["http_status"]) == ("uploaded", 201), result
+    assert (result["outcome"], result["http_status"]) == ("uploaded", 202), result
+    assert result["upload"]["state"] == "verified", result
     assert result["attempts"][0]["status"] == 500  # the transaction died with its session
     assert len(result["attempts"]) >= 2
     pk = assert_stored_once(stack, bundle, service.log())
@@ -196,7 +201,7 @@ def test_an_upload_while_postgresql_is_down_is_stored_once_it_is_back(stack, ser
         stack.cluster.wait_ready()
 
     result = receipt(harness)
-    assert (result["outcome"], result["http_status"]) == ("uploaded", 201), result
+    assert (result["outcome"], result["http_status"]) == ("uploaded", 202), result
     assert result["attempts"][0]["status"] == 500
     assert_stored_once(stack, second, service.log())
     assert_stored_once(stack, bundle, service.log())  # the earlier bundle is untouched
@@ -215,3 +220,39 @@ def test_a_restart_between_uploads_costs_no_failed_request(stack, server, token,
     result = receipt(upload(stack, bundle, url, token))
     assert [a["status"] for a in result["attempts"]] == [200], result
     assert_stored_once(stack, bundle, service.log())
+
+
+def test_a_restart_while_the_worker_writes_the_bundle_ends_in_one_bundle(
+    stack, server, token, bundle
+):
+    """The upload is received (202); the worker's transaction dies with the restart; the
+    task is retried with back-off and the harness, polling through the restart, gets
+    the verdict."""
+    service, url = server
+    third = another_run(bundle, "third-run.json")
+    holder = psycopg.connect(stack.db_url, connect_timeout=5)
+    try:
+        holder.execute("LOCK TABLE evidence_evidencebundle IN EXCLUSIVE MODE")
+        harness = upload(stack, third, url, token)
+        wait_for(
+            "the worker to wait inside its transaction",
+            lambda: blocked_insert(stack, "evidence_evidencebundle") or not harness.alive(),
+            timeout_s=60,
+            every_s=0.05,
+        )
+        assert harness.alive(), harness.log()
+        stack.cluster.restart()
+    finally:
+        with contextlib.suppress(psycopg.Error):
+            holder.close()
+
+    result = receipt(harness)
+    assert (result["outcome"], result["http_status"]) == ("uploaded", 202), result
+    assert [a["status"] for a in result["attempts"]] == [202]  # received once; no re-send
+    assert result["upload"]["state"] == "verified"
+    assert_stored_once(stack, third, service.log())
+    upload_states = stack.query(
+        "SELECT state FROM evidence_evidenceupload WHERE sha256 = %s",
+        (hashlib.sha256(third.read_bytes()).hexdigest(),),
+    )
+    assert upload_states == [("verified",)]

@@ -1,0 +1,41 @@
+"""The Celery task that reads, recomputes and verifies a received upload.
+
+Acknowledged late, so a worker that dies mid-reading leaves the message to be
+delivered again; ``upload_verify`` locks the upload and reads it once, so a
+second delivery returns what the first one finished. A database outage is
+retried with back-off; any other error marks the upload failed (the harness is
+told to send it again) rather than reading again what will fail the same way.
+"""
+
+import logging
+
+from celery import shared_task
+from django.db import DatabaseError
+
+from apps.evidence.services import upload_fail, upload_verify
+
+logger = logging.getLogger(__name__)
+
+MAX_RETRIES = 5
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=MAX_RETRIES)
+def verify_upload_task(self, upload_pk: int) -> str | None:
+    """Returns the upload's final state, or None while a retry is pending."""
+    try:
+        return upload_verify(upload_pk).state
+    except DatabaseError as error:
+        if self.request.retries < MAX_RETRIES and not self.request.is_eager:
+            raise self.retry(exc=error, countdown=2 ** (self.request.retries + 1)) from error
+        logger.exception("Evidence upload %s could not be read after retries", upload_pk)
+        if self.request.is_eager:
+            raise  # in the request: the harness sees a 5xx and sends it again
+        _fail(upload_pk, error)
+    except Exception as error:  # the upload must end, whatever broke
+        logger.exception("Evidence upload %s could not be read", upload_pk)
+        _fail(upload_pk, error)
+    return None
+
+
+def _fail(upload_pk: int, error: Exception) -> None:
+    upload_fail(upload_pk, error=type(error).__name__)

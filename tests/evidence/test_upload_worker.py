@@ -1,0 +1,208 @@
+"""POST /api/v1/evidence/ where a Celery worker reads the upload: 202, then the status URL.
+
+The embedded default reads the upload before answering (``test_upload.py``);
+here Celery is not eager, as in production: the upload answers 202 as soon
+as the bytes are stored, and the task the worker runs ends it verified (with
+the bundle) or refused (with the reason, and the bytes removed).
+"""
+
+import hashlib
+
+import pytest
+from rest_framework.test import APIClient
+
+from apps.evidence import tasks
+from apps.evidence.models import EvidenceBundle, EvidenceUpload, SpecVerification
+from tests.evidence.factories import bundle_for, make_token, serialise
+from tests.factories import FULL_SPEC, make_case, make_offer
+
+URL = "/api/v1/evidence/"
+
+
+@pytest.fixture
+def world(tariq):
+    case = make_case(tariq)
+    offer = make_offer(tariq, case, spec=FULL_SPEC)
+    issued = make_token(tariq, case, offer)
+    return {"case": case, "offer": offer, "token": issued.token, "record": issued.record}
+
+
+@pytest.fixture
+def worker(monkeypatch, django_capture_on_commit_callbacks):
+    """Celery as in production: ``delay`` queues the message; ``run()`` is the worker."""
+    conf = tasks.verify_upload_task.app.conf
+    eager, conf.task_always_eager = conf.task_always_eager, False
+    queued = []
+    monkeypatch.setattr(tasks.verify_upload_task, "delay", lambda pk: queued.append(pk))
+
+    class Worker:
+        def run(self):
+            done = [tasks.verify_upload_task.apply(args=(pk,)).get() for pk in queued]
+            queued.clear()
+            return done
+
+    Worker.queued = queued
+    yield Worker()
+    conf.task_always_eager = eager
+
+
+def client_for(token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return client
+
+
+def post(raw: bytes, token: str, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        return client_for(token).post(URL, data=raw, content_type="application/json")
+
+
+def test_the_upload_answers_202_at_once_and_the_worker_verifies_it(
+    world, worker, stored_files, cpu_bundle, django_capture_on_commit_callbacks
+):
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    response = post(raw, world["token"], django_capture_on_commit_callbacks)
+    assert response.status_code == 202, response.json()
+    body = response.json()
+    assert body["state"] == "received" and body["bundle"] is None
+    assert body["sha256"] == hashlib.sha256(raw).hexdigest() and body["size"] == len(raw)
+    assert response["Location"] == body["status_url"]
+    assert body["status_url"].endswith(f"/api/v1/evidence/uploads/{body['id']}/")
+    # Stored byte for byte, not yet read: no bundle, no verification.
+    [path] = stored_files()
+    assert path.read_bytes() == raw
+    assert EvidenceBundle.objects.count() == 0
+    assert worker.queued == [body["id"]]
+
+    status = client_for(world["token"]).get(body["status_url"])
+    assert status.status_code == 200 and status.json()["state"] == "received"
+
+    assert worker.run() == ["verified"]
+    status = client_for(world["token"]).get(body["status_url"]).json()
+    bundle = EvidenceBundle.objects.get()
+    assert status["state"] == "verified" and status["bundle"] == bundle.pk
+    assert status["verdict"] == bundle.verification.verdict
+    assert status["finished_at"] and status["detail"] == ""
+    assert bundle.storage_name == EvidenceUpload.objects.get().storage_name
+    assert bundle.received_at == EvidenceUpload.objects.get().received_at
+    assert [p.read_bytes() for p in stored_files()] == [raw]
+
+    # Sending the same bytes again answers with the bundle, as before workers.
+    again = post(raw, world["token"], django_capture_on_commit_callbacks)
+    assert again.status_code == 200 and again.json()["id"] == bundle.pk
+    assert worker.queued == [] and EvidenceUpload.objects.count() == 1
+
+
+def test_a_second_delivery_of_the_task_reads_the_upload_once(
+    world, worker, cpu_bundle, django_capture_on_commit_callbacks
+):
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    upload_pk = post(raw, world["token"], django_capture_on_commit_callbacks).json()["id"]
+    assert worker.run() == ["verified"]
+    assert tasks.verify_upload_task.apply(args=(upload_pk,)).get() == "verified"
+    assert EvidenceBundle.objects.count() == 1 and SpecVerification.objects.count() == 1
+
+
+def test_sent_again_while_being_read_asks_the_worker_again_for_the_same_upload(
+    world, worker, cpu_bundle, django_capture_on_commit_callbacks
+):
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    first = post(raw, world["token"], django_capture_on_commit_callbacks).json()
+    second = post(raw, world["token"], django_capture_on_commit_callbacks)
+    assert second.status_code == 202 and second.json()["id"] == first["id"]
+    assert worker.queued == [first["id"], first["id"]]  # a lost message is asked for again
+    assert worker.run() == ["verified", "verified"]
+    assert EvidenceBundle.objects.count() == 1 and EvidenceUpload.objects.count() == 1
+
+
+def test_a_bundle_the_worker_refuses_keeps_the_reason_and_not_the_bytes(
+    world, worker, stored_files, cpu_bundle, django_capture_on_commit_callbacks
+):
+    raw = serialise(bundle_for(cpu_bundle, world["record"], nonce="not-this-tokens"))
+    body = post(raw, world["token"], django_capture_on_commit_callbacks).json()
+    assert len(stored_files()) == 1
+    assert worker.run() == ["refused"]
+    status = client_for(world["token"]).get(body["status_url"]).json()
+    assert status["state"] == "refused" and status["bundle"] is None
+    assert status["field"] == "nonce" and status["http_status"] == 400
+    assert "nonce was not issued for this token" in status["detail"]
+    assert stored_files() == [] and EvidenceBundle.objects.count() == 0
+
+    # A refused upload is not held: the same bytes are read again (and refused again).
+    again = post(raw, world["token"], django_capture_on_commit_callbacks)
+    assert again.status_code == 202 and again.json()["id"] != body["id"]
+    assert worker.run() == ["refused"]
+    assert stored_files() == []
+
+
+def test_malformed_bytes_are_refused_by_the_worker_too(
+    world, worker, stored_files, django_capture_on_commit_callbacks
+):
+    body = post(
+        b'{"format_version": "diligence-evidence/1",',
+        world["token"],
+        django_capture_on_commit_callbacks,
+    ).json()
+    assert worker.run() == ["refused"]
+    status = client_for(world["token"]).get(body["status_url"]).json()
+    assert status["state"] == "refused"
+    assert "not a UTF-8 JSON document" in status["detail"]
+    assert stored_files() == []
+
+
+def test_a_changed_body_is_refused_before_anything_is_stored(
+    world, worker, stored_files, cpu_bundle, django_capture_on_commit_callbacks
+):
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(world["token"]).post(
+            URL, data=raw, content_type="application/json", HTTP_X_BUNDLE_SHA256="0" * 64
+        )
+    assert response.status_code == 400 and response.json()["field"] == "X-Bundle-Sha256"
+    assert stored_files() == [] and EvidenceUpload.objects.count() == 0 and worker.queued == []
+
+
+def test_an_upload_that_breaks_the_server_ends_failed_with_nothing_kept(
+    world, worker, stored_files, cpu_bundle, monkeypatch, django_capture_on_commit_callbacks
+):
+    from apps.evidence import services
+
+    def broken(*args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(services, "headline", broken)
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    body = post(raw, world["token"], django_capture_on_commit_callbacks).json()
+    assert worker.run() == [None]
+    status = client_for(world["token"]).get(body["status_url"]).json()
+    assert status["state"] == "failed" and status["http_status"] == 500
+    assert "Send the same bundle again later" in status["detail"]
+    assert stored_files() == [] and EvidenceBundle.objects.count() == 0
+
+
+STATUS_READERS = ["priya", "lena", "tariq", "aude", "ada"]
+
+
+@pytest.mark.parametrize("role", STATUS_READERS)
+def test_every_role_reads_an_uploads_status(
+    world, worker, cpu_bundle, api_as, role, django_capture_on_commit_callbacks
+):
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    body = post(raw, world["token"], django_capture_on_commit_callbacks).json()
+    response = api_as(role).get(body["status_url"])
+    assert response.status_code == 200 and response.json()["state"] == "received"
+
+
+def test_only_the_token_that_sent_it_reads_an_upload(
+    world, worker, tariq, cpu_bundle, django_capture_on_commit_callbacks
+):
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    url = post(raw, world["token"], django_capture_on_commit_callbacks).json()["status_url"]
+    other = make_token(tariq, world["case"], world["offer"])
+    response = client_for(other.token).get(url)
+    assert response.status_code == 403
+    assert response.json()["detail"] == "This upload was sent with another harness token."
+    assert APIClient().get(url).status_code == 401
+    assert (
+        client_for(world["token"]).get(url.replace(url.split("/")[-2], "999999")).status_code == 404
+    )
