@@ -167,13 +167,12 @@ def upload_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | No
             "the bundle was changed after it was written.",
             field="X-Bundle-Sha256",
         )
-    held = _held(token, sha)
-    if held is not None:
-        return held
+    # Stored first, then claimed: the one live upload per body is the database's
+    # unique constraint, so a re-send costs its lookup and nothing else does.
     saved_name = None
     try:
+        saved_name = default_storage.save(f"evidence/{sha[:2]}/{sha}.json", ContentFile(raw))
         with transaction.atomic():
-            saved_name = default_storage.save(f"evidence/{sha[:2]}/{sha}.json", ContentFile(raw))
             upload = EvidenceUpload.objects.create(
                 token=token,
                 case_id=token.case_id,
@@ -183,48 +182,52 @@ def upload_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | No
             )
     except IntegrityError:
         _discard(saved_name)
-        held = _held(token, sha)  # the same bytes, sent twice at once: the other one won
+        held = _held(token, sha)  # sent before, or twice at once and the other one won
         if held is None:
             raise
         return held
     except BaseException:
         _discard(saved_name)
         raise
-    _start_verification(upload)
-    upload.refresh_from_db()
-    return Receipt(upload=upload, bundle=upload.bundle, created=True)
+    if _start_verification(upload):
+        upload.refresh_from_db()
+    bundle = upload.bundle  # read here already (eager), or None until the worker has
+    # A bundle of these bytes stored before uploads were kept was found, not created.
+    created = bundle is None or bundle.created_at >= upload.received_at
+    return Receipt(upload=upload, bundle=bundle, created=created)
 
 
 def _held(token: HarnessToken, sha: str) -> Receipt | None:
-    """What is already held for these bytes: a verified bundle, or an upload being read."""
-    bundle = EvidenceBundle.objects.filter(sha256=sha).select_related("upload").first()
-    upload = bundle.upload if bundle is not None and hasattr(bundle, "upload") else None
-    if bundle is None:
-        upload = EvidenceUpload.objects.filter(
-            sha256=sha, state=EvidenceUpload.State.RECEIVED
-        ).first()
-        if upload is None:
-            return None
-    if (bundle or upload).case_id != token.case_id:
+    """The live upload of these bytes: verified (with its bundle), or being read."""
+    upload = (
+        EvidenceUpload.objects.filter(
+            sha256=sha, state__in=[EvidenceUpload.State.RECEIVED, EvidenceUpload.State.VERIFIED]
+        )
+        .select_related("bundle")
+        .first()
+    )
+    if upload is None:
+        return None
+    if upload.case_id != token.case_id:
         raise bundle_reader.BundleRefused(
             "This bundle was already uploaded for another case.", field="nonce"
         )
-    if bundle is None:
-        # Sent again while being read: the message may have been lost with a worker, and
-        # reading it twice is harmless (the worker reads an upload once), so ask again.
-        _start_verification(upload)
+    # Sent again while being read: the message may have been lost with a worker, and
+    # reading it twice is harmless (the worker reads an upload once), so ask again.
+    if not upload.finished and _start_verification(upload):
         upload.refresh_from_db()
-        bundle = upload.bundle
-    return Receipt(upload=upload, bundle=bundle, created=False)
+    return Receipt(upload=upload, bundle=upload.bundle, created=False)
 
 
-def _start_verification(upload: EvidenceUpload) -> None:
+def _start_verification(upload: EvidenceUpload) -> bool:
+    """Hand the reading to the worker; True when it already ran here (eager Celery)."""
     from apps.evidence.tasks import verify_upload_task
 
     if verify_upload_task.app.conf.task_always_eager:
         verify_upload_task.apply(args=(upload.pk,))  # no worker: read it now, in this process
-    else:
-        transaction.on_commit(lambda: verify_upload_task.delay(upload.pk))
+        return True
+    transaction.on_commit(lambda: verify_upload_task.delay(upload.pk))
+    return False
 
 
 def upload_verify(upload_pk: int) -> EvidenceUpload:
@@ -235,10 +238,10 @@ def upload_verify(upload_pk: int) -> EvidenceUpload:
     finds the upload finished and returns it. Errors other than a refusal
     propagate with nothing written (the caller retries or marks it failed).
     """
-    refused_name = None
+    discard = None
     with transaction.atomic():
         upload = (
-            EvidenceUpload.objects.select_for_update()
+            EvidenceUpload.objects.select_for_update(of=("self",))
             .select_related("token__case", "token__offer__declared_spec")
             .get(pk=upload_pk)
         )
@@ -248,18 +251,23 @@ def upload_verify(upload_pk: int) -> EvidenceUpload:
             raw = handle.read()
         try:
             with transaction.atomic():
-                upload.bundle = _bundle_create(upload, raw)
+                upload.bundle = _stored_before(upload)
+                if upload.bundle is None:
+                    upload.bundle = _bundle_create(upload, raw)
+                elif upload.bundle.storage_name != upload.storage_name:
+                    discard, upload.storage_name = upload.storage_name, upload.bundle.storage_name
         except bundle_reader.BundleRefused as refusal:
             upload.state = EvidenceUpload.State.REFUSED
             upload.refusal = refusal.message
             upload.refusal_field = (refusal.field or "")[:300]
             upload.refusal_status = refusal.status
-            refused_name = upload.storage_name
+            discard = upload.storage_name
         else:
             upload.state = EvidenceUpload.State.VERIFIED
         upload.finished_at = timezone.now()
         upload.save(
             update_fields=[
+                "storage_name",
                 "bundle",
                 "state",
                 "refusal",
@@ -268,7 +276,7 @@ def upload_verify(upload_pk: int) -> EvidenceUpload:
                 "finished_at",
             ]
         )
-    _discard(refused_name)  # once the refusal is recorded: the bytes are not evidence
+    _discard(discard)  # once recorded: a refused body, or a second copy of a stored one
     return upload
 
 
@@ -288,6 +296,16 @@ def upload_fail(upload_pk: int, *, error: str) -> EvidenceUpload | None:
         upload.save(update_fields=["state", "refusal", "refusal_status", "finished_at"])
     _discard(upload.storage_name)
     return upload
+
+
+def _stored_before(upload: EvidenceUpload) -> EvidenceBundle | None:
+    """A bundle of the same bytes stored before uploads were kept: the upload is that one."""
+    bundle = EvidenceBundle.objects.filter(sha256=upload.sha256).first()
+    if bundle is not None and bundle.case_id != upload.case_id:
+        raise bundle_reader.BundleRefused(
+            "This bundle was already uploaded for another case.", field="nonce"
+        )
+    return bundle
 
 
 def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:

@@ -206,3 +206,32 @@ def test_only_the_token_that_sent_it_reads_an_upload(
     assert (
         client_for(world["token"]).get(url.replace(url.split("/")[-2], "999999")).status_code == 404
     )
+
+
+def test_a_bundle_stored_before_uploads_were_kept_is_found_not_stored_again(
+    world, worker, stored_files, cpu_bundle, django_capture_on_commit_callbacks
+):
+    from apps.evidence.services import bundle_receive
+
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    bundle, _ = bundle_receive(token=world["record"], raw=raw)
+    EvidenceUpload.objects.all().delete()  # as a bundle from before the upload receipts
+    body = post(raw, world["token"], django_capture_on_commit_callbacks).json()
+    assert len(stored_files()) == 2  # a second copy, until the worker finds the first
+    assert worker.run() == ["verified"]
+    status = client_for(world["token"]).get(body["status_url"]).json()
+    assert status["state"] == "verified" and status["bundle"] == bundle.pk
+    assert [p.name for p in stored_files()] == [bundle.storage_name.rsplit("/", 1)[1]]
+    assert EvidenceBundle.objects.count() == 1 and SpecVerification.objects.count() == 1
+    assert EvidenceUpload.objects.get().storage_name == bundle.storage_name
+
+
+def test_without_a_worker_a_bundle_stored_before_answers_200(world, stored_files, cpu_bundle):
+    from apps.evidence.services import bundle_receive
+
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    bundle, _ = bundle_receive(token=world["record"], raw=raw)
+    EvidenceUpload.objects.all().delete()
+    response = client_for(world["token"]).post(URL, data=raw, content_type="application/json")
+    assert response.status_code == 200 and response.json()["id"] == bundle.pk
+    assert len(stored_files()) == 1
