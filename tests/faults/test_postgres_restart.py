@@ -232,7 +232,9 @@ def test_a_restart_while_the_worker_writes_the_bundle_ends_in_one_bundle(
     third = another_run(bundle, "third-run.json")
     holder = psycopg.connect(stack.db_url, connect_timeout=5)
     try:
-        holder.execute("LOCK TABLE evidence_evidencebundle IN EXCLUSIVE MODE")
+        # SHARE: no row is written into the table, but the receipt's foreign-key check
+        # (row share) passes, so the upload is received and the worker's insert waits.
+        holder.execute("LOCK TABLE evidence_evidencebundle IN SHARE MODE")
         harness = upload(stack, third, url, token)
         wait_for(
             "the worker to wait inside its transaction",
