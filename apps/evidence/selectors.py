@@ -7,7 +7,13 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from apps.evidence.models import EvidenceBundle, HarnessToken, SpecVerification, Verdict
+from apps.evidence.models import (
+    EvidenceBundle,
+    EvidenceUpload,
+    HarnessToken,
+    SpecVerification,
+    Verdict,
+)
 
 # A passing verification has no failing check; warnings ("findings") are shown
 # with it but do not block an approval gate on their own.
@@ -99,3 +105,16 @@ def suggested_performance_score(verification: SpecVerification | None) -> int | 
     if verification is None:
         return None
     return PERFORMANCE_SCORE.get(verification.verdict)
+
+
+UNFINISHED_SHOWN = 20
+
+
+def case_uploads_not_stored(case) -> list[EvidenceUpload]:
+    """The case's latest uploads that are not (yet) evidence: being read, refused or failed."""
+    return list(
+        EvidenceUpload.objects.filter(case=case)
+        .exclude(state=EvidenceUpload.State.VERIFIED)
+        .select_related("token")
+        .order_by("-received_at", "-pk")[:UNFINISHED_SHOWN]
+    )

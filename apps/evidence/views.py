@@ -19,7 +19,13 @@ from apps.evidence.charts import load_charts
 from apps.evidence.forms import HarnessTokenForm, RevokeForm
 from apps.evidence.models import HarnessToken
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN
-from apps.evidence.selectors import bundle_get_for, case_bundles, case_tokens, offers_evidence
+from apps.evidence.selectors import (
+    bundle_get_for,
+    case_bundles,
+    case_tokens,
+    case_uploads_not_stored,
+    offers_evidence,
+)
 from apps.offers.selectors import offers_of_case
 
 GROUPS = ("identity", "versions", "performance", "service", "network")
@@ -33,7 +39,12 @@ def case_evidence(request, pk: int):
     return render(
         request,
         "evidence/case_evidence.html",
-        {"case": case, "bundles": bundles, "rows": offers_evidence(offers, bundles)},
+        {
+            "case": case,
+            "bundles": bundles,
+            "rows": offers_evidence(offers, bundles),
+            "uploads": case_uploads_not_stored(case),
+        },
     )
 
 

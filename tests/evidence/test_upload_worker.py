@@ -235,3 +235,24 @@ def test_without_a_worker_a_bundle_stored_before_answers_200(world, stored_files
     response = client_for(world["token"]).post(URL, data=raw, content_type="application/json")
     assert response.status_code == 200 and response.json()["id"] == bundle.pk
     assert len(stored_files()) == 1
+
+
+def test_the_case_evidence_page_lists_uploads_being_read_and_refused(
+    world, worker, cpu_bundle, browser_as, django_capture_on_commit_callbacks
+):
+    good = serialise(bundle_for(cpu_bundle, world["record"]))
+    bad = serialise(bundle_for(cpu_bundle, world["record"], nonce="not-this-tokens"))
+    post(bad, world["token"], django_capture_on_commit_callbacks)
+    worker.run()
+    post(good, world["token"], django_capture_on_commit_callbacks)
+    page = browser_as("lena").get(f"/cases/{world['case'].pk}/evidence/")
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "Uploads not stored as evidence" in text
+    assert "nonce was not issued for this token" in text and "Refused" in text
+    assert "Received, being verified" in text
+
+    worker.run()
+    text = browser_as("lena").get(f"/cases/{world['case'].pk}/evidence/").content.decode()
+    assert "Received, being verified" not in text  # verified: listed with the bundles now
+    assert "nonce was not issued for this token" in text
