@@ -204,3 +204,39 @@ def test_the_json_corpus_is_what_it_claims(valid):
     assert b"NaN" in JSON["nan"](valid).body
     top_level_keys = json.loads(JSON["duplicate_keys"](valid).body, object_pairs_hook=list)
     assert len(top_level_keys) == len(json.loads(valid)) + 1
+
+
+@pytest.mark.parametrize(
+    "text,refused",
+    [
+        ('{"n": %s}' % ("9" * 40), None),
+        ('{"n": -%s}' % ("9" * 40), None),
+        ('{"n": 1%s}' % ("0" * 40), "has 41 digits"),
+        ('{"n": [[-1%s]]}' % ("0" * 99), "has 100 digits"),
+        ('{"n": %s}' % ("7" * 5000), "has 5000 digits"),  # past Python's own bound
+        ('{"a": {"\\u0000": 1}}', "NUL character"),
+        ('{"a": ["ok", "\\ud800"]}', "unpaired surrogate"),
+        ('{"a": true, "b": 1.5, "c": null}', None),
+    ],
+)
+def test_the_reader_bounds_integers_and_text_wherever_they_sit(text, refused):
+    from apps.evidence.bundle import BundleRefused, decode
+
+    if refused is None:
+        assert isinstance(decode(text.encode()), dict)
+        return
+    with pytest.raises(BundleRefused) as error:
+        decode(text.encode())
+    assert refused in error.value.message
+
+
+@pytest.mark.parametrize("depth,refused", [(64, False), (65, True)])
+def test_the_reader_counts_depth_to_the_innermost_value(depth, refused):
+    from apps.evidence.bundle import BundleRefused, decode
+
+    text = '{"a":' + "[" * (depth - 2) + "1" + "]" * (depth - 2) + "}"  # 1 sits at `depth`
+    if not refused:
+        decode(text.encode())
+        return
+    with pytest.raises(BundleRefused, match="nested more than 64 levels"):
+        decode(text.encode())
