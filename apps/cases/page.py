@@ -5,7 +5,8 @@ Every regulated write appends a history row and advances the audit chain head
 summary and the panels of providers that declare ``CASE_PANEL_CACHEABLE`` are
 rendered once and kept under a key made of everything else they depend on:
 
-- the case and the chain head's sequence number (any tracked write, anywhere);
+- the case and the chain head (its sequence number and hash: any tracked write,
+  anywhere) and the chain's last verification run (recorded untracked);
 - the viewer and a fingerprint of their permissions (a change of role);
 - the language, the time zone and today's date (formats, review-by dates);
 - the names of the users (not tracked: an admin may rename someone);
@@ -14,10 +15,10 @@ rendered once and kept under a key made of everything else they depend on:
 
 A panel whose content turns with the clock (a verification ageing past its
 limit) says until when it holds (``CasePanel.valid_until``); the cached copy
-is not served after that instant. Panels of other providers (packet progress,
-the chain's last verification, forms with a CSRF token) are computed on every
-view. The versions are read before the case and its records, so a cached copy
-is never older than the key it is stored under.
+is not served after that instant. A form's CSRF token is swapped in per
+response. Panels of other providers are computed on every view. The versions
+are read before the case and its records, so a cached copy is never older
+than the key it is stored under.
 """
 
 import hashlib
@@ -61,24 +62,37 @@ class PageVersions:
 
     head_seq: int
     users: str
+    head_hash: str = ""
+    # The chain's last verification: its runs are recorded untracked (``ChainVerification``).
+    verification: int = 0
 
 
 def page_versions() -> PageVersions:
     """Read before anything the page shows (one small query)."""
     from apps.audit.chain import HEAD_PK
-    from apps.audit.models import ChainHead
+    from apps.audit.models import ChainHead, ChainVerification
 
-    # One statement, so one snapshot: the head and the names as of the same moment.
-    head = ChainHead.objects.filter(pk=HEAD_PK).values("seq")[:1]
+    # One statement, so one snapshot: the head, the last verification and the names
+    # as of the same moment.
+    head = ChainHead.objects.filter(pk=HEAD_PK)
+    last_verification = ChainVerification.objects.order_by("-pk").values("pk")[:1]
     rows = list(
         get_user_model()
         .objects.order_by("pk")
-        .annotate(head_seq=Subquery(head))
-        .values_list("head_seq", "pk", "username", "first_name", "last_name")
+        .annotate(
+            head_seq=Subquery(head.values("seq")[:1]),
+            head_hash=Subquery(head.values("entry_hash")[:1]),
+            verification=Subquery(last_verification),
+        )
+        .values_list(
+            "head_seq", "head_hash", "verification", "pk", "username", "first_name", "last_name"
+        )
     )
-    seq = rows[0][0] if rows else None
-    users = hashlib.sha256(json.dumps([row[1:] for row in rows]).encode()).hexdigest()
-    return PageVersions(head_seq=seq or 0, users=users)
+    seq, head_hash, verification = rows[0][:3] if rows else (None, None, None)
+    users = hashlib.sha256(json.dumps([row[3:] for row in rows]).encode()).hexdigest()
+    return PageVersions(
+        head_seq=seq or 0, users=users, head_hash=head_hash or "", verification=verification or 0
+    )
 
 
 @dataclass
@@ -129,6 +143,8 @@ def page_key(case, actor, versions: PageVersions, providers) -> str:
         FORMAT,
         case.pk,
         versions.head_seq,
+        versions.head_hash,
+        versions.verification,
         versions.users,
         actor.pk,
         permissions_fingerprint(actor),

@@ -231,3 +231,48 @@ def test_each_language_gets_its_own_copy(browser_as, people, chinese_catalogue):
     assert "合同必查条款清单" in chinese and "Contract clause checklists" not in chinese
     again = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "Contract clause checklists" in again
+
+
+def test_a_chain_verification_shows_at_once(browser_as, priya):
+    from apps.audit.services import chain_verification_run
+
+    case = make_case(priya)
+    client = browser_as("aude")
+    assert "never run" in page(client, case)
+    assert "never run" in page(client, case)  # served from the cache
+    # A verification run is not a tracked write: the chain head does not move.
+    chain_verification_run(actor=priya)
+    html = page(client, case)
+    assert "never run" not in html and "intact" in html
+
+
+def test_a_budget_and_a_bill_show_at_once(browser_as, priya):
+    from tests.costs.factories import CLEAN, make_budget, make_import
+
+    case = make_case(priya)
+    client = browser_as("priya")
+    assert "No budget yet." in page(client, case)
+    assert "No budget yet." in page(client, case)  # served from the cache
+    make_budget(priya, case)
+    html = page(client, case)
+    assert "No budget yet." not in html and "1900000.00 USD" in html
+    make_import(priya, case, ("2026-09", CLEAN))
+    assert "2026-09: 145252.00" in page(client, case)
+
+
+def test_an_acceptance_plan_and_its_results_show_at_once(browser_as, people):
+    from tests.acceptance.factories import approved_offer, make_plan, record_faults
+
+    case, offer = approved_offer(people)
+    client = browser_as("tariq")
+    assert "No acceptance plan yet." in page(client, case)
+    assert "No acceptance plan yet." in page(client, case)  # served from the cache
+    plan = make_plan(people["tariq"], offer)
+    html = page(client, case)
+    assert "No acceptance plan yet." not in html
+    assert reverse("acceptance:plan", kwargs={"pk": plan.pk}) in html
+    stability = 'Stability and recovery: <span class="badge {}">'
+    assert stability.format("warn") in html
+    record_faults(people["tariq"], plan)
+    html = page(client, case)
+    assert stability.format("warn") not in html and stability.format("ok") in html
