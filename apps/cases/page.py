@@ -156,13 +156,13 @@ def permissions_fingerprint(actor) -> str:
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def page_key(request, case, versions: PageVersions, providers) -> str:
+def page_key(request, pk: int, versions: PageVersions, providers) -> str:
     from apps.approvals.selectors import verification_max_age_days
 
     actor = request.user
     parts = [
         FORMAT,
-        case.pk,
+        pk,
         versions.head_seq,
         versions.head_hash,
         versions.verification,
@@ -181,7 +181,7 @@ def page_key(request, case, versions: PageVersions, providers) -> str:
         code_fingerprint(),
     ]
     digest = hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
-    return f"case-page:{case.pk}:{digest}"
+    return f"case-page:{pk}:{digest}"
 
 
 def _render_cached_part(request, case, providers) -> dict:
@@ -238,33 +238,40 @@ def _cache_set(key: str, entry: dict, now, seconds: int) -> None:
         logger.warning("Case page cache unavailable; not stored", exc_info=True)
 
 
-def case_page_response(request, case, *, versions: PageVersions) -> HttpResponse:
-    """The case page; ``versions`` read before ``case`` was loaded.
+def case_page_response(request, pk: int, *, versions: PageVersions, load_case) -> HttpResponse:
+    """The case page; ``versions`` read before ``load_case()`` fetches the case.
 
     When every panel is cacheable and no flash message waits, the whole page
-    comes from the cache: only this response's CSRF token is put in.
+    comes from the cache: only this response's CSRF token is put in. Such a
+    copy needs no case loaded: its key holds the viewer's permissions and the
+    chain head, and a case is only removed by a tracked delete, so the case was
+    there and visible to this viewer as it is now.
     """
     providers = _providers()
     seconds = cache_seconds()
     if seconds <= 0:
+        case = load_case()
         entry = _render_cached_part(request, case, providers)
         return render(request, TEMPLATE, _page_context(request, case, entry, providers))
-    key = page_key(request, case, versions, providers)
+    key = page_key(request, pk, versions, providers)
     now = timezone.now()
-    entry, changed = _cache_get(key, now), False
-    if entry is None:
-        entry, changed = _render_cached_part(request, case, providers), True
+    entry = _cache_get(key, now)
     whole = all(cacheable for _index, _module, cacheable in providers)
-    if not whole or _messages_waiting(request):
-        if changed:
-            _cache_set(key, entry, now, seconds)
-        return render(request, TEMPLATE, _page_context(request, case, entry, providers))
-    if entry["page_html"] is None:
+    whole = whole and not _messages_waiting(request)
+    if whole and entry is not None and entry["page_html"] is not None:
+        return HttpResponse(_with_token(entry["page_html"], entry["csrf_sentinel"], request))
+    case = load_case()
+    changed = entry is None
+    if changed:
+        entry = _render_cached_part(request, case, providers)
+    if whole:
         entry = {**entry, "page_html": _whole_page(request, case, entry, providers)}
         changed = True
     if changed:
         _cache_set(key, entry, now, seconds)
-    return HttpResponse(_with_token(entry["page_html"], entry["csrf_sentinel"], request))
+    if whole:
+        return HttpResponse(_with_token(entry["page_html"], entry["csrf_sentinel"], request))
+    return render(request, TEMPLATE, _page_context(request, case, entry, providers))
 
 
 def _messages_waiting(request) -> bool:

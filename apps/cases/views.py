@@ -48,8 +48,12 @@ def case_create(request):
 @role_required("cases.view_procurementcase")
 def case_detail(request, pk: int):
     versions = page_versions()  # first: a cached part is never older than its key
-    case = case_get_for(request.user, pk, offer_count=False)
-    return case_page_response(request, case, versions=versions)
+    return case_page_response(
+        request,
+        pk,
+        versions=versions,
+        load_case=lambda: case_get_for(request.user, pk, offer_count=False),
+    )
 
 
 @role_required("cases.change_procurementcase")

@@ -348,3 +348,22 @@ def test_a_panel_that_is_not_cacheable_is_computed_on_every_view(browser_as, pri
     assert "never run" not in html and "intact" in html
     # The other panels still come from the cache: the same key, the same copy.
     assert "Contract clause checklists" in html
+
+
+def test_a_viewer_who_lost_the_role_gets_no_cached_copy(browser_as, priya, lena):
+    case = make_case(priya)
+    client = browser_as("lena")
+    page(client, case)
+    page(client, case)  # the whole page is in the cache
+    lena.groups.clear()
+    response = client.get(reverse("cases:detail", kwargs={"pk": case.pk}))
+    assert response.status_code == 403
+
+
+def test_a_case_that_is_not_there_is_not_found_whatever_the_cache_holds(browser_as, priya):
+    case = make_case(priya)
+    client = browser_as("lena")
+    page(client, case)
+    missing = reverse("cases:detail", kwargs={"pk": case.pk + 1000})
+    assert client.get(missing).status_code == 404
+    assert client.get(missing).status_code == 404
