@@ -39,6 +39,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.context_processors import PermWrapper
 from django.contrib.messages import get_messages
 from django.core.cache import cache as django_cache
+from django.db import connection
 from django.db.models import Subquery
 from django.http import HttpResponse
 from django.middleware.csrf import get_token
@@ -77,8 +78,9 @@ class PageVersions:
     verification: int = 0
 
 
-def page_versions() -> PageVersions:
-    """Read before anything the page shows (one small query)."""
+@cache
+def _versions_statement() -> tuple[str, tuple]:
+    """The SQL of the versions query, compiled once per process (it has no variable part)."""
     from apps.audit.chain import HEAD_PK
     from apps.audit.models import ChainHead, ChainVerification
 
@@ -87,7 +89,7 @@ def page_versions() -> PageVersions:
     # as of the same moment.
     head = ChainHead.objects.filter(pk=HEAD_PK)
     last_verification = ChainVerification.objects.order_by("-pk").values("pk")[:1]
-    rows = list(
+    queryset = (
         get_user_model()
         .objects.order_by("pk", "groups__name")
         .annotate(
@@ -106,6 +108,15 @@ def page_versions() -> PageVersions:
             "groups__name",
         )
     )
+    return queryset.query.sql_with_params()
+
+
+def page_versions() -> PageVersions:
+    """Read before anything the page shows (one small query)."""
+    sql, params = _versions_statement()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = [tuple(row) for row in cursor.fetchall()]
     seq, head_hash, verification = rows[0][:3] if rows else (None, None, None)
     users = hashlib.sha256(json.dumps([row[3:] for row in rows]).encode()).hexdigest()
     return PageVersions(
