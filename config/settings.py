@@ -119,6 +119,8 @@ MIDDLEWARE = [
 AUTHENTICATION_BACKENDS = [
     # First, so a locked-out user is refused before the password is checked.
     "axes.backends.AxesStandaloneBackend",
+    # Permission checks only: a user's and their groups' permissions in one query.
+    "apps.accounts.backends.OneQueryPermissionBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 

@@ -7,6 +7,10 @@ from apps.acceptance.selectors import acceptance_state, active_plan
 from apps.cases.models import ProcurementCase
 from apps.cases.overview import CasePanel
 
+# Shows tracked records only (plans, results, attachments, sign-offs, the offer's
+# evidence and approval); nothing in it turns with the clock.
+CASE_PANEL_CACHEABLE = True
+
 
 def case_panel(case, *, actor) -> CasePanel | None:
     if not actor.has_perm("acceptance.view_acceptanceplan"):

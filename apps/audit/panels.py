@@ -5,6 +5,10 @@ from django.utils.translation import gettext as _
 from apps.audit.selectors import chain_status
 from apps.cases.overview import CasePanel
 
+# Shows the chain head and the last verification run: the case page's cache key
+# holds both (``apps.cases.page.page_versions``).
+CASE_PANEL_CACHEABLE = True
+
 
 def case_panel(case, *, actor) -> CasePanel | None:
     status = chain_status()

@@ -8,9 +8,8 @@ A provider whose panel depends only on tracked records (written with a
 history row), the viewer's permissions, the language and today's date may
 declare ``CASE_PANEL_CACHEABLE = True``: the case page then serves its
 rendered panel from the cache until the next tracked write
-(``apps.cases.page``). A panel that shows anything else (task progress, chain
-verification results, a form with a CSRF token) leaves it out and is
-computed on every view.
+(``apps.cases.page``; a form's CSRF token is swapped in per response). A
+panel that shows anything else leaves it out and is computed on every view.
 """
 
 from dataclasses import dataclass, field

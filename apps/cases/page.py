@@ -1,23 +1,29 @@
-"""The case page, with the parts that only tracked writes change served from the cache.
+"""The case page, with what only tracked writes change served from the cache.
 
 Every regulated write appends a history row and advances the audit chain head
 (``ChainHead.seq``, ``apps.audit.chain``) in its own transaction. The case
 summary and the panels of providers that declare ``CASE_PANEL_CACHEABLE`` are
 rendered once and kept under a key made of everything else they depend on:
 
-- the case and the chain head's sequence number (any tracked write, anywhere);
+- the case and the chain head (its sequence number and hash: any tracked write,
+  anywhere) and the chain's last verification run (recorded untracked);
 - the viewer and a fingerprint of their permissions (a change of role);
 - the language, the time zone and today's date (formats, review-by dates);
-- the names of the users (not tracked: an admin may rename someone);
-- the deployed code, templates and translations, the cached providers and the
-  settings the rules read.
+- the names and roles of the users (not tracked: an admin may rename someone or
+  change their groups);
+- the deployed code, templates, static files and translations, the cached
+  providers and the settings the rules read;
+- the path asked for (the site template's language form returns to it).
 
 A panel whose content turns with the clock (a verification ageing past its
 limit) says until when it holds (``CasePanel.valid_until``); the cached copy
-is not served after that instant. Panels of other providers (packet progress,
-the chain's last verification, forms with a CSRF token) are computed on every
-view. The versions are read before the case and its records, so a cached copy
-is never older than the key it is stored under.
+is not served after that instant. A form's CSRF token is swapped in per
+response. Panels of other providers are computed on every view. When every
+provider is cacheable, the whole page (the site template around it included)
+is kept under the same key and served with only this response's CSRF token
+put in; a page with a flash message to show is rendered around the cached
+parts. The versions are read before the case and its records, so a cached
+copy is never older than the key it is stored under.
 """
 
 import hashlib
@@ -31,10 +37,15 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.context_processors import PermWrapper
+from django.contrib.messages import get_messages
 from django.core.cache import cache as django_cache
+from django.db import connection
 from django.db.models import Subquery
+from django.http import HttpResponse
 from django.middleware.csrf import get_token
-from django.template.loader import render_to_string
+from django.shortcuts import render
+from django.template import RequestContext
+from django.template.loader import get_template, render_to_string
 from django.urls import get_script_prefix
 from django.utils import timezone
 from django.utils.safestring import mark_safe
@@ -46,7 +57,8 @@ from apps.core.extensions import present_modules
 
 logger = logging.getLogger(__name__)
 
-FORMAT = "case-page/1"
+FORMAT = "case-page/2"
+TEMPLATE = "cases/case_detail.html"
 DEFAULT_CACHE_SECONDS = 3600
 
 
@@ -61,24 +73,55 @@ class PageVersions:
 
     head_seq: int
     users: str
+    head_hash: str = ""
+    # The chain's last verification: its runs are recorded untracked (``ChainVerification``).
+    verification: int = 0
+
+
+@cache
+def _versions_statement() -> tuple[str, tuple]:
+    """The SQL of the versions query, compiled once per process (it has no variable part)."""
+    from apps.audit.chain import HEAD_PK
+    from apps.audit.models import ChainHead, ChainVerification
+
+    # One statement, so one snapshot: the head, the last verification and the users'
+    # names and roles (one row per group: the site template shows the viewer's roles)
+    # as of the same moment.
+    head = ChainHead.objects.filter(pk=HEAD_PK)
+    last_verification = ChainVerification.objects.order_by("-pk").values("pk")[:1]
+    queryset = (
+        get_user_model()
+        .objects.order_by("pk", "groups__name")
+        .annotate(
+            head_seq=Subquery(head.values("seq")[:1]),
+            head_hash=Subquery(head.values("entry_hash")[:1]),
+            verification=Subquery(last_verification),
+        )
+        .values_list(
+            "head_seq",
+            "head_hash",
+            "verification",
+            "pk",
+            "username",
+            "first_name",
+            "last_name",
+            "groups__name",
+        )
+    )
+    return queryset.query.sql_with_params()
 
 
 def page_versions() -> PageVersions:
     """Read before anything the page shows (one small query)."""
-    from apps.audit.chain import HEAD_PK
-    from apps.audit.models import ChainHead
-
-    # One statement, so one snapshot: the head and the names as of the same moment.
-    head = ChainHead.objects.filter(pk=HEAD_PK).values("seq")[:1]
-    rows = list(
-        get_user_model()
-        .objects.order_by("pk")
-        .annotate(head_seq=Subquery(head))
-        .values_list("head_seq", "pk", "username", "first_name", "last_name")
+    sql, params = _versions_statement()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = [tuple(row) for row in cursor.fetchall()]
+    seq, head_hash, verification = rows[0][:3] if rows else (None, None, None)
+    users = hashlib.sha256(json.dumps([row[3:] for row in rows]).encode()).hexdigest()
+    return PageVersions(
+        head_seq=seq or 0, users=users, head_hash=head_hash or "", verification=verification or 0
     )
-    seq = rows[0][0] if rows else None
-    users = hashlib.sha256(json.dumps([row[1:] for row in rows]).encode()).hexdigest()
-    return PageVersions(head_seq=seq or 0, users=users)
 
 
 @dataclass
@@ -102,10 +145,12 @@ def _providers() -> list[tuple[int, object, bool]]:
 
 @cache
 def code_fingerprint() -> str:
-    """The deployed code, templates and compiled translations (read once per process)."""
+    """The deployed code, templates, static files (the page links their hashed names)
+    and compiled translations (read once per process)."""
     root = Path(settings.BASE_DIR)
     digest = hashlib.sha256()
-    for folder, patterns in (("apps", ("*.py", "*.html")), ("templates", ("*.html",))):
+    folders = (("apps", ("*.py", "*.html")), ("templates", ("*.html",)), ("static", ("*.*",)))
+    for folder, patterns in folders:
         for pattern in patterns:
             for path in sorted((root / folder).rglob(pattern)):
                 digest.update(str(path.relative_to(root)).encode())
@@ -122,16 +167,22 @@ def permissions_fingerprint(actor) -> str:
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def page_key(case, actor, versions: PageVersions, providers) -> str:
+def page_key(request, pk: int, versions: PageVersions, providers) -> str:
     from apps.approvals.selectors import verification_max_age_days
 
+    actor = request.user
     parts = [
         FORMAT,
-        case.pk,
+        pk,
         versions.head_seq,
+        versions.head_hash,
+        versions.verification,
         versions.users,
         actor.pk,
         permissions_fingerprint(actor),
+        # The site template around the case shows the path (the viewer's roles are
+        # in ``versions.users``).
+        request.get_full_path(),
         get_language(),
         timezone.get_current_timezone_name(),
         timezone.localdate().isoformat(),
@@ -141,7 +192,7 @@ def page_key(case, actor, versions: PageVersions, providers) -> str:
         code_fingerprint(),
     ]
     digest = hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
-    return f"case-page:{case.pk}:{digest}"
+    return f"case-page:{pk}:{digest}"
 
 
 def _render_cached_part(request, case, providers) -> dict:
@@ -172,23 +223,23 @@ def _render_cached_part(request, case, providers) -> dict:
         "panels": panels,
         "valid_until": min(valid_until, default=None),
         "csrf_sentinel": sentinel,
+        # The whole page, once rendered without flash messages (``_whole_page``).
+        "page_html": None,
     }
 
 
-def _cached_part(request, case, versions: PageVersions, providers) -> dict:
-    seconds = cache_seconds()
-    if seconds <= 0:
-        return _render_cached_part(request, case, providers)
-    key = page_key(case, request.user, versions, providers)
-    now = timezone.now()
+def _cache_get(key: str, now):
     try:
         entry = django_cache.get(key)
     except Exception:  # an unreachable cache costs speed, never the page
         logger.warning("Case page cache unavailable; rendering the page", exc_info=True)
-        entry = None
-    if entry is not None and (entry["valid_until"] is None or now < entry["valid_until"]):
-        return entry
-    entry = _render_cached_part(request, case, providers)
+        return None
+    if entry is None or (entry["valid_until"] is not None and now >= entry["valid_until"]):
+        return None
+    return entry
+
+
+def _cache_set(key: str, entry: dict, now, seconds: int) -> None:
     if entry["valid_until"] is not None:
         left = (entry["valid_until"] - now).total_seconds()
         seconds = min(seconds, max(1, int(left)))
@@ -196,15 +247,64 @@ def _cached_part(request, case, versions: PageVersions, providers) -> dict:
         django_cache.set(key, entry, seconds)
     except Exception:
         logger.warning("Case page cache unavailable; not stored", exc_info=True)
-    return entry
 
 
-def case_page(request, case, *, versions: PageVersions) -> dict:
-    """The case page's template context; ``versions`` read before ``case`` was loaded."""
-    actor = request.user
+def case_page_response(request, pk: int, *, versions: PageVersions, load_case) -> HttpResponse:
+    """The case page; ``versions`` read before ``load_case()`` fetches the case.
+
+    When every panel is cacheable and no flash message waits, the whole page
+    comes from the cache: only this response's CSRF token is put in. Such a
+    copy needs no case loaded: its key holds the viewer's permissions and the
+    chain head, and a case is only removed by a tracked delete, so the case was
+    there and visible to this viewer as it is now.
+    """
     providers = _providers()
-    cached = _cached_part(request, case, versions, providers)
-    panels = [_with_csrf(panel, cached["csrf_sentinel"], request) for panel in cached["panels"]]
+    seconds = cache_seconds()
+    if seconds <= 0:
+        case = load_case()
+        entry = _render_cached_part(request, case, providers)
+        return render(request, TEMPLATE, _page_context(request, case, entry, providers))
+    key = page_key(request, pk, versions, providers)
+    now = timezone.now()
+    entry = _cache_get(key, now)
+    whole = all(cacheable for _index, _module, cacheable in providers)
+    whole = whole and not _messages_waiting(request)
+    if whole and entry is not None and entry["page_html"] is not None:
+        return HttpResponse(_with_token(entry["page_html"], entry["csrf_sentinel"], request))
+    case = load_case()
+    changed = entry is None
+    if changed:
+        entry = _render_cached_part(request, case, providers)
+    if whole:
+        entry = {**entry, "page_html": _whole_page(request, case, entry, providers)}
+        changed = True
+    if changed:
+        _cache_set(key, entry, now, seconds)
+    if whole:
+        return HttpResponse(_with_token(entry["page_html"], entry["csrf_sentinel"], request))
+    return render(request, TEMPLATE, _page_context(request, case, entry, providers))
+
+
+def _messages_waiting(request) -> bool:
+    # Counting reads the storage without marking the messages as shown.
+    return bool(len(get_messages(request)))
+
+
+def _whole_page(request, case, entry: dict, providers) -> str:
+    """The page with the token placeholder in every form and no flash messages."""
+    context = _page_context(request, case, entry, providers, token=False)
+    template = get_template(TEMPLATE)
+    # Context processors run after the view's context: this one has the last word.
+    placeholders = {"csrf_token": entry["csrf_sentinel"], "messages": ()}
+    return template.template.render(
+        RequestContext(request, context, processors=[lambda _request: placeholders])
+    )
+
+
+def _page_context(request, case, entry: dict, providers, *, token: bool = True) -> dict:
+    actor = request.user
+    sentinel = entry["csrf_sentinel"]
+    panels = [_with_csrf(panel, sentinel, request) if token else panel for panel in entry["panels"]]
     for index, module, cacheable in providers:
         if cacheable:
             continue
@@ -212,20 +312,24 @@ def case_page(request, case, *, versions: PageVersions) -> dict:
         if panel is not None:
             panels.append(PagePanel(panel.title, panel.order, index, panel.missing, live=panel))
     panels.sort(key=lambda panel: (panel.order, panel.index))
-    missing = list(cached["missing"])
+    missing = list(entry["missing"])
     for panel in panels:
         missing.extend(panel.missing)
     return {
         "case": case,
-        "summary_html": cached["summary_html"],
+        "summary_html": entry["summary_html"],
         "missing": missing,
         "panels": panels,
     }
 
 
+def _with_token(html: str, sentinel: str, request) -> str:
+    # The token is made of [A-Za-z0-9] only: nothing to escape in the safe HTML.
+    return html.replace(sentinel, get_token(request))
+
+
 def _with_csrf(panel: PagePanel, sentinel: str, request) -> PagePanel:
     if sentinel not in panel.html:
         return panel
-    # The token is made of [A-Za-z0-9] only: nothing to escape in the safe HTML.
-    html = panel.html.replace(sentinel, get_token(request))
+    html = _with_token(panel.html, sentinel, request)
     return PagePanel(panel.title, panel.order, panel.index, panel.missing, mark_safe(html))  # noqa: S308

@@ -9,7 +9,7 @@ from django.utils.translation import gettext as _
 from apps.cases import services
 from apps.cases.forms import CaseEditForm, CaseForm, OfferMinimumWaiverForm
 from apps.cases.models import ProcurementCase
-from apps.cases.page import case_page, page_versions
+from apps.cases.page import case_page_response, page_versions
 from apps.cases.selectors import case_get_for, case_history_querysets, case_list_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
@@ -48,9 +48,12 @@ def case_create(request):
 @role_required("cases.view_procurementcase")
 def case_detail(request, pk: int):
     versions = page_versions()  # first: a cached part is never older than its key
-    case = case_get_for(request.user, pk, offer_count=False)
-    context = case_page(request, case, versions=versions)
-    return render(request, "cases/case_detail.html", context)
+    return case_page_response(
+        request,
+        pk,
+        versions=versions,
+        load_case=lambda: case_get_for(request.user, pk, offer_count=False),
+    )
 
 
 @role_required("cases.change_procurementcase")

@@ -5,6 +5,11 @@ from django.utils.translation import gettext as _
 from apps.cases.overview import CasePanel
 from apps.costs.selectors import cost_view
 
+# Shows tracked records only (budget, imports, periods, alerts, the offers and their
+# approval), every one written through ``tracked_create``/``tracked_update``; nothing
+# in it turns with the clock.
+CASE_PANEL_CACHEABLE = True
+
 
 def case_panel(case, *, actor) -> CasePanel | None:
     """One panel in 5 queries however many months were imported."""

@@ -16,6 +16,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 from django.utils.translation import trans_real
 
 from apps.accounts.roles import Role
@@ -170,11 +171,18 @@ def test_a_verification_ageing_past_its_limit_turns_its_gate_within_the_day(
 def test_the_page_context_matches_the_uncached_overview(browser_as, people, tariq):
     case, _offer, _made = make_ready_case(people)
     client = browser_as("tariq")
-    client.get(reverse("cases:detail", kwargs={"pk": case.pk}))
-    response = client.get(reverse("cases:detail", kwargs={"pk": case.pk}))
+    response = client.get(reverse("cases:detail", kwargs={"pk": case.pk}))  # rendered now
     overview = case_overview(case, actor=tariq)
     assert response.context["missing"] == overview["missing"]
     assert [p.title for p in response.context["panels"]] == [p.title for p in overview["panels"]]
+    # The whole page served from the cache shows the same list and panels, in order.
+    html = page(client, case)
+    assert re.findall(r'<li class="warn">(.*?)</li>', html) == [
+        escape(item) for item in overview["missing"]
+    ]
+    assert re.findall(r'<section class="panel" id="panel-\d+">\n<h2>(.*?)</h2>', html) == [
+        escape(p.title) for p in overview["panels"]
+    ]
 
 
 def test_shared_reads_run_each_selector_once_per_page(browser_as, people):
@@ -231,3 +239,131 @@ def test_each_language_gets_its_own_copy(browser_as, people, chinese_catalogue):
     assert "合同必查条款清单" in chinese and "Contract clause checklists" not in chinese
     again = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "Contract clause checklists" in again
+
+
+def test_a_chain_verification_shows_at_once(browser_as, priya):
+    from apps.audit.services import chain_verification_run
+
+    case = make_case(priya)
+    client = browser_as("aude")
+    assert "never run" in page(client, case)
+    assert "never run" in page(client, case)  # served from the cache
+    # A verification run is not a tracked write: the chain head does not move.
+    chain_verification_run(actor=priya)
+    html = page(client, case)
+    assert "never run" not in html and "intact" in html
+
+
+def test_a_budget_and_a_bill_show_at_once(browser_as, priya):
+    from tests.costs.factories import CLEAN, make_budget, make_import
+
+    case = make_case(priya)
+    client = browser_as("priya")
+    assert "No budget yet." in page(client, case)
+    assert "No budget yet." in page(client, case)  # served from the cache
+    make_budget(priya, case)
+    html = page(client, case)
+    assert "No budget yet." not in html and "1900000.00 USD" in html
+    make_import(priya, case, ("2026-09", CLEAN))
+    assert "2026-09: 145252.00" in page(client, case)
+
+
+def test_an_acceptance_plan_and_its_results_show_at_once(browser_as, people):
+    from tests.acceptance.factories import approved_offer, make_plan, record_faults
+
+    case, offer = approved_offer(people)
+    client = browser_as("tariq")
+    assert "No acceptance plan yet." in page(client, case)
+    assert "No acceptance plan yet." in page(client, case)  # served from the cache
+    plan = make_plan(people["tariq"], offer)
+    html = page(client, case)
+    assert "No acceptance plan yet." not in html
+    assert reverse("acceptance:plan", kwargs={"pk": plan.pk}) in html
+    stability = 'Stability and recovery: <span class="badge {}">'
+    assert stability.format("warn") in html
+    record_faults(people["tariq"], plan)
+    html = page(client, case)
+    assert stability.format("warn") not in html and stability.format("ok") in html
+
+
+def test_a_flash_message_shows_once_on_a_cached_page(browser_as, priya):
+    from django.contrib.messages import constants
+    from django.contrib.messages.storage.base import Message
+    from django.contrib.messages.storage.cookie import CookieStorage
+    from django.http import HttpRequest
+
+    case = make_case(priya)
+    client = browser_as("priya")
+    page(client, case)
+    first = page(client, case)  # the whole page, from the cache
+    # As a view that wrote nothing tracked would leave it for the next page.
+    storage = CookieStorage(HttpRequest())
+    message = Message(constants.SUCCESS, "Saved, bob")
+    client.cookies[storage.cookie_name] = storage._encode([message])
+    assert '<li class="success">Saved, bob</li>' in page(client, case)
+    again = page(client, case)
+    assert "Saved, bob" not in again
+    strip = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
+    assert strip.sub("", again) == strip.sub("", first)
+
+
+def test_a_renamed_role_shows_in_the_site_header(browser_as, priya):
+    case = make_case(priya)
+    client = browser_as("priya")
+    page(client, case)
+    assert " · Buying desk</span>" not in page(client, case)
+    # No tracked write: an administrator renames priya's group.
+    group = priya.groups.get()
+    group.name = "Buying desk"
+    group.save(update_fields=["name"])
+    assert " · Buying desk</span>" in page(client, case)
+
+
+def test_the_language_form_returns_to_the_path_asked_for(browser_as, priya):
+    case = make_case(priya)
+    client = browser_as("priya")
+    url = reverse("cases:detail", kwargs={"pk": case.pk})
+    page(client, case)
+    html = client.get(url + "?from=list").content.decode()
+    assert f'name="next" type="hidden" value="{url}?from=list"' in html
+    assert f'name="next" type="hidden" value="{url}"' in page(client, case)
+
+
+def test_a_panel_that_is_not_cacheable_is_computed_on_every_view(browser_as, priya, monkeypatch):
+    from apps.audit import panels as audit_panels
+    from apps.audit.services import chain_verification_run
+    from apps.cases import page as case_page
+    from apps.cases import views
+
+    case = make_case(priya)
+    frozen = case_page.page_versions()
+    # The key stands still: only a panel computed on the view can show the run below.
+    monkeypatch.setattr(views, "page_versions", lambda: frozen)
+    monkeypatch.setattr(audit_panels, "CASE_PANEL_CACHEABLE", False)
+    client = browser_as("aude")
+    page(client, case)
+    assert "never run" in page(client, case)
+    chain_verification_run(actor=priya)
+    html = page(client, case)
+    assert "never run" not in html and "intact" in html
+    # The other panels still come from the cache: the same key, the same copy.
+    assert "Contract clause checklists" in html
+
+
+def test_a_viewer_who_lost_the_role_gets_no_cached_copy(browser_as, priya, lena):
+    case = make_case(priya)
+    client = browser_as("lena")
+    page(client, case)
+    page(client, case)  # the whole page is in the cache
+    lena.groups.clear()
+    response = client.get(reverse("cases:detail", kwargs={"pk": case.pk}))
+    assert response.status_code == 403
+
+
+def test_a_case_that_is_not_there_is_not_found_whatever_the_cache_holds(browser_as, priya):
+    case = make_case(priya)
+    client = browser_as("lena")
+    page(client, case)
+    missing = reverse("cases:detail", kwargs={"pk": case.pk + 1000})
+    assert client.get(missing).status_code == 404
+    assert client.get(missing).status_code == 404

@@ -165,8 +165,8 @@ def test_packet_pages_have_a_fixed_query_count(
     client = browser_as("aude")
     with django_assert_max_num_queries(12):
         assert client.get(reverse("packets:list", args=[case.pk])).status_code == 200
-    # Two for the permission checks, two for the packets and the request in progress.
-    with django_assert_num_queries(4):
+    # One for the permission checks, two for the packets and the request in progress.
+    with django_assert_num_queries(3):
         panel = case_panel(case, actor=people["aude"])
     assert len(panel.context["packets"]) == min(count, 10)
     with django_assert_max_num_queries(8):
