@@ -18,9 +18,9 @@ What it does, each part in its own process:
 4. Uploads distinct 1 MB harness bundles to ``POST /api/v1/evidence/`` and the same bytes
    to ``bench/store-only/`` (same token check, only stores the bytes). Target: evidence
    throughput at least half the store-only throughput. A Celery worker (Redis broker,
-   ``--broker-url``, one process at nice 10) reads and verifies the uploads, as in
-   production; the run also polls every upload's status and reports how long the worker
-   took until all of them were verified.
+   ``--broker-url``, one process at the lowest CPU priority, ``--worker-nice 19``) reads
+   and verifies the uploads, as in production; the run also polls every upload's status
+   and reports how long the worker took until all of them were verified.
 
 Writes benchmarks/results/scale.md and scale.json. The history rows are written straight
 to the history tables (bulk, not through the services) and are not linked into the
@@ -594,14 +594,16 @@ def serve(args, work: Path, port: int) -> subprocess.Popen:
 
 
 def start_worker(args, work: Path) -> subprocess.Popen:
-    """One Celery worker process, at a lower CPU priority than the web workers (nice 10):
-    reading uploads is background work and yields the two cores to requests."""
+    """One Celery worker process, at a lower CPU priority than the web workers
+    (``--worker-nice``): reading uploads is background work and yields the cores to
+    requests."""
     import redis
 
     redis.Redis.from_url(args.broker_url).flushdb()
     log = open(work / "worker.log", "w")  # noqa: SIM115 (closed with the process)
     worker = subprocess.Popen(
-        ["nice", "-n", "10", sys.executable, "-m", "celery", "-A", "config", "worker"]
+        ["nice", "-n", str(args.worker_nice), sys.executable, "-m", "celery", "-A", "config"]
+        + ["worker"]
         + ["--pool=prefork", "--concurrency=1", "--loglevel=WARNING", "--without-gossip"]
         + ["--without-mingle", "--without-heartbeat", f"--hostname=scale{os.getpid()}@%h"],
         cwd=ROOT,
@@ -639,6 +641,9 @@ def main() -> None:
         "--broker-url",
         default="redis://127.0.0.1:6379/13",
         help="the Redis database the server and its worker use (flushed first)",
+    )
+    parser.add_argument(
+        "--worker-nice", type=int, default=19, help="the Celery worker's CPU niceness"
     )
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--offers", type=int, default=5000)
@@ -741,6 +746,7 @@ def main() -> None:
                 "store_only": store_only,
                 "evidence": evidence,
                 "verification": verification,
+                "worker_nice": args.worker_nice,
             },
         }
         print(json.dumps(report["upload"], indent=1))
@@ -826,7 +832,8 @@ def write_results(report: dict) -> None:
         f"{upload['uploads']} distinct bundles per endpoint (a fresh bundle id each, so none is "
         "a re-send), 2 client threads, after 4 warm-up uploads each (and after the worker "
         "finished the warm-up uploads). The server runs with a Redis broker and one Celery "
-        "worker process at nice 10 on the same two cores: the upload stores the bytes and "
+        f"worker process at nice {upload['worker_nice']} on the same two cores: the upload "
+        "stores the bytes and "
         "answers 202; the worker reads them (schema, artifact digests, nonce), recomputes "
         "every summary from the raw events, verifies and writes the tracked rows.",
         "",
