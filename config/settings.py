@@ -248,6 +248,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.acceptance.tasks.void_stale_signoffs_task",
         "schedule": crontab(minute="*/15"),
     },
+    "evidence-requeue-waiting-uploads": {
+        "task": "apps.evidence.tasks.requeue_waiting_uploads_task",
+        "schedule": crontab(minute="*/10"),
+    },
 }
 
 # History keeps the whole reason a person gave, however long (the default

@@ -230,6 +230,21 @@ def _start_verification(upload: EvidenceUpload) -> bool:
     return False
 
 
+DEFAULT_UPLOAD_WAIT_MINUTES = 15
+REQUEUE_BATCH = 200
+
+
+def uploads_waiting(now=None) -> list[int]:
+    """Uploads received more than ``EVIDENCE_UPLOAD_REQUEUE_MINUTES`` ago and still unread."""
+    minutes = getattr(settings, "EVIDENCE_UPLOAD_REQUEUE_MINUTES", DEFAULT_UPLOAD_WAIT_MINUTES)
+    before = (now or timezone.now()) - timedelta(minutes=minutes)
+    return list(
+        EvidenceUpload.objects.filter(state=EvidenceUpload.State.RECEIVED, received_at__lt=before)
+        .order_by("received_at")
+        .values_list("pk", flat=True)[:REQUEUE_BATCH]
+    )
+
+
 def upload_verify(upload_pk: int) -> EvidenceUpload:
     """Read, recompute and verify one received upload, once; returns it finished.
 

@@ -12,7 +12,7 @@ import logging
 from celery import shared_task
 from django.db import DatabaseError
 
-from apps.evidence.services import upload_fail, upload_verify
+from apps.evidence.services import upload_fail, upload_verify, uploads_waiting
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,18 @@ def verify_upload_task(self, upload_pk: int) -> str | None:
         logger.exception("Evidence upload %s could not be read", upload_pk)
         _fail(upload_pk, error)
     return None
+
+
+@shared_task
+def requeue_waiting_uploads_task() -> int:
+    """Ask again for uploads still waiting long after they arrived (a message lost with
+    its broker, say); reading one twice is harmless. Returns how many were asked for."""
+    waiting = uploads_waiting()
+    for upload_pk in waiting:
+        verify_upload_task.delay(upload_pk)
+    if waiting:
+        logger.warning("Asked again to verify %d waiting evidence uploads", len(waiting))
+    return len(waiting)
 
 
 def _fail(upload_pk: int, error: Exception) -> None:

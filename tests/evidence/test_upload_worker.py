@@ -256,3 +256,34 @@ def test_the_case_evidence_page_lists_uploads_being_read_and_refused(
     text = browser_as("lena").get(f"/cases/{world['case'].pk}/evidence/").content.decode()
     assert "Received, being verified" not in text  # verified: listed with the bundles now
     assert "nonce was not issued for this token" in text
+
+
+def test_uploads_left_waiting_are_asked_for_again(
+    world, worker, cpu_bundle, monkeypatch, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    old = serialise(bundle_for(cpu_bundle, world["record"]))
+    new = serialise(bundle_for(cpu_bundle, world["record"]))
+    lost = post(old, world["token"], django_capture_on_commit_callbacks).json()["id"]
+    EvidenceUpload.objects.filter(pk=lost).update(
+        received_at=timezone.now() - timedelta(minutes=16)
+    )
+    post(new, world["token"], django_capture_on_commit_callbacks)
+    worker.queued.clear()  # as if both messages were lost with the broker
+
+    assert tasks.requeue_waiting_uploads_task.apply().get() == 1
+    assert worker.queued == [lost]  # the recent one may still be in a worker's hands
+    assert worker.run() == ["verified"]
+    assert tasks.requeue_waiting_uploads_task.apply().get() == 0
+
+
+def test_the_requeue_runs_on_a_schedule(settings):
+    [entry] = [
+        e
+        for e in settings.CELERY_BEAT_SCHEDULE.values()
+        if e["task"] == "apps.evidence.tasks.requeue_waiting_uploads_task"
+    ]
+    assert entry["schedule"].minute == set(range(0, 60, 10))
