@@ -563,7 +563,7 @@ def verification_run(port, key, upload: dict, *, timeout_s: float = 900.0) -> di
         if pending:
             time.sleep(0.2)
     wall = time.perf_counter() - began
-    finished = [s for s in states.values()]
+    finished = list(states.values())
     return {
         "uploads": len(states) + len(pending),
         "verified": finished.count("verified"),

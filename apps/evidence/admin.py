@@ -4,7 +4,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
 
 
-class ReadOnlyAdmin(SimpleHistoryAdmin):
+class ReadOnly:
     """Evidence is immutable and tokens are issued through the app; the admin only reads."""
 
     def has_add_permission(self, request):
@@ -15,6 +15,10 @@ class ReadOnlyAdmin(SimpleHistoryAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class ReadOnlyAdmin(ReadOnly, SimpleHistoryAdmin):
+    pass
 
 
 @admin.register(HarnessToken)
@@ -34,15 +38,6 @@ class SpecVerificationAdmin(ReadOnlyAdmin):
 
 
 @admin.register(EvidenceUpload)
-class EvidenceUploadAdmin(admin.ModelAdmin):
+class EvidenceUploadAdmin(ReadOnly, admin.ModelAdmin):  # no history: a receipt, not a record
     list_display = ["sha256", "case", "state", "received_at", "finished_at", "size"]
     list_filter = ["state"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -213,14 +213,11 @@ def check_artifacts(document: dict) -> None:
         )
 
 
-def read(raw: bytes, *, declared_sha256: str | None = None) -> dict:
-    """All refusals that depend on the body alone, in order; returns the document."""
-    if declared_sha256 and declared_sha256.lower() != hashlib.sha256(raw).hexdigest():
-        raise BundleRefused(
-            "The body does not match the X-Bundle-Sha256 the harness computed before sending: "
-            "the bundle was changed after it was written.",
-            field="X-Bundle-Sha256",
-        )
+def read(raw: bytes) -> dict:
+    """All refusals that depend on the body alone, in order; returns the document.
+
+    The digest the harness sent (X-Bundle-Sha256) is checked on receipt, before
+    the bytes are stored (``services.upload_receive``)."""
     document = decode(raw)
     check_format(document)
     check_schema(document)
