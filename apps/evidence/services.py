@@ -172,14 +172,9 @@ def upload_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | No
     saved_name = None
     try:
         saved_name = default_storage.save(f"evidence/{sha[:2]}/{sha}.json", ContentFile(raw))
-        with transaction.atomic():
-            upload = EvidenceUpload.objects.create(
-                token=token,
-                case_id=token.case_id,
-                sha256=sha,
-                size=len(raw),
-                storage_name=saved_name,
-            )
+        upload = _claim(
+            token=token, case_id=token.case_id, sha256=sha, size=len(raw), storage_name=saved_name
+        )
     except IntegrityError:
         _discard(saved_name)
         held = _held(token, sha)  # sent before, or twice at once and the other one won
@@ -195,6 +190,16 @@ def upload_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | No
     # A bundle of these bytes stored before uploads were kept was found, not created.
     created = bundle is None or bundle.created_at >= upload.received_at
     return Receipt(upload=upload, bundle=bundle, created=created)
+
+
+def _claim(**fields) -> EvidenceUpload:
+    """The upload's one row. Outside a transaction the INSERT is its own (one round trip
+    to the database, no BEGIN and COMMIT); inside one, a savepoint, so that losing the
+    race for the same bytes leaves the caller's transaction usable."""
+    if transaction.get_connection().in_atomic_block:
+        with transaction.atomic():
+            return EvidenceUpload.objects.create(**fields)
+    return EvidenceUpload.objects.create(**fields)
 
 
 def _held(token: HarnessToken, sha: str) -> Receipt | None:

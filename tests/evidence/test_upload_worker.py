@@ -9,9 +9,10 @@ the bundle) or refused (with the reason, and the bytes removed).
 import hashlib
 
 import pytest
+from django.db import connection, transaction
 from rest_framework.test import APIClient
 
-from apps.evidence import tasks
+from apps.evidence import services, tasks
 from apps.evidence.models import EvidenceBundle, EvidenceUpload, SpecVerification
 from tests.evidence.factories import bundle_for, make_token, serialise
 from tests.factories import FULL_SPEC, make_case, make_offer
@@ -287,3 +288,32 @@ def test_the_requeue_runs_on_a_schedule(settings):
         if e["task"] == "apps.evidence.tasks.requeue_waiting_uploads_task"
     ]
     assert entry["schedule"].minute == set(range(0, 60, 10))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_claim_commits_on_its_own_and_a_resend_finds_it(
+    world, worker, stored_files, cpu_bundle
+):
+    """The request path: no transaction is open, so the INSERT is its own."""
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    assert not connection.in_atomic_block
+    first = services.upload_receive(token=world["record"], raw=raw)
+    assert first.created and first.upload.state == "received"
+    assert worker.queued == [first.upload.pk]  # queued at once: the row is already committed
+    again = services.upload_receive(token=world["record"], raw=raw)
+    assert again.upload.pk == first.upload.pk and not again.created
+    assert EvidenceUpload.objects.count() == 1 and len(stored_files()) == 1
+    assert worker.run() == ["verified", "verified"]
+    assert EvidenceBundle.objects.count() == 1
+
+
+def test_inside_a_transaction_a_lost_claim_leaves_the_callers_transaction_usable(
+    world, worker, stored_files, cpu_bundle
+):
+    raw = serialise(bundle_for(cpu_bundle, world["record"]))
+    with transaction.atomic():
+        first = services.upload_receive(token=world["record"], raw=raw)
+        again = services.upload_receive(token=world["record"], raw=raw)  # unique constraint hit
+        assert again.upload.pk == first.upload.pk
+        assert EvidenceUpload.objects.count() == 1  # the transaction still answers
+    assert len(stored_files()) == 1
