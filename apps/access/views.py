@@ -24,10 +24,11 @@ from apps.access.selectors import (
     network_plan_of,
     plan_view,
 )
+from apps.audit.sources import sources_of
+from apps.audit.timeline import Timeline, TimelineFilter
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
-from apps.core.history import timeline
 from apps.core.services import ConcurrentEditError
 
 SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
@@ -226,5 +227,6 @@ def _link_rows(plan) -> list[dict]:
 @role_required("access.view_accessmatrix")
 def access_history(request, pk: int):
     case = case_get_for(request.user, pk)
-    page = Paginator(timeline(access_history_querysets(case)), 50).get_page(request.GET.get("page"))
+    entries = Timeline(sources_of(access_history_querysets(case)), TimelineFilter())
+    page = Paginator(entries, 50).get_page(request.GET.get("page"))
     return render(request, "access/history.html", {"case": case, "page": page})

@@ -22,10 +22,11 @@ from apps.assessments.selectors import (
     assessment_history_querysets,
     assessment_summary,
 )
+from apps.audit.sources import sources_of
+from apps.audit.timeline import Timeline, TimelineFilter
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
-from apps.core.history import timeline
 from apps.core.services import ConcurrentEditError
 from apps.core.uploads import declared_length, refused_unread, upload_refused
 from apps.offers.models import Offer
@@ -214,13 +215,13 @@ def attachment_download(request, pk: int, key: str):
 @role_required("assessments.view_dataexportassessment")
 def assessment_history(request, pk: int):
     assessment = assessment_get_for(request.user, pk)
-    entries = timeline(assessment_history_querysets(assessment))
-    for entry in entries:
+    entries = Timeline(sources_of(assessment_history_querysets(assessment)), TimelineFilter())
+    page = Paginator(entries, 50).get_page(request.GET.get("page"))
+    for entry in page:
         # The shared timeline labels answer rows by their question key; show the question.
         is_answer = entry.record_type == str(AssessmentAnswer._meta.verbose_name)
         if is_answer and entry.record in QUESTIONS_BY_KEY:
             entry.record = str(QUESTIONS_BY_KEY[entry.record].label)
-    page = Paginator(entries, 50).get_page(request.GET.get("page"))
     return render(
         request,
         "assessments/assessment_history.html",

@@ -95,6 +95,12 @@ def source_by_key(key: str) -> HistorySource | None:
     return next((source for source in all_sources() if source.key == key), None)
 
 
+def sources_of(querysets: list[QuerySet]) -> list[tuple[HistorySource, QuerySet]]:
+    """Each history queryset with the source of its table, for ``Timeline``."""
+    by_model = {source.history_model: source for source in all_sources()}
+    return [(by_model[queryset.model], queryset) for queryset in querysets]
+
+
 def case_sources() -> list[HistorySource]:
     return [source for source in all_sources() if source.case_path is not None]
 

@@ -6,6 +6,8 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
+from apps.audit.sources import sources_of
+from apps.audit.timeline import Timeline, TimelineFilter
 from apps.cases import services
 from apps.cases.forms import CaseEditForm, CaseForm, OfferMinimumWaiverForm
 from apps.cases.models import ProcurementCase
@@ -13,7 +15,6 @@ from apps.cases.page import case_page_response, page_versions
 from apps.cases.selectors import case_get_for, case_history_querysets, case_list_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
-from apps.core.history import timeline
 from apps.core.services import ConcurrentEditError
 
 
@@ -100,5 +101,6 @@ def case_offer_minimum_waive(request, pk: int):
 @role_required("cases.view_procurementcase")
 def case_history(request, pk: int):
     case = case_get_for(request.user, pk)
-    page = Paginator(timeline(case_history_querysets(case)), 50).get_page(request.GET.get("page"))
+    entries = Timeline(sources_of(case_history_querysets(case)), TimelineFilter())
+    page = Paginator(entries, 50).get_page(request.GET.get("page"))
     return render(request, "cases/case_history.html", {"case": case, "page": page})

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from apps.cases.models import ProcurementCase
-from tests.factories import make_case
+from tests.factories import FULL_SPEC, make_case, make_offer
 
 
 def test_priya_opens_a_case_in_the_browser_with_the_seed_slo_defaults(browser_as, priya):
@@ -184,3 +184,40 @@ def test_the_api_is_rate_limited_with_429(api_as, priya, monkeypatch):
     api = api_as("priya")
     codes = [api.get("/api/v1/cases/").status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
+
+
+def test_the_history_pages_list_every_change_once_newest_first(browser_as, priya):
+    """Paged in the database, the pages hold the same changes as the whole history read
+    at once, each page newest first."""
+    from apps.cases.selectors import case_history_querysets
+    from apps.core.history import timeline
+
+    case = make_case(priya)
+    for n in range(4):
+        make_offer(priya, case, spec=FULL_SPEC)
+    client = browser_as("priya")
+    for n in range(60):
+        form = {
+            "name": f"Case, version {n}",
+            "workload": "inference",
+            "slo_p95_ttft_ms": 1500,
+            "slo_error_rate_pct": "0.5",
+            "slo_peak_memory_pct": 90,
+            "version": case.version,
+            "change_reason": f"edit {n}",
+        }
+        client.post(reverse("cases:edit", kwargs={"pk": case.pk}), form)
+        case.refresh_from_db()
+    whole = timeline(case_history_querysets(case))
+    assert len(whole) > 50
+    url = reverse("cases:history", kwargs={"pk": case.pk})
+    seen = []
+    for number in (1, 2):
+        page = client.get(url, {"page": number}).context["page"]
+        assert page.paginator.count == len(whole)
+        whens = [entry.when for entry in page]
+        assert whens == sorted(whens, reverse=True)
+        seen += [(e.when, e.action, e.user, e.reason) for e in page]
+    assert sorted(seen) == sorted((e.when, e.action, e.user, e.reason) for e in whole)
+    newest = client.get(url).content.decode()
+    assert "edit 59" in newest and "<del>Case, version 58</del>" in newest
