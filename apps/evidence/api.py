@@ -227,11 +227,22 @@ class EvidenceUploadStatusView(APIView):
     permission_classes = [UploadReader]
     person_permission = "evidence.view_evidenceupload"
 
-    @extend_schema(responses={200: UPLOAD_STATUS})
+    @extend_schema(
+        responses={
+            200: UPLOAD_STATUS,
+            404: OpenApiResponse(description="No such upload, or one another token sent"),
+        }
+    )
     def get(self, request, pk: int):
-        upload = EvidenceUpload.objects.select_related("bundle__verification").filter(pk=pk).first()
+        uploads = EvidenceUpload.objects.select_related("bundle__verification").filter(pk=pk)
+        detail = "No such upload."
+        if isinstance(request.auth, HarnessToken):
+            # Another token's upload is answered as unknown, so ids tell a token nothing.
+            uploads = uploads.filter(token=request.auth)
+            detail = "No upload with this id was sent with this harness token."
+        upload = uploads.first()
         if upload is None:
-            raise Http404
+            raise exceptions.NotFound(detail)
         self.check_object_permissions(request, upload)
         return Response(upload_status(upload, request))
 

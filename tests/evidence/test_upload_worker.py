@@ -194,19 +194,20 @@ def test_every_role_reads_an_uploads_status(
     assert response.status_code == 200 and response.json()["state"] == "received"
 
 
-def test_only_the_token_that_sent_it_reads_an_upload(
+def test_only_the_token_that_sent_it_reads_an_upload_and_others_learn_nothing(
     world, worker, tariq, cpu_bundle, django_capture_on_commit_callbacks
 ):
     raw = serialise(bundle_for(cpu_bundle, world["record"]))
     url = post(raw, world["token"], django_capture_on_commit_callbacks).json()["status_url"]
     other = make_token(tariq, world["case"], world["offer"])
     response = client_for(other.token).get(url)
-    assert response.status_code == 403
-    assert response.json()["detail"] == "This upload was sent with another harness token."
+    unknown = client_for(other.token).get(url.rsplit("/", 2)[0] + "/999999/")
+    # Another token's upload and no upload at all answer alike: an id tells a token nothing.
+    assert response.status_code == unknown.status_code == 404
+    assert response.json() == unknown.json()
+    assert response.json()["detail"] == "No upload with this id was sent with this harness token."
     assert APIClient().get(url).status_code == 401
-    assert (
-        client_for(world["token"]).get(url.replace(url.split("/")[-2], "999999")).status_code == 404
-    )
+    assert client_for(world["token"]).get(url).status_code == 200
 
 
 def test_a_bundle_stored_before_uploads_were_kept_is_found_not_stored_again(
