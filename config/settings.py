@@ -252,6 +252,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.evidence.tasks.requeue_waiting_uploads_task",
         "schedule": crontab(minute="*/10"),
     },
+    "evidence-prune-finished-uploads": {
+        "task": "apps.evidence.tasks.prune_finished_uploads_task",
+        "schedule": crontab(hour=3, minute=10),
+    },
 }
 
 # History keeps the whole reason a person gave, however long (the default
@@ -365,6 +369,8 @@ ORGANISATION_NAME = env_str("ORGANISATION_NAME", "Example Organisation")
 # body is read; harness tokens expire after this many hours (at most 720).
 EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 64 * 1024 * 1024)
 EVIDENCE_TOKEN_TTL_HOURS = env_int("EVIDENCE_TOKEN_TTL_HOURS", 72)
+# Refused and failed uploads (the reason, not the bytes) are kept this long.
+EVIDENCE_UPLOAD_KEEP_DAYS = env_int("EVIDENCE_UPLOAD_KEEP_DAYS", 90)
 # Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
 ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
 

@@ -250,6 +250,25 @@ def uploads_waiting(now=None) -> list[int]:
     )
 
 
+DEFAULT_UPLOAD_KEEP_DAYS = 90
+
+
+def uploads_prune(now=None) -> int:
+    """Forget refused and failed uploads finished over ``EVIDENCE_UPLOAD_KEEP_DAYS`` ago.
+
+    Their bytes were removed when they ended; the row only told the harness and the
+    tech lead why. Verified uploads stay (their bundle is the regulated record), and
+    so do uploads still being read. Returns how many were removed.
+    """
+    days = getattr(settings, "EVIDENCE_UPLOAD_KEEP_DAYS", DEFAULT_UPLOAD_KEEP_DAYS)
+    before = (now or timezone.now()) - timedelta(days=days)
+    removed, _by_model = EvidenceUpload.objects.filter(
+        state__in=[EvidenceUpload.State.REFUSED, EvidenceUpload.State.FAILED],
+        finished_at__lt=before,
+    ).delete()
+    return removed
+
+
 def upload_verify(upload_pk: int) -> EvidenceUpload:
     """Read, recompute and verify one received upload, once; returns it finished.
 

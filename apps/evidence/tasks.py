@@ -12,7 +12,7 @@ import logging
 from celery import shared_task
 from django.db import DatabaseError
 
-from apps.evidence.services import upload_fail, upload_verify, uploads_waiting
+from apps.evidence.services import upload_fail, upload_verify, uploads_prune, uploads_waiting
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +47,12 @@ def requeue_waiting_uploads_task() -> int:
     if waiting:
         logger.warning("Asked again to verify %d waiting evidence uploads", len(waiting))
     return len(waiting)
+
+
+@shared_task
+def prune_finished_uploads_task() -> int:
+    """Forget refused and failed uploads past ``EVIDENCE_UPLOAD_KEEP_DAYS``; how many."""
+    return uploads_prune()
 
 
 def _fail(upload_pk: int, error: Exception) -> None:

@@ -7,6 +7,7 @@ the bundle) or refused (with the reason, and the bytes removed).
 """
 
 import hashlib
+import uuid
 
 import pytest
 from django.db import connection, transaction
@@ -318,3 +319,45 @@ def test_inside_a_transaction_a_lost_claim_leaves_the_callers_transaction_usable
         assert again.upload.pk == first.upload.pk
         assert EvidenceUpload.objects.count() == 1  # the transaction still answers
     assert len(stored_files()) == 1
+
+
+def test_refused_and_failed_uploads_are_forgotten_after_the_keep_period(
+    world, worker, cpu_bundle, settings, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.EVIDENCE_UPLOAD_KEEP_DAYS = 90
+    good = serialise(bundle_for(cpu_bundle, world["record"]))
+    post(good, world["token"], django_capture_on_commit_callbacks)
+    for n in range(3):
+        post(b'{"not": "a bundle %d"}' % n, world["token"], django_capture_on_commit_callbacks)
+    waiting = serialise(bundle_for(cpu_bundle, world["record"], bundle_id=str(uuid.uuid4())))
+    post(waiting, world["token"], django_capture_on_commit_callbacks)
+    worker.queued.pop()  # this one stays being read
+    assert sorted(worker.run()) == ["refused", "refused", "refused", "verified"]
+    refused = list(EvidenceUpload.objects.filter(state="refused").order_by("pk"))
+    long_ago = timezone.now() - timedelta(days=91)
+    EvidenceUpload.objects.filter(pk=refused[0].pk).update(finished_at=long_ago)
+    EvidenceUpload.objects.filter(pk=refused[1].pk).update(state="failed", finished_at=long_ago)
+    EvidenceUpload.objects.exclude(state__in=["refused", "failed"]).update(
+        received_at=long_ago, finished_at=long_ago
+    )
+
+    assert tasks.prune_finished_uploads_task.apply().get() == 2
+    left = dict(EvidenceUpload.objects.values_list("pk", "state"))
+    assert refused[0].pk not in left and refused[1].pk not in left
+    assert left[refused[2].pk] == "refused"  # recent: kept
+    assert sorted(left.values()) == ["received", "refused", "verified"]
+    assert EvidenceBundle.objects.count() == 1
+    assert tasks.prune_finished_uploads_task.apply().get() == 0
+
+
+def test_the_prune_runs_nightly(settings):
+    [entry] = [
+        e
+        for e in settings.CELERY_BEAT_SCHEDULE.values()
+        if e["task"] == "apps.evidence.tasks.prune_finished_uploads_task"
+    ]
+    assert entry["schedule"].hour == {3}
