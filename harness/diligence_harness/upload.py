@@ -115,13 +115,23 @@ def _poll(url: str, token: str, *, timeout_s, wait_s, sleep, clock) -> dict:
                 last = {**json.loads(response.read(100_000)), "status_url": url}
         except urllib.error.HTTPError as exc:
             if exc.code != 429 and exc.code < 500:  # the token expired, or no such upload
-                return {**last, "state": "unknown", "poll_error": f"HTTP {exc.code}"}
+                return {**last, "state": "unknown", "poll_error": _poll_error(exc)}
         except (urllib.error.URLError, OSError, ValueError):
             pass  # the server is restarting: ask again
         if last.get("state") != "received" or clock() >= deadline:
             return last
         sleep(min(interval, max(deadline - clock(), 0)))
         interval = min(interval * 2, MAX_POLL_INTERVAL_S)
+
+
+def _poll_error(exc: urllib.error.HTTPError) -> str:
+    """What the server said when it would not tell the upload's state (the bundle is
+    stored; a person can look it up on the case's evidence page)."""
+    try:
+        detail = json.loads(exc.read(2000)).get("detail")
+    except (ValueError, AttributeError, OSError):
+        detail = None
+    return f"HTTP {exc.code}: {detail}" if detail else f"HTTP {exc.code}"
 
 
 def _receipt(
@@ -137,7 +147,7 @@ def _receipt(
     if upload:
         receipt["upload"] = {
             k: upload.get(k)
-            for k in ("state", "status_url", "bundle", "verdict", "detail", "field")
+            for k in ("state", "status_url", "bundle", "verdict", "detail", "field", "poll_error")
             if upload.get(k) not in (None, "")
         }
     return receipt

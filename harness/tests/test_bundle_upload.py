@@ -261,3 +261,17 @@ def test_no_verdict_within_the_wait_is_pending_with_the_status_url(upload_server
     assert receipt["upload"]["state"] == "received"
     assert receipt["upload"]["status_url"].endswith("/api/v1/evidence/uploads/7/")
     assert now[0] == pytest.approx(0.5)  # waited exactly as long as asked, no longer
+
+
+def test_a_token_that_expires_while_waiting_leaves_the_upload_pending_with_the_reason(
+    upload_server,
+):
+    _server, url = upload_server
+    _Scripted.script = [ACCEPTED]
+    expired = {"detail": "This harness token expired at 2026-12-01 10:00 UTC; ask for a new one."}
+    _Scripted.polls = [(200, {"state": "received"}), (403, expired)]
+    receipt = upload_bundle(url, b"{}", TOKEN, sleep=lambda s: None)
+    assert receipt["outcome"] == "pending" and len(receipt["attempts"]) == 1  # not sent again
+    assert receipt["upload"]["state"] == "unknown"
+    assert receipt["upload"]["poll_error"] == "HTTP 403: " + expired["detail"]
+    assert receipt["upload"]["status_url"].endswith("/api/v1/evidence/uploads/7/")
