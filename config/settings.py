@@ -190,7 +190,7 @@ MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 STORAGES = {
     "default": {
-        "BACKEND": env_str("FILE_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")
+        "BACKEND": env_str("FILE_STORAGE_BACKEND", "apps.core.storage.DurableFileSystemStorage")
     },
     "staticfiles": {
         "BACKEND": (
