@@ -162,6 +162,9 @@ except ValueError as exc:
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite waits instead of failing at once when a second writer holds the lock.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # SQLite creates its file but not the folder: a fresh checkout has no var/ yet.
+    if DATABASES["default"]["NAME"] and DATABASES["default"]["NAME"] != ":memory:":
+        Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -51,3 +51,12 @@ def test_a_malformed_database_url_names_its_variable():
     result = manage("check", env={"DATABASE_URL": "nonsense://"})
     assert result.returncode != 0
     assert "DATABASE_URL" in result.stderr
+
+
+def test_the_embedded_default_migrates_in_a_checkout_without_its_var_folder(tmp_path):
+    """A fresh checkout has no var/: the SQLite file's folder is made, then migrate runs."""
+    var = tmp_path / "fresh" / "var"
+    env = {"DILIGENCE_VAR_DIR": str(var), "DATABASE_URL": ""}
+    result = manage("migrate", "--noinput", "-v0", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (var / "diligence.sqlite3").is_file()
