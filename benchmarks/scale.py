@@ -1,6 +1,6 @@
 """Diligence at scale on PostgreSQL: page and API latency under load, and upload throughput.
 
-    python benchmarks/scale.py                      # the issue's sizes (about 15 minutes here)
+    python benchmarks/scale.py                      # the issue's sizes (about 3 minutes here)
     python benchmarks/scale.py --cases 50 --offers 250 --bundles 1000 --history 50000 --quick
 
 What it does, each part in its own process:
