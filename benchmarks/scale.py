@@ -770,8 +770,8 @@ def main() -> None:
                 rows.append({"label": label, "path": path, **queries[label], **result})
                 print(f"{label:32} {result['p50_ms']:8.1f} {result['p95_ms']:8.1f} ms")
             # Warm-up: two uploads to each of the two gunicorn workers (first connections).
-            n = args.uploads
-            bodies = iter(variants(raw, 2 * n * args.upload_trials * len(cpu_layouts()) + 8))
+            n, layouts = args.uploads, cpu_layouts()
+            bodies = iter(variants(raw, 2 * n * args.upload_trials * len(layouts) + 8))
             take = lambda count: [next(bodies) for _ in range(count)]  # noqa: E731
             upload_run(port, "/bench/store-only/", secrets["key"], take(4), concurrency=2)
             warm = upload_run(port, "/api/v1/evidence/", secrets["key"], take(4), concurrency=2)
@@ -779,8 +779,8 @@ def main() -> None:
             # Trials: each measures both endpoints back to back, after the worker finished
             # the previous trial's uploads, in each CPU layout in turn (so drift on the
             # machine reaches both layouts alike); a layout's verdict is its median trial.
-            layouts = cpu_layouts()
             trials = {name: [] for name in layouts}
+            all_cpus = os.sched_getaffinity(0)
             try:
                 for _ in range(args.upload_trials):
                     for name, (web_cpus, worker_cpus) in layouts.items():
@@ -790,8 +790,7 @@ def main() -> None:
                         trials[name].append(upload_trial(port, secrets["key"], take(2 * n)))
                         print(f"upload trial ({name}): ratio {trials[name][-1]['ratio']}")
             finally:
-                everywhere = set().union(*(cpus for layout in layouts.values() for cpus in layout))
-                os.sched_setaffinity(0, everywhere)
+                os.sched_setaffinity(0, all_cpus)
             load_after = os.getloadavg()
         finally:
             server.terminate()

@@ -24,8 +24,7 @@ from apps.access.selectors import (
     network_plan_of,
     plan_view,
 )
-from apps.audit.sources import sources_of
-from apps.audit.timeline import Timeline, TimelineFilter
+from apps.audit.timeline import history_timeline
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
@@ -227,6 +226,6 @@ def _link_rows(plan) -> list[dict]:
 @role_required("access.view_accessmatrix")
 def access_history(request, pk: int):
     case = case_get_for(request.user, pk)
-    entries = Timeline(sources_of(access_history_querysets(case)), TimelineFilter())
+    entries = history_timeline(access_history_querysets(case))
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
     return render(request, "access/history.html", {"case": case, "page": page})

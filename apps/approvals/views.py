@@ -11,8 +11,7 @@ from apps.approvals.dashboard import dashboard_for
 from apps.approvals.forms import DecisionForm, SubmitForm
 from apps.approvals.overview import approval_overview
 from apps.approvals.selectors import case_history_querysets
-from apps.audit.sources import sources_of
-from apps.audit.timeline import Timeline, TimelineFilter
+from apps.audit.timeline import history_timeline
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
@@ -22,7 +21,7 @@ from apps.core.forms import apply_service_errors
 def case_approval(request, pk: int):
     case = case_get_for(request.user, pk)
     overview = approval_overview(case)
-    entries = Timeline(sources_of(case_history_querysets(case)), TimelineFilter())
+    entries = history_timeline(case_history_querysets(case))
     history = Paginator(entries, 50).get_page(request.GET.get("page"))
     return render(
         request,

@@ -22,8 +22,7 @@ from apps.assessments.selectors import (
     assessment_history_querysets,
     assessment_summary,
 )
-from apps.audit.sources import sources_of
-from apps.audit.timeline import Timeline, TimelineFilter
+from apps.audit.timeline import history_timeline
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
@@ -215,7 +214,7 @@ def attachment_download(request, pk: int, key: str):
 @role_required("assessments.view_dataexportassessment")
 def assessment_history(request, pk: int):
     assessment = assessment_get_for(request.user, pk)
-    entries = Timeline(sources_of(assessment_history_querysets(assessment)), TimelineFilter())
+    entries = history_timeline(assessment_history_querysets(assessment))
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
     for entry in page:
         # The shared timeline labels answer rows by their question key; show the question.

@@ -17,7 +17,7 @@ from django.db import connection
 from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.utils import timezone
 
-from apps.audit.sources import HistorySource
+from apps.audit.sources import HistorySource, sources_of
 from apps.core.history import SKIPPED_FIELDS
 
 ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
@@ -158,6 +158,11 @@ class Timeline:
             wanted[src].append(history_id)
         rows = {src: _rows_with_predecessors(self.sources[src], ids) for src, ids in wanted.items()}
         return [_entry(self.sources[src], rows[src], history_id) for _when, history_id, src in page]
+
+
+def history_timeline(querysets: list[QuerySet]) -> Timeline:
+    """A record's or a page's own history (given querysets, no filter), paged lazily."""
+    return Timeline(sources_of(querysets), TimelineFilter())
 
 
 def _union(selects: list[QuerySet]) -> QuerySet | None:

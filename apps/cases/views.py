@@ -6,8 +6,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
-from apps.audit.sources import sources_of
-from apps.audit.timeline import Timeline, TimelineFilter
+from apps.audit.timeline import history_timeline
 from apps.cases import services
 from apps.cases.forms import CaseEditForm, CaseForm, OfferMinimumWaiverForm
 from apps.cases.models import ProcurementCase
@@ -101,6 +100,6 @@ def case_offer_minimum_waive(request, pk: int):
 @role_required("cases.view_procurementcase")
 def case_history(request, pk: int):
     case = case_get_for(request.user, pk)
-    entries = Timeline(sources_of(case_history_querysets(case)), TimelineFilter())
+    entries = history_timeline(case_history_querysets(case))
     page = Paginator(entries, 50).get_page(request.GET.get("page"))
     return render(request, "cases/case_history.html", {"case": case, "page": page})

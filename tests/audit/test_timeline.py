@@ -162,14 +162,18 @@ def _count_queries(client, url, params=None):
     return len(ctx.captured_queries), response
 
 
+def _case_read_by_the_auditor(browser_as, priya, name: str):
+    """A case with one offer, the auditor's browser, and the case timeline's URL."""
+    case = make_case(priya, name=name)
+    offer = make_offer(priya, case, spec=FULL_SPEC)
+    return case, offer, browser_as("aude"), reverse("audit:case-timeline", args=[case.pk])
+
+
 @pytest.mark.slow
 def test_twenty_thousand_rows_load_in_a_bounded_number_of_queries(
     browser_as, priya, django_assert_max_num_queries
 ):
-    case = make_case(priya, name="Busy")
-    offer = make_offer(priya, case, spec=FULL_SPEC)
-    client = browser_as("aude")
-    url = reverse("audit:case-timeline", args=[case.pk])
+    case, offer, client, url = _case_read_by_the_auditor(browser_as, priya, "Busy")
     small, _response = _count_queries(client, url)
     assert small <= 15  # session, permissions, case, filter form, count, page, one per type
 
@@ -307,10 +311,7 @@ def test_filtered_pages_equal_the_filtered_whole_timeline(busy_case_with_ties, t
 def test_the_first_page_costs_the_same_queries_however_many_rows(
     browser_as, priya, django_assert_max_num_queries
 ):
-    case = make_case(priya, name="Growing")
-    offer = make_offer(priya, case, spec=FULL_SPEC)
-    client = browser_as("aude")
-    url = reverse("audit:case-timeline", args=[case.pk])
+    case, offer, client, url = _case_read_by_the_auditor(browser_as, priya, "Growing")
     api_url = f"/api/v1/cases/{case.pk}/timeline/"
     small, _response = _count_queries(client, url)
     small_api, _response = _count_queries(client, api_url)
