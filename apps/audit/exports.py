@@ -2,11 +2,14 @@
 
 ``build_case_export(case, target, actor=…)`` writes a ZIP:
 
-- ``records/<app.model>.json`` and ``.csv`` — the case's current records;
+- ``records/<app.model>.json`` and ``.csv`` — the case's current records (in
+  the CSV, text a spreadsheet would run as a formula starts with a single
+  quote; the JSON holds every value exactly);
 - ``history/<app.model>.json`` — every history row, with its chain entry;
 - ``evidence/<sha256>.json`` — each evidence bundle, byte for byte as uploaded;
 - ``packets/<number>.pdf`` — each issued, signed packet;
-- ``manifest.json`` — every file's SHA-256 and size, the case, the time, the chain head;
+- ``manifest.json`` — every file's SHA-256 and size, the case, the time, the chain head
+  (also kept in file storage, so the chain verifier can tell if it moves back);
 - ``manifest.json.sig`` — a detached CMS signature over ``manifest.json`` by the
   organisation's packet-signing key.
 
@@ -14,7 +17,6 @@ Files are streamed into the archive and hashed as they are written, so memory
 stays bounded whatever the case's size.
 """
 
-import csv
 import hashlib
 import io
 import json
@@ -30,8 +32,10 @@ from django.utils import timezone
 from apps.audit.chain import row_fields
 from apps.audit.models import ChainEntry
 from apps.audit.selectors import chain_status
+from apps.audit.services import chain_head_record
 from apps.audit.signing import sign_detached
 from apps.audit.sources import case_history_sources
+from apps.core import csv_safe
 from apps.core.extensions import present_modules
 
 FORMAT = "diligence.case-export"
@@ -117,7 +121,7 @@ def _write_records(archive: _Archive, source, case) -> int:
         count = _json_rows(writer, _chunked(queryset, pk))
     with archive.member(f"records/{source.key}.csv") as writer:
         text = io.TextIOWrapper(_Sink(writer), encoding="utf-8", newline="")
-        out = csv.DictWriter(text, fieldnames=columns)
+        out = csv_safe.DictWriter(text, fieldnames=columns)
         out.writeheader()
         for row in _chunked(queryset, pk):
             out.writerow({k: _csv_value(v) for k, v in row.items()})
@@ -246,12 +250,13 @@ def build_case_export(case, target, *, actor=None) -> dict:
             }
         evidence = _write_evidence(archive, case)
         packets = _write_packets(archive, case)
+        created_at = timezone.now()
         manifest = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "organisation": getattr(settings, "ORGANISATION_NAME", ""),
             "case": {"id": case.pk, "name": case.name},
-            "created_at": timezone.now().isoformat(),
+            "created_at": created_at.isoformat(),
             "created_by": actor.get_username() if actor else None,
             "chain": chain_status().as_dict(),
             "counts": counts,
@@ -264,4 +269,10 @@ def build_case_export(case, target, *, actor=None) -> dict:
         archive.zip.writestr(SIGNATURE, sign_detached(body))
     finally:
         archive.close()
+    chain_head_record(
+        source="export",
+        reference=f"case-{case.pk}-{created_at:%Y%m%dT%H%M%SZ}",
+        head_seq=manifest["chain"]["head_seq"],
+        head_hash=manifest["chain"]["head_hash"],
+    )
     return manifest

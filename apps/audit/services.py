@@ -1,7 +1,11 @@
-"""Writes of the audit app: recording a chain verification run."""
+"""Writes of the audit app: recording a chain verification run, and the heads packets record."""
 
+from functools import partial
+
+from django.db import transaction
 from django.utils import timezone
 
+from apps.audit.heads import recorded_head_write
 from apps.audit.models import ChainVerification
 from apps.audit.verification import ChainReport, verify_chain
 
@@ -23,3 +27,22 @@ def chain_verification_run(*, actor=None) -> tuple[ChainVerification, ChainRepor
         first_problem=(dict(first.as_dict(), text=first.describe()) if first else None),
     )
     return record, report
+
+
+def chain_head_record(*, source: str, reference: str, head_seq: int, head_hash: str) -> None:
+    """Keep the head a packet or export states in its manifest, once its transaction commits.
+
+    Only after commit: a packet rolled back never existed, and its head (which
+    may count rows rolled back with it) must not later read as a rewind. A
+    failure to write is logged and does not undo the packet or export.
+    """
+    transaction.on_commit(
+        partial(
+            recorded_head_write,
+            source=source,
+            reference=reference,
+            seq=head_seq,
+            entry_hash=head_hash,
+        ),
+        robust=True,
+    )

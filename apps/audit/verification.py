@@ -1,10 +1,20 @@
 """Walking the hash chain and every history table to find what changed behind the app's back.
 
-Two passes, each in bounded memory (keyset-paged reads of a few thousand rows):
-the chain itself in sequence order (links, sequence gaps, the head), then each
-history table merged with its chain entries in id order (rows altered, rows
-deleted, rows inserted without an entry). The earliest problem in chain order
-is reported as the first broken row.
+Four checks, each in bounded memory:
+
+- the chain itself in sequence order (links, sequence gaps, the head), in
+  keyset-paged reads of a few thousand entries;
+- each history table merged with its chain entries in id order (rows altered,
+  rows deleted, rows inserted without an entry);
+- each tracked table against its history: every live row must equal its
+  record's newest history row on the fields history copies (an UPDATE of the
+  live row behind the app's back leaves them apart), two set-based queries
+  per table whatever its size;
+- the heads packets and exports recorded (``apps.audit.heads``): each must
+  still be in the chain, unchanged, or the chain was moved back (a database
+  restored from an older backup, say).
+
+The earliest problem in chain order is reported as the first broken row.
 """
 
 from collections.abc import Iterator
@@ -15,6 +25,7 @@ from django.db import connection
 from django.utils.translation import gettext as _
 
 from apps.audit.chain import HEAD_PK, link_hash, row_digest, row_fields, tracked_history_models
+from apps.audit.heads import RecordedHead, recorded_heads
 from apps.audit.models import GENESIS_HASH, ChainEntry, ChainHead, ChainVerification
 
 CHUNK = 5000
@@ -30,6 +41,8 @@ class Kind:
     SEQUENCE = "sequence"
     HEAD = "head"
     ANCHOR = "anchor"
+    LIVE = "live"
+    REWIND = "rewind"
 
 
 @dataclass
@@ -41,11 +54,15 @@ class Problem:
     history_id: int | None = None
     seq: int | None = None
     detail: str = ""
+    record_id: int | None = None  # a live row's primary key
+    fields: list[str] = field(default_factory=list)  # the live row's fields that differ
 
     def describe(self) -> str:
         where = []
         if self.table:
             where.append(self.table)
+        if self.record_id is not None:
+            where.append(_("record %(id)s") % {"id": self.record_id})
         if self.history_id is not None:
             where.append(_("history row %(id)s") % {"id": self.history_id})
         if self.seq is not None:
@@ -61,6 +78,8 @@ class ChainReport:
     """The verifier's result: how much it checked, the head, and the problems found."""
 
     rows: int = 0
+    records: int = 0  # live rows compared with their newest history row
+    recorded_heads: int = 0  # heads recorded by packets and exports, checked
     head_seq: int = 0
     head_hash: str = GENESIS_HASH
     problem_count: int = 0
@@ -74,7 +93,7 @@ class ChainReport:
     def first_problem(self) -> Problem | None:
         if not self.problems:
             return None
-        return min(self.problems, key=_chain_order)
+        return min(self.problems, key=chain_order)
 
     def add(self, problem: Problem) -> None:
         self.problem_count += 1
@@ -82,7 +101,7 @@ class ChainReport:
             self.problems.append(problem)
 
 
-def _chain_order(problem: Problem):
+def chain_order(problem: Problem):
     return (problem.seq is None, problem.seq or 0, problem.table, problem.history_id or 0)
 
 
@@ -99,6 +118,9 @@ def _keyset(queryset, key: str, size: int = CHUNK) -> Iterator[dict]:
 
 def verify_chain() -> ChainReport:
     report = ChainReport()
+    # Listed before the walk: a head recorded while the walk runs is then never
+    # past the end the walk reaches (its entry was committed before it was recorded).
+    heads = recorded_heads()
     labels = {
         ct.pk: f"{ct.app_label}.{ct.model}"
         for ct in ContentType.objects.filter(
@@ -116,6 +138,8 @@ def verify_chain() -> ChainReport:
         content_type = ContentType.objects.get_for_model(model, for_concrete_model=False)
         tracked.add(content_type.pk)
         _merge_table(report, model, content_type)
+        if model.instance_type._meta.db_table in tables:
+            _compare_live_rows(report, model)
     for ct_id, label in labels.items():
         if ct_id not in tracked:
             first = ChainEntry.objects.filter(content_type_id=ct_id).order_by("seq").first()
@@ -128,6 +152,7 @@ def verify_chain() -> ChainReport:
                     detail=_("the whole history table is gone"),
                 )
             )
+    _check_recorded_heads(report, heads)
     return report
 
 
@@ -259,3 +284,140 @@ def _merge_table(report: ChainReport, model, content_type) -> None:
                     )
                 )
             entry, row = next(entries, None), next(rows, None)
+
+
+# --- Live rows against their newest history row -----------------------------
+
+
+def _tracked_columns(history_model) -> list[tuple[str, str, str]]:
+    """(field name, live column, history column) for each field the history table copies."""
+    live = history_model.instance_type
+    columns = []
+    for live_field in history_model.tracked_fields:
+        if not live_field.concrete or live_field.primary_key or live_field.model is not live:
+            continue
+        copy = history_model._meta.get_field(live_field.attname)
+        columns.append((live_field.name, live_field.column, copy.column))
+    return columns
+
+
+def _live_sql(history_model) -> tuple[str, str, list[str]]:
+    """Two queries: live rows unlike their newest history row; records whose live row is gone."""
+    q = connection.ops.quote_name
+    live = history_model.instance_type
+    opts = history_model._meta
+    live_table, history_table = q(live._meta.db_table), q(opts.db_table)
+    live_pk = q(live._meta.pk.column)
+    record_id = q(opts.get_field(live._meta.pk.attname).column)
+    history_id, history_type = q(opts.pk.column), q(opts.get_field("history_type").column)
+    # Null-safe equality: a NULL on one side only is a difference.
+    same = "IS" if connection.vendor == "sqlite" else "IS NOT DISTINCT FROM"
+    columns = _tracked_columns(history_model)
+    compared = [f"l.{q(lc)} {same} h.{q(hc)}" for _name, lc, hc in columns]
+    flags = "".join(f", CASE WHEN {test} THEN 0 ELSE 1 END" for test in compared)
+    differs = "".join(f" OR NOT ({test})" for test in compared)
+    # Identifiers are quoted by the backend from model metadata; values are bound.
+    newest = (
+        f"(SELECT {record_id} AS rid, MAX({history_id}) AS newest "  # noqa: S608
+        f"FROM {history_table} GROUP BY {record_id}) n"
+    )
+    unlike = (
+        f"SELECT l.{live_pk}, h.{history_id}, h.{history_type}{flags} "  # noqa: S608
+        f"FROM {live_table} l "
+        f"LEFT JOIN {newest} ON n.rid = l.{live_pk} "
+        f"LEFT JOIN {history_table} h ON h.{history_id} = n.newest "
+        f"WHERE h.{history_id} IS NULL OR h.{history_type} = %s{differs} "
+        f"ORDER BY l.{live_pk}"
+    )
+    gone = (
+        f"SELECT h.{record_id} FROM {newest} "  # noqa: S608
+        f"JOIN {history_table} h ON h.{history_id} = n.newest "
+        f"LEFT JOIN {live_table} l ON l.{live_pk} = h.{record_id} "
+        f"WHERE l.{live_pk} IS NULL AND h.{history_type} <> %s "
+        f"ORDER BY h.{record_id}"
+    )
+    return unlike, gone, [name for name, _lc, _hc in columns]
+
+
+def _fetch(sql: str, params: list) -> Iterator[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        while batch := cursor.fetchmany(CHUNK):
+            yield from batch
+
+
+def _compare_live_rows(report: ChainReport, history_model) -> None:
+    live = history_model.instance_type
+    table = live._meta.label_lower
+    unlike, gone, names = _live_sql(history_model)
+    report.records += live._base_manager.count()
+    for record_id, newest_id, newest_type, *flags in _fetch(unlike, ["-"]):
+        differing = [name for name, flag in zip(names, flags, strict=True) if flag]
+        if newest_id is None:
+            detail = _("the live row has no history: it was written outside the application")
+        elif newest_type == "-":
+            detail = _("the live row exists, but its history says the record was deleted")
+        else:
+            detail = _(
+                "the live row differs from its newest history row in: %(fields)s "
+                "(changed outside the application)"
+            ) % {"fields": ", ".join(differing)}
+        report.add(
+            Problem(Kind.LIVE, table=table, record_id=record_id, fields=differing, detail=detail)
+        )
+    for (record_id,) in _fetch(gone, ["-"]):
+        report.add(
+            Problem(
+                Kind.LIVE,
+                table=table,
+                record_id=record_id,
+                detail=_(
+                    "the live row is gone, but its history records no deletion "
+                    "(deleted outside the application)"
+                ),
+            )
+        )
+
+
+# --- Heads recorded by packets and exports ----------------------------------
+
+
+def _recorded_by(head: RecordedHead) -> str:
+    if head.source == "packet":
+        return _("packet %(number)s") % {"number": head.reference}
+    return _("export %(name)s") % {"name": head.reference}
+
+
+def _check_recorded_heads(report: ChainReport, heads: list[RecordedHead]) -> None:
+    report.recorded_heads = len(heads)
+    held = {}
+    within = sorted({head.seq for head in heads if head.seq <= report.head_seq})
+    for start in range(0, len(within), CHUNK):
+        held.update(
+            ChainEntry.objects.filter(seq__in=within[start : start + CHUNK]).values_list(
+                "seq", "entry_hash"
+            )
+        )
+    for head in heads:
+        if head.seq > report.head_seq:
+            detail = _(
+                "the chain ends at #%(end)s, but %(source)s recorded its head at #%(seq)s: "
+                "the chain was moved back (for example, the database was restored from "
+                "an older backup)"
+            )
+        elif held.get(head.seq) != head.entry_hash:
+            detail = _(
+                "the chain's entry #%(seq)s is not the one %(source)s recorded: the chain "
+                "was moved back and written again (for example, the database was restored "
+                "from an older backup and used since)"
+            )
+        else:
+            continue
+        report.add(
+            Problem(
+                Kind.REWIND,
+                seq=head.seq,
+                detail=detail
+                % {"end": report.head_seq, "seq": head.seq, "source": _recorded_by(head)},
+            )
+        )

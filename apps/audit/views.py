@@ -1,6 +1,5 @@
 """Browser pages of the audit trail: timelines, history exports, chain status, case exports."""
 
-import csv
 import json
 import tempfile
 
@@ -23,6 +22,7 @@ from apps.audit.sources import case_history_sources, may_read, source_by_key
 from apps.audit.tasks import verify_audit_chain_task
 from apps.audit.timeline import Timeline
 from apps.cases.selectors import case_get_for
+from apps.core import csv_safe
 from apps.core.access import role_required
 from apps.core.uploads import declared_length, refused_unread
 
@@ -90,7 +90,7 @@ def case_timeline_export(request, pk: int, fmt: str):
     form, timeline = _case_timeline(request, case)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     if fmt == "csv":
-        writer = csv.writer(_Echo())
+        writer = csv_safe.writer(_Echo())
 
         def rows():
             yield writer.writerow([*CSV_COLUMNS, "changes"])

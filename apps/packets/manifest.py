@@ -13,6 +13,11 @@ Two kinds of entries:
   the packet is built and compared with the digest recorded at upload, so a
   file swapped in storage shows as a mismatch in the packet.
 
+It also states the audit chain's head when the packet was built (``chain``:
+sequence number and hash), so a chain later moved back — a database restored
+from an older backup — is found by the chain verifier, and by anyone holding
+the packet.
+
 The manifest travels as ``manifest.json`` attached inside the PDF (before it
 is signed) and is printed as the packet's last section.
 """
@@ -26,6 +31,8 @@ from uuid import UUID
 
 from django.core.files.storage import default_storage
 from django.db.models import Max
+
+from apps.audit.selectors import chain_status
 
 MANIFEST_FORMAT = "diligence.packet-manifest/1"
 MANIFEST_NAME = "manifest.json"
@@ -125,6 +132,7 @@ def _storage_sha256(path: str) -> str:
 def manifest_document(
     *, number, organisation, case, generated_at, generated_by, records, files
 ) -> dict:
+    chain = chain_status()
     return {
         "format": MANIFEST_FORMAT,
         "packet": number,
@@ -132,6 +140,7 @@ def manifest_document(
         "case": {"id": case.pk, "name": case.name},
         "generated_at": generated_at.isoformat(),
         "generated_by": generated_by,
+        "chain": {"head_seq": chain.head_seq, "head_hash": chain.head_hash},
         "records": [
             {
                 "record_type": r.record_type,

@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from apps.audit.services import chain_head_record
 from apps.core.services import tracked_create, tracked_update
 from apps.packets.document import packet_document
 from apps.packets.manifest import MANIFEST_NAME
@@ -199,6 +200,7 @@ def packet_issue(*, packet_request: PacketRequest) -> AuditPacket:
             page_count=page_count,
             manifest_sha256=document.manifest_sha256,
             packet_signer=packet_signer,
+            chain_head=document.manifest["chain"],
             signed_at=signed_at,
         )
 
@@ -211,7 +213,9 @@ def _sha256_and_size(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), path.stat().st_size
 
 
-def _store(packet_request, signed: Path, *, packet_signer, **fields) -> AuditPacket:
+def _store(
+    packet_request, signed: Path, *, packet_signer, chain_head: dict, **fields
+) -> AuditPacket:
     path = packet_storage_path(packet_request, fields["sha256"])
     with open(signed, "rb") as handle:
         stored = default_storage.save(path, File(handle))
@@ -234,6 +238,13 @@ def _store(packet_request, signed: Path, *, packet_signer, **fields) -> AuditPac
             )
             packet_request_progress(
                 packet_request, percent=100, step="Issued", status=PacketRequest.Status.DONE
+            )
+            # Kept outside the database too, once this commits (apps.audit.heads).
+            chain_head_record(
+                source="packet",
+                reference=packet.number,
+                head_seq=chain_head["head_seq"],
+                head_hash=chain_head["head_hash"],
             )
     except Exception:
         default_storage.delete(stored)

@@ -56,3 +56,21 @@ def raw_insert_copy(model, pk) -> int:
         )
         cursor.execute(f"SELECT MAX({pk_column}) FROM {_q(table)}")
         return cursor.fetchone()[0]
+
+
+def chain_restore_to(seq: int) -> None:
+    """As after a database restore from a backup taken at chain entry ``seq``.
+
+    Later chain entries and the history rows they chained are gone, and the
+    head names entry ``seq`` again: the chain left behind links up cleanly.
+    """
+    from apps.audit.chain import HEAD_PK
+    from apps.audit.models import ChainEntry, ChainHead
+
+    later = ChainEntry.objects.filter(seq__gt=seq).select_related("content_type")
+    for entry in list(later.order_by("-seq")):
+        raw_delete(entry.content_type.model_class(), entry.history_id)
+        raw_delete(ChainEntry, entry.pk)
+    kept = ChainEntry.objects.get(seq=seq)
+    raw_update(ChainHead, HEAD_PK, "seq", seq)
+    raw_update(ChainHead, HEAD_PK, "entry_hash", kept.entry_hash)
