@@ -160,8 +160,15 @@ try:
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # SQLite waits instead of failing at once when a second writer holds the lock.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    _sqlite_options = DATABASES["default"].setdefault("OPTIONS", {})
+    # A second writer waits (up to 20 s) for the lock instead of failing at once.
+    _sqlite_options["timeout"] = 20
+    # Write transactions take the lock when they begin: a transaction that read
+    # first and then wrote would otherwise fail with "database is locked" at
+    # once (SQLite cannot wait there without risking a deadlock).
+    _sqlite_options["transaction_mode"] = "IMMEDIATE"
+    # Readers do not wait for a writer to finish.
+    _sqlite_options["init_command"] = "PRAGMA journal_mode=WAL;"
     # SQLite creates its file but not the folder: a fresh checkout has no var/ yet.
     if DATABASES["default"]["NAME"] and DATABASES["default"]["NAME"] != ":memory:":
         Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,10 @@ priya reviews procurement, pablo is a second procurement reviewer, lena is the
 legal reviewer, tariq the tech lead, aude the auditor and ada the admin.
 """
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 from django.contrib.auth.models import Group
 from rest_framework.authtoken.models import Token
@@ -26,6 +30,24 @@ ROLE_PERSONA = {
     Role.AUDITOR: "aude",
     Role.ADMIN: "ada",
 }
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """On SQLite, test in a database file, as the embedded default runs.
+
+    Django's in-memory test database locks whole tables and fails at once where
+    a file database waits: concurrency tests would test the wrong thing. The
+    file lives in memory-backed storage where there is one, one per test run.
+    """
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        folder = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+        database.setdefault("TEST", {})["NAME"] = str(
+            folder / f"diligence-test-{os.getpid()}.sqlite3"
+        )
 
 
 @pytest.fixture(autouse=True)

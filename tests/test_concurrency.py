@@ -1,54 +1,216 @@
-"""No lost updates: two editors saving the same version at once — one wins, one is told.
+"""Contention is normal: people acting at once get one winner and a 409, never a 500.
 
-Runs with real transactions and two threads (two database connections), so on
-PostgreSQL the row lock in ``tracked_update`` is what decides the race.
+Each test sends real requests from several threads at once, each thread on its
+own database connection, released together by a barrier. On PostgreSQL the row
+locks decide the race; on the embedded SQLite default the database file's lock
+does (write transactions start immediately and wait for each other), so the
+same tests run on both databases.
 """
 
 import threading
+from collections import Counter
+from importlib import import_module
 
 import pytest
 from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from tests.factories import make_case
+from apps.approvals.models import Approval
+from apps.approvals.services import case_submit_for_approval
+from apps.cases.models import ProcurementCase
+from apps.contracts.models import RedFlagWaiver
+from apps.offers.models import Offer
+from tests.approvals.factories import make_ready_case
+from tests.contracts.factories import make_checklist
+from tests.factories import FULL_SPEC, make_case, make_offer
+
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.mark.django_db(transaction=True)
-def test_two_clients_racing_on_one_version_cannot_both_win(people):
-    if connection.vendor != "postgresql":
-        # The in-memory SQLite test database locks whole tables without waiting;
-        # CI runs this test on PostgreSQL.
-        pytest.skip("races are tested on PostgreSQL")
-    case = make_case(people["priya"])
-    barrier = threading.Barrier(2)
-    results = {}
+@pytest.fixture(autouse=True)
+def _default_checklist_template():
+    """A transactional test starts from empty tables: publish the template the migrations did."""
+    from django.apps import apps
 
-    def editor(username: str, name: str) -> None:
+    from apps.contracts.models import ChecklistTemplate
+
+    if not ChecklistTemplate.objects.exists():
+        import_module("apps.contracts.migrations.0002_default_template").publish_default(
+            apps, None
+        )
+
+
+def race(people, calls) -> list:
+    """Run each ``(username, call)`` in its own thread at once; their responses, in order."""
+    barrier = threading.Barrier(len(calls))
+    responses: list = [None] * len(calls)
+
+    def run(index: int, username: str, call) -> None:
         client = APIClient()
         token, _ = Token.objects.get_or_create(user=people[username])
         client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-        barrier.wait()
-        response = client.patch(
-            f"/api/v1/cases/{case.pk}/",
-            {"name": name, "version": 1, "change_reason": f"{username} renames"},
-            format="json",
-        )
-        results[username] = response.status_code
-        connection.close()
+        try:
+            barrier.wait(timeout=30)
+            responses[index] = call(client)
+        finally:
+            connection.close()
 
     threads = [
-        threading.Thread(target=editor, args=("priya", "Priya's name")),
-        threading.Thread(target=editor, args=("tariq", "Tariq's name")),
+        threading.Thread(target=run, args=(i, username, call))
+        for i, (username, call) in enumerate(calls)
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=60)
+        thread.join(timeout=120)
+    assert all(r is not None for r in responses), "a request did not finish"
+    return responses
 
-    assert sorted(results.values()) == [200, 409]
-    winner = next(user for user, code in results.items() if code == 200)
+
+def statuses(responses) -> Counter:
+    return Counter(r.status_code for r in responses)
+
+
+def test_two_clients_racing_on_one_version_cannot_both_win(people):
+    case = make_case(people["priya"])
+
+    def rename(name):
+        return lambda client: client.patch(
+            f"/api/v1/cases/{case.pk}/",
+            {"name": name, "version": 1, "change_reason": "Rename"},
+            format="json",
+        )
+
+    responses = race(people, [("priya", rename("Priya's name")), ("tariq", rename("Tariq's"))])
+    assert statuses(responses) == {200: 1, 409: 1}
     case.refresh_from_db()
-    assert case.version == 2
-    assert case.name == ("Priya's name" if winner == "priya" else "Tariq's name")
+    winner = next(r for r in responses if r.status_code == 200).json()["name"]
+    assert case.version == 2 and case.name == winner
     assert case.history.count() == 2  # created, then exactly one edit
+
+
+def test_fifty_saves_of_one_version_give_one_edit_and_49_conflicts(people):
+    case = make_case(people["priya"])
+    calls = [
+        (
+            ("priya", "tariq")[i % 2],
+            lambda client, i=i: client.patch(
+                f"/api/v1/cases/{case.pk}/",
+                {"requirements": f"Edit {i}", "version": 1, "change_reason": f"Edit {i}"},
+                format="json",
+            ),
+        )
+        for i in range(50)
+    ]
+    responses = race(people, calls)
+    assert statuses(responses) == {200: 1, 409: 49}
+    case.refresh_from_db()
+    assert case.version == 2 and case.history.count() == 2
+
+
+def test_saves_without_a_version_are_refused_not_last_write_wins(people):
+    case = make_case(people["priya"])
+    calls = [
+        (
+            "priya",
+            lambda client, i=i: client.patch(
+                f"/api/v1/cases/{case.pk}/",
+                {"requirements": f"Edit {i}", "change_reason": "Edit"},
+                format="json",
+            ),
+        )
+        for i in range(10)
+    ]
+    assert statuses(race(people, calls)) == {428: 10}
+    case.refresh_from_db()
+    assert case.version == 1
+
+
+def test_ten_approvals_at_once_give_exactly_one_decision(people):
+    case, offer, _offers = make_ready_case(people)
+    case_submit_for_approval(actor=people["priya"], case=case)
+
+    def approve(client):
+        return client.post(
+            f"/api/v1/cases/{case.pk}/decision/",
+            {"offer": offer.pk, "decision": "approved", "comment": "All gates held"},
+            format="json",
+        )
+
+    responses = race(people, [(("tariq", "ada")[i % 2], approve) for i in range(10)])
+    assert statuses(responses) == {201: 1, 409: 9}
+    refused = next(r for r in responses if r.status_code == 409).json()
+    assert "Approved" in refused["status"][0]  # told why: the case is decided already
+    assert Approval.objects.filter(case=case).count() == 1
+    case.refresh_from_db()
+    assert case.status == ProcurementCase.Status.APPROVED
+    moves = [h.status for h in case.history.order_by("history_id")]
+    assert moves.count(ProcurementCase.Status.APPROVED) == 1
+
+
+def test_a_rejection_racing_an_approval_leaves_one_decision(people):
+    case, offer, _offers = make_ready_case(people)
+    case_submit_for_approval(actor=people["priya"], case=case)
+
+    def decide(decision):
+        return lambda client: client.post(
+            f"/api/v1/cases/{case.pk}/decision/",
+            {"offer": offer.pk, "decision": decision, "comment": "Decided"},
+            format="json",
+        )
+
+    responses = race(people, [("tariq", decide("approved")), ("ada", decide("rejected"))])
+    assert statuses(responses) == {201: 1, 409: 1}
+    [approval] = Approval.objects.filter(case=case)
+    case.refresh_from_db()
+    assert case.status == approval.decision
+
+
+def test_five_submits_at_once_give_one_submission(people):
+    case = make_case(people["priya"])
+    make_offer(people["priya"], case, spec=FULL_SPEC)
+
+    def submit(client):
+        return client.post(f"/api/v1/cases/{case.pk}/submit-for-approval/", {}, format="json")
+
+    responses = race(people, [(("priya", "ada")[i % 2], submit) for i in range(5)])
+    assert statuses(responses) == {200: 1, 409: 4}
+    case.refresh_from_db()
+    assert case.status == ProcurementCase.Status.PENDING_APPROVAL
+    moves = [h.status for h in case.history.order_by("history_id")]
+    assert moves.count(ProcurementCase.Status.PENDING_APPROVAL) == 1
+
+
+def test_two_offer_edits_of_one_version(people):
+    case = make_case(people["priya"])
+    offer = make_offer(people["priya"], case, spec=FULL_SPEC)
+    version = Offer.objects.get(pk=offer.pk).version
+
+    def note(text):
+        return lambda client: client.patch(
+            f"/api/v1/offers/{offer.pk}/",
+            {"notes": text, "version": version, "change_reason": "Note"},
+            format="json",
+        )
+
+    responses = race(people, [("priya", note("One")), ("ada", note("Two"))])
+    assert statuses(responses) == {200: 1, 409: 1}
+    assert Offer.objects.get(pk=offer.pk).version == version + 1
+
+
+def test_two_waivers_of_one_red_flag_give_one_waiver(people):
+    checklist = make_checklist(people["lena"], statuses={"sla": "missing"})
+    item = checklist.items.get(key="sla")
+
+    def waive(client):
+        return client.post(
+            "/api/v1/red-flag-waivers/",
+            {"item": item.pk, "reason": "Service credits are enough for this workload"},
+            format="json",
+        )
+
+    responses = race(people, [("lena", waive), ("ada", waive)])
+    assert max(r.status_code for r in responses) < 500
+    assert sorted(r.status_code for r in responses)[0] == 201
+    assert RedFlagWaiver.objects.filter(item=item).count() == 1

@@ -17,6 +17,11 @@ SCORERS = {"priya", "tariq", "ada"}
 CASE_EDITORS = {"priya", "tariq", "ada"}
 
 
+def _v(record) -> int:
+    """The record's current version, as a client that just read it would send."""
+    return type(record)._default_manager.get(pk=record.pk).version
+
+
 @pytest.fixture
 def world(priya):
     case = make_case(priya)
@@ -69,7 +74,7 @@ API_CALLS = [
     (
         "patch",
         lambda w: f"/api/v1/cases/{w['case'].pk}/",
-        lambda w: {"requirements": "More", "change_reason": "Clarified"},
+        lambda w: {"requirements": "More", "change_reason": "Clarified", "version": _v(w["case"])},
         CASE_EDITORS,
         200,
     ),
@@ -91,7 +96,7 @@ API_CALLS = [
     (
         "patch",
         lambda w: f"/api/v1/vendors/{w['vendor'].pk}/",
-        lambda w: {"regions": "tokyo-1", "change_reason": "New region"},
+        lambda w: {"regions": "tokyo-1", "change_reason": "New region", "version": _v(w["vendor"])},
         PROCUREMENT,
         200,
     ),
@@ -100,7 +105,7 @@ API_CALLS = [
     (
         "patch",
         lambda w: f"/api/v1/offers/{w['offer'].pk}/",
-        lambda w: {"notes": "Call back", "change_reason": "Note"},
+        lambda w: {"notes": "Call back", "change_reason": "Note", "version": _v(w["offer"])},
         PROCUREMENT,
         200,
     ),
@@ -108,7 +113,11 @@ API_CALLS = [
     (
         "patch",
         lambda w: f"/api/v1/declared-specs/{w['offer'].pk}/",
-        lambda w: {"cuda_version": "12.6", "change_reason": "Revised quote"},
+        lambda w: {
+            "cuda_version": "12.6",
+            "change_reason": "Revised quote",
+            "version": _v(w["offer"].declared_spec),
+        },
         TECH,
         200,
     ),

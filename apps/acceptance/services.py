@@ -28,6 +28,7 @@ from apps.acceptance.models import (
 )
 from apps.acceptance.selectors import acceptance_state, offer_approval, signoff_scopes
 from apps.approvals.binding import capture, changes_for
+from apps.cases.lifecycle import case_lock, case_transition
 from apps.cases.models import ProcurementCase
 from apps.core.services import tracked_create, tracked_update
 
@@ -236,6 +237,7 @@ def acceptance_signoff(*, actor, plan: AcceptancePlan, comment: str) -> Acceptan
     if not (comment or "").strip():
         raise ValidationError({"comment": _("A sign-off needs a comment.")})
     with transaction.atomic():
+        case_lock(plan.case)  # the case first, as every lifecycle move locks it
         plan = (
             AcceptancePlan.objects.select_for_update()
             .select_related("case", "offer")
@@ -294,35 +296,44 @@ def acceptance_signoff(*, actor, plan: AcceptancePlan, comment: str) -> Acceptan
 
 def case_accept(*, actor, plan: AcceptancePlan, signoff: AcceptanceSignOff) -> ProcurementCase:
     """Approved → accepted: every layer passed and a current sign-off (issue #9 item 4)."""
-    case = plan.case
-    if case.status == Status.ACCEPTED:
-        return case
-    if case.status != Status.APPROVED:
-        raise ValidationError({"status": _("Only an approved case can be accepted.")})
-    return tracked_update(
-        case,
-        actor=actor,
-        reason=f"Accepted: {plan.offer} passed all four layers, signed off by {signoff.signed_by}",
-        fields={"status": Status.ACCEPTED},
-    )
+    with transaction.atomic():
+        case = case_lock(plan.case)
+        if case.status == Status.ACCEPTED:
+            return case
+        return case_transition(
+            actor=actor,
+            case=case,
+            target=Status.ACCEPTED,
+            expect={Status.APPROVED},
+            message=_("Only an approved case can be accepted."),
+            reason=(
+                f"Accepted: {plan.offer} passed all four layers, signed off by {signoff.signed_by}"
+            ),
+        )
 
 
 def acceptance_signoff_void(*, actor, signoff: AcceptanceSignOff, reason: str):
     """A sign-off no longer matches what it saw; an accepted case goes back to approved."""
     with transaction.atomic():
+        # The case first, as every lifecycle move locks it; then the sign-off,
+        # re-read so that two voids at once record it once.
+        case = case_lock(signoff.plan.case)
+        signoff = AcceptanceSignOff.objects.select_for_update().get(pk=signoff.pk)
+        if signoff.voided_at is not None:
+            return signoff
         signoff = tracked_update(
             signoff,
             actor=actor,
             reason=f"Void: {reason}"[:500],
             fields={"voided_at": timezone.now(), "void_reason": reason[:1000]},
         )
-        case = signoff.plan.case
         if case.status == Status.ACCEPTED:
-            tracked_update(
-                case,
+            case_transition(
                 actor=actor,
+                case=case,
+                target=Status.APPROVED,
+                expect={Status.ACCEPTED},
                 reason=f"Acceptance sign-off #{signoff.pk} void: {reason}"[:500],
-                fields={"status": Status.APPROVED},
             )
     return signoff
 

@@ -12,6 +12,7 @@ from apps.access import services
 from apps.access.models import ControlStatus, LinkChoice, PermissionKind, WorkloadType
 from apps.access.selectors import access_matrix_of, matrix_view, network_plan_of, plan_view
 from apps.cases.selectors import case_get_for
+from apps.core.api import version_edited
 from apps.core.permissions import RolePermission
 
 # Input ---------------------------------------------------------------------
@@ -222,7 +223,7 @@ class AccessMatrixView(APIView):
             grants=[dict(g) for g in data["grants"]],
             controls=[dict(c) for c in data.get("controls", [])],
             reason=data.get("change_reason", ""),
-            expected_version=data.get("version"),
+            expected_version=version_edited(data, editing=existed),
         )
         return Response(
             MatrixReadSerializer(matrix_payload(access_matrix_of(case))).data,
@@ -248,7 +249,7 @@ class AccessMatrixReviewView(APIView):
             actor=request.user,
             matrix=matrix,
             note=body.validated_data.get("note", ""),
-            expected_version=body.validated_data.get("version"),
+            expected_version=version_edited(body.validated_data, editing=True),
         )
         return Response(MatrixReadSerializer(matrix_payload(access_matrix_of(case))).data)
 
@@ -282,7 +283,7 @@ class NetworkPlanView(APIView):
             fields={name: data[name] for name in services.PLAN_FIELDS},
             links=[dict(link) for link in data["links"]],
             reason=data.get("change_reason", ""),
-            expected_version=data.get("version"),
+            expected_version=version_edited(data, editing=existed),
         )
         return Response(
             PlanReadSerializer(plan_payload(network_plan_of(case))).data,

@@ -1,9 +1,10 @@
 """Writes: submitting a case for approval, deciding it, and recording staleness.
 
-Case status transitions of DESIGN §2.8 live here (evaluating or rejected →
-pending approval → approved / rejected; a stale approval sends the case back
-to pending approval). The case is written through ``tracked_update`` so each
-transition is in its history with who and why.
+The decisions of DESIGN §2.8 (evaluating or rejected → pending approval →
+approved / rejected; a stale approval sends the case back to pending approval)
+move the case through ``apps.cases.lifecycle``, which locks the case row and
+re-checks its status, so each move happens once and is in the history with
+who and why.
 """
 
 from django.conf import settings
@@ -13,16 +14,19 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.approvals.binding import Change, capture, changes_for
 from apps.approvals.models import Approval, Reminder
 from apps.approvals.reminders import due_items
 from apps.approvals.selectors import offer_gates
+from apps.cases.lifecycle import case_lock, case_transition
 from apps.cases.models import ProcurementCase
 from apps.core.services import tracked_create, tracked_update
 
 Status = ProcurementCase.Status
 SUBMITTABLE = (Status.EVALUATING, Status.REJECTED)
+NOT_PENDING = gettext_lazy("The case is '%(status)s'; only a case pending approval can be decided.")
 
 
 def case_submit_for_approval(*, actor, case: ProcurementCase, note: str = "") -> ProcurementCase:
@@ -31,31 +35,38 @@ def case_submit_for_approval(*, actor, case: ProcurementCase, note: str = "") ->
         raise PermissionDenied(
             _("Only the case owner or a procurement reviewer may submit it for approval.")
         )
-    if case.status not in SUBMITTABLE:
-        raise ValidationError(
-            {
-                "status": _(
-                    "A case in status '%(status)s' cannot be submitted; it must be evaluating "
-                    "or rejected."
-                )
-                % {"status": case.get_status_display()}
-            }
-        )
     reason = "Submitted for approval"
     if note.strip():
         reason += f": {note.strip()}"
-    return tracked_update(
-        case, actor=actor, reason=reason, fields={"status": Status.PENDING_APPROVAL}
+    # Two submits at once: the second finds the case pending approval and is told so.
+    return case_transition(
+        actor=actor,
+        case=case,
+        target=Status.PENDING_APPROVAL,
+        expect=SUBMITTABLE,
+        message=_(
+            "A case in status '%(status)s' cannot be submitted; it must be evaluating or rejected."
+        ),
+        reason=reason,
+        fields={"submitted_by": actor},
     )
 
 
 def _check_decider(actor, case: ProcurementCase) -> None:
     if not actor.has_perm("approvals.decide_approval"):
         raise PermissionDenied(_("Only a tech lead may approve or reject a case."))
-    # DESIGN §1 segregation of duties: whoever raised the request does not decide it.
+    # Segregation of duties: whoever raised the request, or put it up for the
+    # decision, does not decide it.
     if actor.pk == case.owner_id:
         raise PermissionDenied(
             _("You raised this request, so you cannot decide it; ask another tech lead.")
+        )
+    if actor.pk == case.submitted_by_id:
+        raise PermissionDenied(
+            _(
+                "You submitted this case for approval, so you cannot decide it; "
+                "ask another tech lead."
+            )
         )
 
 
@@ -78,13 +89,13 @@ def approval_decide(
         errors["offer"] = _("This offer belongs to another case.")
     if decision == Approval.Decision.APPROVED and offer is None:
         errors["offer"] = _("Choose the offer you approve.")
-    if case.status != Status.PENDING_APPROVAL:
-        errors["status"] = _(
-            "The case is '%(status)s'; only a case pending approval can be decided."
-        ) % {"status": case.get_status_display()}
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
+        # The status is read under the row lock: of two deciders at once, the
+        # second waits, then finds the case decided and is told so.
+        case = case_lock(case, expect={Status.PENDING_APPROVAL}, message=NOT_PENDING)
+        _check_decider(actor, case)
         gates = offer_gates(case, offer) if offer is not None else None
         if decision == Approval.Decision.APPROVED and not gates.all_held:
             raise ValidationError(
@@ -98,11 +109,13 @@ def approval_decide(
             )
         verb = "Approved" if decision == Approval.Decision.APPROVED else "Rejected"
         target = Status.APPROVED if decision == Approval.Decision.APPROVED else Status.REJECTED
-        case = tracked_update(
-            case,
+        case = case_transition(
+            case=case,
             actor=actor,
+            target=target,
+            expect={Status.PENDING_APPROVAL},
+            message=NOT_PENDING,
             reason=f"{verb}{f' ({offer.vendor})' if offer else ''}: {comment.strip()}",
-            fields={"status": target},
         )
         # Bound after the case's own transition, so that write is not a "change".
         scopes = gates.scopes if gates else []
@@ -171,19 +184,25 @@ def approval_mark_stale(
         return None
     summary = "; ".join(str(c) for c in changes)[:1500]
     with transaction.atomic():
+        # Locks in the order every writer takes them (case, then its records), and
+        # re-reads the approval: two checks at once record the staleness once.
+        case = case_lock(approval.case)
+        approval = Approval.objects.select_for_update().get(pk=approval.pk)
+        if approval.stale_at is not None or approval.superseded_at is not None:
+            return None
         approval = tracked_update(
             approval,
             actor=actor,
             reason=f"Stale: {summary}",
             fields={"stale_at": timezone.now(), "stale_changes": [c.as_dict() for c in changes]},
         )
-        case = approval.case
         if case.status == Status.APPROVED:
-            tracked_update(
-                case,
+            case_transition(
+                case=case,
                 actor=actor,
+                target=Status.PENDING_APPROVAL,
+                expect={Status.APPROVED},
                 reason=f"Approval #{approval.pk} is stale, a fresh decision is needed: {summary}",
-                fields={"status": Status.PENDING_APPROVAL},
             )
     return approval
 

@@ -19,7 +19,7 @@ from apps.assessments.report import build_report
 from apps.assessments.rules import answers_errors
 from apps.assessments.selectors import assessment_list_for, assessment_summary
 from apps.cases.models import ProcurementCase
-from apps.core.api import TrackedSerializer, TrackedViewSetMixin
+from apps.core.api import TrackedSerializer, TrackedViewSetMixin, version_edited
 from apps.core.permissions import RolePermission
 from apps.offers.models import Offer
 
@@ -241,7 +241,7 @@ class AssessmentViewSet(
             actor=request.user,
             assessment=self.get_object(),
             review_by=body.validated_data.get("review_by"),
-            expected_version=body.validated_data.get("version"),
+            expected_version=version_edited(body.validated_data, editing=True),
         )
         return Response(self.get_serializer(self.get_queryset().get(pk=signed.pk)).data)
 
@@ -268,7 +268,7 @@ class AssessmentViewSet(
             assessment=self.get_object(),
             reason=body.validated_data["change_reason"],
             attachments={key: body.validated_data["file"]},
-            expected_version=body.validated_data.get("version"),
+            expected_version=version_edited(body.validated_data, editing=True),
         )
         return Response(self.get_serializer(self.get_queryset().get(pk=pk)).data)
 

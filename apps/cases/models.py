@@ -66,6 +66,15 @@ class ProcurementCase(TrackedModel):
         default=DEFAULT_SLO_PEAK_MEMORY_PCT,
         validators=[MinValueValidator(1), MaxValueValidator(100)],
     )
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("submitted for approval by"),
+        help_text=_("Whoever submitted the case for approval; they may not decide it."),
+    )
     offer_minimum_waiver = models.TextField(
         _("waiver: fewer than three offers"),
         blank=True,

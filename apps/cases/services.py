@@ -1,10 +1,12 @@
-"""Writes to procurement cases. Status transitions each live in one function."""
+"""Writes to procurement cases; status moves go through ``apps.cases.lifecycle``."""
 
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.utils.translation import gettext as _
 
+from apps.cases.lifecycle import case_lock, case_transition
 from apps.cases.models import ProcurementCase
 from apps.core.services import tracked_create, tracked_update
 
@@ -52,11 +54,13 @@ def case_offer_minimum_waive(*, actor, case: ProcurementCase, reason: str) -> Pr
 
 def case_evaluation_start(*, actor, case: ProcurementCase) -> ProcurementCase:
     """Draft → evaluating, once the first offer is on the case."""
-    if case.status != ProcurementCase.Status.DRAFT:
-        return case
-    return tracked_update(
-        case,
-        actor=actor,
-        reason="Evaluation started: first offer added",
-        fields={"status": ProcurementCase.Status.EVALUATING},
-    )
+    with transaction.atomic():
+        case = case_lock(case)
+        if case.status != ProcurementCase.Status.DRAFT:
+            return case
+        return case_transition(
+            actor=actor,
+            case=case,
+            target=ProcurementCase.Status.EVALUATING,
+            reason="Evaluation started: first offer added",
+        )

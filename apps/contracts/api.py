@@ -27,6 +27,7 @@ from apps.contracts.selectors import (
     open_red_flags,
     templates_with_items,
 )
+from apps.core.api import version_edited
 from apps.core.permissions import RolePermission
 from apps.offers.selectors import offer_get_for
 
@@ -214,7 +215,7 @@ class ClauseChecklistViewSet(
             checklist=checklist,
             items=[dict(row) for row in data["items"]],
             reason=data["change_reason"],
-            expected_version=data.get("version"),
+            expected_version=version_edited(data, editing=True),
         )
         return Response(self.get_serializer(checklist_get_for(request.user, checklist.pk)).data)
 

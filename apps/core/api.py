@@ -10,7 +10,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from apps.core.middleware import is_out_of_range
 from apps.core.parsers import BodyTooLarge
-from apps.core.services import ConcurrentEditError
+from apps.core.services import ConcurrentEditError, StateConflict
 
 
 def exception_handler(exc, context):
@@ -22,6 +22,9 @@ def exception_handler(exc, context):
     elif isinstance(exc, SuspiciousFileOperation):
         # An uploaded file's name from which storage can derive no safe name, such as " ".
         exc = exceptions.ValidationError({"file": [_("This file name cannot be used.")]})
+    elif isinstance(exc, StateConflict):
+        # Someone else moved the record first: a conflict, not a malformed request.
+        return Response(exc.message_dict, status=status.HTTP_409_CONFLICT)
     elif isinstance(exc, DjangoValidationError):
         detail = (
             exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
@@ -41,12 +44,43 @@ def exception_handler(exc, context):
     return drf_exception_handler(exc, context)
 
 
+class VersionRequired(exceptions.APIException):
+    """428: an edit of an existing record that does not say which version it edited."""
+
+    status_code = status.HTTP_428_PRECONDITION_REQUIRED
+    default_code = "version_required"
+
+
+def version_edited(data, *, editing: bool) -> int | None:
+    """The version of the record the client edited; required to change one that exists.
+
+    Without it a change would overwrite whatever someone else saved in between
+    (last write wins), so such an edit is refused with 428.
+    """
+    version = data.get("version")
+    if editing and version is None:
+        raise VersionRequired(
+            {
+                "version": [
+                    _(
+                        'Send the version of the record you edited (its "version" field), '
+                        "so that a change someone else saved meanwhile is not overwritten."
+                    )
+                ]
+            }
+        )
+    return version
+
+
 class TrackedSerializer(serializers.ModelSerializer):
     """Adds the optimistic-lock version and, on edits, a required change reason."""
 
     version = serializers.IntegerField(
         required=False,
-        help_text="Version the client edited; a stale version is refused with 409.",
+        help_text=(
+            "Version the client edited: required on edits (missing: 428); "
+            "a stale version is refused with 409."
+        ),
     )
     change_reason = serializers.CharField(
         write_only=True,
@@ -59,6 +93,7 @@ class TrackedSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError(
                 {"change_reason": _("Say why this record is changed.")}
             )
+        version_edited(attrs, editing=self.instance is not None)
         return attrs
 
 

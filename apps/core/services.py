@@ -28,6 +28,13 @@ class ConcurrentEditError(Exception):
         )
 
 
+class StateConflict(ValidationError):
+    """The record is no longer in a state that allows this write (someone else moved it).
+
+    A ``ValidationError``, so forms show it like any refusal; the API answers 409.
+    """
+
+
 def _attribute(instance: models.Model, *, actor: Any, reason: str) -> None:
     # simple-history reads these two attributes when it writes the history row;
     # setting them here attributes writes made outside a request (commands,

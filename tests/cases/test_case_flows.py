@@ -145,6 +145,17 @@ def test_an_api_edit_without_a_reason_is_refused(api_as, priya):
     assert "change_reason" in response.json()
 
 
+def test_an_api_edit_without_a_version_is_refused_and_changes_nothing(api_as, priya):
+    case = make_case(priya)
+    response = api_as("priya").patch(
+        f"/api/v1/cases/{case.pk}/", {"name": "B", "change_reason": "Rename"}, format="json"
+    )
+    assert response.status_code == 428
+    assert "version" in response.json()
+    case.refresh_from_db()
+    assert case.name != "B" and case.version == 1
+
+
 def test_the_three_offer_rule_and_its_waiver_show_on_the_case(browser_as, priya):
     case = make_case(priya)
     client = browser_as("priya")
@@ -167,7 +178,9 @@ def test_the_three_offer_rule_and_its_waiver_show_on_the_case(browser_as, priya)
 def test_workflow_fields_cannot_be_set_through_an_edit(api_as, priya, field):
     case = make_case(priya)
     response = api_as("priya").patch(
-        f"/api/v1/cases/{case.pk}/", {field: "approved", "change_reason": "sneaky"}, format="json"
+        f"/api/v1/cases/{case.pk}/",
+        {field: "approved", "change_reason": "sneaky", "version": case.version},
+        format="json",
     )
     case.refresh_from_db()
     assert response.status_code == 200

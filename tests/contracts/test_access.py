@@ -86,6 +86,7 @@ API_CALLS = [
         lambda w: {
             "items": [{"id": w["red"].pk, "note": "Asked the vendor"}],
             "change_reason": "Follow-up",
+            "version": type(w["checklist"]).objects.get(pk=w["checklist"].pk).version,
         },
         LEGAL,
         200,

@@ -57,7 +57,9 @@ def test_patch_with_one_bad_row_saves_nothing(api_as, checklist, bad, field):
         {"id": item(checklist, "sla").pk, "status": "acceptable", **bad},
     ]
     response = api_as("lena").patch(
-        url(checklist), {"items": rows, "change_reason": "x"}, format="json"
+        url(checklist),
+        {"items": rows, "change_reason": "x", "version": checklist.version},
+        format="json",
     )
     assert response.status_code == 400
     errors = response.json()
