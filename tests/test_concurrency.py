@@ -36,9 +36,7 @@ def _default_checklist_template():
     from apps.contracts.models import ChecklistTemplate
 
     if not ChecklistTemplate.objects.exists():
-        import_module("apps.contracts.migrations.0002_default_template").publish_default(
-            apps, None
-        )
+        import_module("apps.contracts.migrations.0002_default_template").publish_default(apps, None)
 
 
 def race(people, calls) -> list:
