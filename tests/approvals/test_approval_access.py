@@ -184,3 +184,22 @@ def test_api_gates_and_refusal_name_the_open_gates(api_as, people, ready_world):
         f"/api/v1/cases/{case.pk}/decision/", {"decision": "maybe", "comment": ""}, format="json"
     )
     assert bad.status_code == 400 and {"decision", "comment"} <= set(bad.json())
+
+
+def test_whoever_submitted_the_case_cannot_decide_it(api_as, people, ready_world):
+    """Segregation of duties: ada submits (she does not own the case), so tariq decides."""
+    case, offer = ready_world["case"], ready_world["offer"]
+    submitted = api_as("ada").post(
+        f"/api/v1/cases/{case.pk}/submit-for-approval/", {}, format="json"
+    )
+    assert submitted.status_code == 200
+    body = {"offer": offer.pk, "decision": "approved", "comment": "All gates held"}
+    refused = api_as("ada").post(f"/api/v1/cases/{case.pk}/decision/", body, format="json")
+    assert refused.status_code == 403
+    assert "submitted this case" in refused.json()["detail"]
+    case.refresh_from_db()
+    assert case.status == "pending_approval" and case.submitted_by == people["ada"]
+    decided = api_as("tariq").post(f"/api/v1/cases/{case.pk}/decision/", body, format="json")
+    assert decided.status_code == 201
+    case.refresh_from_db()
+    assert case.status == "approved"
