@@ -7,8 +7,9 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from apps.cases.services import case_evaluation_start
-from apps.core.services import tracked_create, tracked_update
+from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
 from apps.offers.models import DeclaredSpec, Offer
+from apps.offers.selectors import offer_reviews
 
 OFFER_FIELDS = (
     "vendor",
@@ -63,13 +64,38 @@ def offer_update(
     *, actor, offer: Offer, fields: dict[str, Any], reason: str, expected_version=None
 ) -> Offer:
     _reject_unknown(fields, OFFER_FIELDS)
-    if "vendor" in fields and fields["vendor"] != offer.vendor:
-        clash = Offer.objects.filter(case_id=offer.case_id, vendor=fields["vendor"])
-        if clash.exclude(pk=offer.pk).exists():
-            raise ValidationError({"vendor": _("That vendor already has an offer on this case.")})
-    return tracked_update(
-        offer, actor=actor, reason=reason, fields=fields, expected_version=expected_version
-    )
+    with transaction.atomic():
+        # Compare with the stored row, not with ``offer``: a bound ModelForm has
+        # already written the submitted vendor onto the instance it was given.
+        current = Offer.objects.select_for_update().get(pk=offer.pk)
+        if expected_version is not None and current.version != expected_version:
+            raise ConcurrentEditError(current, expected_version)
+        vendor = fields.get("vendor")
+        if vendor is not None and getattr(vendor, "pk", vendor) != current.vendor_id:
+            _vendor_change_check(current, vendor)
+        return tracked_update(
+            current, actor=actor, reason=reason, fields=fields, expected_version=expected_version
+        )
+
+
+def _vendor_change_check(offer: Offer, vendor) -> None:
+    # Checklists, waivers, claims, scores and measurements judged this offer as
+    # made by its vendor; under another vendor they would vouch for an offer
+    # nobody reviewed.
+    reviews = offer_reviews(offer)
+    if reviews:
+        raise ValidationError(
+            {
+                "vendor": _(
+                    "This offer already has reviews (%(kinds)s); its vendor cannot change. "
+                    "Create a new offer for the other vendor."
+                )
+                % {"kinds": ", ".join(reviews)}
+            }
+        )
+    clash = Offer.objects.filter(case_id=offer.case_id, vendor=vendor).exclude(pk=offer.pk)
+    if clash.exists():
+        raise ValidationError({"vendor": _("That vendor already has an offer on this case.")})
 
 
 def declared_spec_update(
