@@ -1,17 +1,20 @@
 from django.contrib import admin
-from simple_history.admin import SimpleHistoryAdmin
 
 from apps.approvals.models import Approval, Reminder
+from apps.core.admin import RecordAdmin
 
 
 @admin.register(Approval)
-class ApprovalAdmin(SimpleHistoryAdmin):
+class ApprovalAdmin(RecordAdmin):
+    """A tech lead's decision, bound to what it judged: only the decider makes it, in the app."""
+
     list_display = ("case", "offer", "decision", "decided_by", "decided_at", "stale_at")
     list_filter = ("decision",)
-    readonly_fields = ("gates", "bound_state", "stale_changes")
 
 
 @admin.register(Reminder)
-class ReminderAdmin(SimpleHistoryAdmin):
+class ReminderAdmin(RecordAdmin):
+    """A reminder that was sent; its unique key keeps sending idempotent."""
+
     list_display = ("kind", "label", "due_on", "threshold", "created_at")
     list_filter = ("kind", "threshold")

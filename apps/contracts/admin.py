@@ -1,6 +1,6 @@
 from django.contrib import admin
-from simple_history.admin import SimpleHistoryAdmin
 
+from apps.contracts import services
 from apps.contracts.models import (
     ChecklistItem,
     ChecklistTemplate,
@@ -8,40 +8,54 @@ from apps.contracts.models import (
     RedFlagWaiver,
     TemplateItem,
 )
+from apps.core.admin import ReadOnlyInline, RecordAdmin, TrackedAdmin
 
 
-class TemplateItemInline(admin.TabularInline):
+class TemplateItemInline(ReadOnlyInline):
     model = TemplateItem
-    extra = 0
 
 
 @admin.register(ChecklistTemplate)
-class ChecklistTemplateAdmin(SimpleHistoryAdmin):
+class ChecklistTemplateAdmin(RecordAdmin):
+    """A published template version: the app publishes the next one, never edits it."""
+
     list_display = ["number", "published_by", "created_at"]
     list_select_related = ["published_by"]
     inlines = [TemplateItemInline]
 
 
-class ChecklistItemInline(admin.TabularInline):
+class ChecklistItemInline(ReadOnlyInline):
     model = ChecklistItem
-    extra = 0
     fields = ["number", "title", "status", "clause_reference", "reviewer", "reviewed_at"]
 
 
 @admin.register(ClauseChecklist)
-class ClauseChecklistAdmin(SimpleHistoryAdmin):
+class ClauseChecklistAdmin(RecordAdmin):
+    """Nothing of its own to edit: its items are edited one by one, through the app's service."""
+
     list_display = ["offer", "template", "updated_at"]
     list_select_related = ["offer__vendor", "template"]
     inlines = [ChecklistItemInline]
 
 
 @admin.register(ChecklistItem)
-class ChecklistItemAdmin(SimpleHistoryAdmin):
+class ChecklistItemAdmin(TrackedAdmin):
+    """Saved as the checklist page saves it: the editor becomes the reviewer, and a status
+    change lapses the item's waiver."""
+
     list_display = ["checklist", "number", "title", "status", "reviewer"]
     list_select_related = ["checklist", "reviewer"]
+    editable_fields = services.ITEM_FIELDS
+
+    def update(self, request, obj, *, fields, reason, version):
+        return services.checklist_item_update(
+            actor=request.user, item=obj, fields=fields, reason=reason, expected_version=version
+        )
 
 
 @admin.register(RedFlagWaiver)
-class RedFlagWaiverAdmin(SimpleHistoryAdmin):
+class RedFlagWaiverAdmin(RecordAdmin):
+    """A legal reviewer's acceptance of one risk: only they make it, in the app."""
+
     list_display = ["item", "waived_status", "waived_by", "waived_at", "lapsed_at"]
     list_select_related = ["item", "waived_by"]

@@ -158,6 +158,28 @@ def checklist_save(
         return tracked_update(current, actor=actor, reason=reason, fields={})
 
 
+def checklist_item_update(
+    *,
+    actor,
+    item: ChecklistItem,
+    fields: dict[str, Any],
+    reason: str,
+    expected_version: int | None = None,
+) -> ChecklistItem:
+    """Save one item as ``checklist_save`` would, checked against the item's own version."""
+    with transaction.atomic():
+        current = ChecklistItem.objects.select_for_update().get(pk=item.pk)
+        if expected_version is not None and current.version != expected_version:
+            raise ConcurrentEditError(current, expected_version)
+        checklist_save(
+            actor=actor,
+            checklist=current.checklist,
+            items=[{**fields, "id": current.pk}],
+            reason=reason,
+        )
+    return ChecklistItem.objects.get(pk=item.pk)
+
+
 def _item_changes(by_id: dict[int, ChecklistItem], rows: list[dict[str, Any]]) -> list[tuple]:
     """The (item, changed fields) pairs of ``rows``, or a ValidationError naming every bad field."""
     errors: dict[str, str] = {}

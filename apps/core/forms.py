@@ -23,18 +23,19 @@ class EditReasonMixin(forms.Form):
         return fields, fields.pop("change_reason"), fields.pop("version")
 
 
+def stale_edit_message(current: int, expected: int | None) -> str:
+    """What an editor reads when the record changed since they loaded it."""
+    return _(
+        "Someone else saved this record while you were editing it (now version "
+        "%(current)s, you started from %(expected)s). Reload the page to see "
+        "their changes, then apply yours again."
+    ) % {"current": current, "expected": expected}
+
+
 def apply_service_errors(form: forms.BaseForm, error: Exception) -> None:
     """Show a service's refusal on the form, next to the field it names."""
     if isinstance(error, ConcurrentEditError):
-        form.add_error(
-            None,
-            _(
-                "Someone else saved this record while you were editing it (now version "
-                "%(current)s, you started from %(expected)s). Reload the page to see "
-                "their changes, then apply yours again."
-            )
-            % {"current": error.current.version, "expected": error.expected_version},
-        )
+        form.add_error(None, stale_edit_message(error.current.version, error.expected_version))
         return
     if isinstance(error, ValidationError) and hasattr(error, "error_dict"):
         for field, messages in error.message_dict.items():

@@ -1,22 +1,25 @@
 from django.contrib import admin
-from simple_history.admin import SimpleHistoryAdmin
 
+from apps.core.admin import ReadOnlyInline, RecordAdmin
 from apps.scorecards.models import CriteriaSet, Scorecard, ScoreEntry
 
 
 @admin.register(CriteriaSet)
-class CriteriaSetAdmin(SimpleHistoryAdmin):
+class CriteriaSetAdmin(RecordAdmin):
+    """A published revision of the criteria; the app publishes the next one, never edits."""
+
     list_display = ["case", "revision", "published_by", "created_at"]
     list_select_related = ["case", "published_by"]
 
 
-class ScoreEntryInline(admin.TabularInline):
+class ScoreEntryInline(ReadOnlyInline):
     model = ScoreEntry
-    extra = 0
 
 
 @admin.register(Scorecard)
-class ScorecardAdmin(SimpleHistoryAdmin):
+class ScorecardAdmin(RecordAdmin):
+    """One reviewer's own scores: only that reviewer revises them, in the app."""
+
     list_display = ["offer", "reviewer", "criteria_set", "updated_at"]
     list_select_related = ["offer__vendor", "reviewer", "criteria_set"]
     inlines = [ScoreEntryInline]
