@@ -16,6 +16,7 @@ from apps.acceptance.models import (
 )
 from apps.approvals.binding import Change, Scope, changes_for
 from apps.approvals.models import Approval
+from apps.core.downloads import StoredFile
 
 
 def plan_list_for(actor):
@@ -44,6 +45,18 @@ def attachment_get_for(actor, pk: int) -> AcceptanceAttachment:
     else:
         queryset = AcceptanceAttachment.objects.select_related("plan", "result")
     return get_object_or_404(queryset, pk=pk)
+
+
+def attachment_stored_file(attachment: AcceptanceAttachment) -> StoredFile:
+    """The attachment's bytes as a download sends them, checked against its SHA-256."""
+    return StoredFile(
+        case_id=attachment.plan.case_id,
+        record=f"Acceptance attachment {attachment.name}",
+        name=attachment.storage_name,
+        sha256=attachment.sha256,
+        filename=attachment.name,
+        content_type=attachment.content_type,
+    )
 
 
 def case_plans(case) -> list[AcceptancePlan]:

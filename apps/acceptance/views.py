@@ -3,8 +3,6 @@ sign-off."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.files.storage import default_storage
-from django.http import FileResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
@@ -22,12 +20,14 @@ from apps.acceptance.selectors import (
     acceptance_state,
     active_plan,
     attachment_get_for,
+    attachment_stored_file,
     case_plans,
     plan_get_for,
     result_get_for,
 )
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
+from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
 from apps.core.uploads import declared_over, refused_unread
@@ -177,12 +177,7 @@ def attachment_add(request, pk: int):
 @role_required("acceptance.view_acceptanceattachment")
 def attachment_download(request, pk: int):
     attachment = attachment_get_for(request.user, pk)
-    return FileResponse(
-        default_storage.open(attachment.storage_name, "rb"),
-        as_attachment=True,
-        filename=attachment.name,
-        content_type=attachment.content_type,
-    )
+    return stored_file_response(request, attachment_stored_file(attachment))
 
 
 @role_required("acceptance.signoff_acceptanceplan")

@@ -131,7 +131,13 @@ class AssessmentAnswer(TrackedModel):
         max_length=255,
         validators=[validate_attachment_size],
     )
-    history = HistoricalRecords()
+    # Recorded when the attachment is stored; every download re-checks it. Kept out of
+    # history: a new history column would change the digest of every older history row
+    # (apps.audit.chain), and the attachment's own name is in history already.
+    attachment_sha256 = models.CharField(
+        _("attachment SHA-256"), max_length=64, blank=True, editable=False
+    )
+    history = HistoricalRecords(excluded_fields=["attachment_sha256"])
 
     class Meta:
         ordering = ["assessment_id", "pk"]

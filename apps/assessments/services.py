@@ -5,6 +5,7 @@ Answers arrive as ``{question_key: {"value": str, "number": int | None, "note": 
 or ``False`` to detach. Every write is validated before anything is saved.
 """
 
+import hashlib
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -48,6 +49,17 @@ def _validate(answers: Answers, attachments: dict[str, Any]) -> None:
                 errors[f"{key}__attachment"] = " ".join(error.messages)
     if errors:
         raise ValidationError({key: [message] for key, message in errors.items()})
+
+
+def _attachment_fields(upload) -> dict[str, Any]:
+    """The attachment with the SHA-256 of its bytes, which downloads check; False detaches."""
+    if upload is False:
+        return {"attachment": "", "attachment_sha256": ""}
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    return {"attachment": upload, "attachment_sha256": digest.hexdigest()}
 
 
 def _answer_fields(given: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +106,7 @@ def assessment_create(
         for question in QUESTIONS:
             fields = _answer_fields(answers.get(question.key, {}))
             if attachments.get(question.key):
-                fields["attachment"] = attachments[question.key]
+                fields.update(_attachment_fields(attachments[question.key]))
             tracked_create(
                 AssessmentAnswer,
                 actor=actor,
@@ -179,9 +191,9 @@ def _answer_changes(rows, answers: Answers, attachments: dict[str, Any]) -> list
         }
         upload = attachments.get(key)
         if upload:
-            fields["attachment"] = upload
+            fields.update(_attachment_fields(upload))
         elif upload is False and row is not None and row.attachment:
-            fields["attachment"] = ""
+            fields.update(_attachment_fields(False))
         if fields:
             changes.append((key, fields))
     return changes

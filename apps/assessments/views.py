@@ -6,7 +6,7 @@ import posixpath
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -25,6 +25,7 @@ from apps.assessments.selectors import (
 from apps.audit.timeline import history_timeline
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
+from apps.core.downloads import StoredFile, stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
 from apps.core.uploads import declared_length, refused_unread, upload_refused
@@ -204,11 +205,15 @@ def attachment_download(request, pk: int, key: str):
     answer = assessment.answer_map().get(key)
     if answer is None or not answer.attachment:
         raise Http404
-    return FileResponse(
-        answer.attachment.open("rb"),
-        as_attachment=True,
+    stored = StoredFile(
+        case_id=assessment.case_id,
+        record=f"Data-export assessment {assessment.pk}, attachment to {key}",
+        name=answer.attachment.name,
+        sha256=answer.attachment_sha256,
         filename=posixpath.basename(answer.attachment.name),
+        storage=answer.attachment.storage,
     )
+    return stored_file_response(request, stored)
 
 
 @role_required("assessments.view_dataexportassessment")

@@ -1,9 +1,11 @@
-"""The audit section of the case page: chain head, last verification, timeline and export."""
+"""The audit section of the case page: chain head, last verification, stored files found
+changed, timeline and export."""
 
 from django.utils.translation import gettext as _
 
 from apps.audit.selectors import chain_status
 from apps.cases.overview import CasePanel
+from apps.core.downloads import open_file_integrity_alarms
 
 # Shows the chain head and the last verification run: the case page's cache key
 # holds both (``apps.cases.page.page_versions``).
@@ -18,10 +20,20 @@ def case_panel(case, *, actor) -> CasePanel | None:
             _("The audit chain failed verification: %(problem)s")
             % {"problem": status.first_problem}
         )
+    # Raised by a download that found a stored file changed: a tracked write, so the
+    # cached panel is replaced as soon as one is raised.
+    alarms = []
+    if actor.has_perm("core.view_fileintegrityalarm"):
+        alarms = open_file_integrity_alarms(case)
+    for alarm in alarms:
+        missing.append(
+            _("Stored file changed on disk: %(record)s no longer matches its recorded checksum.")
+            % {"record": alarm.record}
+        )
     return CasePanel(
         title=_("Audit trail"),
         template="audit/case_panel.html",
-        context={"case": case, "status": status},
+        context={"case": case, "status": status, "alarms": alarms},
         missing=missing,
         order=90,
     )

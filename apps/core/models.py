@@ -1,7 +1,10 @@
-"""Shared abstract models. No domain rules live here."""
+"""Shared models: the tracked base, and the alarm any app raises on a changed stored file.
+
+No domain rules live here."""
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
 
 
 class TrackedModel(models.Model):
@@ -17,3 +20,30 @@ class TrackedModel(models.Model):
 
     class Meta:
         abstract = True
+
+
+class FileIntegrityAlarm(TrackedModel):
+    """A stored file found changed on disk: its bytes no longer hash to the digest recorded."""
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.PROTECT,
+        related_name="file_integrity_alarms",
+        verbose_name=_("case"),
+    )
+    record = models.CharField(_("record"), max_length=300)
+    storage_name = models.CharField(_("stored as"), max_length=300)
+    expected_sha256 = models.CharField(_("recorded SHA-256"), max_length=64, blank=True)
+    found_sha256 = models.CharField(_("SHA-256 found"), max_length=64)
+    detected_at = models.DateTimeField(_("detected at"))
+    resolved_at = models.DateTimeField(_("resolved at"), null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-detected_at", "-pk"]
+        verbose_name = _("file integrity alarm")
+        verbose_name_plural = _("file integrity alarms")
+        indexes = [models.Index(fields=["case", "resolved_at"], name="core_alarm_case_open")]
+
+    def __str__(self) -> str:
+        return f"{self.record}: {self.found_sha256[:12]}… ≠ {self.expected_sha256[:12]}…"

@@ -1,8 +1,6 @@
 """REST API: the harness upload, the published schema, bundles, verifications and tokens."""
 
 from django.conf import settings
-from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404
 from django.urls import path, reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -15,11 +13,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.cases.models import ProcurementCase
+from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
 from apps.evidence import bundle as bundle_reader
 from apps.evidence import services
 from apps.evidence.authentication import HarnessTokenAuthentication
 from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
+from apps.evidence.selectors import bundle_stored_file
 from apps.offers.models import Offer
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -286,13 +286,7 @@ class EvidenceBundleViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["get"])
     def raw(self, request, pk=None):
         bundle = self.get_object()
-        if not default_storage.exists(bundle.storage_name):
-            raise Http404
-        response = FileResponse(
-            default_storage.open(bundle.storage_name, "rb"), content_type="application/json"
-        )
-        response["X-Content-SHA256"] = bundle.sha256
-        return response
+        return stored_file_api_response(request, bundle_stored_file(bundle), as_attachment=False)
 
 
 class SpecVerificationViewSet(viewsets.ReadOnlyModelViewSet):

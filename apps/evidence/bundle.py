@@ -27,10 +27,54 @@ FORMAT_VERSIONS = ("diligence-evidence/1",)
 SCHEMA_PATH = Path("harness/diligence_harness/schema/evidence-1.schema.json")
 
 
+# A refusal quotes the offending value so that whoever ran the harness can find it; but
+# the token holder chooses that value, and refused uploads are listed on the case's
+# evidence page and answered to the harness. Each quoted value is cut to QUOTED_CHARS,
+# the field path to FIELD_CHARS and the whole reason to REFUSAL_CHARS.
+QUOTED_CHARS = 300
+FIELD_CHARS = 300
+REFUSAL_CHARS = 1000
+
+
+def _long_quote(quote: str) -> re.Pattern:
+    """A value in ``quote`` marks (backslash escapes inside) longer than QUOTED_CHARS."""
+    char = rf"(?:[^{quote}\\]|\\.)"
+    return re.compile(rf"{quote}({char}{{{QUOTED_CHARS}}}){char}+{quote}")
+
+
+# The schema validator quotes values as JSON strings, and the keys it names in '…'.
+_LONG_QUOTES = {quote: _long_quote(quote) for quote in "\"'"}
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters, else its start and an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quoted(value) -> str:
+    """A value from the bundle as a refusal quotes it: its ``repr``, cut to QUOTED_CHARS."""
+    if isinstance(value, str) and len(value) > QUOTED_CHARS:
+        value = value[: QUOTED_CHARS + 1]  # the repr of 100 KB is never needed whole
+    return cut(repr(value), QUOTED_CHARS)
+
+
+def shorten_quotes(message: str) -> str:
+    """A message from another library with each long quoted value cut to QUOTED_CHARS."""
+    if len(message) <= QUOTED_CHARS:
+        return message
+    for quote, pattern in _LONG_QUOTES.items():
+        message = pattern.sub(lambda match, q=quote: f"{q}{match[1]}…{q}", message)
+    return message
+
+
 class BundleRefused(Exception):
-    """The upload is refused with this HTTP status and message; nothing is stored."""
+    """The upload is refused with this HTTP status and message; nothing is stored.
+
+    Message and field are bounded here, once for every refusal (see REFUSAL_CHARS)."""
 
     def __init__(self, message: str, *, status: int = 400, field: str | None = None) -> None:
+        message = cut(message, REFUSAL_CHARS)
+        field = cut(field, FIELD_CHARS) if field is not None else None
         super().__init__(message)
         self.message, self.status, self.field = message, status, field
 
@@ -63,7 +107,7 @@ def _unique_keys(pairs: list) -> dict:
     for key, _value in pairs:
         if key in seen:
             raise BundleRefused(
-                f"The key {key!r} appears twice in one object; which one counts would depend "
+                f"The key {quoted(key)} appears twice in one object; which one counts would depend "
                 "on the parser, so a bundle's keys must be unique.",
                 field=key,
             )
@@ -157,7 +201,7 @@ def check_format(document: dict) -> None:
     version = document.get("format_version")
     if version not in FORMAT_VERSIONS:
         raise BundleRefused(
-            f"Unknown format_version {version!r}; this server reads "
+            f"Unknown format_version {quoted(version)}; this server reads "
             + ", ".join(FORMAT_VERSIONS)
             + ".",
             field="format_version",
@@ -173,7 +217,9 @@ def check_schema(document: dict) -> None:
     error = min(errors, key=lambda e: len(e.instance_path))
     path = "/".join(str(part) for part in error.instance_path) or "(top level)"
     raise BundleRefused(
-        f"The bundle does not match the published schema at {path}: {error.message}", field=path
+        f"The bundle does not match the published schema at {cut(path, FIELD_CHARS)}: "
+        f"{shorten_quotes(error.message)}",
+        field=path,
     )
 
 
@@ -183,7 +229,7 @@ def artifact_bytes(artifact: dict) -> bytes:
             return base64.b64decode(artifact["content"], validate=True)
         except binascii.Error:
             raise BundleRefused(
-                f"Artifact {artifact['name']!r} is not valid base64.", field="artifacts"
+                f"Artifact {quoted(artifact['name'])} is not valid base64.", field="artifacts"
             ) from None
     return artifact["content"].encode("utf-8")
 
@@ -196,8 +242,8 @@ def check_artifacts(document: dict) -> None:
         digest = hashlib.sha256(data).hexdigest()
         if digest != artifact["sha256"] or len(data) != artifact["size"]:
             raise BundleRefused(
-                f"Artifact {artifact['name']!r} does not match its digest: the content hashes to "
-                f"{digest} ({len(data)} bytes), the bundle states {artifact['sha256']} "
+                f"Artifact {quoted(artifact['name'])} does not match its digest: the content "
+                f"hashes to {digest} ({len(data)} bytes), the bundle states {artifact['sha256']} "
                 f"({artifact['size']} bytes).",
                 field=f"artifacts/{index}/sha256",
             )

@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from apps.core.downloads import StoredFile
 from apps.evidence.models import (
     EvidenceBundle,
     EvidenceUpload,
@@ -31,6 +32,18 @@ def bundle_list_for(actor) -> QuerySet[EvidenceBundle]:
 def bundle_get_for(actor, pk: int) -> EvidenceBundle:
     queryset = bundle_list_for(actor).defer(None)
     return get_object_or_404(queryset, pk=pk)
+
+
+def bundle_stored_file(bundle: EvidenceBundle) -> StoredFile:
+    """The bundle's raw bytes as a download sends them, checked against its SHA-256."""
+    return StoredFile(
+        case_id=bundle.case_id,
+        record=f"Evidence bundle {bundle.sha256[:12]}…",
+        name=bundle.storage_name,
+        sha256=bundle.sha256,
+        filename=f"evidence-{bundle.sha256[:16]}.json",
+        content_type="application/json",
+    )
 
 
 def case_bundles(case) -> list[EvidenceBundle]:
@@ -107,14 +120,17 @@ def suggested_performance_score(verification: SpecVerification | None) -> int | 
     return PERFORMANCE_SCORE.get(verification.verdict)
 
 
-UNFINISHED_SHOWN = 20
+# A token holder can send refused uploads until the token expires: the page lists them
+# a page at a time.
+UNFINISHED_PER_PAGE = 20
 
 
-def case_uploads_not_stored(case) -> list[EvidenceUpload]:
-    """The case's latest uploads that are not (yet) evidence: being read, refused or failed."""
-    return list(
+def case_uploads_not_stored(case) -> QuerySet[EvidenceUpload]:
+    """The case's uploads that are not (yet) evidence, newest first: being read, refused or
+    failed. A queryset, for the page to read one page of."""
+    return (
         EvidenceUpload.objects.filter(case=case)
         .exclude(state=EvidenceUpload.State.VERIFIED)
         .select_related("token")
-        .order_by("-received_at", "-pk")[:UNFINISHED_SHOWN]
+        .order_by("-received_at", "-pk")
     )

@@ -4,8 +4,8 @@ import shlex
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404, HttpResponse
+from django.core.paginator import Paginator
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
+from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.evidence import services, zipapp
 from apps.evidence.charts import load_charts
@@ -20,7 +21,9 @@ from apps.evidence.forms import HarnessTokenForm, RevokeForm
 from apps.evidence.models import HarnessToken
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN
 from apps.evidence.selectors import (
+    UNFINISHED_PER_PAGE,
     bundle_get_for,
+    bundle_stored_file,
     case_bundles,
     case_tokens,
     case_uploads_not_stored,
@@ -36,6 +39,7 @@ def case_evidence(request, pk: int):
     case = case_get_for(request.user, pk)
     bundles = case_bundles(case)
     offers = offers_of_case(case)
+    uploads = Paginator(case_uploads_not_stored(case), UNFINISHED_PER_PAGE)
     return render(
         request,
         "evidence/case_evidence.html",
@@ -43,7 +47,7 @@ def case_evidence(request, pk: int):
             "case": case,
             "bundles": bundles,
             "rows": offers_evidence(offers, bundles),
-            "uploads": case_uploads_not_stored(case),
+            "page": uploads.get_page(request.GET.get("page")),
         },
     )
 
@@ -73,17 +77,7 @@ def bundle_detail(request, pk: int):
 
 @role_required("evidence.view_evidencebundle")
 def bundle_raw(request, pk: int):
-    bundle = bundle_get_for(request.user, pk)
-    if not default_storage.exists(bundle.storage_name):
-        raise Http404(_("The stored file is missing."))
-    response = FileResponse(
-        default_storage.open(bundle.storage_name, "rb"),
-        as_attachment=True,
-        filename=f"evidence-{bundle.sha256[:16]}.json",
-        content_type="application/json",
-    )
-    response["X-Content-SHA256"] = bundle.sha256
-    return response
+    return stored_file_response(request, bundle_stored_file(bundle_get_for(request.user, pk)))
 
 
 @role_required("evidence.view_evidencebundle")

@@ -1,6 +1,5 @@
 """REST API: a case's packets, requesting a new one (202 + status URL), downloading one."""
 
-from django.http import FileResponse
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
@@ -9,9 +8,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.cases.selectors import case_get_for
+from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
 from apps.packets.models import AuditPacket, PacketRequest
-from apps.packets.selectors import packet_get_for, packet_request_get_for, packets_of_case
+from apps.packets.selectors import (
+    packet_get_for,
+    packet_request_get_for,
+    packet_stored_file,
+    packets_of_case,
+)
 from apps.packets.services import packet_request_create
 
 
@@ -140,12 +145,7 @@ class PacketDownloadView(APIView):
     )
     def get(self, request, pk: int):
         packet = packet_get_for(request.user, pk)
-        return FileResponse(
-            packet.file.open("rb"),
-            as_attachment=True,
-            filename=f"{packet.number}.pdf",
-            content_type="application/pdf",
-        )
+        return stored_file_api_response(request, packet_stored_file(packet))
 
 
 def register(router) -> list:

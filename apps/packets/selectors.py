@@ -4,6 +4,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.cases.selectors import case_list_for
+from apps.core.downloads import StoredFile
 from apps.packets.models import AuditPacket, PacketRequest
 
 
@@ -20,6 +21,19 @@ def packet_get_for(actor, pk: int) -> AuditPacket:
         return get_object_or_404(AuditPacket.objects.none(), pk=pk)
     visible = AuditPacket.objects.filter(case__in=case_list_for(actor).values("pk"))
     return get_object_or_404(visible.select_related("case", "issued_by"), pk=pk)
+
+
+def packet_stored_file(packet: AuditPacket) -> StoredFile:
+    """The signed PDF as a download sends it, checked against the digest it was issued with."""
+    return StoredFile(
+        case_id=packet.case_id,
+        record=f"Audit packet {packet.number}",
+        name=packet.file.name,
+        sha256=packet.sha256,
+        filename=f"{packet.number}.pdf",
+        content_type="application/pdf",
+        storage=packet.file.storage,
+    )
 
 
 def packet_request_get_for(actor, pk: int) -> PacketRequest:

@@ -1,18 +1,19 @@
 """Browser pages: request a packet, watch it being made, download it, verify one."""
 
-from django.http import FileResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
+from apps.core.downloads import stored_file_response
 from apps.core.uploads import declared_length, refused_unread
 from apps.packets.forms import MAX_UPLOAD_BYTES, PacketVerifyForm, too_large_message
 from apps.packets.selectors import (
     packet_get_for,
     packet_request_get_for,
     packet_requests_of_case,
+    packet_stored_file,
     packets_of_case,
 )
 from apps.packets.services import packet_request_create
@@ -64,13 +65,7 @@ def packet_status(request, pk: int):
 
 @role_required("packets.view_auditpacket")
 def packet_download(request, pk: int):
-    packet = packet_get_for(request.user, pk)
-    return FileResponse(
-        packet.file.open("rb"),
-        as_attachment=True,
-        filename=f"{packet.number}.pdf",
-        content_type="application/pdf",
-    )
+    return stored_file_response(request, packet_stored_file(packet_get_for(request.user, pk)))
 
 
 def _upload_refusal(request):

@@ -1,8 +1,11 @@
 """Bundles for tests: re-serialised exactly as the harness writes them."""
 
 import copy
+import hashlib
 import json
 
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.utils import timezone
 
 from apps.core.services import tracked_create
@@ -26,17 +29,25 @@ def make_token(actor, case, offer=None, **kwargs):
     return harness_token_create(actor=actor, case=case, offer=offer, **kwargs)
 
 
-def make_bundle_record(case, offer, token, *, n: int, verdict: str = "verified"):
-    """A stored bundle without running the pipeline, for list pages and selectors."""
+def make_bundle_record(
+    case, offer, token, *, n: int, verdict: str = "verified", content: bytes | None = None
+):
+    """A stored bundle without running the pipeline, for list pages and selectors.
+
+    With ``content``, those bytes are stored as its file, under their real SHA-256."""
+    sha256 = hashlib.sha256(content).hexdigest() if content is not None else f"{n:064x}"
+    storage_name = f"evidence/{sha256}.json"
+    if content is not None:
+        storage_name = default_storage.save(storage_name, ContentFile(content))
     bundle = tracked_create(
         EvidenceBundle,
         actor=None,
         case=case,
         offer=offer,
         token=token,
-        sha256=f"{n:064x}",
-        size=100,
-        storage_name=f"evidence/{n:064x}.json",
+        sha256=sha256,
+        size=len(content) if content is not None else 100,
+        storage_name=storage_name,
         format_version="diligence-evidence/1",
         harness_version="0.1.0",
         received_at=timezone.now(),

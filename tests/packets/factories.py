@@ -58,7 +58,8 @@ def make_stored_packet(actor, case, *, content: bytes = b"%PDF-1.7\n% not a real
     from apps.packets.signing import get_signer
 
     request = _reserve_number(actor=actor, case=case)
-    digest = hashlib.sha256(content + request.number.encode()).hexdigest()
+    content += request.number.encode() + b"\n"  # each packet's bytes, and digest, its own
+    digest = hashlib.sha256(content).hexdigest()
     stored = default_storage.save(f"packets/{request.number}.pdf", ContentFile(content))
     packet_request_progress(request, percent=100, step="Issued", status=PacketRequest.Status.DONE)
     return tracked_create(
