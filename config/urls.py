@@ -1,6 +1,5 @@
 import importlib.util
 
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -43,7 +42,7 @@ for _name in (
     if importlib.util.find_spec(_name) is not None:
         urlpatterns.append(path("", include(_name)))
 
-if settings.DEBUG:
-    from django.conf.urls.static import static
-
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+# Stored files (evidence, packets, bills, attachments) are never served from the
+# storage folder, not even with DEBUG on: each leaves through its app's download view,
+# which checks the reader's permission and the file's recorded SHA-256
+# (apps.core.downloads).
