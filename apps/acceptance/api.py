@@ -23,6 +23,7 @@ from apps.acceptance.selectors import (
 )
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin
 from apps.core.permissions import RolePermission
+from apps.core.uploads import api_declared_over, refused_unread
 from apps.offers.selectors import offer_get_for
 
 
@@ -264,7 +265,10 @@ def register(router) -> list:
         ),
         path(
             "acceptance-results/<int:pk>/attachments/",
-            AttachmentUploadView.as_view(),
+            # Refused from the declared length, before multipart parsing spools the body.
+            refused_unread(api_declared_over(services.attachment_max_bytes))(
+                AttachmentUploadView.as_view()
+            ),
             name="acceptance-result-attachments",
         ),
     ]

@@ -1,7 +1,5 @@
 """REST API: a case's budget, usage-and-bill imports, periods and reconciliation."""
 
-import json
-
 from django.http import Http404
 from django.urls import URLPattern, path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -10,9 +8,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.cases.selectors import case_get_for
+from apps.core.parsers import CSVBodyParser, JSONParser
 from apps.core.permissions import RolePermission
+from apps.core.uploads import api_declared_over, refused_unread
 from apps.costs import services
-from apps.costs.bill_rows import MAX_FILE_BYTES, BillFileRefused
+from apps.costs.bill_rows import MAX_FILE_BYTES, MAX_MONEY, BillFileRefused
 from apps.costs.models import CostImport, CostPeriod
 from apps.costs.selectors import budget_of, cost_imports_of, cost_view
 from apps.offers.models import Offer
@@ -20,6 +20,12 @@ from apps.offers.models import Offer
 
 def _money(**kwargs):
     return serializers.DecimalField(max_digits=16, decimal_places=2, **kwargs)
+
+
+def _decimal_out(*, places: int = 2):
+    # Computed figures (sums, products, shares) have no column to fit: a bound on their
+    # digits only turned large but valid inputs into a 500 when the answer was written.
+    return serializers.DecimalField(max_digits=None, decimal_places=places, allow_null=True)
 
 
 def _rate(**kwargs):
@@ -30,15 +36,15 @@ def _rate(**kwargs):
 
 class BudgetWriteSerializer(serializers.Serializer):
     currency = serializers.CharField(max_length=3, default="USD")
-    total_amount = _money(min_value=0)
-    monthly_amount = _money(min_value=0)
+    total_amount = _money(min_value=0, max_value=MAX_MONEY)
+    monthly_amount = _money(min_value=0, max_value=MAX_MONEY)
     thresholds_pct = serializers.ListField(
         child=serializers.IntegerField(), default=[70, 90, 100], help_text="Percent, 1–200."
     )
     training_max_run_hours = serializers.DecimalField(
         max_digits=10, decimal_places=2, min_value=0, required=False, allow_null=True
     )
-    training_max_spend = _money(min_value=0, required=False, allow_null=True)
+    training_max_spend = _money(min_value=0, max_value=MAX_MONEY, required=False, allow_null=True)
     offer = serializers.IntegerField(
         required=False, allow_null=True, help_text="Offer used until one is approved."
     )
@@ -59,15 +65,11 @@ class BudgetWriteSerializer(serializers.Serializer):
 
 
 class CommittedSerializer(serializers.Serializer):
-    contract_value = serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
-    prepayment = serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
-    prepayment_financing = serializers.DecimalField(
-        max_digits=20, decimal_places=2, allow_null=True
-    )
-    per_month = serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
-    effective_cost_per_gpu_hour = serializers.DecimalField(
-        max_digits=20, decimal_places=4, allow_null=True
-    )
+    contract_value = _decimal_out()
+    prepayment = _decimal_out()
+    prepayment_financing = _decimal_out()
+    per_month = _decimal_out()
+    effective_cost_per_gpu_hour = _decimal_out(places=4)
     explanation = serializers.ListField(child=serializers.CharField())
     missing = serializers.ListField(child=serializers.CharField())
 
@@ -111,10 +113,6 @@ class PeriodSerializer(serializers.Serializer):
     superseded_at = serializers.DateTimeField(allow_null=True)
 
 
-def _decimal_out():
-    return serializers.DecimalField(max_digits=20, decimal_places=2, allow_null=True)
-
-
 class CauseSerializer(serializers.Serializer):
     key = serializers.CharField()
     detail = serializers.CharField()
@@ -129,8 +127,8 @@ class ReconciledPeriodSerializer(serializers.Serializer):
     difference = _decimal_out()
     causes = CauseSerializer(many=True)
     cumulative = _decimal_out()
-    month_share = serializers.DecimalField(max_digits=12, decimal_places=4, allow_null=True)
-    cumulative_share = serializers.DecimalField(max_digits=12, decimal_places=4, allow_null=True)
+    month_share = _decimal_out(places=4)
+    cumulative_share = _decimal_out(places=4)
     month_crossed = serializers.ListField(child=serializers.IntegerField())
     cumulative_crossed = serializers.ListField(child=serializers.IntegerField())
 
@@ -286,6 +284,9 @@ class ImportsView(APIView):
 
     permission_classes = [RolePermission]
     required_permissions = {"GET": "costs.view_costimport", "POST": "costs.add_costimport"}
+    # A session client's CSRF check parses the body before ``post`` runs: text/csv must be
+    # a known type (415 otherwise), and its parser leaves the bytes for ``post`` to read.
+    parser_classes = [JSONParser, CSVBodyParser]
 
     @extend_schema(responses=ImportSerializer(many=True))
     def get(self, request, case_pk: int):
@@ -300,31 +301,16 @@ class ImportsView(APIView):
     )
     def post(self, request, case_pk: int):
         case = case_get_for(request.user, case_pk)
-        # The declared length is checked before the body is read.
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > MAX_FILE_BYTES:
-            return Response(
-                {"detail": f"The body is larger than {MAX_FILE_BYTES // 1024} KiB."},
-                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-            )
+        # The declared length was checked before the body was read (``register`` below).
         content_type = (request.content_type or "").split(";")[0].strip().lower()
-        raw = request.body
+        raw = request.body  # kept byte for byte, with its SHA-256
         options = request.query_params
         rows = None
         if content_type == "text/csv":
             source = CostImport.Source.API_CSV
         elif content_type == "application/json":
             source = CostImport.Source.API_JSON
-            try:
-                document = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                return Response(
-                    {"detail": "The body is not valid UTF-8 JSON."},
-                    status=status.HTTP_400_BAD_REQUEST,
-                )
+            document = request.data  # the API's bounded parser: depth and integer size
             if isinstance(document, dict):
                 options = {**options.dict(), **document}
                 document = document.get("rows")
@@ -393,7 +379,14 @@ def register(router) -> list[URLPattern]:
     prefix = "cases/<int:case_pk>/costs/"
     return [
         path(prefix + "budget/", BudgetView.as_view(), name="costs-budget"),
-        path(prefix + "imports/", ImportsView.as_view(), name="costs-imports"),
+        path(
+            prefix + "imports/",
+            # Refused from the declared length, before anything (the CSRF check) reads it.
+            refused_unread(api_declared_over(lambda: MAX_FILE_BYTES, slack_bytes=0))(
+                ImportsView.as_view()
+            ),
+            name="costs-imports",
+        ),
         path(prefix + "periods/", PeriodsView.as_view(), name="costs-periods"),
         path(prefix + "reconciliation/", ReconciliationView.as_view(), name="costs-reconciliation"),
     ]

@@ -61,8 +61,13 @@ COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DECIMAL_COLUMNS = ("instance_hours", "gpu_hours", "storage_gib_months", "cross_region_gib")
 INTEGER_COLUMNS = ("tokens_in", "tokens_out")
 
+# Money takes 13 digits before the point, one fewer than its columns hold: with two places
+# that is 15 significant digits, which SQLite (storing a decimal as a double) gives back
+# exactly. At 16, 99,999,999,999,999.99 was stored, and reading it back failed.
+MONEY_WHOLE_DIGITS = 13
+MAX_MONEY = Decimal(10**MONEY_WHOLE_DIGITS) - Decimal("0.01")
 # (digits before the point, decimal places) the stored columns hold.
-DIGITS = {name: (10, 4) for name in DECIMAL_COLUMNS} | {"amount": (14, 2)}
+DIGITS = {name: (10, 4) for name in DECIMAL_COLUMNS} | {"amount": (MONEY_WHOLE_DIGITS, 2)}
 MAX_COUNT = 2**63 - 1
 
 _PERIOD = re.compile(r"^(\d{4})-(\d{2})$")
@@ -312,7 +317,8 @@ def _parse_row(
             values[name] = None
         elif not _INTEGER.match(text):
             refuse(name, _("%(text)s is not a whole, non-negative number.") % {"text": repr(text)})
-        elif int(text) > MAX_COUNT:
+        elif len(text.lstrip("0")) > len(str(MAX_COUNT)) or int(text) > MAX_COUNT:
+            # Counted by length first: Python refuses to read an integer of 4,300 digits.
             refuse(name, _("%(text)s is too large.") % {"text": text})
         else:
             values[name] = int(text)

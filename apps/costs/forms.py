@@ -1,10 +1,11 @@
 """The budget form (with reason and version) and the usage-and-bill upload form."""
 
 from django import forms
+from django.core.validators import MaxValueValidator
 from django.utils.translation import gettext_lazy as _
 
 from apps.core.forms import EditReasonMixin
-from apps.costs.bill_rows import COLUMNS, REQUIRED_COLUMNS
+from apps.costs.bill_rows import COLUMNS, MAX_MONEY, REQUIRED_COLUMNS
 from apps.costs.models import Budget
 from apps.costs.services import BUDGET_FIELDS
 
@@ -44,6 +45,10 @@ class BudgetForm(EditReasonMixin, forms.ModelForm):
         self.fields["offer"].help_text = _(
             "Used until an offer is approved; the approved offer then wins."
         )
+        for name in ("total_amount", "monthly_amount", "training_max_spend"):
+            # The amounts SQLite gives back exactly (see MAX_MONEY).
+            self.fields[name].max_value = MAX_MONEY
+            self.fields[name].validators.append(MaxValueValidator(MAX_MONEY))
         if creating:
             # The first save needs no reason: there is nothing to compare with.
             self.fields["change_reason"].required = False

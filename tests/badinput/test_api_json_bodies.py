@@ -52,10 +52,33 @@ def test_oddities_in_unknown_members_are_never_a_500(api, name):
     assert response.status_code in (201, 400), response.content[:300]
 
 
-def test_deep_nesting_is_a_parse_error(api):
-    response = send_with(api)(JSON["deep_arrays"](VALID))
+@pytest.mark.parametrize("name", ["deep_arrays", "deep_objects", "moderately_deep_inside_valid"])
+def test_deep_nesting_is_a_parse_error(api, name):
+    response = send_with(api)(JSON[name](VALID))
     assert response.status_code == 400
-    assert response.json()["detail"] == "JSON parse error - nested too deeply."
+    assert response.json()["detail"] == "JSON parse error - nested more than 64 levels deep."
+    assert not ProcurementCase.objects.exists()
+
+
+def test_nesting_up_to_the_bound_is_read(api):
+    """The document is level 1: 63 arrays inside it are 64 levels, 64 are one too many."""
+    at_bound = {"name": "Nested", "workload": "inference", "zz": json.loads("[" * 63 + "]" * 63)}
+    response = api.post(URL, at_bound, format="json")
+    assert response.status_code == 201, response.content
+    past_bound = {**at_bound, "zz": json.loads("[" * 64 + "]" * 64)}
+    response = api.post(URL, past_bound, format="json")
+    assert response.status_code == 400
+
+
+def test_an_integer_of_more_than_40_digits_is_a_parse_error(api):
+    body = b'{"name": "Big", "workload": "inference", "zz": ' + b"9" * 41 + b"}"
+    response = api.post(URL, data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["detail"] == (
+        "JSON parse error - an integer has 41 digits; at most 40 are read."
+    )
+    body = b'{"name": "Big", "workload": "inference", "zz": -' + b"9" * 40 + b"}"
+    assert api.post(URL, data=body, content_type="application/json").status_code == 201
 
 
 def test_a_declared_oversize_body_is_refused_unread(api, media_root, settings):

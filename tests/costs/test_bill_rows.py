@@ -127,14 +127,21 @@ def test_refusals_name_the_row_and_the_reason(text, expected):
     [
         ("1,1,0,0,0,0,10.005", "row 2, amount: 10.005 has more than 2 decimal places."),
         (
-            "1,1,0,0,0,0,123456789012345",
-            "row 2, amount: 123456789012345 is too large (at most 14 digits before the point).",
+            "1,1,0,0,0,0,12345678901234",
+            "row 2, amount: 12345678901234 is too large (at most 13 digits before the point).",
+        ),
+        # 16 digits in all: SQLite keeps 15 exactly, and reading 16 back failed.
+        (
+            "1,1,0,0,0,0,99999999999999.99",
+            "row 2, amount: 99999999999999.99 is too large (at most 13 digits before the point).",
         ),
         ("1.00001,1,0,0,0,0,1", "row 2, instance_hours: 1.00001 has more than 4 decimal places."),
         (
             "1,1,99999999999999999999,0,0,0,1",
             "row 2, tokens_in: 99999999999999999999 is too large.",
         ),
+        # Past Python's own bound on reading an integer (4,300 digits): refused, not a crash.
+        ("1,1," + "9" * 5000 + ",0,0,0,1", "row 2, tokens_in: " + "9" * 5000 + " is too large."),
     ],
 )
 def test_values_the_records_cannot_hold_are_refused(cells, expected):
