@@ -12,9 +12,13 @@ from apps.core.permissions import RolePermission
 from apps.sizing import services
 from apps.sizing.calculator import SizingInputError
 from apps.sizing.forms import SizingForm
-from apps.sizing.inputs import demand_fields, size_from
+from apps.sizing.inputs import INPUT_MAX, demand_fields, size_from
 from apps.sizing.models import ComputeDemand
 from apps.sizing.presets import PRESETS
+
+
+def _whole_number(name: str) -> serializers.IntegerField:
+    return serializers.IntegerField(required=False, min_value=1, max_value=INPUT_MAX[name])
 
 
 class SizingInputSerializer(serializers.Serializer):
@@ -25,12 +29,12 @@ class SizingInputSerializer(serializers.Serializer):
         choices=[""] + sorted(PRESETS), required=False, allow_blank=True
     )
     model_name = serializers.CharField(required=False, allow_blank=True, max_length=100)
-    parameters = serializers.IntegerField(required=False, min_value=1)
-    layers = serializers.IntegerField(required=False, min_value=1)
-    hidden_size = serializers.IntegerField(required=False, min_value=1)
-    attention_heads = serializers.IntegerField(required=False, min_value=1)
-    kv_heads = serializers.IntegerField(required=False, min_value=1)
-    head_dim = serializers.IntegerField(required=False, min_value=1)
+    parameters = _whole_number("parameters")
+    layers = _whole_number("layers")
+    hidden_size = _whole_number("hidden_size")
+    attention_heads = _whole_number("attention_heads")
+    kv_heads = _whole_number("kv_heads")
+    head_dim = _whole_number("head_dim")
     weight_dtype = serializers.ChoiceField(choices=SizingForm.base_fields["weight_dtype"].choices)
     card_memory_gib = serializers.DecimalField(max_digits=7, decimal_places=2, min_value=1)
     reserve_pct = serializers.DecimalField(
@@ -39,11 +43,11 @@ class SizingInputSerializer(serializers.Serializer):
     kv_dtype = serializers.ChoiceField(
         choices=SizingForm.base_fields["weight_dtype"].choices, required=False
     )
-    context_tokens = serializers.IntegerField(required=False, min_value=1)
-    target_concurrency = serializers.IntegerField(required=False, min_value=1)
-    tensor_parallel = serializers.IntegerField(required=False, min_value=1)
-    micro_batch_sequences = serializers.IntegerField(required=False, min_value=1)
-    sequence_tokens = serializers.IntegerField(required=False, min_value=1)
+    context_tokens = _whole_number("context_tokens")
+    target_concurrency = _whole_number("target_concurrency")
+    tensor_parallel = _whole_number("tensor_parallel")
+    micro_batch_sequences = _whole_number("micro_batch_sequences")
+    sequence_tokens = _whole_number("sequence_tokens")
     optimizer = serializers.ChoiceField(
         choices=["adamw", "sgd_momentum", "adafactor"], required=False
     )
@@ -132,8 +136,24 @@ class SizingPresetsView(APIView):
         )
 
 
+def _replacing(fields: dict) -> dict:
+    """The whole demand a PUT sends: a field left out is cleared to its default.
+
+    Merged into the saved demand instead, a custom model sent without ``model_preset``
+    was stored, and sized, as the preset saved before it.
+    """
+    return {
+        name: fields[name] if name in fields else ComputeDemand._meta.get_field(name).get_default()
+        for name in services.DEMAND_FIELDS
+    }
+
+
 class ComputeDemandView(APIView):
-    """A case's saved compute demand, with its result recomputed."""
+    """A case's saved compute demand, with its result recomputed.
+
+    PUT sends the whole demand: a field left out is cleared (a custom model needs no
+    ``model_preset``, and is sized from its own numbers).
+    """
 
     permission_classes = [RolePermission]
     required_permissions = {
@@ -159,7 +179,11 @@ class ComputeDemandView(APIView):
         if existing and not reason.strip():
             raise serializers.ValidationError({"change_reason": [_("Say why the demand changes.")]})
         demand = services.compute_demand_save(
-            actor=request.user, case=case, fields=data, reason=reason, expected_version=version
+            actor=request.user,
+            case=case,
+            fields=_replacing(data),
+            reason=reason,
+            expected_version=version,
         )
         return Response(
             self._payload(demand),

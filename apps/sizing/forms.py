@@ -3,6 +3,7 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from apps.sizing.inputs import INPUT_MAX
 from apps.sizing.models import DTYPE_CHOICES, ComputeDemand
 from apps.sizing.presets import preset_choices
 from apps.sizing.training import Optimizer
@@ -20,12 +21,30 @@ class SizingForm(forms.Form):
         choices=[("", _("Custom architecture (enter below)"))] + preset_choices(),
     )
     model_name = forms.CharField(label=_("Custom model name"), required=False, max_length=100)
-    parameters = forms.IntegerField(label=_("Parameters (total)"), required=False, min_value=1)
-    layers = forms.IntegerField(label=_("Layers"), required=False, min_value=1)
-    hidden_size = forms.IntegerField(label=_("Hidden size"), required=False, min_value=1)
-    attention_heads = forms.IntegerField(label=_("Attention heads"), required=False, min_value=1)
-    kv_heads = forms.IntegerField(label=_("KV heads"), required=False, min_value=1)
-    head_dim = forms.IntegerField(label=_("Head dimension"), required=False, min_value=1)
+    parameters = forms.IntegerField(
+        label=_("Parameters (total)"),
+        required=False,
+        min_value=1,
+        max_value=INPUT_MAX["parameters"],
+    )
+    layers = forms.IntegerField(
+        label=_("Layers"), required=False, min_value=1, max_value=INPUT_MAX["layers"]
+    )
+    hidden_size = forms.IntegerField(
+        label=_("Hidden size"), required=False, min_value=1, max_value=INPUT_MAX["hidden_size"]
+    )
+    attention_heads = forms.IntegerField(
+        label=_("Attention heads"),
+        required=False,
+        min_value=1,
+        max_value=INPUT_MAX["attention_heads"],
+    )
+    kv_heads = forms.IntegerField(
+        label=_("KV heads"), required=False, min_value=1, max_value=INPUT_MAX["kv_heads"]
+    )
+    head_dim = forms.IntegerField(
+        label=_("Head dimension"), required=False, min_value=1, max_value=INPUT_MAX["head_dim"]
+    )
     weight_dtype = forms.ChoiceField(label=_("Weight dtype"), choices=DTYPE_CHOICES, initial="bf16")
     card_memory_gib = forms.DecimalField(
         label=_("Memory per card (GiB)"),
@@ -49,19 +68,39 @@ class SizingForm(forms.Form):
         label=_("KV-cache dtype"), choices=DTYPE_CHOICES, initial="bf16", required=False
     )
     context_tokens = forms.IntegerField(
-        label=_("Context length (tokens)"), min_value=1, required=False, initial=32768
+        label=_("Context length (tokens)"),
+        min_value=1,
+        required=False,
+        initial=32768,
+        max_value=INPUT_MAX["context_tokens"],
     )
     target_concurrency = forms.IntegerField(
-        label=_("Target concurrent sequences"), min_value=1, required=False, initial=64
+        label=_("Target concurrent sequences"),
+        min_value=1,
+        required=False,
+        initial=64,
+        max_value=INPUT_MAX["target_concurrency"],
     )
     tensor_parallel = forms.IntegerField(
-        label=_("Cards per instance (tensor parallel)"), min_value=1, required=False, initial=8
+        label=_("Cards per instance (tensor parallel)"),
+        min_value=1,
+        required=False,
+        initial=8,
+        max_value=INPUT_MAX["tensor_parallel"],
     )
     micro_batch_sequences = forms.IntegerField(
-        label=_("Micro-batch (sequences per card)"), min_value=1, required=False, initial=1
+        label=_("Micro-batch (sequences per card)"),
+        min_value=1,
+        required=False,
+        initial=1,
+        max_value=INPUT_MAX["micro_batch_sequences"],
     )
     sequence_tokens = forms.IntegerField(
-        label=_("Training sequence length"), min_value=1, required=False, initial=4096
+        label=_("Training sequence length"),
+        min_value=1,
+        required=False,
+        initial=4096,
+        max_value=INPUT_MAX["sequence_tokens"],
     )
     optimizer = forms.ChoiceField(
         label=_("Optimizer"),
@@ -106,7 +145,13 @@ class SizingForm(forms.Form):
         return self.group(self.TRAINING_ONLY)
 
 
+class CalculatorCaseForm(forms.Form):
+    """The calculator's ``?case=``: the case the result may be saved to."""
+
+    case = forms.IntegerField(required=False, min_value=1)
+
+
 class SaveDemandForm(forms.Form):
-    case = forms.IntegerField(widget=forms.HiddenInput)
+    case = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
     change_reason = forms.CharField(label=_("Reason"), max_length=500, required=False)
-    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    version = forms.IntegerField(label=_("Version"), widget=forms.HiddenInput, required=False)

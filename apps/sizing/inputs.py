@@ -18,6 +18,25 @@ from apps.sizing.training import FULL_CHECKPOINTING_FACTOR, TrainingInputs, size
 
 ARCH_FIELDS = ("parameters", "layers", "hidden_size", "attention_heads", "kv_heads", "head_dim")
 
+# The largest value each whole-number input takes, on the page and in the API. Far past
+# any real deployment (published models reach ~2e12 parameters and 1e6-token contexts),
+# within PostgreSQL's integer columns (2,147,483,647; parameters is a bigint), and small
+# enough that every byte figure, at most ~1e32 here, still shows in GiB within Decimal's
+# 28 digits (10^30 layers made the page and the API fail).
+INPUT_MAX = {
+    "parameters": 10**15,
+    "layers": 10_000,
+    "hidden_size": 1_000_000,
+    "attention_heads": 100_000,
+    "kv_heads": 100_000,
+    "head_dim": 100_000,
+    "context_tokens": 1_000_000_000,
+    "target_concurrency": 100_000_000,
+    "tensor_parallel": 100_000,
+    "micro_batch_sequences": 1_000_000,
+    "sequence_tokens": 1_000_000_000,
+}
+
 
 def architecture_from(fields: dict[str, Any]) -> ModelArchitecture:
     preset = fields.get("model_preset") or ""

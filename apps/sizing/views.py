@@ -2,16 +2,18 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for, case_list_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
 from apps.sizing import services
 from apps.sizing.calculator import SizingInputError
-from apps.sizing.forms import SizingForm
+from apps.sizing.forms import CalculatorCaseForm, SaveDemandForm, SizingForm
 from apps.sizing.inputs import demand_fields, size_from
 from apps.sizing.models import ComputeDemand
 from apps.sizing.presets import PRESETS
@@ -27,11 +29,18 @@ def _calculate(form: SizingForm):
         return None
 
 
+def _case_named(request, query) -> ProcurementCase | None:
+    """The case ``?case=`` names, or None without one; a value naming no case is a 404."""
+    form = CalculatorCaseForm(query)
+    if not form.is_valid():
+        raise Http404("No such case.")
+    pk = form.cleaned_data["case"]
+    return case_get_for(request.user, pk) if pk else None
+
+
 @role_required("sizing.view_computedemand")
 def calculator(request):
-    case = None
-    if request.GET.get("case"):
-        case = case_get_for(request.user, int(request.GET["case"]))
+    case = _case_named(request, request.GET)
     if request.method == "POST":
         return _save(request)
     data = request.GET if "mode" in request.GET else None
@@ -61,19 +70,28 @@ def _save(request):
     if not request.user.has_perm("sizing.add_computedemand"):
         raise PermissionDenied
     form = SizingForm(request.POST)
-    case = case_get_for(request.user, int(request.POST.get("case") or 0))
+    target = SaveDemandForm(request.POST)
+    if not target.is_valid() and "case" in target.errors:
+        raise Http404("No such case.")
+    case = case_get_for(request.user, target.cleaned_data["case"])
+    for name, errors in target.errors.items():  # a reason too long, a version not a number
+        for error in errors:
+            form.add_error(None, f"{target[name].label}: {error}")
+    status = 400
     if _calculate(form) is not None:
         demand = ComputeDemand.objects.filter(case=case).first()
-        version = request.POST.get("version")
         try:
             services.compute_demand_save(
                 actor=request.user,
                 case=case,
                 fields=form.cleaned_data,
-                reason=request.POST.get("change_reason", ""),
-                expected_version=int(version) if version and demand else None,
+                reason=target.cleaned_data["change_reason"],
+                expected_version=target.cleaned_data["version"] if demand else None,
             )
-        except (ValidationError, ConcurrentEditError) as error:
+        except ConcurrentEditError as error:
+            apply_service_errors(form, error)
+            status = 409
+        except ValidationError as error:
             apply_service_errors(form, error)
         else:
             messages.success(request, _("Saved as the case's compute demand."))
@@ -82,4 +100,5 @@ def _save(request):
         request,
         "sizing/calculator.html",
         {"form": form, "result": None, "case": case, "demand": None, "cases": None},
+        status=status,
     )
