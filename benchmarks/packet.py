@@ -151,7 +151,7 @@ def add_round(offers, keys, reviewers, round_number: int) -> None:
 
 
 def history_size(case) -> int:
-    from apps.cases.selectors import case_history_querysets
+    from apps.audit.sources import case_history_querysets
 
     return sum(qs.count() for qs in case_history_querysets(case))
 
@@ -382,7 +382,7 @@ def main() -> None:
             )
             if extra_round == 0:
                 add_round(offers, keys, reviewers, args.rounds)
-        from apps.cases.selectors import case_history_querysets
+        from apps.audit.sources import case_history_querysets
         from apps.packets.manifest import record_digests
 
         report["case"] = {

@@ -1,19 +1,27 @@
 """Routes of the REST API, version 1.
 
-Apps beyond the foundation register their own routes: each module in
-``API_EXTENSIONS`` exposes ``register(router) -> list[URLPattern]``.
+Every app mounts its routes the same way: its ``api`` module, listed here,
+has ``register(router) -> list[URLPattern]``, which registers its viewsets on
+the router and returns its other paths.
 """
 
-from django.urls import path
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.routers import APIRootView, DefaultRouter
 
-from apps.cases.api import CaseViewSet
-from apps.core.extensions import present_modules
-from apps.offers.api import DeclaredSpecViewSet, OfferViewSet
-from apps.scorecards.api import ComparisonView, CriteriaSetViewSet, ScorecardViewSet
-from apps.sizing.api import ComputeDemandView, SizingCalculateView, SizingPresetsView
-from apps.vendors.api import VendorViewSet
+from apps.acceptance import api as acceptance_api
+from apps.access import api as access_api
+from apps.approvals import api as approvals_api
+from apps.assessments import api as assessments_api
+from apps.audit import api as audit_api
+from apps.cases import api as cases_api
+from apps.contracts import api as contracts_api
+from apps.costs import api as costs_api
+from apps.evidence import api as evidence_api
+from apps.offers import api as offers_api
+from apps.packets import api as packets_api
+from apps.scorecards import api as scorecards_api
+from apps.sizing import api as sizing_api
+from apps.vendors import api as vendors_api
 
 
 class DiligenceAPIRoot(APIRootView):
@@ -22,35 +30,27 @@ class DiligenceAPIRoot(APIRootView):
     permission_classes = [IsAuthenticated]
 
 
+APP_APIS = (
+    cases_api,
+    vendors_api,
+    offers_api,
+    scorecards_api,
+    sizing_api,
+    contracts_api,
+    assessments_api,
+    access_api,
+    evidence_api,
+    packets_api,
+    audit_api,
+    approvals_api,
+    costs_api,
+    acceptance_api,
+)
+
 router = DefaultRouter()
 router.APIRootView = DiligenceAPIRoot
-router.register("cases", CaseViewSet, basename="case")
-router.register("vendors", VendorViewSet, basename="vendor")
-router.register("offers", OfferViewSet, basename="offer")
-router.register("declared-specs", DeclaredSpecViewSet, basename="declared-spec")
-router.register("criteria-sets", CriteriaSetViewSet, basename="criteria-set")
-router.register("scorecards", ScorecardViewSet, basename="scorecard")
+app_paths = []
+for app_api in APP_APIS:
+    app_paths += app_api.register(router)
 
-API_EXTENSIONS = (
-    "apps.contracts.api",
-    "apps.assessments.api",
-    "apps.access.api",
-    "apps.evidence.api",
-    "apps.packets.api",
-    "apps.audit.api",
-    "apps.approvals.api",
-    "apps.costs.api",
-    "apps.acceptance.api",
-)
-extra_paths = []
-for _module in present_modules(API_EXTENSIONS):
-    extra_paths += _module.register(router)
-
-urlpatterns = [
-    *extra_paths,
-    path("sizing/", SizingCalculateView.as_view(), name="sizing-calculate"),
-    path("sizing/presets/", SizingPresetsView.as_view(), name="sizing-presets"),
-    path("cases/<int:case_pk>/compute-demand/", ComputeDemandView.as_view(), name="compute-demand"),
-    path("cases/<int:case_pk>/comparison/", ComparisonView.as_view(), name="comparison"),
-    *router.urls,
-]
+urlpatterns = [*app_paths, *router.urls]

@@ -1,5 +1,3 @@
-import importlib.util
-
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -20,27 +18,22 @@ urlpatterns = [
     # The split view serves its start-up script as a file: no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("config.api_urls")),
-    path("cases/", include("apps.cases.urls")),
-    path("vendors/", include("apps.vendors.urls")),
-    path("offers/", include("apps.offers.urls")),
-    path("sizing/", include("apps.sizing.urls")),
+    # Every app's pages, mounted alike: each app's urls.py spells out its own paths.
+    path("", include("apps.cases.urls")),
+    path("", include("apps.vendors.urls")),
+    path("", include("apps.offers.urls")),
+    path("", include("apps.sizing.urls")),
     path("", include("apps.scorecards.urls")),
+    path("", include("apps.contracts.urls")),
+    path("", include("apps.assessments.urls")),
+    path("", include("apps.access.urls")),
+    path("", include("apps.evidence.urls")),
+    path("", include("apps.packets.urls")),
+    path("", include("apps.audit.urls")),
+    path("", include("apps.approvals.urls")),
+    path("", include("apps.costs.urls")),
+    path("", include("apps.acceptance.urls")),
 ]
-
-# Apps beyond the foundation mount their own pages when present.
-for _name in (
-    "apps.contracts.urls",
-    "apps.assessments.urls",
-    "apps.access.urls",
-    "apps.evidence.urls",
-    "apps.packets.urls",
-    "apps.audit.urls",
-    "apps.approvals.urls",
-    "apps.costs.urls",
-    "apps.acceptance.urls",
-):
-    if importlib.util.find_spec(_name) is not None:
-        urlpatterns.append(path("", include(_name)))
 
 # Stored files (evidence, packets, bills, attachments) are never served from the
 # storage folder, not even with DEBUG on: each leaves through its app's download view,

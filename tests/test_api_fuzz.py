@@ -19,7 +19,21 @@ CHECKS = [not_a_server_error, response_schema_conformance, content_type_conforma
 
 
 @pytest.fixture
-def api_schema(db, people, monkeypatch):
+def _connection_kept_across_requests():
+    """The WSGI application closes the connection after each request; the test's
+    transaction lives on it, so keep it open, as Django's own test client does."""
+    from django.core import signals
+    from django.db import close_old_connections
+
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def api_schema(db, people, monkeypatch, _connection_kept_across_requests):
     from django.core.wsgi import get_wsgi_application
     from rest_framework.throttling import SimpleRateThrottle
 

@@ -54,7 +54,7 @@ BROWSER_PAGES = [
 @pytest.mark.parametrize("name,kwargs,allowed", BROWSER_PAGES, ids=[p[0] for p in BROWSER_PAGES])
 @pytest.mark.parametrize("role", ROLES)
 def test_browser_page_access(browser_as, world, name, kwargs, allowed, role):
-    response = browser_as(role).get(reverse(name, kwargs=kwargs(world)))
+    response = browser_as(role).get(reverse(name, kwargs=kwargs(world)), follow=True)
     assert response.status_code == (200 if role in allowed else 403)
 
 

@@ -55,7 +55,7 @@ def test_case_pages_with_1_and_50_offers(browser_as, priya, page):
     assert fifty == one
 
 
-@pytest.mark.parametrize("page", ["cases:history", "approvals:case"])
+@pytest.mark.parametrize("page", ["audit:case-timeline", "approvals:case"])
 def test_history_pages_with_1_and_50_offers(browser_as, priya, page):
     """Paged in the database: the count, the page, one query per table on the page (at
     most the tables the one-offer case had rows in), however many rows there are."""

@@ -19,12 +19,13 @@ from apps.accounts.roles import Role
 from apps.approvals.binding import changes_for
 from apps.approvals.models import Approval, Reminder
 from apps.approvals.reminders import due_items
+from apps.audit.selectors import chain_status
 from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
-from apps.core.extensions import present_modules
+from apps.costs import dashboard as costs_dashboard
 
 LIMIT = 50
 # Apps adding a section: ``dashboard_section(user, *, roles, today) -> Section | None``.
-DASHBOARD_PROVIDERS = ("apps.costs.dashboard",)
+DASHBOARD_PROVIDERS = (costs_dashboard,)
 
 
 @dataclass
@@ -66,10 +67,6 @@ def _roles(user) -> set[str]:
     return names
 
 
-def _installed(name: str) -> bool:
-    return next(iter(present_modules((name,))), None) is not None
-
-
 def dashboard_for(user) -> Board:
     today = timezone.localdate()
     roles = _roles(user)
@@ -85,7 +82,7 @@ def dashboard_for(user) -> Board:
     if Role.AUDITOR in roles:
         section, chain = _auditor()
         sections.append(section)
-    for module in present_modules(DASHBOARD_PROVIDERS):
+    for module in DASHBOARD_PROVIDERS:
         provided = module.dashboard_section(user, roles=roles, today=today)
         if provided is not None:
             sections.append(provided)
@@ -100,52 +97,48 @@ def dashboard_for(user) -> Board:
 
 def _legal(today: date) -> Section:
     section = Section(_("To review: legal"))
-    if _installed("apps.assessments.models"):
-        from apps.assessments.models import DataExportAssessment
+    from apps.assessments.models import DataExportAssessment
 
-        rows = (
-            DataExportAssessment.objects.filter(
-                Q(signed_off_at__isnull=True) | Q(review_by__lt=today)
+    rows = (
+        DataExportAssessment.objects.filter(Q(signed_off_at__isnull=True) | Q(review_by__lt=today))
+        .select_related("case", "offer__vendor")
+        .order_by("review_by", "pk")[:LIMIT]
+    )
+    for a in rows:
+        expired = a.signed_off_at is not None
+        section.items.append(
+            Item(
+                str(a),
+                _("Expired on %(date)s") % {"date": a.review_by}
+                if expired
+                else _("Not signed off"),
+                reverse("assessments:detail", args=[a.pk]),
+                "bad" if expired else "warn",
             )
-            .select_related("case", "offer__vendor")
-            .order_by("review_by", "pk")[:LIMIT]
         )
-        for a in rows:
-            expired = a.signed_off_at is not None
-            section.items.append(
-                Item(
-                    str(a),
-                    _("Expired on %(date)s") % {"date": a.review_by}
-                    if expired
-                    else _("Not signed off"),
-                    reverse("assessments:detail", args=[a.pk]),
-                    "bad" if expired else "warn",
-                )
-            )
-    if _installed("apps.contracts.models"):
-        from apps.contracts.models import ChecklistItem, RedFlagWaiver
-        from apps.contracts.rules import RED_STATUSES
+    from apps.contracts.models import ChecklistItem, RedFlagWaiver
+    from apps.contracts.rules import RED_STATUSES
 
-        waived = RedFlagWaiver.objects.filter(
-            item=OuterRef("pk"), lapsed_at__isnull=True, waived_status=OuterRef("status")
-        )
-        rows = (
-            ChecklistItem.objects.filter(status__in=RED_STATUSES)
-            .exclude(Exists(waived))
-            .select_related("checklist__offer__vendor", "checklist__offer__case")
-            .order_by("checklist__offer__case_id", "number")[:LIMIT]
-        )
-        for item in rows:
-            offer = item.checklist.offer
-            section.items.append(
-                Item(
-                    f"{offer.case} — {offer.vendor}",
-                    _("Red flag: %(item)s (%(status)s)")
-                    % {"item": item, "status": item.get_status_display()},
-                    reverse("contracts:checklist", args=[offer.pk]),
-                    "bad",
-                )
+    waived = RedFlagWaiver.objects.filter(
+        item=OuterRef("pk"), lapsed_at__isnull=True, waived_status=OuterRef("status")
+    )
+    rows = (
+        ChecklistItem.objects.filter(status__in=RED_STATUSES)
+        .exclude(Exists(waived))
+        .select_related("checklist__offer__vendor", "checklist__offer__case")
+        .order_by("checklist__offer__case_id", "number")[:LIMIT]
+    )
+    for item in rows:
+        offer = item.checklist.offer
+        section.items.append(
+            Item(
+                f"{offer.case} — {offer.vendor}",
+                _("Red flag: %(item)s (%(status)s)")
+                % {"item": item, "status": item.get_status_display()},
+                reverse("contracts:checklist", args=[offer.pk]),
+                "bad",
             )
+        )
     return section
 
 
@@ -165,22 +158,21 @@ def _tech_lead(user, today: date) -> Section:
                 reverse("approvals:case", args=[case.pk]),
             )
         )
-    if _installed("apps.access.models"):
-        from apps.access.models import AccessMatrix
+    from apps.access.models import AccessMatrix
 
-        rows = AccessMatrix.objects.filter(
-            Q(reviewed_at__isnull=True) | Q(review_by__lt=today)
-        ).select_related("case")
-        for matrix in rows.order_by("pk")[:LIMIT]:
-            section.items.append(
-                Item(
-                    str(matrix.case),
-                    _("Access matrix not reviewed")
-                    if matrix.reviewed_at is None
-                    else _("Access-matrix review expired on %(date)s") % {"date": matrix.review_by},
-                    reverse("access:matrix", args=[matrix.case_id]),
-                )
+    rows = AccessMatrix.objects.filter(
+        Q(reviewed_at__isnull=True) | Q(review_by__lt=today)
+    ).select_related("case")
+    for matrix in rows.order_by("pk")[:LIMIT]:
+        section.items.append(
+            Item(
+                str(matrix.case),
+                _("Access matrix not reviewed")
+                if matrix.reviewed_at is None
+                else _("Access-matrix review expired on %(date)s") % {"date": matrix.review_by},
+                reverse("access:matrix", args=[matrix.case_id]),
             )
+        )
     current = list(
         Approval.objects.filter(
             decision=Approval.Decision.APPROVED, superseded_at__isnull=True
@@ -251,11 +243,7 @@ def _auditor():
                 "ok" if approval.decision == Approval.Decision.APPROVED else "bad",
             )
         )
-    chain = None
-    audit = next(iter(present_modules(("apps.audit.selectors",))), None)
-    if audit is not None and hasattr(audit, "chain_status"):
-        chain = audit.chain_status()
-    return section, chain
+    return section, chain_status()
 
 
 def _expiring(user, today: date, *, sees_all: bool) -> list[DueRow]:

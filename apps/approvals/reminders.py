@@ -1,4 +1,4 @@
-"""What is coming due, and when to remind whom (issue 7, part 6).
+"""What is coming due, and when to remind whom.
 
 Due dates, one query per kind:
 - data-export assessments and access matrices: their review-by date (the
@@ -20,11 +20,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from apps.approvals.models import Approval, Reminder
-from apps.core.extensions import present_modules
+from apps.costs import reminders as costs_reminders
 
 # Apps whose reminders are not due dates (a budget threshold crossed) send
 # them from the same daily task: each module has ``reminders_send(*, today)``.
-REMINDER_PROVIDERS = ("apps.costs.reminders",)
+REMINDER_PROVIDERS = (costs_reminders,)
 
 THRESHOLDS = (30, 7, 1)
 OVERDUE = 0
@@ -69,17 +69,13 @@ class DueItem:
         return reminder_threshold(self.days_left(today), remind_overdue=self.remind_overdue)
 
 
-def _installed(name: str) -> bool:
-    return next(iter(present_modules((name,))), None) is not None
-
-
 def _local_day(moment: datetime) -> date:
     return timezone.localtime(moment).date()
 
 
 def provided_reminders_send(today: date) -> list:
     sent = []
-    for module in present_modules(REMINDER_PROVIDERS):
+    for module in REMINDER_PROVIDERS:
         sent += module.reminders_send(today=today)
     return sent
 
@@ -88,12 +84,9 @@ def due_items(today: date, *, horizon_days: int = HORIZON_DAYS) -> list[DueItem]
     """Every item due within ``horizon_days`` (and overdue reviews), oldest due first."""
     until = today + timedelta(days=horizon_days)
     items: list[DueItem] = []
-    if _installed("apps.assessments.models"):
-        items += _assessments(until)
-    if _installed("apps.access.models"):
-        items += _matrices(until)
-    if _installed("apps.evidence.models"):
-        items += _tokens(today, until)
+    items += _assessments(until)
+    items += _matrices(until)
+    items += _tokens(today, until)
     items += _contracts(today, until)
     return sorted(items, key=lambda item: (item.due_on, item.kind, item.object_pk))
 

@@ -1,18 +1,18 @@
 """Gather what the gates read, for every offer of a case, in a fixed number of queries.
 
-Each other app is reached through ``present_modules``: when an app is not
-installed its slice of ``GateInputs`` is ``None`` and its gate reads "not
-available". Besides the inputs, each offer gets the list of records the gates
-relied on (``Scope``s), which a decision binds itself to.
+Each other app is reached through its selectors, imported here. Besides the
+inputs, each offer gets the list of records the gates relied on (``Scope``s),
+which a decision binds itself to.
 """
 
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 
+from apps.access import selectors as access_selectors
 from apps.approvals.binding import Scope
 from apps.approvals.gates import (
     DEFAULT_VERIFICATION_MAX_AGE_DAYS,
@@ -27,8 +27,10 @@ from apps.approvals.gates import (
     evaluate_gates,
 )
 from apps.approvals.models import Approval
+from apps.assessments import selectors as assessments_selectors
 from apps.cases.selectors import offer_minimum_status
-from apps.core.extensions import present_modules
+from apps.contracts import selectors as contracts_selectors
+from apps.evidence import selectors as evidence_selectors
 from apps.offers.selectors import offers_of_case
 
 
@@ -38,15 +40,8 @@ def verification_max_age_days() -> int:
     )
 
 
-def _url(name: str, *args) -> str | None:
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return None
-
-
-def _module(name: str):
-    return next(iter(present_modules((name,))), None)
+def _url(name: str, *args) -> str:
+    return reverse(name, args=args)
 
 
 @dataclass
@@ -75,18 +70,14 @@ class _CaseRecords:
         self.case = case
         self.now = timezone.now()
         self.today = timezone.localdate()
-        self.contracts = _module("apps.contracts.selectors")
-        self.assessments = _module("apps.assessments.selectors")
-        self.access = _module("apps.access.selectors")
-        self.evidence = _module("apps.evidence.selectors")
-        self.red_flags = (
-            {entry.offer.pk: entry for entry in self.contracts.case_red_flags(case)}
-            if self.contracts
-            else {}
-        )
-        self.case_assessments = self.assessments.case_assessments(case) if self.assessments else []
-        self.matrix = self.access.access_matrix_of(case) if self.access else None
-        self.verifications = self._latest_verifications() if self.evidence else {}
+        self.contracts = contracts_selectors
+        self.assessments = assessments_selectors
+        self.access = access_selectors
+        self.evidence = evidence_selectors
+        self.red_flags = {entry.offer.pk: entry for entry in self.contracts.case_red_flags(case)}
+        self.case_assessments = self.assessments.case_assessments(case)
+        self.matrix = self.access.access_matrix_of(case)
+        self.verifications = self._latest_verifications()
 
     def _latest_verifications(self) -> dict:
         from apps.evidence.models import SpecVerification
@@ -104,9 +95,7 @@ class _CaseRecords:
 
     # --- one slice per gate -------------------------------------------------
 
-    def checklist(self, offer, scopes: list[Scope]) -> ChecklistFacts | None:
-        if self.contracts is None:
-            return None
+    def checklist(self, offer, scopes: list[Scope]) -> ChecklistFacts:
         url = _url("contracts:checklist", offer.pk)
         entry = self.red_flags.get(offer.pk)
         if entry is None or entry.checklist is None:
@@ -133,9 +122,7 @@ class _CaseRecords:
             url=url,
         )
 
-    def assessment(self, offer, scopes: list[Scope]) -> AssessmentFacts | None:
-        if self.assessments is None:
-            return None
+    def assessment(self, offer, scopes: list[Scope]) -> AssessmentFacts:
         from apps.assessments import rules
 
         case_level = next((a for a in self.case_assessments if a.offer_id is None), None)
@@ -161,9 +148,7 @@ class _CaseRecords:
             url=_url("assessments:detail", governing.pk),
         )
 
-    def matrix_facts(self, scopes: list[Scope]) -> MatrixFacts | None:
-        if self.access is None:
-            return None
+    def matrix_facts(self, scopes: list[Scope]) -> MatrixFacts:
         url = _url("access:matrix", self.case.pk)
         matrix = self.matrix
         if matrix is None:
@@ -186,8 +171,6 @@ class _CaseRecords:
         )
 
     def verification(self, offer, scopes: list[Scope], evidence: list[dict]):
-        if self.evidence is None:
-            return None
         url = _url("evidence:case", self.case.pk)
         scopes.append(Scope("evidence.specverification", "offer_id", offer.pk, "verifications"))
         latest = self.verifications.get(offer.pk)

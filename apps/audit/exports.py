@@ -36,7 +36,8 @@ from apps.audit.services import chain_head_record
 from apps.audit.signing import sign_detached
 from apps.audit.sources import case_history_sources
 from apps.core import csv_safe
-from apps.core.extensions import present_modules
+from apps.evidence.models import EvidenceBundle
+from apps.packets.models import AuditPacket
 
 FORMAT = "diligence.case-export"
 FORMAT_VERSION = 1
@@ -192,48 +193,46 @@ def _copy_file(archive: _Archive, path: str, handle) -> str:
 
 def _write_evidence(archive: _Archive, case) -> list[dict]:
     listed = []
-    for module in present_modules(("apps.evidence.models",)):
-        for bundle in module.EvidenceBundle.objects.filter(case=case).order_by("pk"):
-            path = f"evidence/{bundle.sha256}.json"
-            if default_storage.exists(bundle.storage_name):
-                with default_storage.open(bundle.storage_name, "rb") as handle:
-                    actual = _copy_file(archive, path, handle)
-            else:
-                # A stored file that went missing is itself a finding: the export says so
-                # (and does not fail), so the auditor sees the gap instead of no export.
-                path, actual = None, None
-            listed.append(
-                {
-                    "path": path,
-                    "recorded_sha256": bundle.sha256,
-                    "matches_recorded": actual == bundle.sha256,
-                    "missing_from_storage": actual is None,
-                    "offer_id": bundle.offer_id,
-                    "received_at": bundle.received_at.isoformat(),
-                }
-            )
+    for bundle in EvidenceBundle.objects.filter(case=case).order_by("pk"):
+        path = f"evidence/{bundle.sha256}.json"
+        if default_storage.exists(bundle.storage_name):
+            with default_storage.open(bundle.storage_name, "rb") as handle:
+                actual = _copy_file(archive, path, handle)
+        else:
+            # A stored file that went missing is itself a finding: the export says so
+            # (and does not fail), so the auditor sees the gap instead of no export.
+            path, actual = None, None
+        listed.append(
+            {
+                "path": path,
+                "recorded_sha256": bundle.sha256,
+                "matches_recorded": actual == bundle.sha256,
+                "missing_from_storage": actual is None,
+                "offer_id": bundle.offer_id,
+                "received_at": bundle.received_at.isoformat(),
+            }
+        )
     return listed
 
 
 def _write_packets(archive: _Archive, case) -> list[dict]:
     listed = []
-    for module in present_modules(("apps.packets.models",)):
-        for packet in module.AuditPacket.objects.filter(case=case).order_by("pk"):
-            path = f"packets/{PurePosixPath(packet.number).name}.pdf"
-            if packet.file.storage.exists(packet.file.name):
-                with packet.file.open("rb") as handle:
-                    actual = _copy_file(archive, path, handle)
-            else:
-                path, actual = None, None
-            listed.append(
-                {
-                    "path": path,
-                    "number": packet.number,
-                    "recorded_sha256": packet.sha256,
-                    "matches_recorded": actual == packet.sha256,
-                    "missing_from_storage": actual is None,
-                }
-            )
+    for packet in AuditPacket.objects.filter(case=case).order_by("pk"):
+        path = f"packets/{PurePosixPath(packet.number).name}.pdf"
+        if packet.file.storage.exists(packet.file.name):
+            with packet.file.open("rb") as handle:
+                actual = _copy_file(archive, path, handle)
+        else:
+            path, actual = None, None
+        listed.append(
+            {
+                "path": path,
+                "number": packet.number,
+                "recorded_sha256": packet.sha256,
+                "matches_recorded": actual == packet.sha256,
+                "missing_from_storage": actual is None,
+            }
+        )
     return listed
 
 

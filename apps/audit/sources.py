@@ -110,6 +110,15 @@ def case_history_sources(case, *, actor=None) -> list[tuple[HistorySource, Query
     return [(source, source.for_case(case)) for source in case_sources() if may_read(actor, source)]
 
 
+def case_history_querysets(case) -> list[QuerySet]:
+    """The history of the case and of every record that hangs from it: the one source.
+
+    The case timeline, its history page, the packet and the export all read
+    this, so a tracked model tied to a case can be left out of none of them.
+    """
+    return [source.for_case(case) for source in case_sources()]
+
+
 def may_read(actor, source: HistorySource) -> bool:
     """Auditors browse every history (DESIGN §1); others the record types they may view."""
     return (

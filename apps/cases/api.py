@@ -102,3 +102,8 @@ class CaseViewSet(
         )
         updated.offer_count = case.offer_count
         return Response(CaseSerializer(updated).data, status=status.HTTP_200_OK)
+
+
+def register(router) -> list:
+    router.register("cases", CaseViewSet, basename="case")
+    return []

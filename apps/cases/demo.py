@@ -12,10 +12,15 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from apps.acceptance import demo as acceptance_demo
+from apps.access import demo as access_demo
 from apps.accounts.roles import Role
+from apps.approvals import demo as approvals_demo
+from apps.assessments import demo as assessments_demo
 from apps.cases.models import ProcurementCase
 from apps.cases.services import case_create
-from apps.core.extensions import present_modules
+from apps.contracts import demo as contracts_demo
+from apps.costs import demo as costs_demo
 from apps.offers.models import Offer
 from apps.offers.services import declared_spec_update, offer_create
 from apps.scorecards.services import scorecard_save
@@ -24,15 +29,16 @@ from apps.vendors.models import Vendor
 from apps.vendors.services import vendor_create
 
 # Apps that extend the demo case: each exposes ``seed(*, case, users)``.
+# Each app's part of the demo, in order; each module has ``seed(*, case, users)``.
 DEMO_EXTENSIONS = (
-    "apps.contracts.demo",
-    "apps.assessments.demo",
-    "apps.access.demo",
-    "apps.costs.demo",
+    contracts_demo,
+    assessments_demo,
+    access_demo,
+    costs_demo,
     # Last: submits the demo case for approval once every record is in place.
-    "apps.approvals.demo",
+    approvals_demo,
     # After the approval: prepares the acceptance of the leading offer.
-    "apps.acceptance.demo",
+    acceptance_demo,
 )
 
 DEMO_PASSWORD = "diligence-demo"
@@ -296,6 +302,6 @@ def seed_demo() -> ProcurementCase:
                 offer=offer,
                 scores={key: {"score": value, "comment": ""} for key, value in scores.items()},
             )
-    for module in present_modules(DEMO_EXTENSIONS):
+    for module in DEMO_EXTENSIONS:
         module.seed(case=case, users=users)
     return case

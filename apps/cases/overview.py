@@ -1,8 +1,8 @@
 """Everything the case page shows, gathered in a fixed number of queries.
 
 Records that live in other apps (clause checklists, assessments, access
-matrices, evidence, packets…) contribute a panel each: the module named in
-``CASE_PANEL_PROVIDERS`` exposes ``case_panel(case, *, actor) -> CasePanel``.
+matrices, evidence, packets…) contribute a panel each: every module listed in
+``apps.cases.panels`` exposes ``case_panel(case, *, actor) -> CasePanel``.
 
 A provider whose panel depends only on tracked records (written with a
 history row), the viewer's permissions, the language and today's date may
@@ -17,25 +17,11 @@ from datetime import datetime
 
 from django.utils.translation import gettext as _
 
-from apps.cases.reads import shared_reads
 from apps.cases.selectors import offer_minimum_status
-from apps.core.extensions import present_modules
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.selectors import case_comparison
 from apps.sizing.models import ComputeDemand
 from apps.sizing.selectors import capacity_for_offer, demand_result
-
-CASE_PANEL_PROVIDERS = (
-    "apps.contracts.panels",
-    "apps.assessments.panels",
-    "apps.access.panels",
-    "apps.evidence.panels",
-    "apps.packets.panels",
-    "apps.audit.panels",
-    "apps.approvals.panels",
-    "apps.costs.panels",
-    "apps.acceptance.panels",
-)
 
 
 @dataclass
@@ -53,25 +39,6 @@ class CasePanel:
     missing: list[str] = field(default_factory=list)
     order: int = 100
     valid_until: datetime | None = None
-
-
-def case_panels(case, *, actor) -> list[CasePanel]:
-    panels = []
-    for module in present_modules(CASE_PANEL_PROVIDERS):
-        panel = module.case_panel(case, actor=actor)
-        if panel is not None:
-            panels.append(panel)
-    return sorted(panels, key=lambda panel: panel.order)
-
-
-def case_overview(case, *, actor) -> dict:
-    """The whole case page's context, computed now (no cache)."""
-    with shared_reads():
-        overview = case_summary(case)
-        panels = case_panels(case, actor=actor)
-    for panel in panels:
-        overview["missing"].extend(panel.missing)
-    return {**overview, "panels": panels}
 
 
 def case_summary(case) -> dict:

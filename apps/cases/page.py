@@ -51,9 +51,9 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
-from apps.cases.overview import CASE_PANEL_PROVIDERS, case_summary
+from apps.cases.overview import case_summary
+from apps.cases.panels import CASE_PANEL_PROVIDERS
 from apps.cases.reads import shared_reads
-from apps.core.extensions import present_modules
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class PagePanel:
 def _providers() -> list[tuple[int, object, bool]]:
     return [
         (index, module, bool(getattr(module, "CASE_PANEL_CACHEABLE", False)))
-        for index, module in enumerate(present_modules(CASE_PANEL_PROVIDERS))
+        for index, module in enumerate(CASE_PANEL_PROVIDERS)
     ]
 
 

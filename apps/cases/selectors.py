@@ -35,39 +35,3 @@ def offer_minimum_status(*, offer_count: int, waiver: str) -> dict:
         "holds": met or bool(waiver.strip()),
         "waiver": waiver,
     }
-
-
-# Apps whose records hang from a case expose ``case_history_querysets(case)``.
-HISTORY_PROVIDERS = (
-    "apps.contracts.selectors",
-    "apps.assessments.selectors",
-    "apps.access.selectors",
-    "apps.evidence.selectors",
-    "apps.approvals.selectors",
-    "apps.packets.selectors",
-    "apps.costs.selectors",
-    "apps.acceptance.selectors",
-)
-
-
-def case_history_querysets(case) -> list:
-    """History of the case and every record that hangs from it."""
-    from apps.core.extensions import present_modules
-    from apps.offers.models import DeclaredSpec, Offer
-    from apps.scorecards.models import CriteriaSet, Scorecard, ScoreEntry
-    from apps.sizing.models import ComputeDemand
-
-    querysets = [
-        ProcurementCase.history.filter(id=case.pk),
-        Offer.history.filter(case_id=case.pk),
-        DeclaredSpec.history.filter(offer__case_id=case.pk),
-        ComputeDemand.history.filter(case_id=case.pk),
-        CriteriaSet.history.filter(case_id=case.pk),
-        Scorecard.history.filter(offer__case_id=case.pk),
-        ScoreEntry.history.filter(scorecard__offer__case_id=case.pk),
-    ]
-    for module in present_modules(HISTORY_PROVIDERS):
-        provider = getattr(module, "case_history_querysets", None)
-        if provider is not None:
-            querysets += provider(case)
-    return querysets

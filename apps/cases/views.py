@@ -4,14 +4,14 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from apps.audit.timeline import history_timeline
 from apps.cases import services
 from apps.cases.forms import CaseEditForm, CaseForm, OfferMinimumWaiverForm
 from apps.cases.models import ProcurementCase
 from apps.cases.page import case_page_response, page_versions
-from apps.cases.selectors import case_get_for, case_history_querysets, case_list_for
+from apps.cases.selectors import case_get_for, case_list_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
@@ -99,7 +99,8 @@ def case_offer_minimum_waive(request, pk: int):
 
 @role_required("cases.view_procurementcase")
 def case_history(request, pk: int):
+    """The case's history is its audit timeline: one page, kept at its old address too."""
     case = case_get_for(request.user, pk)
-    entries = history_timeline(case_history_querysets(case))
-    page = Paginator(entries, 50).get_page(request.GET.get("page"))
-    return render(request, "cases/case_history.html", {"case": case, "page": page})
+    target = reverse("audit:case-timeline", args=[case.pk])
+    query = request.GET.urlencode()
+    return redirect(f"{target}?{query}" if query else target, permanent=True)

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.cases.selectors import case_get_for
+from apps.core.api import version_edited
 from apps.core.parsers import CSVBodyParser, JSONParser
 from apps.core.permissions import RolePermission
 from apps.core.uploads import api_declared_over, refused_unread
@@ -265,7 +266,7 @@ class BudgetView(APIView):
             case=case,
             fields=data,
             reason=data.get("change_reason", ""),
-            expected_version=data.get("version"),
+            expected_version=version_edited(data, editing=existed),
         )
         return Response(
             BudgetReadSerializer(budget_payload(case)).data,

@@ -144,3 +144,9 @@ class DeclaredSpecViewSet(
             reason=reason,
             expected_version=version,
         )
+
+
+def register(router) -> list:
+    router.register("offers", OfferViewSet, basename="offer")
+    router.register("declared-specs", DeclaredSpecViewSet, basename="declared-spec")
+    return []

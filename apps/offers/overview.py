@@ -1,23 +1,22 @@
 """Everything the offer page shows.
 
-Other apps add sections through ``OFFER_PANEL_PROVIDERS``: each named module
-exposes ``offer_panel(offer, *, actor) -> CasePanel``.
+Other apps add sections through ``OFFER_PANEL_PROVIDERS``: each module listed
+there exposes ``offer_panel(offer, *, actor) -> CasePanel``.
 """
 
-from apps.core.extensions import present_modules
+from apps.contracts import panels as contracts_panels
 from apps.offers.selectors import spec_status_for
 from apps.scorecards.selectors import offer_price
 from apps.sizing.models import ComputeDemand
 from apps.sizing.selectors import capacity_for_offer, demand_result
 
-OFFER_PANEL_PROVIDERS = ("apps.contracts.panels",)
+OFFER_PANEL_PROVIDERS = (contracts_panels,)
 
 
 def offer_panels(offer, *, actor) -> list:
     panels = []
-    for module in present_modules(OFFER_PANEL_PROVIDERS):
-        provider = getattr(module, "offer_panel", None)
-        panel = provider(offer, actor=actor) if provider else None
+    for module in OFFER_PANEL_PROVIDERS:
+        panel = module.offer_panel(offer, actor=actor)
         if panel is not None:
             panels.append(panel)
     return sorted(panels, key=lambda panel: panel.order)

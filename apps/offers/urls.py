@@ -4,8 +4,8 @@ from apps.offers import views
 
 app_name = "offers"
 urlpatterns = [
-    path("new/<int:case_pk>/", views.offer_create, name="create"),
-    path("<int:pk>/", views.offer_detail, name="detail"),
-    path("<int:pk>/edit/", views.offer_edit, name="edit"),
-    path("<int:pk>/spec/", views.declared_spec_edit, name="spec"),
+    path("offers/new/<int:case_pk>/", views.offer_create, name="create"),
+    path("offers/<int:pk>/", views.offer_detail, name="detail"),
+    path("offers/<int:pk>/edit/", views.offer_edit, name="edit"),
+    path("offers/<int:pk>/spec/", views.declared_spec_edit, name="spec"),
 ]

@@ -15,8 +15,9 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from apps.cases.selectors import case_history_querysets
+from apps.audit.sources import case_history_querysets
 from apps.core.history import timeline
+from apps.packets.chapters import case_sections
 from apps.packets.manifest import (
     FileStatus,
     file_digests,
@@ -24,7 +25,7 @@ from apps.packets.manifest import (
     manifest_document,
     record_digests,
 )
-from apps.packets.sections import PacketSection, case_sections
+from apps.packets.sections import PacketSection
 
 HISTORY_ORDER = 900
 MANIFEST_ORDER = 1000

@@ -1,9 +1,8 @@
-"""The sections of a packet: the foundation's own, and those other apps contribute.
+"""The sections of a packet: what a section is, and the foundation's own.
 
 An app adds a section by exposing ``packet_section(case) -> PacketSection | None``
-in the module named in ``PACKET_SECTION_PROVIDERS``; a module that does not
-exist is skipped. A section may name the history querysets of its records (they
-join the change history and the manifest) and its evidence files as
+in a module listed in ``apps.packets.chapters``. A section may name the history
+querysets of its records (they join the change history and the manifest) and its evidence files as
 ``(name, storage path, expected SHA-256)`` (re-hashed from storage for the
 manifest). Every section must gather its data in a fixed number of queries.
 
@@ -12,28 +11,14 @@ checklists 40, data-export assessment 50, access matrix 60, evidence 70,
 approval 80; the change history and the manifest always come last.
 """
 
-import importlib.util
 from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from apps.core.extensions import present_modules
-from apps.offers.selectors import offers_of_case
 from apps.scorecards.charts import stacked_bars
 from apps.scorecards.selectors import case_comparison
 from apps.sizing.models import ComputeDemand
 from apps.sizing.selectors import capacity_for_offer, demand_result
-
-PACKET_SECTION_PROVIDERS = (
-    "apps.contracts.packet",
-    "apps.assessments.packet",
-    "apps.access.packet",
-    "apps.evidence.packet",
-    "apps.approvals.packet",
-    "apps.acceptance.packet",
-    "apps.audit.packet",
-    "apps.costs.packet",
-)
 
 
 @dataclass
@@ -100,25 +85,3 @@ def declared_specs_section(offers) -> PacketSection:
         context={"offers": offers},
         order=30,
     )
-
-
-def _providers_of_installed_apps() -> tuple[str, ...]:
-    # present_modules skips a missing module but not a missing app package
-    # (apps.evidence, apps.approvals may not exist yet).
-    return tuple(
-        name
-        for name in PACKET_SECTION_PROVIDERS
-        if importlib.util.find_spec(name.rpartition(".")[0]) is not None
-    )
-
-
-def case_sections(case) -> list[PacketSection]:
-    """Every section before the history and the manifest, in packet order."""
-    offers = offers_of_case(case)
-    sections = [demand_section(case, offers), comparison_section(case)]
-    sections.append(declared_specs_section(offers))
-    for module in present_modules(_providers_of_installed_apps()):
-        section = module.packet_section(case)
-        if section is not None:
-            sections.append(section)
-    return sorted(sections, key=lambda section: section.order)

@@ -1,5 +1,6 @@
 """REST API for criteria sets, scorecards and the offer comparison."""
 
+from django.urls import path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -206,3 +207,9 @@ def _row(row) -> dict:
         "price_rank": row.price_rank,
         "price_explanation": list(row.price.explanation) if row.price else [row.price_problem],
     }
+
+
+def register(router) -> list:
+    router.register("criteria-sets", CriteriaSetViewSet, basename="criteria-set")
+    router.register("scorecards", ScorecardViewSet, basename="scorecard")
+    return [path("cases/<int:case_pk>/comparison/", ComparisonView.as_view(), name="comparison")]

@@ -1,6 +1,7 @@
 """REST API for the sizing calculator and a case's compute demand."""
 
 from django.shortcuts import get_object_or_404
+from django.urls import path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -8,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.cases.selectors import case_get_for
+from apps.core.api import version_edited
 from apps.core.permissions import RolePermission
 from apps.sizing import services
 from apps.sizing.calculator import SizingInputError
@@ -173,11 +175,12 @@ class ComputeDemandView(APIView):
         body = DemandWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = dict(body.validated_data)
-        version = data.pop("version", None)
         reason = data.pop("change_reason", "")
         existing = ComputeDemand.objects.filter(case=case).exists()
         if existing and not reason.strip():
             raise serializers.ValidationError({"change_reason": [_("Say why the demand changes.")]})
+        version = version_edited(data, editing=existing)
+        data.pop("version", None)
         demand = services.compute_demand_save(
             actor=request.user,
             case=case,
@@ -198,3 +201,15 @@ class ComputeDemandView(APIView):
             "inputs": {k: (str(v) if v is not None else None) for k, v in fields.items()},
             "result": result_payload(size_from(fields)),
         }
+
+
+def register(router) -> list:
+    return [
+        path("sizing/", SizingCalculateView.as_view(), name="sizing-calculate"),
+        path("sizing/presets/", SizingPresetsView.as_view(), name="sizing-presets"),
+        path(
+            "cases/<int:case_pk>/compute-demand/",
+            ComputeDemandView.as_view(),
+            name="compute-demand",
+        ),
+    ]

@@ -3,4 +3,4 @@ from django.urls import path
 from apps.sizing import views
 
 app_name = "sizing"
-urlpatterns = [path("", views.calculator, name="calculator")]
+urlpatterns = [path("sizing/", views.calculator, name="calculator")]

@@ -58,3 +58,8 @@ class VendorViewSet(
             reason=reason,
             expected_version=version,
         )
+
+
+def register(router) -> list:
+    router.register("vendors", VendorViewSet, basename="vendor")
+    return []

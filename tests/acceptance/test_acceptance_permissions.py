@@ -108,7 +108,7 @@ def _api_calls(world, role):
         (
             "patch",
             f"/api/v1/acceptance-plans/{plan.pk}/",
-            {"soak_minutes": 45, "change_reason": f"{role}: longer soak"},
+            {"soak_minutes": 45, "change_reason": f"{role}: longer soak", "version": plan.version},
             TECH,
             200,
         ),
@@ -132,7 +132,11 @@ def _api_calls(world, role):
         (
             "patch",
             f"/api/v1/acceptance-results/{result.pk}/",
-            {"notes": f"{role} re-read the logs", "change_reason": "Notes"},
+            {
+                "notes": f"{role} re-read the logs",
+                "change_reason": "Notes",
+                "version": result.version,
+            },
             TECH,
             200,
         ),

@@ -36,7 +36,7 @@ def test_demo_prepares_an_acceptance_honestly_and_runs_twice():
         AcceptanceAttachment.objects.count(),
     )
     assert counts == (1, 3, 1)
-    from apps.cases.selectors import case_history_querysets
+    from apps.audit.sources import case_history_querysets
 
     timeline_models = {queryset.model for queryset in case_history_querysets(case)}
     assert {AcceptanceResult.history.model, AcceptanceAttachment.history.model} <= timeline_models

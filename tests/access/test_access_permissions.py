@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from apps.access.defaults import default_matrix_payload
+from apps.access.models import AccessMatrix, NetworkPlan
 from tests.access.factories import PLAN_FIELDS, PLAN_LINKS, make_matrix, make_plan
 from tests.factories import make_case
 
@@ -64,13 +65,20 @@ def _plan_body(w):
         **{k: (str(v) if v is not None else None) for k, v in PLAN_FIELDS.items()},
         "links": PLAN_LINKS,
         "change_reason": "Re-measured",
+        "version": NetworkPlan.objects.get(case=w["case"]).version,
     }
 
 
 API_CALLS = [
     ("get", "access-matrix/", None, EVERYONE, 200),
     ("put", "access-matrix/", _matrix_body, TECH, 200),
-    ("post", "access-matrix/review/", lambda w: {"note": "Q1"}, TECH, 200),
+    (
+        "post",
+        "access-matrix/review/",
+        lambda w: {"note": "Q1", "version": AccessMatrix.objects.get(case=w["case"]).version},
+        TECH,
+        200,
+    ),
     ("get", "network-plan/", None, EVERYONE, 200),
     ("put", "network-plan/", _plan_body, TECH, 200),
 ]

@@ -96,14 +96,26 @@ def test_a_stale_version_is_refused_with_409(api_as, tariq, case):
 
 def test_an_edit_without_a_reason_is_refused(api_as, tariq, case):
     make_matrix(tariq, case)
-    response = api_as("tariq").put(matrix_url(case), default_matrix_payload(), format="json")
+    response = api_as("tariq").put(
+        matrix_url(case), {**default_matrix_payload(), "version": 1}, format="json"
+    )
     assert response.status_code == 400
     assert "change_reason" in response.json()
 
 
+def test_an_edit_without_a_version_is_refused_and_saves_nothing(api_as, tariq, case):
+    make_matrix(tariq, case)
+    body = {**default_matrix_payload(), "change_reason": "Re-sent"}
+    response = api_as("tariq").put(matrix_url(case), body, format="json")
+    assert response.status_code == 428 and "version" in response.json()
+    assert AccessMatrix.objects.get().version == 1
+
+
 def test_review_endpoint_sets_the_review_by_date(api_as, tariq, case):
     make_matrix(tariq, case)
-    response = api_as("tariq").post(f"{matrix_url(case)}review/", {"note": "Q1"}, format="json")
+    response = api_as("tariq").post(
+        f"{matrix_url(case)}review/", {"note": "Q1", "version": 1}, format="json"
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["reviewed_by"] == "tariq" and body["review_by"]
@@ -147,6 +159,7 @@ def test_invalid_plan_input_names_the_field_and_saves_nothing(api_as, tariq, cas
         "queueing_and_first_token_ms": "200",
         "links": [],
         "change_reason": "Bad",
+        "version": 1,
     } | change
     response = api_as("tariq").put(plan_url(case), body, format="json")
     assert response.status_code == 400

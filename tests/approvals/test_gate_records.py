@@ -8,7 +8,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.approvals import selectors
 from apps.approvals.selectors import case_gates, gate_inputs, offer_gates
 from apps.cases.services import case_offer_minimum_waive
 from apps.contracts.services import red_flag_waive
@@ -133,24 +132,6 @@ def test_verification_age_limit_is_configurable(ready, settings):
     settings.APPROVAL_VERIFICATION_MAX_AGE_DAYS = 0
     gate = _gate(case, offer, "verification")
     assert not gate.held and "limit 0" in gate.reason
-
-
-@pytest.mark.parametrize(
-    "module,keys",
-    [
-        ("apps.contracts.selectors", {"red_flags"}),
-        ("apps.assessments.selectors", {"assessment", "exit_readiness"}),
-        ("apps.access.selectors", {"access_matrix"}),
-        ("apps.evidence.selectors", {"verification"}),
-    ],
-)
-def test_a_missing_app_makes_its_gate_not_available(ready, monkeypatch, module, keys):
-    case, offer = ready
-    real = selectors._module
-    monkeypatch.setattr(selectors, "_module", lambda name: None if name == module else real(name))
-    entry = offer_gates(case, offer)
-    assert {g.key for g in entry.open} == keys
-    assert all("not available" in g.reason for g in entry.open)
 
 
 def _queries(case) -> int:

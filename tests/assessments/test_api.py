@@ -44,11 +44,21 @@ CALLS = [
     (
         "patch",
         lambda w: f"{BASE}{w['assessment'].pk}/",
-        lambda w: {"answers": {"purpose": {"value": "training"}}, "change_reason": "Scope"},
+        lambda w: {
+            "answers": {"purpose": {"value": "training"}},
+            "change_reason": "Scope",
+            "version": w["assessment"].version,
+        },
         LEGAL,
         200,
     ),
-    ("post", lambda w: f"{BASE}{w['assessment'].pk}/sign-off/", lambda w: {}, LEGAL, 200),
+    (
+        "post",
+        lambda w: f"{BASE}{w['assessment'].pk}/sign-off/",
+        lambda w: {"version": w["assessment"].version},
+        LEGAL,
+        200,
+    ),
 ]
 IDS = [f"{c[0]} {i}" for i, c in enumerate(CALLS)]
 
@@ -72,7 +82,11 @@ def test_api_refuses_anonymous_with_401(client, world, method, path, body, allow
 def test_attachment_upload_access(api_as, world, role):
     response = api_as(role).put(
         f"{BASE}{world['assessment'].pk}/attachments/lawful_source/",
-        {"file": SimpleUploadedFile("letter.pdf", b"%PDF"), "change_reason": "Letter"},
+        {
+            "file": SimpleUploadedFile("letter.pdf", b"%PDF"),
+            "change_reason": "Letter",
+            "version": world["assessment"].version,
+        },
         format="multipart",
     )
     assert response.status_code == (200 if role in LEGAL else 403)
@@ -132,7 +146,9 @@ def test_create_sign_off_then_edit_voids_it(api_as, world, lena):
         == "An aid to the legal reviewer, not a legal opinion."
     )
     signed = api.post(
-        f"{BASE}{created['id']}/sign-off/", {"review_by": "2099-12-31"}, format="json"
+        f"{BASE}{created['id']}/sign-off/",
+        {"review_by": "2099-12-31", "version": created["version"]},
+        format="json",
     )
     body = signed.json()
     assert body["signed_off_by"] == "lena" and body["review_by"] == "2099-12-31"
@@ -145,6 +161,7 @@ def test_create_sign_off_then_edit_voids_it(api_as, world, lena):
                 "export_assessment_completed": {"value": "no"},
             },
             "change_reason": "New corpus",
+            "version": body["version"],
         },
         format="json",
     ).json()
@@ -156,7 +173,9 @@ def test_create_sign_off_then_edit_voids_it(api_as, world, lena):
 
 def test_sign_off_of_incomplete_assessment_is_refused_with_the_reasons(api_as, world, lena):
     assessment = make_assessment(lena, world["fresh_case"], complete=False)
-    response = api_as("lena").post(f"{BASE}{assessment.pk}/sign-off/", {}, format="json")
+    response = api_as("lena").post(
+        f"{BASE}{assessment.pk}/sign-off/", {"version": assessment.version}, format="json"
+    )
     assert response.status_code == 400 and response.json()["sign_off"]
 
 

@@ -39,7 +39,12 @@ def url(assessment, key="lawful_source") -> str:
 
 def send_with(api, assessment, **fields):
     def send(payload: Payload):
-        body = {"file": as_upload(payload), "change_reason": "Scan of the letter", **fields}
+        body = {
+            "file": as_upload(payload),
+            "change_reason": "Scan of the letter",
+            "version": assessment.version,
+            **fields,
+        }
         return api.put(url(assessment), body, format="multipart")
 
     return send

@@ -90,7 +90,12 @@ def test_an_edit_needs_a_reason_and_is_kept_in_history(browser_as, priya, tariq)
     assert latest.history_change_reason == "Users are in Europe: tighter TTFT"
     assert latest.history_date is not None
 
-    page = client.get(reverse("cases:history", kwargs={"pk": case.pk})).content.decode()
+    history = client.get(reverse("cases:history", kwargs={"pk": case.pk}), follow=True)
+    assert history.redirect_chain[0] == (
+        reverse("audit:case-timeline", kwargs={"pk": case.pk}),
+        301,
+    )
+    page = history.content.decode()
     assert "Users are in Europe: tighter TTFT" in page
     assert "tariq" in page
     assert "<del>1500</del>" in page and "<ins>1200</ins>" in page
@@ -202,7 +207,7 @@ def test_the_api_is_rate_limited_with_429(api_as, priya, monkeypatch):
 def test_the_history_pages_list_every_change_once_newest_first(browser_as, priya):
     """Paged in the database, the pages hold the same changes as the whole history read
     at once, each page newest first."""
-    from apps.cases.selectors import case_history_querysets
+    from apps.audit.sources import case_history_querysets
     from apps.core.history import timeline
 
     case = make_case(priya)
@@ -223,7 +228,7 @@ def test_the_history_pages_list_every_change_once_newest_first(browser_as, priya
         case.refresh_from_db()
     whole = timeline(case_history_querysets(case))
     assert len(whole) > 50
-    url = reverse("cases:history", kwargs={"pk": case.pk})
+    url = reverse("audit:case-timeline", kwargs={"pk": case.pk})
     seen = []
     for number in (1, 2):
         page = client.get(url, {"page": number}).context["page"]

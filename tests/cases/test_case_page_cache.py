@@ -20,7 +20,7 @@ from django.utils.html import escape
 from django.utils.translation import trans_real
 
 from apps.accounts.roles import Role
-from apps.cases.overview import case_overview
+from apps.cases.panels import case_overview
 from apps.cases.services import case_update
 from apps.offers.models import Offer
 from tests.access.factories import make_matrix

@@ -101,11 +101,9 @@ def test_the_manifest_rehashes_evidence_files_and_catches_a_swapped_one(
 ):
     from django.core.files.base import ContentFile
 
-    from apps.packets import sections
+    from apps.packets import chapters
 
-    monkeypatch.setattr(
-        sections, "_providers_of_installed_apps", lambda: ("tests.packets.evidence_section",)
-    )
+    monkeypatch.setattr(chapters, "PACKET_SECTION_PROVIDERS", (evidence_section,))
     evidence_section.store_bundle()
     case = make_packet_case(priya, offers=1)
     # Someone swaps the stored bundle behind the application's back.

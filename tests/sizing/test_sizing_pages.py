@@ -128,5 +128,11 @@ def test_replacing_a_saved_demand_through_the_api_needs_a_reason(api_as, priya):
     response = api.put(
         url, {**DEMAND, "target_concurrency": 700, "change_reason": "Growth"}, format="json"
     )
+    assert response.status_code == 428 and "version" in response.json()
+    response = api.put(
+        url,
+        {**DEMAND, "target_concurrency": 700, "change_reason": "Growth", "version": 1},
+        format="json",
+    )
     assert response.status_code == 200
     assert response.json()["result"]["instances"] == 9

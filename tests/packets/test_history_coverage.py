@@ -1,0 +1,125 @@
+"""The packet and the export carry the history of every tracked record of the case.
+
+Both read the one source of a case's history (``apps.audit.sources``), which
+finds every tracked model tied to a case by its foreign keys. These tests fail
+when a tracked model is left out of the packet's change history or the export,
+or when a tracked model is tied to no case without being named a shared record.
+"""
+
+import io
+import json
+import zipfile
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from apps.acceptance.models import AcceptancePlan, AcceptanceSignOff
+from apps.approvals.models import Reminder
+from apps.approvals.services import approval_decide
+from apps.audit.exports import build_case_export
+from apps.audit.sources import all_sources, case_sources
+from apps.cases.demo import seed_demo
+from apps.core.models import FileIntegrityAlarm
+from apps.core.services import tracked_create
+from apps.packets.document import packet_document
+from apps.packets.signing import get_signer
+from tests.approvals.factories import make_verification
+from tests.packets.factories import make_stored_packet
+
+pytestmark = pytest.mark.django_db
+
+# Records shared by every case: no single case's history holds them.
+SHARED_RECORDS = {
+    "contracts.checklisttemplate",
+    "contracts.templateitem",
+    "vendors.vendor",
+    "scorecards.criterion",
+}
+
+
+def test_every_tracked_model_is_tied_to_a_case_or_named_shared():
+    untied = {source.key for source in all_sources() if source.case_path is None}
+    assert untied <= SHARED_RECORDS, f"tracked but in no case's history: {untied - SHARED_RECORDS}"
+
+
+@pytest.fixture
+def demo_case(settings, tmp_path):
+    """The demo case, with a row added to each tracked table the demo leaves empty."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    case = seed_demo()
+    users = {user.username: user for user in get_user_model().objects.all()}
+    tariq, aude = users["tariq"], users["aude"]
+    offer = case.offers.order_by("pk").first()
+    now = timezone.now()
+    make_verification(tariq, offer)  # a harness token, an evidence bundle, its verification
+    make_stored_packet(aude, case)  # a packet request and its packet
+    approval_decide(actor=tariq, case=case, decision="rejected", comment="Not this round")
+    tracked_create(
+        Reminder,
+        actor=None,
+        kind=Reminder.Kind.values[0],
+        object_model="access.accessmatrix",
+        object_pk=1,
+        due_on=now.date(),
+        threshold=7,
+        label="Access-matrix review",
+        case=case,
+    )
+    tracked_create(
+        AcceptanceSignOff,
+        actor=tariq,
+        plan=AcceptancePlan.objects.get(case=case),
+        signed_by=tariq,
+        signed_at=now,
+        comment="Signed off",
+    )
+    tracked_create(
+        FileIntegrityAlarm,
+        actor=None,
+        case=case,
+        record="Evidence bundle 1",
+        storage_name="evidence/1.json",
+        found_sha256="0" * 64,
+        detected_at=now,
+    )
+    return case
+
+
+def _auditor():
+    return get_user_model().objects.get(username="aude")
+
+
+def _tables_with_rows(case) -> set[str]:
+    return {source.key for source in case_sources() if source.for_case(case).exists()}
+
+
+def test_the_packet_lists_every_tracked_table_of_the_case(demo_case):
+    document = packet_document(
+        demo_case,
+        number="DIL-2026-000042",
+        requested_by=_auditor(),
+        packet_signer=get_signer(),
+        generated_at=timezone.now(),
+    )
+    in_packet = {record["record_type"] for record in document.manifest["records"]}
+    expected = _tables_with_rows(demo_case)
+    # Every tracked table of a case has a row here: a new one must be added to the fixture.
+    assert expected == {source.key for source in case_sources()}
+    assert expected <= in_packet, f"missing from the packet: {expected - in_packet}"
+    history = next(s for s in document.sections if s.template.endswith("history.html"))
+    types = {entry.record_type for entry in history.context["entries"]}
+    labels = {str(s.model._meta.verbose_name) for s in case_sources() if s.key in expected}
+    assert labels <= types, f"missing from the change history: {labels - types}"
+
+
+def test_the_export_lists_every_tracked_table_of_the_case(demo_case):
+    target = io.BytesIO()
+    build_case_export(demo_case, target, actor=_auditor())
+    with zipfile.ZipFile(io.BytesIO(target.getvalue())) as archive:
+        names = set(archive.namelist())
+        manifest = json.loads(archive.read("manifest.json"))
+    expected = _tables_with_rows(demo_case)
+    exported = {key for key in expected if any(key in name for name in names)}
+    assert exported == expected, f"missing from the export: {expected - exported}"
+    assert manifest
