@@ -212,3 +212,28 @@ def test_two_waivers_of_one_red_flag_give_one_waiver(people):
     assert max(r.status_code for r in responses) < 500
     assert sorted(r.status_code for r in responses)[0] == 201
     assert RedFlagWaiver.objects.filter(item=item).count() == 1
+
+
+def test_two_imports_of_one_month_at_once_store_it_once(people, settings, tmp_path):
+    from apps.costs.models import CostImport, CostPeriod
+    from tests.costs.factories import CLEAN, bill_csv, make_budget
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    case = make_case(people["priya"])
+    make_budget(people["priya"], case, offer=make_offer(people["priya"], case, spec=FULL_SPEC))
+    raw = bill_csv(("2026-09", CLEAN))
+
+    def send(client):
+        return client.generic(
+            "POST",
+            f"/api/v1/cases/{case.pk}/costs/imports/?file_name=sep.csv",
+            raw,
+            content_type="text/csv",
+        )
+
+    responses = race(people, [("priya", send), ("ada", send)])
+    assert statuses(responses) == {201: 1, 400: 1}
+    refused = next(r for r in responses if r.status_code == 400)
+    assert "2026-09" in str(refused.json())
+    assert CostImport.objects.filter(case=case).count() == 1
+    assert CostPeriod.objects.filter(case=case).count() == 1

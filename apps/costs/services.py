@@ -12,6 +12,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from apps.cases.lifecycle import case_lock
 from apps.core.services import tracked_create, tracked_update
 from apps.costs import bill_rows
 from apps.costs.models import Budget, CostImport, CostPeriod, ThresholdAlert
@@ -121,6 +122,9 @@ def cost_import_create(
     saved_name = None
     try:
         with transaction.atomic():
+            # Imports of one case wait for each other: a month not yet imported has no
+            # row to lock, so two imports of it at once would both find it free.
+            case_lock(case)
             in_force = {
                 p.period: p
                 for p in CostPeriod.objects.select_for_update().filter(
@@ -201,6 +205,7 @@ def threshold_alerts_send(*, case=None) -> list[ThresholdAlert]:
     sent = []
     for budget in budgets:
         view = cost_view(budget.case)
+        assert view.reconciliation is not None  # the case has a budget, so it is reconciled
         recorded = {
             (a.scope, a.period_key, a.threshold_pct)
             for a in ThresholdAlert.objects.filter(case=budget.case)
