@@ -1,5 +1,6 @@
 """REST API: acceptance plans, results (with attachment upload), the state, and sign-off."""
 
+from django.contrib.auth.models import User
 from django.urls import path
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -44,7 +45,9 @@ class AcceptancePlanSerializer(TrackedSerializer):
 
 
 class AcceptanceAttachmentSerializer(serializers.ModelSerializer):
-    uploaded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    uploaded_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
 
     class Meta:
         model = AcceptanceAttachment
@@ -54,7 +57,9 @@ class AcceptanceAttachmentSerializer(serializers.ModelSerializer):
 
 
 class AcceptanceResultSerializer(TrackedSerializer):
-    recorded_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    recorded_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     attachments = AcceptanceAttachmentSerializer(many=True, read_only=True)
 
     class Meta:
@@ -173,7 +178,9 @@ class AcceptanceCriterionSerializer(serializers.Serializer):
     title = serializers.CharField()
     status = serializers.CharField()
     measured = serializers.CharField()
-    required = serializers.CharField()
+    # The stubs see DRF's Field.required here; the serializer metaclass takes declared
+    # fields off the class, so this is a field named "required", shadowing nothing.
+    required = serializers.CharField()  # type: ignore[assignment]
     reason = serializers.CharField()
 
 
@@ -185,7 +192,9 @@ class AcceptanceLayerSerializer(serializers.Serializer):
 
 
 class AcceptanceSignOffSerializer(serializers.ModelSerializer):
-    signed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    signed_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
 
     class Meta:
         model = AcceptanceSignOff

@@ -75,4 +75,6 @@ class SignOffForm(forms.Form):
 
 def model_fields(form: forms.ModelForm) -> dict:
     """The model fields a form cleaned, for a service (no reason, version or offer)."""
-    return {name: form.cleaned_data[name] for name in form._meta.fields}
+    fields = form._meta.fields
+    assert fields is not None  # the acceptance forms list their fields (no "__all__")
+    return {name: form.cleaned_data[name] for name in fields}

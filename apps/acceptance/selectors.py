@@ -1,6 +1,7 @@
 """Reads: plans, results, sign-offs and the acceptance state, in a fixed number of queries."""
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
@@ -17,6 +18,10 @@ from apps.acceptance.models import (
 from apps.approvals.binding import Change, Scope, changes_for
 from apps.approvals.models import Approval
 from apps.core.downloads import StoredFile
+
+if TYPE_CHECKING:
+    # Choice labels are lazy translations, rendered in the reader's language.
+    from django.utils.functional import _StrOrPromise
 
 
 def plan_list_for(actor):
@@ -174,7 +179,7 @@ class AcceptanceState:
         return [(level, rules.level_holds(level, slo)) for level in performance.levels]
 
     @property
-    def layer_rows(self) -> list[tuple[str, rules.LayerState]]:
+    def layer_rows(self) -> "list[tuple[_StrOrPromise, rules.LayerState]]":
         titles = dict(Layer.choices)
         return [(titles[layer.layer], layer) for layer in self.layers]
 

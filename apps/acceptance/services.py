@@ -8,6 +8,7 @@ a later change moves an accepted case back to approved (``acceptance_signoff_voi
 import hashlib
 import os
 import uuid
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -139,7 +140,7 @@ def _clean_result(fields: dict) -> dict:
     if fields.get("fault_kind") and fields.get("layer") != Layer.STABILITY:
         errors["fault_kind"] = _("Only a stability and recovery result injects a fault.")
     performed = fields.get("performed_at")
-    if performed is not None and performed > timezone.now() + timezone.timedelta(minutes=5):
+    if performed is not None and performed > timezone.now() + timedelta(minutes=5):
         errors["performed_at"] = _("A result cannot be performed in the future.")
     if errors:
         raise ValidationError(errors)

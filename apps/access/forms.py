@@ -7,6 +7,8 @@ takes, and the service's errors (keyed ``grants[2].role``…) are mapped back to
 the input they concern.
 """
 
+from typing import Any
+
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
@@ -58,7 +60,7 @@ class MatrixGridForm(EditReasonMixin, forms.Form):
                 self.fields[f"just.{row_id}.{col_id}"] = forms.CharField(
                     required=False,
                     max_length=2000,
-                    initial=grants.get(cell, ""),
+                    initial=grants.get(cell, "") if cell else "",
                     widget=forms.Textarea(attrs={"rows": 2, "cols": 18}),
                 )
         for control in controls:
@@ -167,7 +169,10 @@ class MatrixGridForm(EditReasonMixin, forms.Form):
     def payload(self) -> dict:
         """The edit as ``access_matrix_save`` takes it; remembers which input each entry is."""
         data = self.cleaned_data
-        roles, permissions, grants, controls = [], [], [], []
+        roles: list[dict[str, Any]] = []
+        permissions: list[dict[str, Any]] = []
+        grants: list[dict[str, Any]] = []
+        controls: list[dict[str, Any]] = []
         kept_rows, kept_cols = {}, {}
         for row_id, role in self.row_ids:
             name = data.get(f"{row_id}.name", "").strip()

@@ -224,6 +224,8 @@ def latency_budget(plan: Any) -> Budget:
     over = total is not None and total > target
     advice = []
     if over_half:
+        # over_half needs an RTT, and a plan's target is at least 1 ms (model validator).
+        assert share is not None
         advice.append(
             _(
                 "The measured RTT alone takes %(share)s %% of the %(target)s ms budget: serve "
@@ -232,6 +234,7 @@ def latency_budget(plan: Any) -> Budget:
             % {"share": (share * 100).quantize(Decimal("0.1")), "target": _ms(target)}
         )
     if over and not over_half:
+        assert total is not None  # over is only true with a total
         advice.append(
             _(
                 "The budget is %(excess)s ms over target: shorten queueing and first-token time "

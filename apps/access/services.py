@@ -126,9 +126,9 @@ def _children_sync(*, actor, matrix: AccessMatrix, payload: MatrixPayload, reaso
     }
     wanted_cells = {(g["role"], g["permission"]): g for g in payload.grants}
     # Grants go first: a removed role or permission takes its cells with it.
-    for cell, grant in existing_grants.items():
+    for cell, existing in existing_grants.items():
         if cell not in wanted_cells:
-            tracked_delete(grant, actor=actor, reason=reason or "Grant removed")
+            tracked_delete(existing, actor=actor, reason=reason or "Grant removed")
     for key, role in roles.items():
         if key not in {r["key"] for r in payload.roles}:
             tracked_delete(role, actor=actor, reason=reason or "Role removed")
@@ -161,10 +161,10 @@ def _children_sync(*, actor, matrix: AccessMatrix, payload: MatrixPayload, reaso
             tracked_update(current, actor=actor, reason=reason, fields=fields)
     current_controls = {c.key: c for c in AccessControl.objects.filter(matrix=matrix)}
     for control in payload.controls:
-        current = current_controls[control["key"]]
+        row = current_controls[control["key"]]
         fields = {"status": control["status"], "evidence": control["evidence"]}
-        if (current.status, current.evidence) != (fields["status"], fields["evidence"]):
-            tracked_update(current, actor=actor, reason=reason or "Control assessed", fields=fields)
+        if (row.status, row.evidence) != (fields["status"], fields["evidence"]):
+            tracked_update(row, actor=actor, reason=reason or "Control assessed", fields=fields)
 
 
 def _upsert(model, current, actor, reason: str, **fields):
@@ -250,9 +250,9 @@ def network_plan_save(
                 plan, actor=actor, reason=reason, fields=fields, expected_version=expected_version
             )
         current = {link.workload: link for link in WorkloadLink.objects.filter(plan=plan)}
-        for workload, link in current.items():
+        for workload, saved in current.items():
             if workload not in wanted:
-                tracked_delete(link, actor=actor, reason=why)
+                tracked_delete(saved, actor=actor, reason=why)
         for workload, link_fields in wanted.items():
             link = current.get(workload)
             if link is None:

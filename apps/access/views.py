@@ -83,7 +83,7 @@ def matrix_edit(request, pk: int):
             messages.success(request, _("Access matrix saved."))
             return redirect("access:matrix", pk=case.pk)
     view = matrix_view(matrix) if matrix else None
-    faults = {}
+    faults: dict[tuple[str, str], list[str]] = {}
     if view:
         for violation in view.state.violations:
             for cell in violation.cells:

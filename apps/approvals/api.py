@@ -1,5 +1,8 @@
 """REST API: gates per offer, submitting, deciding, and the decisions on record."""
 
+from typing import Any, cast
+
+from django.contrib.auth.models import User
 from django.urls import path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
@@ -35,7 +38,9 @@ class OfferGatesSerializer(serializers.Serializer):
 class ChangeSerializer(serializers.Serializer):
     model = serializers.CharField()
     record = serializers.CharField()
-    label = serializers.CharField()
+    # The stubs see DRF's Field.label here; the serializer metaclass takes declared
+    # fields off the class, so this is a field named "label", shadowing nothing.
+    label = serializers.CharField()  # type: ignore[assignment]
     when = serializers.DateTimeField(allow_null=True)
     user = serializers.CharField()
     action = serializers.CharField()
@@ -43,7 +48,9 @@ class ChangeSerializer(serializers.Serializer):
 
 
 class ApprovalSerializer(serializers.ModelSerializer):
-    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    decided_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     stale = serializers.SerializerMethodField()
     changes = serializers.SerializerMethodField()
 
@@ -78,7 +85,8 @@ class ApprovalSerializer(serializers.ModelSerializer):
         return cache[approval.pk]
 
     def get_changes(self, approval) -> list[dict]:
-        return ChangeSerializer(self._changes(approval), many=True).data
+        # many=True builds a ListSerializer; the stubs type the call as the child serializer.
+        return cast(list[dict[str, Any]], ChangeSerializer(self._changes(approval), many=True).data)
 
 
 class CaseGatesSerializer(serializers.Serializer):

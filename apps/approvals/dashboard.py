@@ -9,6 +9,7 @@ coming due that they own (auditors and admins: all), and cases by state.
 
 from dataclasses import dataclass, field
 from datetime import date
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, Exists, OuterRef, Q
 from django.urls import reverse
@@ -22,6 +23,10 @@ from apps.approvals.reminders import due_items
 from apps.audit.selectors import chain_status
 from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
 from apps.costs import dashboard as costs_dashboard
+
+if TYPE_CHECKING:
+    # Choice labels are lazy translations, rendered in the reader's language.
+    from django.utils.functional import _StrOrPromise
 
 LIMIT = 50
 # Apps adding a section: ``dashboard_section(user, *, roles, today) -> Section | None``.
@@ -45,7 +50,7 @@ class Section:
 @dataclass
 class DueRow:
     item: object
-    kind: str
+    kind: "_StrOrPromise"
     days_left: int
     overdue_days: int
     reminded: int | None
@@ -55,7 +60,7 @@ class DueRow:
 class Board:
     sections: list[Section]
     expiring: list[DueRow]
-    cases_by_state: list[tuple[str, str, int]]
+    cases_by_state: "list[tuple[str, _StrOrPromise, int]]"
     chain: object = None
     today: date | None = None
 
@@ -122,13 +127,13 @@ def _legal(today: date) -> Section:
     waived = RedFlagWaiver.objects.filter(
         item=OuterRef("pk"), lapsed_at__isnull=True, waived_status=OuterRef("status")
     )
-    rows = (
+    red_items = (
         ChecklistItem.objects.filter(status__in=RED_STATUSES)
         .exclude(Exists(waived))
         .select_related("checklist__offer__vendor", "checklist__offer__case")
         .order_by("checklist__offer__case_id", "number")[:LIMIT]
     )
-    for item in rows:
+    for item in red_items:
         offer = item.checklist.offer
         section.items.append(
             Item(
@@ -272,7 +277,7 @@ def _expiring(user, today: date, *, sees_all: bool) -> list[DueRow]:
     return rows
 
 
-def _cases_by_state(user) -> list[tuple[str, str, int]]:
+def _cases_by_state(user) -> "list[tuple[str, _StrOrPromise, int]]":
     counts = {}
     if user.has_perm("cases.view_procurementcase"):
         counts = dict(

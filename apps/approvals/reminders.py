@@ -109,6 +109,7 @@ def _assessments(until: date) -> list[DueItem]:
             owners=[a.signed_off_by],
         )
         for a in rows
+        if a.review_by is not None  # always: review_by__lte leaves out empty days
     ]
 
 
@@ -128,6 +129,7 @@ def _matrices(until: date) -> list[DueItem]:
             owners=[m.reviewed_by] if m.reviewed_by else [],
         )
         for m in rows.select_related("case", "reviewed_by")
+        if m.review_by is not None  # always: review_by__lte leaves out empty days
     ]
 
 
@@ -165,7 +167,10 @@ def _contracts(today: date, until: date) -> list[DueItem]:
     ).select_related("case__owner", "offer__vendor", "decided_by")
     items = []
     for approval in rows:
-        renewal = add_months(_local_day(approval.decided_at), approval.offer.contract_term_months)
+        offer = approval.offer
+        # The query keeps only approvals of an offer with a contract term.
+        assert offer is not None and offer.contract_term_months is not None
+        renewal = add_months(_local_day(approval.decided_at), offer.contract_term_months)
         if not today <= renewal <= until:
             continue
         items.append(
@@ -174,7 +179,7 @@ def _contracts(today: date, until: date) -> list[DueItem]:
                 object_model="approvals.approval",
                 object_pk=approval.pk,
                 label=_("Contract with %(vendor)s for %(case)s renews")
-                % {"vendor": approval.offer.vendor, "case": approval.case},
+                % {"vendor": offer.vendor, "case": approval.case},
                 due_on=renewal,
                 case=approval.case,
                 url=reverse("approvals:case", args=[approval.case_id]),

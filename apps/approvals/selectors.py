@@ -82,7 +82,7 @@ class _CaseRecords:
     def _latest_verifications(self) -> dict:
         from apps.evidence.models import SpecVerification
 
-        latest = {}
+        latest: dict[int, SpecVerification] = {}
         rows = (
             SpecVerification.objects.filter(offer__case=self.case)
             .select_related("bundle")
@@ -90,6 +90,7 @@ class _CaseRecords:
             .order_by("-bundle__received_at", "-pk")
         )
         for verification in rows:
+            assert verification.offer_id is not None  # filtered on the offer's case
             latest.setdefault(verification.offer_id, verification)
         return latest
 

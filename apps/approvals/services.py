@@ -94,19 +94,21 @@ def approval_decide(
     with transaction.atomic():
         # The status is read under the row lock: of two deciders at once, the
         # second waits, then finds the case decided and is told so.
-        case = case_lock(case, expect={Status.PENDING_APPROVAL}, message=NOT_PENDING)
+        case = case_lock(case, expect={Status.PENDING_APPROVAL}, message=str(NOT_PENDING))
         _check_decider(actor, case)
         gates = offer_gates(case, offer) if offer is not None else None
-        if decision == Approval.Decision.APPROVED and not gates.all_held:
-            raise ValidationError(
-                {
-                    "offer": [
-                        _("Gate not held — %(title)s: %(reason)s")
-                        % {"title": g.title, "reason": g.reason}
-                        for g in gates.open
-                    ]
-                }
-            )
+        if decision == Approval.Decision.APPROVED:
+            assert gates is not None  # an approval names its offer (refused above otherwise)
+            if not gates.all_held:
+                raise ValidationError(
+                    {
+                        "offer": [
+                            _("Gate not held — %(title)s: %(reason)s")
+                            % {"title": g.title, "reason": g.reason}
+                            for g in gates.open
+                        ]
+                    }
+                )
         verb = "Approved" if decision == Approval.Decision.APPROVED else "Rejected"
         target = Status.APPROVED if decision == Approval.Decision.APPROVED else Status.REJECTED
         case = case_transition(
@@ -114,7 +116,7 @@ def approval_decide(
             actor=actor,
             target=target,
             expect={Status.PENDING_APPROVAL},
-            message=NOT_PENDING,
+            message=str(NOT_PENDING),
             reason=f"{verb}{f' ({offer.vendor})' if offer else ''}: {comment.strip()}",
         )
         # Bound after the case's own transition, so that write is not a "change".

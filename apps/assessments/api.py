@@ -1,7 +1,10 @@
 """REST API for data-export self-assessments, the questionnaire and the PRC regime table."""
 
 import posixpath
+from collections.abc import Callable
+from typing import Any, cast
 
+from django.contrib.auth.models import User
 from django.urls import path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -72,7 +75,9 @@ class ConstraintSerializer(serializers.Serializer):
 
 class AidSerializer(serializers.Serializer):
     mechanism = serializers.CharField()
-    label = serializers.CharField()
+    # The stubs see DRF's Field.label here; the serializer metaclass takes declared
+    # fields off the class, so this is a field named "label", shadowing nothing.
+    label = serializers.CharField()  # type: ignore[assignment]
     reason = serializers.CharField()
     citation = serializers.CharField(allow_null=True)
     missing = serializers.ListField(child=serializers.CharField())
@@ -86,7 +91,9 @@ class AssessmentSerializer(TrackedSerializer):
         queryset=Offer.objects.all(), required=False, allow_null=True
     )
     answers = AnswersField(required=False)
-    signed_off_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    signed_off_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     state = serializers.SerializerMethodField()
     derived_constraints = serializers.SerializerMethodField()
     prc_decision_aid = serializers.SerializerMethodField()
@@ -114,7 +121,7 @@ class AssessmentSerializer(TrackedSerializer):
             "change_reason",
         ]
         # Uniqueness (one per case, one per offer) is checked by the service, which names it.
-        validators = []
+        validators: list[Callable[..., object]] = []
         read_only_fields = [
             "questionnaire_version",
             "signed_off_at",
@@ -142,7 +149,9 @@ class AssessmentSerializer(TrackedSerializer):
 
     @extend_schema_field(ConstraintSerializer(many=True))
     def get_derived_constraints(self, assessment) -> list:
-        return ConstraintSerializer(self._summary(assessment).constraints, many=True).data
+        # many=True builds a ListSerializer; the stubs type the call as the child serializer.
+        data = ConstraintSerializer(self._summary(assessment).constraints, many=True).data
+        return cast(list[Any], data)
 
     @extend_schema_field(AidSerializer)
     def get_prc_decision_aid(self, assessment) -> dict:
@@ -151,7 +160,7 @@ class AssessmentSerializer(TrackedSerializer):
         data["citation"] = str(aid.citation) if aid.citation else None
         return data
 
-    def validate_answers(self, answers):
+    def validate_answers(self, answers: dict[str, Any]) -> dict[str, Any]:
         errors = answers_errors({key: dict(answer) for key, answer in answers.items()})
         if errors:
             nested: dict = {}

@@ -5,7 +5,7 @@ logged, and the exit path is ready: the derived constraints are "data may not
 leave" and "one audited entry point".
 """
 
-from apps.assessments.services import assessment_create, assessment_sign_off
+from apps.assessments.services import Answers, assessment_create, assessment_sign_off
 
 DEMO_ANSWERS = {
     "purpose": ("inference", "Online inference for the internal chat assistant."),
@@ -42,7 +42,9 @@ DEMO_NUMBERS = {
 
 
 def seed(*, case, users) -> None:
-    answers = {key: {"value": value, "note": note} for key, (value, note) in DEMO_ANSWERS.items()}
+    answers: Answers = {
+        key: {"value": value, "note": note} for key, (value, note) in DEMO_ANSWERS.items()
+    }
     for key, number in DEMO_NUMBERS.items():
         answers.setdefault(key, {})["number"] = number
     assessment = assessment_create(

@@ -94,11 +94,11 @@ class DataExportAssessment(TrackedModel):
         ]
 
     def __str__(self) -> str:
-        scope = str(self.offer.vendor) if self.offer_id else _("whole case")
+        scope = str(self.offer.vendor) if self.offer is not None else _("whole case")
         return f"{_('Data-export assessment')} — {self.case} ({scope})"
 
     def clean(self) -> None:
-        if self.offer_id and self.offer.case_id != self.case_id:
+        if self.offer is not None and self.offer.case_id != self.case_id:
             raise ValidationError({"offer": _("This offer belongs to another case.")})
         if self.signed_off_at and not (self.signed_off_by_id and self.review_by):
             raise ValidationError(

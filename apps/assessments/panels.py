@@ -62,10 +62,11 @@ def panel_missing(case_summary: AssessmentSummary | None, offers: list[OfferCove
         if summary is None or summary.assessment.pk in seen:
             continue
         seen.add(summary.assessment.pk)
-        scope = (
-            str(summary.assessment.offer.vendor) if summary.assessment.offer_id else _("the case")
-        )
+        offer = summary.assessment.offer
+        scope = str(offer.vendor) if offer is not None else _("the case")
         if summary.state.expired:
+            # expired is only ever true with a review-by day (rules.assessment_state)
+            assert summary.state.review_by is not None
             missing.append(
                 _(
                     "Data-export assessment for %(scope)s expired on %(day)s: "

@@ -6,8 +6,13 @@ reported under, so the export follows that template's structure.
 """
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext_lazy as _
+
+if TYPE_CHECKING:
+    # Labels are lazy translations, rendered in the reader's language.
+    from django.utils.functional import _StrOrPromise
 
 QUESTIONNAIRE_VERSION = "2026.1"
 
@@ -40,16 +45,16 @@ BLOCK_PRC = _("PRC cross-border regime (decision aid)")
 @dataclass(frozen=True)
 class Question:
     key: str
-    label: str
+    label: "_StrOrPromise"
     kind: str
-    block: str
+    block: "_StrOrPromise"
     section: str
     source: str
-    options: tuple[tuple[str, str], ...] = ()
-    help: str = ""
+    options: "tuple[tuple[str, _StrOrPromise], ...]" = ()
+    help: "_StrOrPromise" = ""
 
     @property
-    def choices(self) -> tuple[tuple[str, str], ...]:
+    def choices(self) -> "tuple[tuple[str, _StrOrPromise], ...]":
         return self.options if self.kind == Kind.CHOICE else YES_NO_CHOICES
 
     @property

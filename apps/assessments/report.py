@@ -53,7 +53,7 @@ def build_report(summary: AssessmentSummary) -> dict:
     aid = summary.aid
     facts = {
         "case": assessment.case.name,
-        "scope": str(assessment.offer.vendor) if assessment.offer_id else "whole case",
+        "scope": str(assessment.offer.vendor) if assessment.offer is not None else "whole case",
         "jurisdiction": assessment.jurisdiction or "every vendor of the case",
         "questionnaire_version": assessment.questionnaire_version,
         "status": summary.status,
@@ -62,7 +62,7 @@ def build_report(summary: AssessmentSummary) -> dict:
         "review_by": assessment.review_by.isoformat() if assessment.review_by else None,
         "voided_sign_off": assessment.voided_sign_off or None,
     }
-    extras = {
+    extras: dict[str, dict[str, object]] = {
         SECTION_OVERVIEW: {"facts": facts},
         SECTION_RISK: {
             "derived_constraints": [

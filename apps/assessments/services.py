@@ -141,7 +141,7 @@ def assessment_save(
             raise ConcurrentEditError(current, expected_version)
         rows = {row.question_key: row for row in current.answers.all()}
         answer_changes = _answer_changes(rows, answers, attachments)
-        fields = {}
+        fields: dict[str, Any] = {}
         if conclusion is not None and conclusion.strip() != current.conclusion:
             fields["conclusion"] = conclusion.strip()
         if jurisdiction is not None and jurisdiction.strip() != current.jurisdiction:

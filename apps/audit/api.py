@@ -1,5 +1,8 @@
 """Audit endpoints: chain status and verification, and a case's timeline as JSON."""
 
+from collections.abc import Sequence
+from typing import cast
+
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -12,7 +15,7 @@ from apps.audit.models import ChainVerification
 from apps.audit.selectors import chain_status
 from apps.audit.sources import case_history_sources
 from apps.audit.tasks import verify_audit_chain_task
-from apps.audit.timeline import Timeline
+from apps.audit.timeline import Timeline, TimelineEntry
 from apps.cases.selectors import case_get_for
 from apps.core.permissions import RolePermission
 
@@ -128,9 +131,11 @@ class CaseTimelineView(APIView):
         if not form.is_valid():
             return Response(form.errors.get_json_data(), status=400)
         paginator = self.pagination_class()
-        page = paginator.paginate_queryset(
-            Timeline(parts, form.timeline_filter()), request, view=self
-        )
+        # DRF's stub asks for a QuerySet or Sequence; its paginator only slices and
+        # counts (Django's Paginator), which Timeline does lazily.
+        timeline = cast(Sequence[TimelineEntry], Timeline(parts, form.timeline_filter()))
+        page = paginator.paginate_queryset(timeline, request, view=self)
+        assert page is not None  # TimelinePagination sets a page size: every request is paged
         return paginator.get_paginated_response([entry.as_dict() for entry in page])
 
 

@@ -19,7 +19,7 @@ from uuid import UUID
 from django.apps import apps as django_apps
 from django.contrib.contenttypes.models import ContentType
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Max
+from django.db.models import Max, Model
 from simple_history.models import HistoricalChanges
 
 from apps.audit.models import ChainEntry, ChainHead
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 HEAD_PK = 1
 
 
-def tracked_history_models() -> list[type]:
+def tracked_history_models() -> list[type[Model]]:
     """Every installed history table written by django-simple-history, in a stable order."""
     models = [
         model

@@ -61,7 +61,7 @@ class _HashingWriter:
 
 
 class _Archive:
-    def __init__(self, target):
+    def __init__(self, target) -> None:
         self.zip = zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED)
         self.files: list[dict] = []
 
@@ -121,7 +121,9 @@ def _write_records(archive: _Archive, source, case) -> int:
     with archive.member(f"records/{source.key}.json") as writer:
         count = _json_rows(writer, _chunked(queryset, pk))
     with archive.member(f"records/{source.key}.csv") as writer:
-        text = io.TextIOWrapper(_Sink(writer), encoding="utf-8", newline="")
+        # typeshed wants the wrapped buffer to have a ``name`` (read only by
+        # TextIOWrapper.name and its repr), which io.RawIOBase does not declare.
+        text = io.TextIOWrapper(_Sink(writer), encoding="utf-8", newline="")  # type: ignore[type-var]
         out = csv_safe.DictWriter(text, fieldnames=columns)
         out.writeheader()
         for row in _chunked(queryset, pk):
@@ -194,8 +196,10 @@ def _copy_file(archive: _Archive, path: str, handle) -> str:
 def _write_evidence(archive: _Archive, case) -> list[dict]:
     listed = []
     for bundle in EvidenceBundle.objects.filter(case=case).order_by("pk"):
-        path = f"evidence/{bundle.sha256}.json"
+        path: str | None
+        actual: str | None
         if default_storage.exists(bundle.storage_name):
+            path = f"evidence/{bundle.sha256}.json"
             with default_storage.open(bundle.storage_name, "rb") as handle:
                 actual = _copy_file(archive, path, handle)
         else:
@@ -218,8 +222,12 @@ def _write_evidence(archive: _Archive, case) -> list[dict]:
 def _write_packets(archive: _Archive, case) -> list[dict]:
     listed = []
     for packet in AuditPacket.objects.filter(case=case).order_by("pk"):
-        path = f"packets/{PurePosixPath(packet.number).name}.pdf"
-        if packet.file.storage.exists(packet.file.name):
+        path: str | None
+        actual: str | None
+        name = packet.file.name
+        assert name is not None  # a file field loaded from the database holds a string
+        if packet.file.storage.exists(name):
+            path = f"packets/{PurePosixPath(packet.number).name}.pdf"
             with packet.file.open("rb") as handle:
                 actual = _copy_file(archive, path, handle)
         else:
@@ -250,6 +258,7 @@ def build_case_export(case, target, *, actor=None) -> dict:
         evidence = _write_evidence(archive, case)
         packets = _write_packets(archive, case)
         created_at = timezone.now()
+        chain = chain_status().as_dict()
         manifest = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -257,7 +266,7 @@ def build_case_export(case, target, *, actor=None) -> dict:
             "case": {"id": case.pk, "name": case.name},
             "created_at": created_at.isoformat(),
             "created_by": actor.get_username() if actor else None,
-            "chain": chain_status().as_dict(),
+            "chain": chain,
             "counts": counts,
             "evidence": evidence,
             "packets": packets,
@@ -271,7 +280,7 @@ def build_case_export(case, target, *, actor=None) -> dict:
     chain_head_record(
         source="export",
         reference=f"case-{case.pk}-{created_at:%Y%m%dT%H%M%SZ}",
-        head_seq=manifest["chain"]["head_seq"],
-        head_hash=manifest["chain"]["head_hash"],
+        head_seq=chain["head_seq"],
+        head_hash=chain["head_hash"],
     )
     return manifest

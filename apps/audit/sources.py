@@ -14,7 +14,7 @@ from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from apps.audit.chain import tracked_history_models
 from apps.cases.models import ProcurementCase
@@ -27,8 +27,8 @@ class HistorySource:
     """One tracked model's history, and how its rows are tied to a case."""
 
     key: str
-    model: type
-    history_model: type
+    model: type[Model]
+    history_model: type[Model]
     case_path: str | None
 
     @property
@@ -47,17 +47,19 @@ class HistorySource:
         manager = self.history_model._base_manager
         if self.case_path == "":
             return manager.filter(**{self.model._meta.pk.attname: case.pk})
+        # Only case sources (case_sources()) are asked for a case's rows.
+        assert self.case_path is not None
         return manager.filter(**{self.case_path: case.pk})
 
     def for_record(self, object_id) -> QuerySet:
         return self.history_model._base_manager.filter(**{self.model._meta.pk.attname: object_id})
 
 
-def _path_to_case(model) -> str | None:
+def _path_to_case(model: type[Model]) -> str | None:
     if model is ProcurementCase:
         return ""
     user_model = get_user_model()
-    queue = deque([(model, [])])
+    queue: deque[tuple[type[Model], list[str]]] = deque([(model, [])])
     seen = {model}
     while queue:
         current, path = queue.popleft()
@@ -65,7 +67,12 @@ def _path_to_case(model) -> str | None:
             continue
         for field in current._meta.concrete_fields:
             target = field.related_model
-            if not field.is_relation or target in seen or target in (user_model, ContentType):
+            if (
+                target is None
+                or not field.is_relation
+                or target in seen
+                or target in (user_model, ContentType)
+            ):
                 continue
             if target is ProcurementCase:
                 return "__".join([*path, field.name])
@@ -79,7 +86,9 @@ def all_sources() -> tuple[HistorySource, ...]:
     """Every tracked model, case-linked or not, keyed ``app_label.model``."""
     sources = []
     for history_model in tracked_history_models():
-        model = history_model.instance_type
+        # django-simple-history sets instance_type on the history model it
+        # builds at run time; it ships no type information for it.
+        model: type[Model] = history_model.instance_type  # type: ignore[attr-defined]
         sources.append(
             HistorySource(
                 key=model._meta.label_lower,

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, overload
 
 from django.db import connection
 from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
@@ -111,7 +111,7 @@ class Timeline:
             for index, (_source, queryset) in enumerate(parts)
         ]
         self.union = _union(self.selects)
-        self._count = None
+        self._count: int | None = None
 
     def count(self) -> int:
         if self._count is None:
@@ -121,7 +121,14 @@ class Timeline:
     def __len__(self) -> int:
         return self.count()
 
-    def __getitem__(self, key):
+    def __iter__(self) -> Iterator[TimelineEntry]:
+        return self.iterate()
+
+    @overload
+    def __getitem__(self, key: int) -> TimelineEntry: ...
+    @overload
+    def __getitem__(self, key: slice) -> list[TimelineEntry]: ...
+    def __getitem__(self, key: int | slice) -> TimelineEntry | list[TimelineEntry]:
         if not isinstance(key, slice):
             return self[key : key + 1][0]
         if self.union is None:

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
+from django.db.models import Model
 from django.utils.translation import gettext as _
 
 from apps.audit.chain import HEAD_PK, link_hash, row_digest, row_fields, tracked_history_models
@@ -138,11 +139,15 @@ def verify_chain() -> ChainReport:
         content_type = ContentType.objects.get_for_model(model, for_concrete_model=False)
         tracked.add(content_type.pk)
         _merge_table(report, model, content_type)
-        if model.instance_type._meta.db_table in tables:
+        # instance_type: set by django-simple-history at run time, untyped (see sources.py).
+        live: type[Model] = model.instance_type  # type: ignore[attr-defined]
+        if live._meta.db_table in tables:
             _compare_live_rows(report, model)
     for ct_id, label in labels.items():
         if ct_id not in tracked:
             first = ChainEntry.objects.filter(content_type_id=ct_id).order_by("seq").first()
+            # labels were read from these very entries, which are never deleted
+            assert first is not None
             report.add(
                 Problem(
                     Kind.DELETED,
@@ -252,6 +257,7 @@ def _merge_table(report: ChainReport, model, content_type) -> None:
     while entry is not None or row is not None:
         row_id = row[pk_name] if row is not None else None
         if row is None or (entry is not None and entry["history_id"] < row_id):
+            assert entry is not None  # the loop runs while an entry or a row is left
             report.add(
                 Problem(
                     Kind.DELETED,
@@ -390,7 +396,7 @@ def _recorded_by(head: RecordedHead) -> str:
 
 def _check_recorded_heads(report: ChainReport, heads: list[RecordedHead]) -> None:
     report.recorded_heads = len(heads)
-    held = {}
+    held: dict[int, str] = {}
     within = sorted({head.seq for head in heads if head.seq <= report.head_seq})
     for start in range(0, len(within), CHUNK):
         held.update(
