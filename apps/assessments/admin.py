@@ -1,13 +1,33 @@
+import posixpath
+
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
 
 from apps.assessments import services
 from apps.assessments.models import AssessmentAnswer, DataExportAssessment
 from apps.core.admin import ReadOnlyInline, RecordAdmin, TrackedAdmin
 
 
-class AssessmentAnswerInline(ReadOnlyInline):
+class AttachmentLink:
+    """The attachment shown as a link to its download view, never to the storage folder."""
+
+    # The storage folder is not served: an attachment leaves only through the
+    # assessment's download view, which checks the reader's access and the digest.
+    @admin.display(description=_("attachment"))
+    def attachment_download(self, answer: AssessmentAnswer) -> str:
+        name = answer.attachment.name
+        if not name:
+            return "—"
+        url = reverse("assessments:attachment", args=[answer.assessment_id, answer.question_key])
+        return format_html('<a href="{}">{}</a>', url, posixpath.basename(name))
+
+
+class AssessmentAnswerInline(AttachmentLink, ReadOnlyInline):
     model = AssessmentAnswer
-    fields = ["question_key", "value", "number", "note", "attachment"]
+    fields = ["question_key", "value", "number", "note", "attachment_download"]
+    readonly_fields = ["attachment_download"]
 
 
 @admin.register(DataExportAssessment)
@@ -28,8 +48,10 @@ class DataExportAssessmentAdmin(TrackedAdmin):
 
 
 @admin.register(AssessmentAnswer)
-class AssessmentAnswerAdmin(RecordAdmin):
+class AssessmentAnswerAdmin(AttachmentLink, RecordAdmin):
     """Answers are saved with their assessment in the app, where a change voids its sign-off."""
 
     list_display = ["assessment", "question_key", "value", "number", "updated_at"]
     list_select_related = ["assessment__case"]
+    exclude = ["attachment"]
+    readonly_fields = ["attachment_download"]

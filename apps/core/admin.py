@@ -28,6 +28,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
 from apps.core.forms import stale_edit_message
+from apps.core.models import FileIntegrityAlarm
 from apps.core.services import ConcurrentEditError, tracked_update
 
 
@@ -87,7 +88,8 @@ class TrackedChangeForm(forms.ModelForm):
         self.fields["edited_version"].initial = self.instance.version
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         edited = cleaned.get("edited_version")
         # The admin loaded the instance from the database for this request.
         if edited is not None and edited != self.instance.version:
@@ -184,3 +186,12 @@ class TrackedAdmin(_NoRevert, SimpleHistoryAdmin):
 
 def _back(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(request.get_full_path())
+
+
+@admin.register(FileIntegrityAlarm)
+class FileIntegrityAlarmAdmin(RecordAdmin):
+    """Raised when a download finds a stored file changed; the admin cannot clear or remove it."""
+
+    list_display = ["record", "case", "detected_at", "resolved_at"]
+    list_select_related = ["case"]
+    list_filter = ["resolved_at"]

@@ -1,43 +1,39 @@
-from django.contrib import admin
-from simple_history.admin import SimpleHistoryAdmin
+"""Evidence is received from the harness and tokens are issued in the app: the admin only reads."""
 
+from django.contrib import admin
+
+from apps.core.admin import RecordAdmin
 from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
 
 
-class ReadOnly:
-    """Evidence is immutable and tokens are issued through the app; the admin only reads."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class ReadOnlyAdmin(ReadOnly, SimpleHistoryAdmin):
-    pass
-
-
 @admin.register(HarnessToken)
-class HarnessTokenAdmin(ReadOnlyAdmin):
+class HarnessTokenAdmin(RecordAdmin):
     list_display = ["prefix", "case", "offer", "created_by", "expires_at", "revoked_at"]
     exclude = ["token_hash"]
 
 
 @admin.register(EvidenceBundle)
-class EvidenceBundleAdmin(ReadOnlyAdmin):
+class EvidenceBundleAdmin(RecordAdmin):
     list_display = ["sha256", "case", "offer", "received_at", "size"]
 
 
 @admin.register(SpecVerification)
-class SpecVerificationAdmin(ReadOnlyAdmin):
+class SpecVerificationAdmin(RecordAdmin):
     list_display = ["bundle", "offer", "verdict", "rules_version", "created_at"]
 
 
 @admin.register(EvidenceUpload)
-class EvidenceUploadAdmin(ReadOnly, admin.ModelAdmin):  # no history: a receipt, not a record
+class EvidenceUploadAdmin(admin.ModelAdmin):
+    """A receipt, not a record: it keeps no history, and the upload worker alone writes it."""
+
     list_display = ["sha256", "case", "state", "received_at", "finished_at", "size"]
     list_filter = ["state"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
