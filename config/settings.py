@@ -417,6 +417,7 @@ def _check_packet_signing_key() -> None:
     missing = [name for name, value in pkcs11.items() if not value]
     if missing:
         raise ImproperlyConfigured(f"A PKCS#11 signing key also needs {', '.join(missing)}")
+    assert PACKET_SIGNING_PKCS11_MODULE is not None  # one of the values checked just above
     module = Path(PACKET_SIGNING_PKCS11_MODULE)
     if not module.is_absolute() or not module.is_file():
         raise ImproperlyConfigured(

@@ -1,6 +1,7 @@
 """REST API for procurement cases."""
 
 import django_filters
+from django.contrib.auth.models import User
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -14,7 +15,9 @@ from apps.core.permissions import RolePermission
 
 
 class CaseSerializer(TrackedSerializer):
-    owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    owner: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     offer_count = serializers.IntegerField(read_only=True)
 
     class Meta:

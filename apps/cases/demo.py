@@ -160,7 +160,7 @@ DEMO_DEMAND = {
 }
 
 # Two reviewers' scores (0–5) per vendor, keyed by default criterion.
-DEMO_SCORES = {
+DEMO_SCORES: dict[str, dict[str, dict[str, int | None]]] = {
     "priya": {
         "Aurora Compute Pte. Ltd.": dict(
             pricing=3,

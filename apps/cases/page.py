@@ -45,6 +45,7 @@ from django.http import HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.template import RequestContext
+from django.template.backends.django import Template as DjangoTemplate
 from django.template.loader import get_template, render_to_string
 from django.urls import get_script_prefix
 from django.utils import timezone
@@ -294,6 +295,7 @@ def _whole_page(request, case, entry: dict, providers) -> str:
     """The page with the token placeholder in every form and no flash messages."""
     context = _page_context(request, case, entry, providers, token=False)
     template = get_template(TEMPLATE)
+    assert isinstance(template, DjangoTemplate)  # the one engine configured (config.settings)
     # Context processors run after the view's context: this one has the last word.
     placeholders = {"csrf_token": entry["csrf_sentinel"], "messages": ()}
     return template.template.render(

@@ -1,6 +1,7 @@
 """REST API for clause checklists, red-flag waivers and checklist templates."""
 
 import django_filters
+from django.contrib.auth.models import User
 from django.urls import path
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
@@ -61,7 +62,9 @@ class ItemStatusField(serializers.CharField):
 
 class WaiverSerializer(serializers.ModelSerializer):
     waived_status = ItemStatusField(read_only=True)
-    waived_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    waived_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     reason = serializers.CharField(source="justification", read_only=True)
 
     class Meta:
@@ -90,7 +93,9 @@ class RedFlagSerializer(serializers.Serializer):
 
 class ChecklistItemSerializer(serializers.ModelSerializer):
     status = ItemStatusField(read_only=True)
-    reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    reviewer: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
     verdict = serializers.SerializerMethodField()
     waivers = WaiverSerializer(many=True, read_only=True)
 
@@ -262,7 +267,9 @@ class RedFlagWaiverViewSet(
 class TemplateItemSerializer(serializers.ModelSerializer):
     key = serializers.SlugField(max_length=50)
     sub_points = serializers.ListField(child=serializers.CharField(), required=False)
-    required = serializers.BooleanField(required=False, default=True)
+    # The stubs see DRF's Field.required here; the serializer metaclass takes declared
+    # fields off the class, so this is a field named "required", shadowing nothing.
+    required = serializers.BooleanField(required=False, default=True)  # type: ignore[assignment]
 
     class Meta:
         model = TemplateItem
@@ -271,7 +278,7 @@ class TemplateItemSerializer(serializers.ModelSerializer):
 
 
 class ChecklistTemplateSerializer(serializers.ModelSerializer):
-    published_by = serializers.SlugRelatedField(
+    published_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
     items = TemplateItemSerializer(many=True)

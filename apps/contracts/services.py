@@ -186,7 +186,8 @@ def _item_changes(by_id: dict[int, ChecklistItem], rows: list[dict[str, Any]]) -
     changes, seen = [], set()
     for index, row in enumerate(rows):
         where = f"items[{index}]"
-        item = by_id.get(row.get("id"))
+        wanted = row.get("id")
+        item = by_id.get(wanted) if wanted is not None else None
         if item is None:
             errors[f"{where}.id"] = f"Item {row.get('id')!r} is not part of this checklist."
             continue

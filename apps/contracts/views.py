@@ -84,6 +84,10 @@ def checklist_edit(request, offer_pk: int):
             messages.success(request, _("Clause checklist saved."))
             return redirect("offers:detail", pk=offer.pk)
     by_id = {row.item.pk: row for row in state.rows}
+    pairs = []
+    for form in formset.forms:
+        item_id = _posted_id(form)
+        pairs.append((form, by_id.get(item_id) if item_id is not None else None))
     return render(
         request,
         "contracts/checklist_form.html",
@@ -93,7 +97,7 @@ def checklist_edit(request, offer_pk: int):
             "state": state,
             "formset": formset,
             "save_form": save_form,
-            "pairs": [(form, by_id.get(_posted_id(form))) for form in formset.forms],
+            "pairs": pairs,
         },
     )
 

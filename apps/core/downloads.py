@@ -151,7 +151,7 @@ def _file_response(spool, stored: StoredFile, *, as_attachment: bool) -> FileRes
 
 def stored_file_response(
     request: HttpRequest, stored: StoredFile, *, as_attachment: bool = True
-) -> HttpResponse:
+) -> HttpResponse | FileResponse:
     """A page's download: the verified file, or a 409 page saying it no longer matches."""
     try:
         spool = stored_file_read(stored, actor=request.user)

@@ -13,13 +13,16 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.utils.translation import gettext as _
 
+from apps.core.models import TrackedModel
+
 M = TypeVar("M", bound=models.Model)
+T = TypeVar("T", bound=TrackedModel)
 
 
 class ConcurrentEditError(Exception):
     """The record changed since the editor loaded it."""
 
-    def __init__(self, current: models.Model, expected_version: int) -> None:
+    def __init__(self, current: TrackedModel, expected_version: int) -> None:
         self.current = current
         self.expected_version = expected_version
         super().__init__(
@@ -38,9 +41,10 @@ class StateConflict(ValidationError):
 def _attribute(instance: models.Model, *, actor: Any, reason: str) -> None:
     # simple-history reads these two attributes when it writes the history row;
     # setting them here attributes writes made outside a request (commands,
-    # Celery tasks) as well as inside one.
-    instance._history_user = actor
-    instance._change_reason = reason
+    # Celery tasks) as well as inside one. simple-history ships no types, so no
+    # stub declares these attributes on Model.
+    instance._history_user = actor  # type: ignore[attr-defined]
+    instance._change_reason = reason  # type: ignore[attr-defined]
 
 
 def tracked_create(model: type[M], *, actor: Any, reason: str = "Created", **fields: Any) -> M:
@@ -53,13 +57,13 @@ def tracked_create(model: type[M], *, actor: Any, reason: str = "Created", **fie
 
 
 def tracked_update(
-    instance: M,
+    instance: T,
     *,
     actor: Any,
     reason: str,
     fields: dict[str, Any],
     expected_version: int | None = None,
-) -> M:
+) -> T:
     if not reason or not reason.strip():
         raise ValidationError({"change_reason": _("Say why this record is being changed.")})
     with transaction.atomic():

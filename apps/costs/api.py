@@ -89,7 +89,9 @@ class BudgetReadSerializer(BudgetWriteSerializer):
 
 class ImportSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    source = serializers.CharField()
+    # The stubs see DRF's Field.source here; the serializer metaclass takes declared
+    # fields off the class, so this is a field named "source", shadowing nothing.
+    source = serializers.CharField()  # type: ignore[assignment]
     file_name = serializers.CharField()
     sha256 = serializers.CharField()
     size_bytes = serializers.IntegerField()
@@ -154,6 +156,7 @@ class ReconciliationSerializer(serializers.Serializer):
 def budget_payload(case) -> dict:
     view = cost_view(case)
     budget = view.budget
+    assert budget is not None  # asked for only once the budget exists (else a 404)
     committed = view.committed
     return {
         "case": case.pk,
@@ -172,7 +175,7 @@ def budget_payload(case) -> dict:
 
 def import_payload(cost_import: CostImport) -> dict:
     return {
-        **{name: getattr(cost_import, name) for name in ImportSerializer().fields},
+        **{name: getattr(cost_import, name) for name in ImportSerializer().get_fields()},
         "imported_by": cost_import.imported_by.get_username(),
     }
 

@@ -35,9 +35,11 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 from django.utils.translation import gettext as _
 
@@ -177,7 +179,7 @@ def check_columns(header: list[str]) -> None:
 
 
 def parse_rows(
-    rows: list[dict[str, object]], *, currency: str, today: date, first_row: int = 2
+    rows: Sequence[Mapping[str, Any]], *, currency: str, today: date, first_row: int = 2
 ) -> list[PeriodUsage]:
     """Validated periods, ascending; refuses the lot on any problem.
 
@@ -260,7 +262,7 @@ def _parse_row(
     number: int, cells: dict, *, currency: str, this_month: date
 ) -> tuple[PeriodUsage | None, list[RowProblem]]:
     problems = []
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}  # PeriodUsage's fields, each of its own type
 
     def refuse(column: str, reason: str) -> None:
         problems.append(RowProblem(number, column, reason))

@@ -41,14 +41,17 @@ class BudgetForm(EditReasonMixin, forms.ModelForm):
 
     def __init__(self, *args, case, creating: bool, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["offer"].queryset = case.offers.select_related("vendor")
-        self.fields["offer"].help_text = _(
-            "Used until an offer is approved; the approved offer then wins."
-        )
+        offer = self.fields["offer"]
+        assert isinstance(offer, forms.ModelChoiceField)  # the form field of a foreign key
+        offer.queryset = case.offers.select_related("vendor")
+        offer.help_text = _("Used until an offer is approved; the approved offer then wins.")
         for name in ("total_amount", "monthly_amount", "training_max_spend"):
             # The amounts SQLite gives back exactly (see MAX_MONEY).
-            self.fields[name].max_value = MAX_MONEY
-            self.fields[name].validators.append(MaxValueValidator(MAX_MONEY))
+            amount = self.fields[name]
+            assert isinstance(amount, forms.DecimalField)  # the form field of a money column
+            # The stubs type max_value as IntegerField's int; a DecimalField takes a Decimal.
+            amount.max_value = MAX_MONEY  # type: ignore[assignment]
+            amount.validators.append(MaxValueValidator(MAX_MONEY))
         if creating:
             # The first save needs no reason: there is nothing to compare with.
             self.fields["change_reason"].required = False

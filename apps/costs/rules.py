@@ -131,6 +131,9 @@ def committed_spend(terms: OfferTerms) -> CommittedSpend:
     missing = tuple(label for name, label in _term_names() if getattr(terms, name) in (None, ""))
     if missing:
         return CommittedSpend(None, None, None, None, None, missing=missing)
+    # The missing check above returned when any of these was absent.
+    assert terms.unit_price is not None and terms.gpu_count is not None
+    assert terms.term_months is not None and terms.prepayment_ratio is not None
     try:
         normalised = cost_per_gpu_hour(
             unit_price=terms.unit_price,
@@ -364,6 +367,7 @@ def price_differs(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) ->
     rate = rate_per_gpu_hour(card.terms)
     billed_gpu_hours = usage.instance_hours * card.gpus_per_instance
     if rate is not None and billed_gpu_hours > 0:
+        assert expected.instances is not None  # a total is priced only with the instances
         other = expected.total - expected.instances
         implied = (usage.amount - other) / billed_gpu_hours
         detail += " " + _(
@@ -450,15 +454,18 @@ def reconcile(
         cumulative_crossed = crossed_thresholds(
             spent=cumulative, limit=limits.total, thresholds=limits.thresholds
         )
-        crossings += [
-            Crossing("month", usage.period, t, usage.amount, limits.per_month)
-            for t in month_crossed
-        ]
-        crossings += [
-            Crossing("total", usage.period, t, cumulative, limits.total)
-            for t in cumulative_crossed
-            if t not in total_seen
-        ]
+        # Without a limit nothing is crossed.
+        if limits.per_month is not None:
+            crossings += [
+                Crossing("month", usage.period, t, usage.amount, limits.per_month)
+                for t in month_crossed
+            ]
+        if limits.total is not None:
+            crossings += [
+                Crossing("total", usage.period, t, cumulative, limits.total)
+                for t in cumulative_crossed
+                if t not in total_seen
+            ]
         total_seen.update(cumulative_crossed)
         rows.append(
             PeriodReconciliation(

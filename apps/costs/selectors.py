@@ -16,6 +16,7 @@ from apps.costs.rules import (
     reconcile,
     training_guardrail_problems,
 )
+from apps.offers.models import Offer
 
 
 def budget_of(case) -> Budget | None:
@@ -106,7 +107,7 @@ class CostView:
 
     case: object
     budget: Budget | None
-    offer: object = None
+    offer: Offer | None = None
     offer_source: str = ""  # "approved", "picked" or ""
     committed: CommittedSpend | None = None
     reconciliation: Reconciliation | None = None

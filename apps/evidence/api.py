@@ -1,6 +1,7 @@
 """REST API: the harness upload, the published schema, bundles, verifications and tokens."""
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.urls import path, reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -47,7 +48,9 @@ class SpecVerificationSerializer(serializers.ModelSerializer):
 
 class EvidenceBundleSerializer(serializers.ModelSerializer):
     verdict = serializers.CharField(source="verification.verdict", read_only=True, default=None)
-    verification = serializers.PrimaryKeyRelatedField(read_only=True)
+    verification: serializers.PrimaryKeyRelatedField[SpecVerification] = (
+        serializers.PrimaryKeyRelatedField(read_only=True)
+    )
     token_prefix = serializers.CharField(source="token.prefix", read_only=True, default=None)
 
     class Meta:
@@ -310,7 +313,9 @@ class HarnessTokenSerializer(serializers.ModelSerializer):
         write_only=True, required=False, min_value=1, max_value=services.MAX_TOKEN_TTL_HOURS
     )
     state = serializers.SerializerMethodField()
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
 
     class Meta:
         model = HarnessToken

@@ -63,7 +63,11 @@ def shorten_quotes(message: str) -> str:
     if len(message) <= QUOTED_CHARS:
         return message
     for quote, pattern in _LONG_QUOTES.items():
-        message = pattern.sub(lambda match, q=quote: f"{q}{match[1]}…{q}", message)
+
+        def shortened(match: re.Match[str], q: str = quote) -> str:
+            return f"{q}{match[1]}…{q}"
+
+        message = pattern.sub(shortened, message)
     return message
 
 

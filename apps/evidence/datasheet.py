@@ -12,6 +12,9 @@ siblings: the PCI device id is what tells them apart (§3.3).
 
 import re
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+V = TypeVar("V")
 
 # Where each figure comes from, with the date the figure was read.
 SOURCES = {
@@ -37,10 +40,10 @@ SOURCES = {
 
 
 @dataclass(frozen=True)
-class Fact:
+class Fact(Generic[V]):
     """One datasheet value and the key of its source in ``SOURCES``."""
 
-    value: object
+    value: V
     source: str
 
     @property
@@ -56,21 +59,26 @@ class Sku:
     key: str
     name: str
     names: tuple[str, ...]  # NVML name strings (lower case substrings) that mean this SKU
-    pci_device_ids: Fact
-    marketed_memory_gb: Fact
-    memory_total_mib: Fact  # ECC on, or the only value where ECC makes no difference
-    memory_bandwidth_gbps: Fact
-    dense_tflops: Fact  # {dtype: TFLOP/s}
+    pci_device_ids: Fact[tuple[str, ...]]
+    marketed_memory_gb: Fact[int]
+    # ECC on, or the only value where ECC makes no difference
+    memory_total_mib: Fact[int | None]
+    memory_bandwidth_gbps: Fact[float]
+    dense_tflops: Fact[dict[str, float]]  # {dtype: TFLOP/s}
     accumulate: str  # accumulate precision the TFLOP/s figure assumes
-    nvlink: Fact  # {"links": n, "per_link_gbps": x, "total_gbps": y} or None
-    power_w: Fact  # (min, max)
-    healthy_fraction: Fact  # BF16 sustained matmul / dense peak on a healthy box
+    nvlink: Fact[dict[str, float] | None]  # {"links": n, "per_link_gbps": x, "total_gbps": y}
+    power_w: Fact[tuple[int | None, int]]  # (min, max)
+    healthy_fraction: Fact[float]  # BF16 sustained matmul / dense peak on a healthy box
     band: str  # which acceptance band (BANDS) its matmul is graded with
-    pci_subsystem_ids: Fact = field(default_factory=lambda: Fact((), "anchors-3.3"))
-    memory_total_mib_ecc_off: Fact = field(default_factory=lambda: Fact(None, "anchors-4.1"))
+    pci_subsystem_ids: Fact[tuple[str, ...]] = field(
+        default_factory=lambda: Fact((), "anchors-3.3")
+    )
+    memory_total_mib_ecc_off: Fact[int | None] = field(
+        default_factory=lambda: Fact(None, "anchors-4.1")
+    )
 
 
-def _f(value, source="anchors-4.1") -> Fact:
+def _f(value: Any, source: str = "anchors-4.1") -> Fact[Any]:
     return Fact(value, source)
 
 
@@ -388,7 +396,9 @@ def by_name(text: str | None) -> Sku | None:
     return best
 
 
-def expected_memory_mib(sku: Sku, *, ecc_enabled: bool | None) -> tuple[int | None, Fact]:
+def expected_memory_mib(
+    sku: Sku, *, ecc_enabled: bool | None
+) -> tuple[int | None, Fact[int | None]]:
     """The driver-reported MiB for the SKU; ECC off only where it changes the figure."""
     off = sku.memory_total_mib_ecc_off
     if ecc_enabled is False and off.value is not None:

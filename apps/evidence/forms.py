@@ -2,10 +2,11 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from apps.evidence.services import DEFAULT_TOKEN_TTL_HOURS, MAX_TOKEN_TTL_HOURS
+from apps.offers.models import Offer
 
 
 class HarnessTokenForm(forms.Form):
-    offer = forms.ModelChoiceField(
+    offer: "forms.ModelChoiceField[Offer]" = forms.ModelChoiceField(
         queryset=None,
         required=False,
         label=_("Offer"),

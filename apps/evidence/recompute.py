@@ -100,7 +100,15 @@ def cell_summary(requests: list[dict]) -> dict:
     }
 
 
-SCALARS = ("n", "completed", "errors", "error_rate", "duration_s", "output_tok_s", "req_s")
+SCALARS: tuple[str, ...] = (
+    "n",
+    "completed",
+    "errors",
+    "error_rate",
+    "duration_s",
+    "output_tok_s",
+    "req_s",
+)
 SCALARS += ("effective_concurrency",)
 DISTRIBUTIONS = ("ttft_ms", "tpot_ms", "e2e_ms", "icl_ms")
 STATS = ("n", "mean", "p50", "p90", "p95", "p99")
@@ -150,7 +158,9 @@ def cell_key(cell: dict) -> str:
 def loadtest(result: dict | None) -> tuple[list[dict], list[dict], list[Disagreement]]:
     """Recomputed cells, ladder levels (every round and prompt set of one concurrency
     pooled) and the client's disagreements."""
-    cells, disagreements, pooled = [], [], {}
+    cells: list[dict] = []
+    disagreements: list[Disagreement] = []
+    pooled: dict[int, list[dict]] = {}  # concurrency: every request at it
     for cell in (result or {}).get("cells") or []:
         requests = cell.get("requests") or []
         ours = cell_summary(requests)

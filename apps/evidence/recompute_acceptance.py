@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import re
+from typing import Any
 
 from apps.evidence.recompute import Disagreement, _differs
 
@@ -73,7 +74,9 @@ def _changes(samples: list[dict], field: str, start_ns: int, kind: str) -> list[
 
 def _gpu_returns(samples: list[dict], start_ns: int) -> list[dict]:
     """A GPU seen earlier, absent from a sample (or a failed sample), then present again."""
-    found, seen, missing = [], set(), set()
+    found: list[dict] = []
+    seen: set[str] = set()  # GPU UUIDs
+    missing: set[str] = set()
     for sample in sorted(samples, key=lambda s: s["t_ns"]):
         present = {g.get("uuid") for g in sample.get("gpus") or [] if g.get("uuid")}
         if missing & present:
@@ -87,7 +90,8 @@ def _ecc_rises(gpu: dict) -> dict[str, int]:
     """Per GPU UUID, the rises of the volatile uncorrected counter ({} when unread)."""
     if gpu.get("status") != "measured":
         return {}
-    last, rises = {}, {}
+    last: dict[str, int] = {}
+    rises: dict[str, int] = {}
     for sample in sorted(gpu.get("samples") or [], key=lambda s: s["t_ns"]):
         for card in sample.get("gpus") or []:
             value, uuid = card.get("ecc_uncorrected_volatile"), card.get("uuid")
@@ -101,7 +105,7 @@ def _ecc_rises(gpu: dict) -> dict[str, int]:
 
 
 def _xid_events(result: dict, start_ns: int) -> list[tuple[float, str, int]]:
-    by_pci = {}
+    by_pci: dict[tuple[int, int, int], str] = {}
     for sample in (result.get("gpu") or {}).get("samples") or []:
         for card in sample.get("gpus") or []:
             key = _pci_key(card.get("pci_bus_id"))
@@ -113,7 +117,8 @@ def _xid_events(result: dict, start_ns: int) -> list[tuple[float, str, int]]:
         if not match:
             continue
         pci, code = match.groups()
-        gpu = by_pci.get(_pci_key(pci), f"PCI:{pci}")
+        key = _pci_key(pci)
+        gpu = by_pci.get(key, f"PCI:{pci}") if key is not None else f"PCI:{pci}"
         events.append((_seconds(event["t_ns"], start_ns), gpu, int(code)))
     return sorted(events)
 
@@ -133,7 +138,7 @@ def soak(result: dict | None) -> tuple[dict | None, list[Disagreement]]:
     )
     xid = result.get("xid") or {}
     rises = _ecc_rises(result.get("gpu") or {})
-    ours = {
+    ours: dict[str, Any] = {
         "endpoint": result.get("endpoint"),
         "interval_s": result.get("interval_s"),
         "duration_s": _seconds(end, start),
@@ -251,7 +256,8 @@ def correctness(document: dict, result: dict | None) -> tuple[dict | None, list[
     stated = (result.get("reference") or {}).get("sha256")
     if stated != digest:
         found.append(Disagreement("correctness", "reference.sha256", stated, digest))
-    items, kinds = [], {}
+    items: list[dict] = []
+    kinds: dict[str, int] = {}  # how many answers each comparison judged
     for item in result.get("items") or []:
         entry = outputs.get(item["id"])
         if entry is None or not isinstance(entry.get("output"), str):

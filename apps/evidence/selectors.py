@@ -15,6 +15,7 @@ from apps.evidence.models import (
     SpecVerification,
     Verdict,
 )
+from apps.offers.models import Offer
 
 # A passing verification has no failing check; warnings ("findings") are shown
 # with it but do not block an approval gate on their own.
@@ -82,7 +83,7 @@ def verification_passing(verification: SpecVerification | None, *, max_age_days:
 
 @dataclass
 class OfferEvidence:
-    offer: object
+    offer: Offer
     latest: EvidenceBundle | None
     bundles: int
 
@@ -110,7 +111,7 @@ def case_tokens(case) -> list[HarnessToken]:
 
 # For the scorecard's measured-performance criterion (0–5, DESIGN §2.3): a reviewer
 # may take this suggestion from the verified numbers instead of judging by hand.
-PERFORMANCE_SCORE = {Verdict.VERIFIED: 5, Verdict.FINDINGS: 3, Verdict.FAILED: 0}
+PERFORMANCE_SCORE: dict[str, int] = {Verdict.VERIFIED: 5, Verdict.FINDINGS: 3, Verdict.FAILED: 0}
 
 
 def suggested_performance_score(verification: SpecVerification | None) -> int | None:

@@ -41,7 +41,8 @@ class IssuedToken:
 def harness_token_create(
     *, actor, case, offer=None, ttl_hours: int | None = None, label: str = ""
 ) -> IssuedToken:
-    ttl = ttl_hours or getattr(settings, "EVIDENCE_TOKEN_TTL_HOURS", DEFAULT_TOKEN_TTL_HOURS)
+    default_ttl: int = getattr(settings, "EVIDENCE_TOKEN_TTL_HOURS", DEFAULT_TOKEN_TTL_HOURS)
+    ttl = ttl_hours or default_ttl
     if not 1 <= ttl <= MAX_TOKEN_TTL_HOURS:
         raise ValidationError(
             {"ttl_hours": f"A token lives between 1 and {MAX_TOKEN_TTL_HOURS} hours."}
@@ -130,7 +131,7 @@ def headline(reading, checks) -> dict:
             for k, c in by_key.items()
             if k.startswith("performance.matmul.")
         },
-        "bandwidth": by_key.get("performance.bandwidth").measured
+        "bandwidth": by_key["performance.bandwidth"].measured
         if "performance.bandwidth" in by_key
         else None,
         "max_output_tok_s": best or None,

@@ -94,7 +94,9 @@ class OfferViewSet(
 
 
 class DeclaredSpecSerializer(TrackedSerializer):
-    offer = serializers.PrimaryKeyRelatedField(read_only=True)
+    offer: serializers.PrimaryKeyRelatedField[Offer] = serializers.PrimaryKeyRelatedField(
+        read_only=True
+    )
     spec_status = serializers.SerializerMethodField()
 
     class Meta:

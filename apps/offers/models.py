@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.core.models import TrackedModel
+from apps.offers.rules import SpecStatus
 
 
 class BillingBasis(models.TextChoices):
@@ -64,6 +65,8 @@ class Offer(TrackedModel):
     )
     notes = models.TextField(_("notes"), blank=True)
     history = HistoricalRecords()
+    # Not a column: attached by offers_of_case to the offers it reads.
+    spec_status: SpecStatus
 
     class Meta:
         ordering = ["case_id", "vendor__name"]

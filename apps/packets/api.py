@@ -1,5 +1,6 @@
 """REST API: a case's packets, requesting a new one (202 + status URL), downloading one."""
 
+from django.contrib.auth.models import User
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
@@ -21,7 +22,9 @@ from apps.packets.services import packet_request_create
 
 
 class AuditPacketSerializer(serializers.ModelSerializer):
-    issued_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    issued_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     download_url = serializers.SerializerMethodField()
 
     class Meta:
@@ -50,7 +53,9 @@ class AuditPacketSerializer(serializers.ModelSerializer):
 
 
 class PacketRequestSerializer(serializers.ModelSerializer):
-    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    requested_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     status_url = serializers.SerializerMethodField()
     packet = serializers.SerializerMethodField()
 

@@ -51,11 +51,15 @@ def configured_token() -> TokenSettings | None:
     module_path = getattr(settings, "PACKET_SIGNING_PKCS11_MODULE", None)
     if not module_path:
         return None
+    token_label = settings.PACKET_SIGNING_PKCS11_TOKEN_LABEL
+    pin = settings.PACKET_SIGNING_PKCS11_PIN
     key_label = settings.PACKET_SIGNING_PKCS11_KEY_LABEL
+    # Start-up refuses a module named without these three (config.settings).
+    assert token_label is not None and pin is not None and key_label is not None
     return TokenSettings(
         module_path=str(module_path),
-        token_label=settings.PACKET_SIGNING_PKCS11_TOKEN_LABEL,
-        pin=settings.PACKET_SIGNING_PKCS11_PIN,
+        token_label=token_label,
+        pin=pin,
         key_label=key_label,
         cert_label=getattr(settings, "PACKET_SIGNING_PKCS11_CERT_LABEL", None) or key_label,
     )
@@ -158,6 +162,7 @@ class TokenSigner(signers.Signer):
 
     def estimate_raw_signature_size_bytes(self) -> int:
         # Room for an RSA signature of the key's size or a DER-encoded ECDSA one.
+        assert self.signing_cert is not None  # given to __init__
         return max(512, self.signing_cert.public_key.bit_size // 4 + 16)
 
     async def async_sign_raw(self, data: bytes, digest_algorithm: str, dry_run=False) -> bytes:
@@ -173,6 +178,7 @@ class TokenSigner(signers.Signer):
     ) -> None:
         # A key and a certificate of different pairs would sign packets that
         # no one can verify: refuse before anything is stored.
+        assert self.signing_cert is not None  # given to __init__
         try:
             DefaultSignatureValidator().validate_signature(
                 signature,

@@ -7,7 +7,7 @@ are never followed. Templates autoescape user text as everywhere else.
 """
 
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +53,7 @@ def render_pdf(
     html: str,
     target: Path,
     *,
-    attachments: list[PdfAttachment] = (),
+    attachments: Sequence[PdfAttachment] = (),
     on_laid_out: Callable[[int], None] | None = None,
 ) -> int:
     """Render ``html`` to a PDF file at ``target``; returns the page count.

@@ -32,6 +32,7 @@ class PacketSection:
     manifest_files: list[tuple[str, str, str]] = field(default_factory=list)
     history_querysets: list = field(default_factory=list)
     anchor: str = ""
+    html: str = ""  # the rendered chapter, set as the packet is put together
 
 
 def demand_section(case, offers) -> PacketSection:

@@ -25,6 +25,7 @@ def packet_get_for(actor, pk: int) -> AuditPacket:
 
 def packet_stored_file(packet: AuditPacket) -> StoredFile:
     """The signed PDF as a download sends it, checked against the digest it was issued with."""
+    assert packet.file.name is not None  # the file column is not nullable: issued with its PDF
     return StoredFile(
         case_id=packet.case_id,
         record=f"Audit packet {packet.number}",

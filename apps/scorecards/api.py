@@ -1,5 +1,6 @@
 """REST API for criteria sets, scorecards and the offer comparison."""
 
+from django.contrib.auth.models import User
 from django.urls import path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
@@ -19,14 +20,18 @@ from apps.scorecards.selectors import case_comparison
 
 class CriterionSerializer(serializers.Serializer):
     key = serializers.SlugField(max_length=50)
-    label = serializers.CharField(max_length=200)
+    # The stubs see DRF's Field.label here; the serializer metaclass takes declared
+    # fields off the class, so this is a field named "label", shadowing nothing.
+    label = serializers.CharField(max_length=200)  # type: ignore[assignment]
     weight = serializers.IntegerField(min_value=0, max_value=100)
 
 
 class CriteriaSetSerializer(serializers.ModelSerializer):
     case = serializers.PrimaryKeyRelatedField(queryset=ProcurementCase.objects.all())
     criteria = CriterionSerializer(many=True)
-    published_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    published_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
 
     class Meta:
         model = CriteriaSet
@@ -87,7 +92,9 @@ class ScoreEntryReadSerializer(serializers.Serializer):
 
 class ScorecardSerializer(serializers.ModelSerializer):
     offer = serializers.PrimaryKeyRelatedField(queryset=Offer.objects.all())
-    reviewer = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    reviewer: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
     criteria_revision = serializers.IntegerField(source="criteria_set.revision", read_only=True)
     entries = ScoreEntryReadSerializer(many=True, read_only=True)
     scores = serializers.DictField(

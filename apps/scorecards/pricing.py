@@ -35,6 +35,9 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from enum import Enum
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)  # whatever names an offer: a pk, a name
 
 # 8,760 h in a 365-day year ÷ 12: vendors' monthly prices assume an average
 # month, and using 730 keeps a year of monthly bills equal to 8,760 hours.
@@ -208,7 +211,7 @@ def cost_per_gpu_hour(
     )
 
 
-def normalised_price_ranking(offers: Mapping[Hashable, PriceNormalisation]) -> list[RankedPrice]:
+def normalised_price_ranking(offers: Mapping[K, PriceNormalisation]) -> list[RankedPrice]:
     """Offers cheapest first by cost per utilised GPU-hour.
 
     That equals the effective cost at the default utilisation of 1, and is the

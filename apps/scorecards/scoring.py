@@ -23,7 +23,9 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from types import MappingProxyType
+from typing import TypeVar
 
+K = TypeVar("K", bound=Hashable)  # whatever names an offer: a pk, a name
 SCORE_MIN = 0
 SCORE_MAX = 5
 WEIGHT_TOTAL = 100
@@ -201,7 +203,7 @@ def offer_score(
     return _offer_score(criteria, _int_weights(criteria), reviewer_scores)
 
 
-def leaders(totals: Mapping[Hashable, Decimal | None]) -> tuple[Hashable, ...]:
+def leaders(totals: Mapping[K, Decimal | None]) -> tuple[K, ...]:
     """Every offer sharing the highest total, in input order; () if none scored."""
     scored = {offer: total for offer, total in totals.items() if total is not None}
     if not scored:
@@ -210,7 +212,7 @@ def leaders(totals: Mapping[Hashable, Decimal | None]) -> tuple[Hashable, ...]:
     return tuple(offer for offer, total in scored.items() if total == best)
 
 
-def leader(totals: Mapping[Hashable, Decimal | None]) -> Hashable | None:
+def leader(totals: Mapping[K, Decimal | None]) -> K | None:
     """The single offer with the highest total.
 
     None when nothing is scored *or* the top is tied — a tie is not a winner;

@@ -56,7 +56,7 @@ def scorecard_edit(request, offer_pk: int):
             .prefetch_related("entries")
             .first()
         )
-    initial = {"version": existing.version if existing else None}
+    initial: dict[str, int | str | None] = {"version": existing.version if existing else None}
     if existing:
         for entry in existing.entries.all():
             initial[f"score_{entry.criterion_key}"] = (

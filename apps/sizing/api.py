@@ -1,5 +1,9 @@
 """REST API for the sizing calculator and a case's compute demand."""
 
+from decimal import Decimal
+from typing import Any
+
+from django.db import models
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from django.utils.translation import gettext as _
@@ -13,9 +17,8 @@ from apps.core.api import version_edited
 from apps.core.permissions import RolePermission
 from apps.sizing import services
 from apps.sizing.calculator import SizingInputError
-from apps.sizing.forms import SizingForm
 from apps.sizing.inputs import INPUT_MAX, demand_fields, size_from
-from apps.sizing.models import ComputeDemand
+from apps.sizing.models import DTYPE_CHOICES, ComputeDemand
 from apps.sizing.presets import PRESETS
 
 
@@ -37,14 +40,12 @@ class SizingInputSerializer(serializers.Serializer):
     attention_heads = _whole_number("attention_heads")
     kv_heads = _whole_number("kv_heads")
     head_dim = _whole_number("head_dim")
-    weight_dtype = serializers.ChoiceField(choices=SizingForm.base_fields["weight_dtype"].choices)
+    weight_dtype = serializers.ChoiceField(choices=DTYPE_CHOICES)
     card_memory_gib = serializers.DecimalField(max_digits=7, decimal_places=2, min_value=1)
     reserve_pct = serializers.DecimalField(
-        max_digits=4, decimal_places=1, min_value=10, max_value=20, default=15
+        max_digits=4, decimal_places=1, min_value=10, max_value=20, default=Decimal(15)
     )
-    kv_dtype = serializers.ChoiceField(
-        choices=SizingForm.base_fields["weight_dtype"].choices, required=False
-    )
+    kv_dtype = serializers.ChoiceField(choices=DTYPE_CHOICES, required=False)
     context_tokens = _whole_number("context_tokens")
     target_concurrency = _whole_number("target_concurrency")
     tensor_parallel = _whole_number("tensor_parallel")
@@ -106,7 +107,9 @@ class PresetSerializer(serializers.Serializer):
     attention = serializers.CharField()
     is_moe = serializers.BooleanField()
     active_parameters = serializers.IntegerField(allow_null=True)
-    source = serializers.CharField()
+    # The stubs see DRF's Field.source here; the serializer metaclass takes declared
+    # fields off the class, so this is a field named "source", shadowing nothing.
+    source = serializers.CharField()  # type: ignore[assignment]
 
 
 class SizingPresetsView(APIView):
@@ -145,9 +148,15 @@ def _replacing(fields: dict) -> dict:
     was stored, and sized, as the preset saved before it.
     """
     return {
-        name: fields[name] if name in fields else ComputeDemand._meta.get_field(name).get_default()
+        name: fields[name] if name in fields else _default_of(name)
         for name in services.DEMAND_FIELDS
     }
+
+
+def _default_of(name: str) -> Any:
+    field = ComputeDemand._meta.get_field(name)
+    assert isinstance(field, models.Field)  # a column of the demand, not a reverse relation
+    return field.get_default()
 
 
 class ComputeDemandView(APIView):

@@ -12,6 +12,10 @@ import math
 from dataclasses import dataclass, fields, replace
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 GIB = 2**30
 Number = Decimal | Fraction | int | float
@@ -88,7 +92,7 @@ def gib(value_bytes: int) -> Decimal:
     return (Decimal(value_bytes) / GIB).quantize(Decimal("0.01"))
 
 
-def _byte_fields_in_gib(result: object) -> dict[str, Decimal]:
+def _byte_fields_in_gib(result: DataclassInstance) -> dict[str, Decimal]:
     return {f.name: gib(getattr(result, f.name)) for f in fields(result) if "_bytes" in f.name}
 
 

@@ -18,7 +18,7 @@ class SizingForm(forms.Form):
     model_preset = forms.ChoiceField(
         label=_("Model"),
         required=False,
-        choices=[("", _("Custom architecture (enter below)"))] + preset_choices(),
+        choices=[("", _("Custom architecture (enter below)")), *preset_choices()],
     )
     model_name = forms.CharField(label=_("Custom model name"), required=False, max_length=100)
     parameters = forms.IntegerField(

@@ -51,7 +51,12 @@ def architecture_from(fields: dict[str, Any]) -> ModelArchitecture:
         key="custom",
         name=fields.get("model_name") or "Custom model",
         source="entered by the user",
-        **{name: int(fields[name]) for name in ARCH_FIELDS},
+        parameters=int(fields["parameters"]),
+        layers=int(fields["layers"]),
+        hidden_size=int(fields["hidden_size"]),
+        attention_heads=int(fields["attention_heads"]),
+        kv_heads=int(fields["kv_heads"]),
+        head_dim=int(fields["head_dim"]),
     )
 
 

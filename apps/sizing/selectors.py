@@ -22,6 +22,7 @@ def capacity_for_offer(*, demand: ComputeDemand | None, result, offer, spec):
     if demand is None or result is None or demand.mode != ComputeDemand.Mode.INFERENCE:
         return None
     memory = getattr(spec, "memory_per_card_gib", None) if spec is not None else None
+    assert demand.tensor_parallel is not None  # the inference sizing (result) required it
     return offer_capacity(
         sizing=result,
         tensor_parallel=demand.tensor_parallel,

@@ -62,10 +62,11 @@ def run_authprobe(
                 checks["wrong_token"],
             )
         )
-    result = {"url_path": "/v1/models", "statuses": checks, "rate_limit": None}
+    result: dict[str, object] = {"url_path": "/v1/models", "statuses": checks, "rate_limit": None}
     if rate_limit_rps:
-        result["rate_limit"] = _burst(url, api_key, rate_limit_rps)
-        if result["rate_limit"]["status_counts"].get("429", 0) == 0:
+        rate_limit = _burst(url, api_key, rate_limit_rps)
+        result["rate_limit"] = rate_limit
+        if rate_limit["status_counts"].get("429", 0) == 0:
             findings.append(
                 _finding(
                     "AUTH-RATE-LIMIT",

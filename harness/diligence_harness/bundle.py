@@ -86,8 +86,8 @@ def scrub(value, secrets: list[str]):
 def make_artifact(name: str, content: str | bytes, media_type: str, secrets: list[str]) -> dict:
     """An artifact with its digest over the raw bytes (after secrets were scrubbed)."""
     if isinstance(content, str):
-        content = scrub(content, secrets)
-        raw, encoding, carried = content.encode("utf-8"), "utf-8", content
+        text: str = scrub(content, secrets)
+        raw, encoding, carried = text.encode("utf-8"), "utf-8", text
     else:
         raw, encoding = content, "base64"
         for secret in secrets:

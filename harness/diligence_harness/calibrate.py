@@ -120,6 +120,7 @@ class MockProcess:
             self.process.kill()
             self.process.wait()
             raise
+        assert self.process.stdout is not None  # opened with stdout=PIPE
         line = self.process.stdout.readline()
         if not line:
             self.process.kill()
@@ -158,7 +159,8 @@ class MockProcess:
 def compare_to_mock_log(records: list[dict], log: list[dict]) -> dict:
     """Per-request error of the client's TTFT / TPOT / E2E against the mock's own log (ms)."""
     by_id = {entry["request_id"]: entry for entry in log}
-    ttft, tpot, e2e, send_lag, first_lag, chunk_lag, matched = [], [], [], [], [], [], 0
+    ttft, tpot, e2e, send_lag, first_lag, matched = [], [], [], [], [], 0
+    chunk_lag: list[float] = []
     for record in records:
         entry = by_id.get(record["request_id"])
         if entry is None or record["error"] is not None or not entry["chunks"]:
@@ -237,7 +239,7 @@ def measure_floor(
                 "client": measured["client"],
                 # Warm-up and measured cell together: is the reference itself saturated?
                 "mock_cpu_fraction": None
-                if mock_cpu_start is None
+                if mock_cpu_start is None or mock_cpu_end is None
                 else (mock_cpu_end - mock_cpu_start) / level_wall_s,
                 "reported": {k: summary[k] for k in ("ttft_ms", "tpot_ms", "e2e_ms")},
                 **comparison,

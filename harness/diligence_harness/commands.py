@@ -131,7 +131,7 @@ def _single_step(name: str, args: argparse.Namespace, argv: list[str]) -> int:
 
 def _fill_defaults(args: argparse.Namespace) -> None:
     """Single-step parsers only define their own flags; the step code reads a few shared ones."""
-    defaults = {
+    defaults: dict[str, object] = {
         "endpoint": None,
         "api_key": None,
         "rate_limit_rps": None,

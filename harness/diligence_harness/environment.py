@@ -145,7 +145,7 @@ def clock_sync() -> dict:
 
 def software() -> dict:
     torch, reason = load_torch()
-    versions = {
+    versions: dict[str, str | None] = {
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
     }

@@ -18,7 +18,7 @@ import time
 from collections.abc import Coroutine, Iterator
 
 
-class BusyPollSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+class BusyPollSelector(selectors.DefaultSelector):
     """A selector that polls with a zero timeout until something is ready or time is up."""
 
     def select(self, timeout: float | None = None):

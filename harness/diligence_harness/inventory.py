@@ -152,10 +152,11 @@ def _check_nvml_record(subject: str, nvml: dict) -> list[dict]:
                 expected_family=sku["family"],
             )
         )
-    expected = (sku or {}).get("memory_mib")
+    expected = sku["memory_mib"] if sku else None
     actual = nvml.get("memory_total_mib")
     off = expected and actual and abs(actual - expected) > expected * skus.MEMORY_TOLERANCE
     if off and nvml.get("mig_mode_current") != "Enabled":
+        assert sku is not None  # the expected size came from it
         found.append(
             finding(
                 "INV-SKU-MEMORY",

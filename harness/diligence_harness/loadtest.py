@@ -26,6 +26,7 @@ from diligence_harness.clock import now_ns
 from diligence_harness.eventloop import collector_paused
 from diligence_harness.eventloop import run as run_event_loop
 from diligence_harness.streamclient import (
+    ClientProtocol,
     Endpoint,
     build_request,
     exchange,
@@ -131,7 +132,7 @@ class _Stream:
     def __init__(self, endpoint: Endpoint, timeout_s: float) -> None:
         self.endpoint = endpoint
         self.timeout_s = timeout_s
-        self.protocol = None
+        self.protocol: ClientProtocol | None = None
 
     async def connect(self) -> None:
         self.protocol = await open_connection(self.endpoint)
@@ -149,6 +150,7 @@ class _Stream:
                     raw.update(t_send_ns=None, status=None, pieces=[], transport_error=str(exc))
                     results.append((job, raw))
                     continue
+            assert self.protocol is not None  # connected just above when it was not
             t_send, reader = await exchange(self.protocol, job.payload, self.timeout_s)
             raw.update(
                 t_send_ns=t_send,
@@ -187,7 +189,9 @@ async def run_cell(
     """Run the jobs over `concurrency` streams; returns raw results and client-side stats."""
     streams = [_Stream(endpoint, timeout_s) for _ in range(concurrency)]
     await asyncio.gather(*(s.connect() for s in streams), return_exceptions=True)
-    queue, results, lag = deque(jobs), [], []
+    queue = deque(jobs)
+    results: list[tuple[PreparedRequest, dict]] = []
+    lag: list[float] = []  # ms late, one per monitor tick
     stop = asyncio.Event()
     with collector_paused():
         monitor = asyncio.ensure_future(_loop_lag_monitor(lag, stop))
@@ -199,7 +203,7 @@ async def run_cell(
     for stream in streams:
         stream.close()
     wall_s = (t_end - t_start) / 1e9
-    cpu_s = None if cpu_start is None else cpu_end - cpu_start
+    cpu_s = None if cpu_start is None or cpu_end is None else cpu_end - cpu_start
     client = {
         "wall_s": wall_s,
         "cpu_s": cpu_s,

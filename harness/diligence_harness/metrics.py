@@ -209,7 +209,7 @@ def _count_values(values: Iterable) -> dict:
 _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
-def spread(values: Sequence[float]) -> dict:
+def spread(values: Sequence[float | None]) -> dict:
     """Mean, sample std, CV and a 95 % t-interval across rounds; CV > 10 % flags isolation."""
     clean = [v for v in values if v is not None]
     result: dict = {"values": list(values), "n": len(clean)}

@@ -33,6 +33,7 @@ import itertools
 import selectors
 import socket
 import time
+from typing import Protocol
 
 from diligence_harness.clock import now_ns
 
@@ -46,6 +47,14 @@ RECV_BYTES = 65536
 _IDLE_TIMEOUT_S = 1.0  # the longest select() when no timer is due (stop is also woken)
 
 
+class ConnectionHandler(Protocol):
+    """What `handler_factory` returns for each connection."""
+
+    def data_received(self, t_ns: int, data: bytes) -> None: ...
+
+    def connection_lost(self) -> None: ...
+
+
 class Connection:
     """One accepted socket: non-blocking writes with a queue for what the kernel refused."""
 
@@ -55,7 +64,7 @@ class Connection:
         self.core = core
         self.sock = sock
         self.peer = peer
-        self.handler = None
+        self.handler: ConnectionHandler | None = None  # set once accepted
         self.closed = False
         self.last_write_end_ns = 0
         self._out = bytearray()
@@ -234,9 +243,11 @@ class Core:
                     self._handle_events(self.selector.select(0))
 
     def _accept(self) -> None:
+        listener = self.listener
+        assert listener is not None  # only the listener's readiness event calls this
         while True:
             try:
-                sock, peer = self.listener.accept()
+                sock, peer = listener.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as exc:  # e.g. EMFILE: try again on the next readiness event
@@ -264,7 +275,8 @@ class Core:
             self.selector.unregister(connection.sock)
         connection.sock.close()
         connection._out.clear()
-        connection.handler.connection_lost()
+        if connection.handler is not None:  # None: closed before its handler was made
+            connection.handler.connection_lost()
 
     def _drain_wake(self) -> None:
         try:

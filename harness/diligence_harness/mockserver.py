@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from diligence_harness.clock import now_ns
 from diligence_harness.mockcore import Core
@@ -118,10 +119,12 @@ class MockServer:
 
     def serve(self, max_seconds: float | None = None, busy_poll: bool = False) -> None:
         """Serve on this thread until `stop()` or for `max_seconds`, then close."""
+        core = self.core
+        assert core is not None, "start() binds the server before it serves"
         try:
-            self.core.run(max_seconds, busy_poll=busy_poll)
+            core.run(max_seconds, busy_poll=busy_poll)
         finally:
-            self.core.close()
+            core.close()
 
     def stop(self) -> None:
         """Make `serve` return; safe from another thread or a signal handler."""
@@ -215,7 +218,9 @@ class _MockProtocol:
 
     def call_at_ns(self, deadline_ns: int, callback, *args) -> None:
         """Run a callback at a perf_counter_ns deadline on the core's timer heap."""
-        self.server.core.call_at(deadline_ns, callback, *args)
+        core = self.server.core
+        assert core is not None  # a connection exists only once the server started
+        core.call_at(deadline_ns, callback, *args)
 
     def _dispatch(self, request: _Request) -> None:
         path = request.path.split("?", 1)[0]
@@ -255,7 +260,7 @@ class _MockProtocol:
         except ValueError:
             self.write(_json_response(400, {"error": {"message": "bad json"}}, "Bad Request"))
             return
-        entry = {
+        entry: dict[str, Any] = {
             "request_id": request.headers.get("x-request-id"),
             "path": request.path,
             "t_read_ns": request.t_read_ns,

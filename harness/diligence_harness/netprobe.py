@@ -24,7 +24,8 @@ def parse_target(target: str, default_port: int = 443) -> tuple[str, int]:
 def probe(
     host: str, port: int, count: int = 20, interval_s: float = 0.1, timeout_s: float = 2.0
 ) -> dict:
-    rtts, errors = [], {}
+    rtts: list[float] = []
+    errors: dict[str, int] = {}  # how often each error was seen
     for i in range(count):
         start = now_ns()
         try:

@@ -9,6 +9,7 @@ fixtures): `power_readings` became `gpu_power_readings`, `power_limit` became
 
 import re
 import xml.etree.ElementTree as ET
+from typing import Any
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -230,7 +231,8 @@ def parse_topology(text: str) -> dict:
 
 def parse_nvlink_status(text: str) -> list[dict]:
     """`nvidia-smi nvlink -s`: per GPU (by UUID) each link's speed or inactive state."""
-    gpus, current = [], None
+    gpus: list[dict] = []
+    current: dict[str, Any] | None = None
     for line in text.splitlines():
         header = re.match(r"^GPU (\d+): (.*?) \(UUID: (\S+)\)", line)
         if header:

@@ -7,7 +7,16 @@ reference marks it unverified. Sources: harness-anchors §4.1 table and the
 real captures in the test fixtures (SOURCES.md).
 """
 
-KNOWN_SKUS = {
+from typing import TypedDict
+
+
+class Sku(TypedDict):
+    family: str
+    name_hint: str
+    memory_mib: int | None
+
+
+KNOWN_SKUS: dict[str, Sku] = {
     "0x2330": {"family": "H100", "name_hint": "H100", "memory_mib": 81559},
     "0x2331": {"family": "H100 PCIe", "name_hint": "H100", "memory_mib": None},
     "0x2321": {"family": "H100 NVL", "name_hint": "H100", "memory_mib": None},
@@ -29,5 +38,5 @@ KNOWN_SKUS = {
 MEMORY_TOLERANCE = 0.005
 
 
-def lookup(pci_device_id: str | None) -> dict | None:
+def lookup(pci_device_id: str | None) -> Sku | None:
     return KNOWN_SKUS.get((pci_device_id or "").lower())

@@ -31,6 +31,7 @@ import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from typing import Any
 
 from diligence_harness.clock import now_ns
 from diligence_harness.findings import finding
@@ -176,11 +177,8 @@ def _uncorrected(section: ET.Element | None) -> int | None:
     total = section.findtext("double_bit/total")
     if total and total.strip().isdigit():
         return int(total)
-    values = [
-        int(child.text)
-        for child in section
-        if "uncorrectable" in child.tag and (child.text or "").strip().isdigit()
-    ]
+    texts = [(child.text or "").strip() for child in section if "uncorrectable" in child.tag]
+    values = [int(text) for text in texts if text.isdigit()]
     return sum(values) if values else None
 
 
@@ -243,7 +241,7 @@ def nvml_sample(pynvml) -> list[dict]:
 def _load_nvml():
     """(pynvml, None) initialised, or (None, the reason NVML is not usable)."""
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml
     except ImportError:
         return None, "nvidia-ml-py is not installed"
     try:
@@ -258,9 +256,18 @@ class GpuWatcher:
 
     def __init__(self, cfg: SoakConfig) -> None:
         self.cfg = cfg
-        self.gpu = {"status": "measured", "reason": None, "source": "nvidia-smi -q -x"}
+        self.gpu: dict[str, Any] = {
+            "status": "measured",
+            "reason": None,
+            "source": "nvidia-smi -q -x",
+        }
         self.samples: list[dict] = []
-        self.xid = {"status": "measured", "reason": None, "source": None, "events": []}
+        self.xid: dict[str, Any] = {
+            "status": "measured",
+            "reason": None,
+            "source": None,
+            "events": [],
+        }
         self._seen_lines: set[str] | None = None
         self._nvml = None
 
@@ -442,7 +449,8 @@ def restarts(result: dict) -> list[dict]:
         if last is not None and sample["boot_id"] != last:
             found.append({"at_s": _s(sample["t_ns"], start), "kind": "host"})
         last = sample["boot_id"]
-    seen, missing = set(), set()
+    seen: set[str] = set()  # GPU UUIDs
+    missing: set[str] = set()
     for sample in result["gpu"]["samples"]:
         present = {g["uuid"] for g in sample["gpus"] if g["uuid"]}
         back = missing & present

@@ -184,7 +184,7 @@ def read_nvml_bindings() -> dict:
     its own, so both are recorded.
     """
     try:
-        import pynvml  # type: ignore[import-not-found]
+        import pynvml
     except ImportError:
         return {"status": "skipped", "reason": "nvidia-ml-py is not installed", "gpus": []}
     try:

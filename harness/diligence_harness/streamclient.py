@@ -82,9 +82,10 @@ class ResponseReader:
 
     def feed(self, t_ns: int, data: bytes) -> None:
         if self._mode == "head":
-            data = self._feed_head(t_ns, data)
-            if data is None:
+            body = self._feed_head(t_ns, data)
+            if body is None:
                 return
+            data = body
         if self._mode == "chunked":
             self._feed_chunked(t_ns, data)
         elif self._mode == "length":
@@ -246,6 +247,7 @@ async def exchange(
     reader = ResponseReader(done=loop.create_future())
     protocol.reader = reader
     timer = loop.call_later(timeout_s, lambda: reader.fail(now_ns(), f"timeout after {timeout_s}s"))
+    assert protocol.transport is not None  # connected before its first exchange
     t_send_ns = now_ns()
     protocol.transport.write(payload)
     try:

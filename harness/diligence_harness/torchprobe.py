@@ -4,6 +4,7 @@ reason instead of an exception when it is missing.
 """
 
 import threading
+from typing import Any
 
 from diligence_harness.clock import now_ns
 from diligence_harness.nvsmi import normalise_bus_id
@@ -15,7 +16,7 @@ TOUCH_MULTIPLIER = 2654435761  # Knuth's multiplicative hash constant: a cheap, 
 def load_torch():
     """(torch module or None, reason when None)."""
     try:
-        import torch  # type: ignore[import-not-found]
+        import torch
     except ImportError:
         return None, "torch is not installed"
     except Exception as exc:  # a broken CUDA install can raise anything on import
@@ -110,7 +111,8 @@ def alloc_touch_probe(torch, index: int, fraction: float, seed: int) -> dict:
     free, total = torch.cuda.mem_get_info(index)
     target = int(free * fraction)
     block_elems = (1 << 30) // 8
-    blocks, written, result = [], 0, {"device": f"cuda:{index}", "seed": seed}
+    blocks: list[Any] = []  # torch tensors
+    written, result = 0, {"device": f"cuda:{index}", "seed": seed}
     result.update(free_bytes=free, total_bytes=total, requested_bytes=target)
     t0 = now_ns()
     try:

@@ -35,8 +35,8 @@ def checks(facts: Facts, context: Context) -> list[Check]:
                 source=datasheet.BAND_SOURCE,
             )
         ]
-    found = [check_matmul(bench, sku, dtype, context) for dtype in MATMUL_DTYPES]
-    found = [c for c in found if c is not None] or [
+    graded = [check_matmul(bench, sku, dtype, context) for dtype in MATMUL_DTYPES]
+    found = [c for c in graded if c is not None] or [
         Check(
             "performance.matmul",
             "performance",
@@ -104,7 +104,8 @@ def check_matmul(bench: dict, sku, dtype: str, context: Context) -> Check | None
         return check
     band = datasheet.matmul_band(sku, context.matmul_bands)
     if dtype == "fp8":
-        band = tuple(round(b * FP8_BAND_SCALE, 3) for b in band)
+        passing, warning = band
+        band = (round(passing * FP8_BAND_SCALE, 3), round(warning * FP8_BAND_SCALE, 3))
     fraction = tflops / peak
     check.measured = f"{tflops:,.1f} TFLOP/s = {fraction:.2f} of {peak:g}"
     check.expected = (
@@ -198,9 +199,10 @@ def check_slowest_gpu(bench: dict) -> Check:
     if len(per_device) < 2:
         check.detail = "Fewer than two GPUs benchmarked."
         return check
-    medians = {device: _median(values) for device, values in per_device.items()}
-    slowest = min(medians, key=medians.get)
-    others = _median([v for d, v in medians.items() if d != slowest])
+    # Every list holds a value and there are two devices or more: no median is None.
+    medians = {device: statistics.median(values) for device, values in per_device.items()}
+    slowest = min(medians, key=medians.__getitem__)
+    others = statistics.median([v for d, v in medians.items() if d != slowest])
     drop = 1 - medians[slowest] / others
     check.measured = f"{slowest}: {medians[slowest]:,.1f} vs {others:,.1f} TFLOP/s ({drop:.1%})"
     check.status = _drop_status(drop)
@@ -226,7 +228,7 @@ def check_round_spread(bench: dict) -> Check:
     cvs = {k: s["cv"] for k, s in spreads.items() if s.get("cv") is not None}
     if not cvs:
         return check
-    worst = max(cvs, key=cvs.get)
+    worst = max(cvs, key=cvs.__getitem__)
     check.measured = f"worst CV {cvs[worst]:.1%} ({'/'.join(map(str, worst))})"
     check.status = WARN if cvs[worst] > CV_LIMIT else PASS
     return check

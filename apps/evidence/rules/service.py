@@ -170,7 +170,7 @@ def check_round_spread(levels: list[dict]) -> Check:
     }
     if not cvs:
         return check
-    worst = max(cvs, key=cvs.get)
+    worst = max(cvs, key=cvs.__getitem__)
     check.measured = f"worst CV {cvs[worst]:.1%} at concurrency {worst}"
     check.status = WARN if cvs[worst] > CV_LIMIT else PASS
     return check

@@ -132,7 +132,7 @@ def check_ulimits(env: dict | None, required: dict, context: Context) -> Check:
         problems.append(f"open files {open_files} < {required['open_files_min']}")
     # RDMA registers memory: a capped memlock breaks InfiniBand/RoCE transfers.
     if context.declared.get("inter_node_network") in RDMA_NETWORKS:
-        check.expected += ", locked memory unlimited (RDMA)"
+        check.expected = f"{check.expected}, locked memory unlimited (RDMA)"
         if locked is not None:
             problems.append(f"locked memory capped at {locked} bytes with RDMA declared")
     check.status = WARN if problems else PASS
