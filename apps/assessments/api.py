@@ -6,9 +6,8 @@ from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.urls import path
-from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema, extend_schema_field
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -24,6 +23,7 @@ from apps.assessments.selectors import assessment_list_for, assessment_summary
 from apps.cases.models import ProcurementCase
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin, version_edited
 from apps.core.permissions import RolePermission
+from apps.core.uploads import api_declared_over
 from apps.offers.models import Offer
 
 
@@ -196,6 +196,9 @@ class AttachmentSerializer(serializers.Serializer):
     version = serializers.IntegerField(required=False)
 
 
+ATTACHMENT_UPLOAD_CHECK = api_declared_over(lambda: MAX_ATTACHMENT_BYTES)
+
+
 class AssessmentViewSet(
     TrackedViewSetMixin,
     mixins.ListModelMixin,
@@ -262,14 +265,9 @@ class AssessmentViewSet(
         parser_classes=[MultiPartParser],
     )
     def attachment(self, request, pk=None, key=None):
-        declared = _declared_length(request)
-        if declared > MAX_ATTACHMENT_BYTES + UPLOAD_SLACK_BYTES:
-            # Refused from the declared length, before Django spools the body to disk.
-            message = _("The attachment is %(size)s MiB; the limit is %(limit)s MiB.") % {
-                "size": round(declared / 1024 / 1024, 1),
-                "limit": MAX_ATTACHMENT_BYTES // 1024 // 1024,
-            }
-            return Response({"detail": message}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        # Refused from the declared length, before the parser spools the body to disk.
+        if refusal := ATTACHMENT_UPLOAD_CHECK(request):
+            return refusal
         body = AttachmentSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         services.assessment_save(
@@ -286,17 +284,6 @@ class AssessmentViewSet(
     def report(self, request, pk=None):
         """The assessment in the sections of the official self-assessment report template."""
         return Response(build_report(assessment_summary(self.get_object())))
-
-
-# Multipart framing and the change reason around the file.
-UPLOAD_SLACK_BYTES = 64 * 1024
-
-
-def _declared_length(request) -> int:
-    try:
-        return int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return 0  # Django then reads no body at all
 
 
 class QuestionnaireView(APIView):

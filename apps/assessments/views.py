@@ -28,27 +28,20 @@ from apps.core.access import role_required
 from apps.core.downloads import StoredFile, stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
-from apps.core.uploads import declared_length, refused_unread, upload_refused
+from apps.core.uploads import UploadPolicy, refused_unread
 from apps.offers.models import Offer
 
 SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 
 
 # Every question may carry one attachment; the form's body is bounded by all of them.
-FORM_MAX_BYTES = MAX_ATTACHMENT_BYTES * len(QUESTIONS_BY_KEY) + 64 * 1024
+FORM_UPLOAD_POLICY = UploadPolicy(
+    lambda: MAX_ATTACHMENT_BYTES * len(QUESTIONS_BY_KEY), length_required=True
+)
 
 
 def _form_upload_refusal(request):
-    declared = declared_length(request)
-    if declared is None:
-        return upload_refused(request, _("The upload states no valid length."), status=400)
-    if declared > FORM_MAX_BYTES:
-        message = _("The attachment is %(size)s MiB; the limit is %(limit)s MiB.") % {
-            "size": round(declared / 1024 / 1024, 1),
-            "limit": FORM_MAX_BYTES // 1024 // 1024,
-        }
-        return upload_refused(request, message, status=413)
-    return None
+    return FORM_UPLOAD_POLICY.check()(request)
 
 
 @refused_unread(_form_upload_refusal)  # before the CSRF check reads the body

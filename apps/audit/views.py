@@ -24,7 +24,7 @@ from apps.audit.timeline import Timeline
 from apps.cases.selectors import case_get_for
 from apps.core import csv_safe
 from apps.core.access import role_required
-from apps.core.uploads import declared_length, refused_unread
+from apps.core.uploads import UploadPolicy, refused_unread
 
 PAGE_SIZE = 50
 CSV_COLUMNS = [
@@ -150,17 +150,21 @@ def case_export(request, pk: int):
     )
 
 
+EXPORT_UPLOAD_POLICY = UploadPolicy(
+    max_export_upload_bytes,
+    length_required=True,
+    too_large=lambda _limit: _("The upload is larger than exports that can be checked here."),
+)
+
+
+def _export_upload_refused(request, message: str, *, status: int):
+    form = ExportUploadForm.refused(message)
+    return render(request, "audit/verify_export.html", {"form": form, "check": None}, status=status)
+
+
 def _export_upload_refusal(request):
     """Refusals from the request's declared length, before the body is read."""
-    declared = declared_length(request)
-    if declared is None:
-        form, status = ExportUploadForm.refused(_("The upload states no valid length.")), 400
-    elif declared > max_export_upload_bytes() + 64 * 1024:
-        message = _("The upload is larger than exports that can be checked here.")
-        form, status = ExportUploadForm.refused(message), 413
-    else:
-        return None
-    return render(request, "audit/verify_export.html", {"form": form, "check": None}, status=status)
+    return EXPORT_UPLOAD_POLICY.check(_export_upload_refused)(request)
 
 
 @refused_unread(_export_upload_refusal)  # before the CSRF check reads the body

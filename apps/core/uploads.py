@@ -1,4 +1,8 @@
-"""Uploads refused from their declared length before anything reads the body.
+"""The one upload policy: bodies refused from their declared length before anything reads them.
+
+Every page and endpoint that takes a file states its limit as an ``UploadPolicy``
+and refuses through it, with one wording and one status (413 too large, 400 no
+valid length), as a page or in the API's ``{"detail": ...}`` shape.
 
 Django's CSRF check reads ``request.POST`` (for a multipart body: all of it, spooled
 to disk) before a page's view runs, so a size limit checked in the view comes too late
@@ -11,6 +15,7 @@ multipart parsing spools the whole body to disk, both before the endpoint's code
 """
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -37,23 +42,57 @@ def upload_refused(request, message: str, *, status: int) -> HttpResponse:
     return render(request, "core/upload_refused.html", {"message": message}, status=status)
 
 
-def _declared_over(request, limit_bytes: int) -> bool:
-    declared = declared_length(request)
-    return declared is not None and declared > limit_bytes
+def api_refused(request, message: str, *, status: int) -> HttpResponse:
+    """The API's error shape, ``{"detail": ...}``."""
+    return JsonResponse({"detail": message}, status=status)
+
+
+Respond = Callable[..., HttpResponse]
+
+
+@dataclass(frozen=True)
+class UploadPolicy:
+    """How large a body a page or endpoint takes, judged before anything reads it.
+
+    ``limit()`` is the largest file (or files) taken, read at request time so a
+    setting can change it; ``envelope_bytes`` is room for the multipart framing
+    and the form's other fields (0 where the body is the file itself). With
+    ``length_required``, a body that states no valid length is refused too:
+    Django would read it as empty and show a blank form.
+    """
+
+    limit: Callable[[], int]
+    envelope_bytes: int = MULTIPART_SLACK_BYTES
+    length_required: bool = False
+    # The refusal's wording from the limit in bytes, where the page has its own.
+    too_large: Callable[[int], str] | None = None
+
+    def refusal(self, request) -> tuple[str, int] | None:
+        """``(message, status)`` of the refusal, or None when the body may be read."""
+        declared = declared_length(request)
+        if declared is None:
+            return (_("The upload states no valid length."), 400) if self.length_required else None
+        limit = self.limit()
+        if declared > limit + self.envelope_bytes:
+            if self.too_large is not None:
+                return self.too_large(limit), 413
+            message = _("The upload is larger than the %(limit)s this page takes.")
+            return message % {"limit": filesizeformat(limit)}, 413
+        return None
+
+    def check(self, respond: Respond = upload_refused) -> "UploadCheck":
+        """The pre-read check: ``respond(request, message, status=...)`` answers a refusal."""
+
+        def check(request) -> HttpResponse | None:
+            refused = self.refusal(request)
+            return None if refused is None else respond(request, refused[0], status=refused[1])
+
+        return check
 
 
 def declared_over(limit: Callable[[], int]) -> UploadCheck:
     """The pre-read check of a page taking one file of at most ``limit()`` bytes."""
-
-    def check(request) -> HttpResponse | None:
-        if _declared_over(request, limit() + MULTIPART_SLACK_BYTES):
-            message = _("The upload is larger than the %(limit)s this page takes.") % {
-                "limit": filesizeformat(limit())
-            }
-            return upload_refused(request, message, status=413)
-        return None
-
-    return check
+    return UploadPolicy(limit).check()
 
 
 def api_declared_over(
@@ -65,15 +104,12 @@ def api_declared_over(
     The refusal is the API's error shape, ``{"detail": ...}``, with status 413.
     """
 
-    def check(request) -> HttpResponse | None:
-        if _declared_over(request, limit() + slack_bytes):
-            message = _("The body is larger than the %(limit)s this endpoint takes.") % {
-                "limit": filesizeformat(limit())
-            }
-            return JsonResponse({"detail": message}, status=413)
-        return None
+    def too_large(limit_bytes: int) -> str:
+        return _("The body is larger than the %(limit)s this endpoint takes.") % {
+            "limit": filesizeformat(limit_bytes)
+        }
 
-    return check
+    return UploadPolicy(limit, envelope_bytes=slack_bytes, too_large=too_large).check(api_refused)
 
 
 def refused_unread(check: UploadCheck):

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from apps.cases.models import ProcurementCase
 from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
+from apps.core.uploads import UploadPolicy, api_refused
 from apps.evidence import bundle as bundle_reader
 from apps.evidence import services
 from apps.evidence.authentication import HarnessTokenAuthentication
@@ -162,13 +163,9 @@ class EvidenceUploadView(APIView):
         "`refused` (with the reason). Re-sending the same bytes returns what is held.",
     )
     def post(self, request):
+        if refusal := BUNDLE_UPLOAD_POLICY.check(api_refused)(request):
+            return refusal
         limit = max_bytes()
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > limit:
-            return _too_large(limit)
         raw = request._request.read(limit + 1)  # never more than the limit, whatever was declared
         if len(raw) > limit:
             return _too_large(limit)
@@ -250,11 +247,18 @@ class EvidenceUploadStatusView(APIView):
         return Response(upload_status(upload, request))
 
 
+def _too_large_message(limit: int) -> str:
+    return f"The bundle is larger than the {limit}-byte limit (EVIDENCE_MAX_BYTES)."
+
+
 def _too_large(limit: int) -> Response:
     return Response(
-        {"detail": f"The bundle is larger than the {limit}-byte limit (EVIDENCE_MAX_BYTES)."},
-        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        {"detail": _too_large_message(limit)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     )
+
+
+# The body is the bundle itself: no envelope around it.
+BUNDLE_UPLOAD_POLICY = UploadPolicy(max_bytes, envelope_bytes=0, too_large=_too_large_message)
 
 
 class EvidenceSchemaView(APIView):

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_http_methods
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
-from apps.core.uploads import declared_length, refused_unread
+from apps.core.uploads import UploadPolicy, refused_unread
 from apps.packets.forms import MAX_UPLOAD_BYTES, PacketVerifyForm, too_large_message
 from apps.packets.selectors import (
     packet_get_for,
@@ -20,7 +20,6 @@ from apps.packets.services import packet_request_create
 from apps.packets.verification import verify_packet_bytes
 
 # Multipart framing around the file; a body beyond the limit plus this is refused unread.
-UPLOAD_SLACK_BYTES = 64 * 1024
 REFRESH_SECONDS = 2
 
 
@@ -68,14 +67,13 @@ def packet_download(request, pk: int):
     return stored_file_response(request, packet_stored_file(packet_get_for(request.user, pk)))
 
 
+UPLOAD_POLICY = UploadPolicy(
+    lambda: MAX_UPLOAD_BYTES, length_required=True, too_large=lambda _limit: too_large_message()
+)
+
+
 def _upload_refusal(request):
-    declared = declared_length(request)
-    if declared is None:
-        # Django would read such a body as empty and show a blank form: say why instead.
-        return _refused(request, _("The upload states no valid length."), status=400)
-    if declared > MAX_UPLOAD_BYTES + UPLOAD_SLACK_BYTES:
-        return _refused(request, too_large_message(), status=413)
-    return None
+    return UPLOAD_POLICY.check(_refused)(request)
 
 
 @refused_unread(_upload_refusal)  # before the CSRF check reads the body

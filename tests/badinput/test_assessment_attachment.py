@@ -105,6 +105,6 @@ def test_a_declared_oversize_attachment_is_refused_before_it_is_read(api, assess
         },
     )
     assert response.status_code == 413, response.content[:300]
-    assert "limit" in api_reason(response)
+    assert "larger than the 10.0\xa0MB" in api_reason(response)
     assert stream.bytes_read == 0
     assert stored_state(media_root) == before

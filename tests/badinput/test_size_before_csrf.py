@@ -77,7 +77,9 @@ def test_a_small_upload_still_needs_its_csrf_token(browser, page):
 
 
 def test_the_assessment_form_is_bounded_before_the_csrf_check_reads_it(browser, priya, media_root):
-    from apps.assessments.views import FORM_MAX_BYTES
+    from apps.assessments.views import FORM_UPLOAD_POLICY
+
+    most = FORM_UPLOAD_POLICY.limit() + FORM_UPLOAD_POLICY.envelope_bytes
     from tests.factories import make_case
 
     url = reverse("assessments:create", args=[make_case(priya).pk])
@@ -92,12 +94,12 @@ def test_the_assessment_form_is_bounded_before_the_csrf_check_reads_it(browser, 
         HTTP_X_CSRFTOKEN=token,
         **{
             "wsgi.input": stream,
-            "CONTENT_LENGTH": str(FORM_MAX_BYTES + 1),
+            "CONTENT_LENGTH": str(most + 1),
             "CONTENT_TYPE": BOUNDARY,
         },
     )
     assert response.status_code == 413
-    assert "the limit is" in response.content.decode()
+    assert "larger than the" in response.content.decode()
     assert stream.bytes_read == 0
     assert stored_state(media_root) == before
 
