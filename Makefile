@@ -38,6 +38,7 @@ run: system-deps demo
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy apps config harness/diligence_harness
 
 test-deps:
 	@sh scripts/system-deps.sh test
