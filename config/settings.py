@@ -381,6 +381,16 @@ EVIDENCE_MAX_BYTES = env_int("EVIDENCE_MAX_BYTES", 64 * 1024 * 1024)
 EVIDENCE_TOKEN_TTL_HOURS = env_int("EVIDENCE_TOKEN_TTL_HOURS", 72)
 # Refused and failed uploads (the reason, not the bytes) are kept this long.
 EVIDENCE_UPLOAD_KEEP_DAYS = env_int("EVIDENCE_UPLOAD_KEEP_DAYS", 90)
+# An upload still unread this many minutes after it arrived is handed to a worker again.
+EVIDENCE_UPLOAD_REQUEUE_MINUTES = env_int("EVIDENCE_UPLOAD_REQUEUE_MINUTES", 15)
+# Per-card matmul pass bands and environment requirements replacing the built-in ones
+# (by card and by key); empty keeps the datasheet's bands and the defaults.
+EVIDENCE_MATMUL_BANDS: dict = {}
+EVIDENCE_ENVIRONMENT: dict = {}
+# The largest export ZIP that "Verify an export" reads.
+AUDIT_EXPORT_MAX_UPLOAD_BYTES = env_int("AUDIT_EXPORT_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
+# How long a cached copy of a case page may live at most; 0 turns the cache off.
+CASE_PAGE_CACHE_SECONDS = env_int("CASE_PAGE_CACHE_SECONDS", 3600)
 # Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
 ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
 

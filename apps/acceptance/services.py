@@ -34,7 +34,6 @@ from apps.cases.models import ProcurementCase
 from apps.core.services import tracked_create, tracked_update
 
 Status = ProcurementCase.Status
-DEFAULT_ATTACHMENT_MAX_BYTES = 20 * 1024 * 1024
 # Logs and screenshots only: plain text and common image and archive formats.
 ATTACHMENT_TYPES = {
     ".log": "text/plain",
@@ -70,7 +69,7 @@ RESULT_FIELDS = (
 
 
 def attachment_max_bytes() -> int:
-    return int(getattr(settings, "ACCEPTANCE_ATTACHMENT_MAX_BYTES", DEFAULT_ATTACHMENT_MAX_BYTES))
+    return settings.ACCEPTANCE_ATTACHMENT_MAX_BYTES
 
 
 def _require(actor, permission: str, message: str) -> None:

@@ -17,7 +17,6 @@ from django.utils.translation import gettext as _
 
 # DESIGN §2.8: "a passing SpecVerification newer than N days". Thirty days
 # keeps the evidence within one billing month of the decision.
-DEFAULT_VERIFICATION_MAX_AGE_DAYS = 30
 
 
 @dataclass(frozen=True)

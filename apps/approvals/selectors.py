@@ -15,7 +15,6 @@ from django.utils import timezone
 from apps.access import selectors as access_selectors
 from apps.approvals.binding import Scope
 from apps.approvals.gates import (
-    DEFAULT_VERIFICATION_MAX_AGE_DAYS,
     AssessmentFacts,
     ChecklistFacts,
     Gate,
@@ -35,9 +34,7 @@ from apps.offers.selectors import offers_of_case
 
 
 def verification_max_age_days() -> int:
-    return int(
-        getattr(settings, "APPROVAL_VERIFICATION_MAX_AGE_DAYS", DEFAULT_VERIFICATION_MAX_AGE_DAYS)
-    )
+    return settings.APPROVAL_VERIFICATION_MAX_AGE_DAYS
 
 
 def _url(name: str, *args) -> str:

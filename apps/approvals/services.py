@@ -277,7 +277,7 @@ def _send_reminder(item, threshold: int, recipients: list[str], today) -> None:
         "threshold": threshold,
         "days_left": item.days_left(today),
         "kind": Reminder.Kind(item.kind).label,
-        "organisation": getattr(settings, "ORGANISATION_NAME", ""),
+        "organisation": settings.ORGANISATION_NAME,
     }
     if threshold == 0:
         subject = _("Overdue: %(label)s") % {"label": item.label}

@@ -262,7 +262,7 @@ def build_case_export(case, target, *, actor=None) -> dict:
         manifest = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
-            "organisation": getattr(settings, "ORGANISATION_NAME", ""),
+            "organisation": settings.ORGANISATION_NAME,
             "case": {"id": case.pk, "name": case.name},
             "created_at": created_at.isoformat(),
             "created_by": actor.get_username() if actor else None,

@@ -8,11 +8,9 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.audit.timeline import TimelineFilter
 
-DEFAULT_MAX_EXPORT_UPLOAD = 512 * 1024 * 1024
-
 
 def max_export_upload_bytes() -> int:
-    return getattr(settings, "AUDIT_EXPORT_MAX_UPLOAD_BYTES", DEFAULT_MAX_EXPORT_UPLOAD)
+    return settings.AUDIT_EXPORT_MAX_UPLOAD_BYTES
 
 
 class TimelineFilterForm(forms.Form):

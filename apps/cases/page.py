@@ -60,12 +60,11 @@ logger = logging.getLogger(__name__)
 
 FORMAT = "case-page/2"
 TEMPLATE = "cases/case_detail.html"
-DEFAULT_CACHE_SECONDS = 3600
 
 
 def cache_seconds() -> int:
     """How long a cached copy may live at most; 0 turns the cache off."""
-    return int(getattr(settings, "CASE_PAGE_CACHE_SECONDS", DEFAULT_CACHE_SECONDS))
+    return settings.CASE_PAGE_CACHE_SECONDS
 
 
 @dataclass(frozen=True)

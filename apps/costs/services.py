@@ -262,7 +262,7 @@ def _alert_mail(budget, alert: ThresholdAlert, recipients: list[str]) -> None:
                 "alert": alert,
                 "budget": budget,
                 "scope": scope,
-                "organisation": getattr(settings, "ORGANISATION_NAME", ""),
+                "organisation": settings.ORGANISATION_NAME,
             },
         ),
         from_email=None,

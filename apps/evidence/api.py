@@ -24,11 +24,9 @@ from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, S
 from apps.evidence.selectors import bundle_stored_file
 from apps.offers.models import Offer
 
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-
 
 def max_bytes() -> int:
-    return getattr(settings, "EVIDENCE_MAX_BYTES", DEFAULT_MAX_BYTES)
+    return settings.EVIDENCE_MAX_BYTES
 
 
 class HarnessTokenOnly(BasePermission):
@@ -291,7 +289,7 @@ class EvidenceBundleViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(responses={(200, "application/json"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
-    def raw(self, request, pk=None):
+    def raw(self, request, pk=None, format=None):
         bundle = self.get_object()
         return stored_file_api_response(request, bundle_stored_file(bundle), as_attachment=False)
 
@@ -390,7 +388,7 @@ class HarnessTokenViewSet(
     @action(
         detail=True, methods=["post"], required_permissions={"POST": "evidence.change_harnesstoken"}
     )
-    def revoke(self, request, pk=None):
+    def revoke(self, request, pk=None, format=None):
         token = self.get_object()
         reason = (request.data.get("change_reason") or "").strip()
         if not reason:

@@ -1,7 +1,8 @@
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from apps.evidence.services import DEFAULT_TOKEN_TTL_HOURS, MAX_TOKEN_TTL_HOURS
+from apps.evidence.services import MAX_TOKEN_TTL_HOURS
 from apps.offers.models import Offer
 
 
@@ -16,7 +17,7 @@ class HarnessTokenForm(forms.Form):
         label=_("Valid for (hours)"),
         min_value=1,
         max_value=MAX_TOKEN_TTL_HOURS,
-        initial=DEFAULT_TOKEN_TTL_HOURS,
+        initial=lambda: settings.EVIDENCE_TOKEN_TTL_HOURS,
     )
     label = forms.CharField(label=_("Label"), max_length=200, required=False)
 

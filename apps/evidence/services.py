@@ -22,7 +22,6 @@ from apps.evidence.rules import RULES_VERSION, Context, verdict, verify
 from apps.evidence.rules.versions import DEFAULT_ENVIRONMENT
 
 TOKEN_PREFIX = "dlh_"
-DEFAULT_TOKEN_TTL_HOURS = 72
 MAX_TOKEN_TTL_HOURS = 24 * 30
 
 
@@ -41,7 +40,7 @@ class IssuedToken:
 def harness_token_create(
     *, actor, case, offer=None, ttl_hours: int | None = None, label: str = ""
 ) -> IssuedToken:
-    default_ttl: int = getattr(settings, "EVIDENCE_TOKEN_TTL_HOURS", DEFAULT_TOKEN_TTL_HOURS)
+    default_ttl: int = settings.EVIDENCE_TOKEN_TTL_HOURS
     ttl = ttl_hours or default_ttl
     if not 1 <= ttl <= MAX_TOKEN_TTL_HOURS:
         raise ValidationError(
@@ -101,9 +100,8 @@ def verification_context(case, offer) -> Context:
             "peak_memory_pct": case.slo_peak_memory_pct,
         },
         latency_target_ms=_latency_target(case),
-        matmul_bands=getattr(settings, "EVIDENCE_MATMUL_BANDS", {}),
-        environment_requirements=DEFAULT_ENVIRONMENT
-        | getattr(settings, "EVIDENCE_ENVIRONMENT", {}),
+        matmul_bands=settings.EVIDENCE_MATMUL_BANDS,
+        environment_requirements=DEFAULT_ENVIRONMENT | settings.EVIDENCE_ENVIRONMENT,
     )
 
 
@@ -236,22 +234,18 @@ def _start_verification(upload: EvidenceUpload) -> bool:
     return False
 
 
-DEFAULT_UPLOAD_WAIT_MINUTES = 15
 REQUEUE_BATCH = 200
 
 
 def uploads_waiting(now=None) -> list[int]:
     """Uploads received more than ``EVIDENCE_UPLOAD_REQUEUE_MINUTES`` ago and still unread."""
-    minutes = getattr(settings, "EVIDENCE_UPLOAD_REQUEUE_MINUTES", DEFAULT_UPLOAD_WAIT_MINUTES)
+    minutes = settings.EVIDENCE_UPLOAD_REQUEUE_MINUTES
     before = (now or timezone.now()) - timedelta(minutes=minutes)
     return list(
         EvidenceUpload.objects.filter(state=EvidenceUpload.State.RECEIVED, received_at__lt=before)
         .order_by("received_at")
         .values_list("pk", flat=True)[:REQUEUE_BATCH]
     )
-
-
-DEFAULT_UPLOAD_KEEP_DAYS = 90
 
 
 def uploads_prune(now=None) -> int:
@@ -261,7 +255,7 @@ def uploads_prune(now=None) -> int:
     tech lead why. Verified uploads stay (their bundle is the regulated record), and
     so do uploads still being read. Returns how many were removed.
     """
-    days = getattr(settings, "EVIDENCE_UPLOAD_KEEP_DAYS", DEFAULT_UPLOAD_KEEP_DAYS)
+    days = settings.EVIDENCE_UPLOAD_KEEP_DAYS
     before = (now or timezone.now()) - timedelta(days=days)
     removed, _by_model = EvidenceUpload.objects.filter(
         state__in=[EvidenceUpload.State.REFUSED, EvidenceUpload.State.FAILED],

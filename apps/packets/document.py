@@ -62,7 +62,7 @@ def packet_document(
     entries.reverse()  # oldest first: a packet reads as a chronicle
     records = record_digests(history_querysets)
     files = file_digests([item for section in sections for item in section.manifest_files])
-    organisation = getattr(settings, "ORGANISATION_NAME", "")
+    organisation = settings.ORGANISATION_NAME
     manifest = manifest_document(
         number=number,
         organisation=organisation,

@@ -48,7 +48,7 @@ class TokenSettings:
 
 def configured_token() -> TokenSettings | None:
     """The token named in the settings, or None when packets are not signed by one."""
-    module_path = getattr(settings, "PACKET_SIGNING_PKCS11_MODULE", None)
+    module_path = settings.PACKET_SIGNING_PKCS11_MODULE
     if not module_path:
         return None
     token_label = settings.PACKET_SIGNING_PKCS11_TOKEN_LABEL
@@ -61,7 +61,7 @@ def configured_token() -> TokenSettings | None:
         token_label=token_label,
         pin=pin,
         key_label=key_label,
-        cert_label=getattr(settings, "PACKET_SIGNING_PKCS11_CERT_LABEL", None) or key_label,
+        cert_label=settings.PACKET_SIGNING_PKCS11_CERT_LABEL or key_label,
     )
 
 

@@ -36,7 +36,7 @@ STORAGE_DIR = "packets"
 
 
 def organisation() -> str:
-    return getattr(settings, "ORGANISATION_NAME", "") or "Diligence"
+    return settings.ORGANISATION_NAME or "Diligence"
 
 
 def packet_request_create(*, actor, case, queue: bool = True) -> PacketRequest:

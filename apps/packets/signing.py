@@ -82,7 +82,7 @@ def outside_event_loop(function, *args, **kwargs):
 
 
 def signing_dir() -> Path:
-    return Path(getattr(settings, "PACKET_SIGNING_DIR", None) or settings.VAR_DIR / "signing")
+    return Path(settings.PACKET_SIGNING_DIR or settings.VAR_DIR / "signing")
 
 
 def get_signer() -> PacketSigner:
@@ -93,7 +93,7 @@ def get_signer() -> PacketSigner:
     when the module, token, PIN, key or certificate is wrong); each signature
     then opens a session of its own.
     """
-    pkcs12_path = getattr(settings, "PACKET_SIGNING_PKCS12_PATH", "")
+    pkcs12_path = settings.PACKET_SIGNING_PKCS12_PATH
     token = configured_token()
     if token is not None and pkcs12_path:
         raise ImproperlyConfigured(
@@ -112,7 +112,7 @@ def get_signer() -> PacketSigner:
 
 
 def _pkcs12_signer(path: Path, timestamper) -> PacketSigner:
-    passphrase = getattr(settings, "PACKET_SIGNING_PKCS12_PASSPHRASE", "") or None
+    passphrase = settings.PACKET_SIGNING_PKCS12_PASSPHRASE or None
     try:
         signer = signers.SimpleSigner.load_pkcs12_data(
             path.read_bytes(),
@@ -148,7 +148,7 @@ def _pem_block(blob: bytes, kind: str) -> bytes:
 def _create_development_key(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     key = ec.generate_private_key(ec.SECP256R1())
-    organisation = getattr(settings, "ORGANISATION_NAME", "") or "Diligence"
+    organisation = settings.ORGANISATION_NAME or "Diligence"
     subject = x509.Name(
         [
             x509.NameAttribute(NameOID.COMMON_NAME, DEVELOPMENT_COMMON_NAME),
@@ -234,7 +234,7 @@ class UrllibTimeStamper(TimeStamper):
 
 
 def _timestamper() -> TimeStamper | None:
-    url = getattr(settings, "PACKET_TSA_URL", "")
+    url = settings.PACKET_TSA_URL
     if not url:
         return None
     if not url.startswith(("http://", "https://")):
@@ -254,7 +254,7 @@ def sign_pdf(source: Path, target: Path, packet_signer: PacketSigner, *, reason:
         subfilter=SigSeedSubFilter.PADES,
         md_algorithm="sha256",
         reason=reason,
-        name=getattr(settings, "ORGANISATION_NAME", "") or None,
+        name=settings.ORGANISATION_NAME or None,
         certify=True,
         docmdp_permissions=MDPPerm.NO_CHANGES,
     )
