@@ -62,6 +62,8 @@ class AssessmentFacts:
     expired: bool = False
     review_by: date | None = None
     exit_answered: bool = False
+    exit_gaps: tuple[str, ...] = ()
+    hardware_gaps: tuple[str, ...] = ()
     url: str | None = None
 
 
@@ -238,17 +240,41 @@ def gate_verification(inputs: GateInputs) -> Gate:
 
 
 def gate_exit_readiness(inputs: GateInputs) -> Gate:
-    key, title = "exit_readiness", _("Exit readiness answered")
+    key, title = "exit_readiness", _("Exit readiness confirmed")
     facts = inputs.assessment
     if facts is None:
         return _unavailable(key, title, _("The data-export assessment"))
     if not facts.exists:
         return Gate(key, title, False, _("No assessment to answer exit readiness in."), facts.url)
-    if not facts.exit_answered:
-        return Gate(
-            key, title, False, _("The exit-readiness questions are not all answered."), facts.url
-        )
-    return Gate(key, title, True, _("Every exit-readiness question is answered."), facts.url)
+    if facts.exit_gaps:
+        reason = _("Each exit item must be 'yes' with its evidence: %(items)s.") % {
+            "items": _list(facts.exit_gaps)
+        }
+        return Gate(key, title, False, reason, facts.url)
+    return Gate(key, title, True, _("Every exit item is confirmed, with its evidence."), facts.url)
+
+
+def gate_hardware_compliance(inputs: GateInputs) -> Gate:
+    """Never waivable: the hardware's export-control status and authorisation documents."""
+    key, title = "hardware_compliance", _("Export control and hardware origin documented")
+    facts = inputs.assessment
+    if facts is None:
+        return _unavailable(key, title, _("The data-export assessment"))
+    if not facts.exists:
+        return Gate(key, title, False, _("No assessment records the hardware's status."), facts.url)
+    if facts.hardware_gaps:
+        reason = _(
+            "Export-control compliance and the hardware's authorisation documents cannot be "
+            "skipped or waived (export-control law): %(items)s."
+        ) % {"items": _list(facts.hardware_gaps)}
+        return Gate(key, title, False, reason, facts.url)
+    return Gate(
+        key,
+        title,
+        True,
+        _("Export-control status and authorisation documents confirmed."),
+        facts.url,
+    )
 
 
 GATES: tuple[Callable[[GateInputs], Gate], ...] = (
@@ -259,6 +285,7 @@ GATES: tuple[Callable[[GateInputs], Gate], ...] = (
     gate_access_matrix,
     gate_verification,
     gate_exit_readiness,
+    gate_hardware_compliance,
 )
 
 

@@ -137,12 +137,15 @@ class _CaseRecords:
             Scope("assessments.assessmentanswer", "assessment_id", governing.pk, "answers")
         )
         state = rules.assessment_state(governing, self.today)
+        answers = governing.answer_map()
         return AssessmentFacts(
             exists=True,
             signed_off=state.signed_off,
             expired=state.expired,
             review_by=state.review_by,
             exit_answered=rules.exit_readiness_answered(governing),
+            exit_gaps=tuple(rules.exit_hard_gaps(answers)),
+            hardware_gaps=tuple(rules.hardware_hard_gaps(answers)),
             url=_url("assessments:detail", governing.pk),
         )
 

@@ -19,6 +19,7 @@ from apps.assessments.questions import (
     QUESTIONS,
     QUESTIONS_BY_KEY,
     YES,
+    YES_NO_CHOICES,
     Kind,
 )
 from apps.assessments.regimes import Citation, PrcRegime
@@ -31,6 +32,8 @@ REVIEW_PERIOD_DAYS = 90
 class Answer:
     value: str = ""
     number: int | None = None
+    note: str = ""
+    attachment: str = ""
 
 
 def _value(answers: Mapping[str, Any], key: str) -> str:
@@ -94,6 +97,56 @@ def exit_gaps(answers: Mapping[str, Any]) -> list[str]:
             gaps.append(f"{question.label} ({state})")
         elif question.kind == Kind.YES_NO_DAYS and _number(answers, key) is None:
             gaps.append(f"{question.label} ({_('number of days not stated')})")
+    return gaps
+
+
+def _answered(value: str) -> str:
+    """How a yes/no question was answered, in words (never the stored slug)."""
+    if not value:
+        return str(_("not answered"))
+    label = dict(YES_NO_CHOICES).get(value, value)
+    return str(_("answered '%(v)s'") % {"v": label})
+
+
+def _has_evidence(answers: Mapping[str, Any], key: str) -> bool:
+    answer = answers.get(key)
+    return answer is not None and bool((answer.note or "").strip() or answer.attachment)
+
+
+def exit_hard_gaps(answers: Mapping[str, Any]) -> list[str]:
+    """Exit-readiness items that block an approval, each named with why.
+
+    Being able to leave is a hard requirement, not a question to answer: each
+    item must be "yes" with an evidence note or attachment, and a bounded exit
+    must state its number of days. "No", "not applicable" or blank blocks.
+    """
+    gaps = []
+    for key in EXIT_READINESS_KEYS:
+        question = QUESTIONS_BY_KEY[key]
+        value = _value(answers, key)
+        if value != YES:
+            gaps.append(f"{question.label} ({_answered(value)})")
+        elif not _has_evidence(answers, key):
+            gaps.append(f"{question.label} ({_('no evidence note or attachment')})")
+        elif question.kind == Kind.YES_NO_DAYS and _number(answers, key) is None:
+            gaps.append(f"{question.label} ({_('number of days not stated')})")
+    return gaps
+
+
+# Never skipped, never waived: renting hardware whose export-control status or
+# origin is not documented breaches export-control law (the US Export
+# Administration Regulations for advanced computing chips, China's Export
+# Control Law), whatever the business gains.
+HARDWARE_HARD_KEYS = ("export_control_licence", "authorization_documents")
+
+
+def hardware_hard_gaps(answers: Mapping[str, Any]) -> list[str]:
+    """Export-control and authorisation answers that are not "yes", each named."""
+    gaps = []
+    for key in HARDWARE_HARD_KEYS:
+        value = _value(answers, key)
+        if value != YES:
+            gaps.append(f"{QUESTIONS_BY_KEY[key].label} ({_answered(value)})")
     return gaps
 
 
@@ -219,6 +272,17 @@ def sign_off_blockers(answers: Mapping[str, Any], *, conclusion: str, aid: "PrcA
     bounded = QUESTIONS_BY_KEY["exit_bounded_time"]
     if _value(answers, bounded.key) == YES and _number(answers, bounded.key) is None:
         blockers.append(str(_("State within how many days we can exit.")))
+    hardware = hardware_hard_gaps(answers)
+    if hardware and not unanswered:
+        blockers.append(
+            str(
+                _(
+                    "Export-control compliance and the hardware's authorisation documents "
+                    "cannot be skipped or waived (export-control law): %(list)s"
+                )
+            )
+            % {"list": "; ".join(hardware)}
+        )
     if aid.mechanism == Mechanism.UNDETERMINED and not unanswered:
         blockers.append(str(_("PRC decision aid needs: %(m)s")) % {"m": "; ".join(aid.missing)})
     if not conclusion.strip():

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from django.utils.translation import gettext as _
+
 ACCEPTABLE = "acceptable"
 NEEDS_NEGOTIATION = "needs_negotiation"
 MISSING = "missing"
@@ -146,8 +148,23 @@ def status_error(status: str, *, required: bool) -> str | None:
     return None
 
 
+# Items no waiver can clear: the hardware's authorisation documents and origin are
+# required by export-control law (the US Export Administration Regulations, China's
+# Export Control Law), whatever the business gains.
+NEVER_WAIVED = frozenset({"authorization_documents"})
+
+
 def waive_error(item: ItemState) -> str | None:
     """Why ``item`` cannot be waived now, or None."""
+    if item.key in NEVER_WAIVED:
+        return str(
+            _(
+                "Item %(number)s (%(title)s) cannot be waived: export-control law requires "
+                "the hardware's authorisation documents and origin on file. Obtain them, "
+                "or choose another offer."
+            )
+            % {"number": item.number, "title": item.title}
+        )
     if not is_red(item.status):
         shown = item.status or "not reviewed"
         return (

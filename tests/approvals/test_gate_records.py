@@ -94,7 +94,8 @@ def test_exit_readiness_unanswered(ready, people):
     answer = case.data_export_assessments.get().answers.get(question_key="exit_bounded_time")
     tracked_update(answer, actor=people["lena"], reason="Unknown yet", fields={"value": ""})
     gate = _gate(case, offer, "exit_readiness")
-    assert not gate.held and "not all answered" in gate.reason
+    assert not gate.held and "(not answered)" in gate.reason
+    assert str(answer.question_key) and "exit within a bounded time" in gate.reason
 
 
 def test_matrix_with_a_violation_or_unreviewed(ready, people):

@@ -53,6 +53,7 @@ def test_every_gate_holds_on_a_complete_offer():
         "access_matrix",
         "verification",
         "exit_readiness",
+        "hardware_compliance",
     ]
     assert open_gates(gates) == []
     assert _gate(HELD, "declared_spec").fix_url == "/offers/1/spec/"
@@ -113,10 +114,28 @@ NOT_HELD = [
     ),
     (
         "exit_readiness",
-        {"assessment": AssessmentFacts(True, signed_off=True, exit_answered=False)},
-        "not all answered",
+        {
+            "assessment": AssessmentFacts(
+                True,
+                signed_off=True,
+                exit_gaps=("Can all data be exported in full? (answered 'no')",),
+            )
+        },
+        "must be 'yes' with its evidence: Can all data be exported in full? (answered 'no')",
     ),
     ("exit_readiness", {"assessment": AssessmentFacts(exists=False)}, "No assessment"),
+    (
+        "hardware_compliance",
+        {
+            "assessment": AssessmentFacts(
+                True,
+                signed_off=True,
+                hardware_gaps=("Are the hardware's export-control status ... (not answered)",),
+            )
+        },
+        "cannot be skipped or waived (export-control law)",
+    ),
+    ("hardware_compliance", {"assessment": AssessmentFacts(exists=False)}, "No assessment"),
 ]
 
 
@@ -129,7 +148,8 @@ def test_each_gate_not_held_says_why(key, change, words):
     assert gate.held is False
     assert words in gate.reason
     others = [g for g in evaluate_gates(inputs) if g.key != key]
-    assert all(g.held for g in others if g.key not in ("assessment", "exit_readiness"))
+    assessment_gates = ("assessment", "exit_readiness", "hardware_compliance")
+    assert all(g.held for g in others if g.key not in assessment_gates)
 
 
 # A missing app: its gate is not held and says the record is not available.

@@ -402,3 +402,68 @@ def test_sign_off_blockers():
     full["prc_ciio"] = Answer("no")
     aid = prc_aid(full, on=date(2026, 1, 1))  # counts missing
     assert any("PRC decision aid" in b for b in sign_off_blockers(full, conclusion="x", aid=aid))
+
+
+# --- Hard requirements: exit readiness with evidence; export control never skipped ---
+
+NOTE = "Runbook tested on staging"
+EXIT_CONFIRMED = {
+    "image_rebuildable": Answer("yes", note=NOTE),
+    "data_fully_exportable": Answer("yes", attachment="assessments/export-test.pdf"),
+    "orchestration_portable": Answer("yes", note=NOTE),
+    "exit_bounded_time": Answer("yes", 30, note=NOTE),
+}
+
+
+@pytest.mark.parametrize(
+    "change,gap",
+    [
+        ({}, None),
+        ({"image_rebuildable": Answer("no", note=NOTE)}, "(answered 'No')"),
+        ({"image_rebuildable": Answer("not_applicable", note=NOTE)}, "(answered 'Not applicable')"),
+        ({"orchestration_portable": Answer("")}, "(not answered)"),
+        ({"data_fully_exportable": None}, "(not answered)"),
+        ({"image_rebuildable": Answer("yes")}, "(no evidence note or attachment)"),
+        ({"image_rebuildable": Answer("yes", note="   ")}, "(no evidence note or attachment)"),
+        ({"exit_bounded_time": Answer("yes", None, note=NOTE)}, "(number of days not stated)"),
+        ({"exit_bounded_time": Answer("no", note=NOTE)}, "(answered 'No')"),
+    ],
+)
+def test_exit_hard_gaps(change, gap):
+    from apps.assessments.rules import exit_hard_gaps
+
+    given = {k: v for k, v in {**EXIT_CONFIRMED, **change}.items() if v is not None}
+    gaps = exit_hard_gaps(given)
+    if gap is None:
+        assert gaps == []
+    else:
+        assert len(gaps) == 1 and gaps[0].endswith(gap)
+        (key,) = change
+        assert gaps[0].startswith(str(QUESTIONS_BY_KEY[key].label))
+
+
+@pytest.mark.parametrize(
+    "export_control,authorisation,gaps",
+    [
+        ("yes", "yes", 0),
+        ("no", "yes", 1),
+        ("yes", "", 1),
+        ("na", "no", 2),
+    ],
+)
+def test_hardware_hard_gaps_and_sign_off(export_control, authorisation, gaps):
+    from apps.assessments.rules import hardware_hard_gaps
+
+    full = {q.key: Answer("yes") for q in QUESTIONS if q.takes_value}
+    full["purpose"] = Answer("inference")
+    full["prc_art5_exemption"] = Answer("none")
+    full["exit_bounded_time"] = Answer("yes", 30)
+    full["prc_collected_in_china"] = Answer("no")
+    full["export_control_licence"] = Answer(export_control)
+    full["authorization_documents"] = Answer(authorisation)
+    assert len(hardware_hard_gaps(full)) == gaps
+    aid = prc_aid(full, on=date(2026, 1, 1))
+    blockers = sign_off_blockers(full, conclusion="Cleared.", aid=aid)
+    hardware_blockers = [b for b in blockers if "export-control law" in b]
+    # An unanswered item is already reported as unanswered; a "no" is refused by name.
+    assert bool(hardware_blockers) == (gaps > 0 and authorisation != "")

@@ -1,0 +1,103 @@
+"""Hard requirements hold end to end: approvable → blocked → approvable, through the API.
+
+Exit readiness needs every item "yes" with its evidence; the hardware's export-control
+status and authorisation documents can be neither skipped nor waived.
+"""
+
+import pytest
+
+from apps.approvals.services import case_submit_for_approval
+from apps.contracts.models import RedFlagWaiver
+from tests.approvals.factories import make_ready_case
+from tests.contracts.factories import set_statuses
+
+ASSESSMENTS = "/api/v1/data-export-assessments/"
+
+
+@pytest.fixture
+def ready(people):
+    case, offer, _offers = make_ready_case(people)
+    return case, offer
+
+
+def _gates(api, case, offer) -> dict:
+    data = api.get(f"/api/v1/cases/{case.pk}/gates/").json()
+    entry = next(o for o in data["offers"] if o["offer"] == offer.pk)
+    return {g["key"]: g for g in entry["gates"]}
+
+
+def _answer(api, assessment_pk: int, key: str, answer: dict):
+    current = api.get(f"{ASSESSMENTS}{assessment_pk}/").json()
+    return api.patch(
+        f"{ASSESSMENTS}{assessment_pk}/",
+        {"answers": {key: answer}, "change_reason": "Re-read", "version": current["version"]},
+        format="json",
+    )
+
+
+@pytest.mark.parametrize(
+    "key,answer,named",
+    [
+        ("image_rebuildable", {"value": "no", "note": "Vendor images only"}, "(answered 'No')"),
+        (
+            "data_fully_exportable",
+            {"value": "not_applicable", "note": "n/a"},
+            "(answered 'Not applicable')",
+        ),
+        ("orchestration_portable", {"value": "yes", "note": ""}, "no evidence note"),
+    ],
+)
+def test_an_exit_item_not_confirmed_blocks_the_approval_and_names_itself(
+    api_as, people, ready, key, answer, named
+):
+    case, offer = ready
+    legal, tech = api_as("lena"), api_as("tariq")
+    assert _gates(tech, case, offer)["exit_readiness"]["held"] is True
+    assessment = case.data_export_assessments.get()
+    assert _answer(legal, assessment.pk, key, answer).status_code == 200
+    gate = _gates(tech, case, offer)["exit_readiness"]
+    assert gate["held"] is False and named in gate["reason"]
+    case_submit_for_approval(actor=people["priya"], case=case)
+    body = {"offer": offer.pk, "decision": "approved", "comment": "Go"}
+    refused = tech.post(f"/api/v1/cases/{case.pk}/decision/", body, format="json")
+    assert refused.status_code == 400 and named in str(refused.json()["offer"])
+    # Back to "yes" with its evidence: approvable again.
+    fixed = {"value": "yes", "note": "Exported 2 TB to our bucket in a test run"}
+    assert _answer(legal, assessment.pk, key, fixed).status_code == 200
+    # The edit voided the legal sign-off: the reviewer signs off what the answers now say.
+    version = legal.get(f"{ASSESSMENTS}{assessment.pk}/").json()["version"]
+    signed = legal.post(
+        f"{ASSESSMENTS}{assessment.pk}/sign-off/", {"version": version}, format="json"
+    )
+    assert signed.status_code == 200, signed.content
+    assert all(g["held"] for g in _gates(tech, case, offer).values())
+    assert tech.post(f"/api/v1/cases/{case.pk}/decision/", body, format="json").status_code == 201
+
+
+def test_unknown_hardware_origin_blocks_approval(api_as, ready):
+    case, offer = ready
+    tech = api_as("tariq")
+    assert _gates(tech, case, offer)["hardware_compliance"]["held"] is True
+    assessment = case.data_export_assessments.get()
+    _answer(api_as("lena"), assessment.pk, "authorization_documents", {"value": "no"})
+    gate = _gates(tech, case, offer)["hardware_compliance"]
+    assert gate["held"] is False and "cannot be skipped or waived" in gate["reason"]
+
+
+def test_the_authorisation_documents_item_cannot_be_waived(api_as, people, ready):
+    case, offer = ready
+    checklist = offer.clause_checklist
+    set_statuses(people["lena"], checklist, {"authorization_documents": "missing"})
+    item = checklist.items.get(key="authorization_documents")
+    response = api_as("lena").post(
+        "/api/v1/red-flag-waivers/", {"item": item.pk, "reason": "We trust them"}, format="json"
+    )
+    assert response.status_code == 400
+    assert "cannot be waived: export-control law" in str(response.json())
+    assert not RedFlagWaiver.objects.filter(item=item).exists()
+    other = checklist.items.get(key="sla")
+    set_statuses(people["lena"], checklist, {"sla": "missing"})
+    allowed = api_as("lena").post(
+        "/api/v1/red-flag-waivers/", {"item": other.pk, "reason": "Credits suffice"}, format="json"
+    )
+    assert allowed.status_code == 201  # other red flags stay waivable
