@@ -3,8 +3,8 @@
 Each gate reads one slice of ``GateInputs`` (gathered by
 ``apps.approvals.selectors.gate_inputs``) and answers held or not, with the
 reason a reviewer reads and the page where it is fixed. A slice that is
-``None`` means the app that keeps those records is not installed: the gate is
-then not held ("<record> not available"), never silently passed.
+``None`` (records that could not be read) leaves its gate not held
+("<record> not available"), never silently passed.
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.utils.translation import gettext as _
-
-# DESIGN §2.8: "a passing SpecVerification newer than N days". Thirty days
-# keeps the evidence within one billing month of the decision.
 
 
 @dataclass(frozen=True)
