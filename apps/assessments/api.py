@@ -246,7 +246,7 @@ class AssessmentViewSet(
 
     @extend_schema(request=SignOffSerializer, responses=AssessmentSerializer)
     @action(detail=True, methods=["post"], url_path="sign-off")
-    def sign_off(self, request, pk=None):
+    def sign_off(self, request, pk=None, format=None):
         body = SignOffSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         signed = services.assessment_sign_off(
@@ -264,7 +264,7 @@ class AssessmentViewSet(
         url_path=r"attachments/(?P<key>[a-z0-9_]+)",
         parser_classes=[MultiPartParser],
     )
-    def attachment(self, request, pk=None, key=None):
+    def attachment(self, request, pk=None, key=None, format=None):
         # Refused from the declared length, before the parser spools the body to disk.
         if refusal := ATTACHMENT_UPLOAD_CHECK(request):
             return refusal
@@ -281,7 +281,7 @@ class AssessmentViewSet(
 
     @extend_schema(responses={200: dict})
     @action(detail=True, methods=["get"])
-    def report(self, request, pk=None):
+    def report(self, request, pk=None, format=None):
         """The assessment in the sections of the official self-assessment report template."""
         return Response(build_report(assessment_summary(self.get_object())))
 

@@ -96,7 +96,7 @@ class CaseViewSet(
 
     @extend_schema(request=WaiverSerializer, responses=CaseSerializer)
     @action(detail=True, methods=["post"], url_path="waive-offer-minimum")
-    def waive_offer_minimum(self, request, pk=None):
+    def waive_offer_minimum(self, request, pk=None, format=None):
         case = self.get_object()
         body = WaiverSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -201,7 +201,7 @@ class ClauseChecklistViewSet(
         return checklist_list_for(self.request.user)
 
     @extend_schema(request=ChecklistCreateSerializer, responses={201: ClauseChecklistSerializer})
-    def create(self, request):
+    def create(self, request, format=None):
         body = ChecklistCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         offer = offer_get_for(request.user, body.validated_data["offer"])
@@ -210,7 +210,7 @@ class ClauseChecklistViewSet(
         return Response(self.get_serializer(fresh).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=ChecklistPatchSerializer, responses={200: ClauseChecklistSerializer})
-    def partial_update(self, request, pk=None):
+    def partial_update(self, request, pk=None, format=None):
         checklist = self.get_object()
         body = ChecklistPatchSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -254,7 +254,7 @@ class RedFlagWaiverViewSet(
         )
 
     @extend_schema(request=WaiverCreateSerializer, responses={201: WaiverSerializer})
-    def create(self, request):
+    def create(self, request, format=None):
         body = WaiverCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         item = checklist_item_get_for(request.user, body.validated_data["item"])

@@ -21,9 +21,10 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -48,13 +49,32 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
+def _holds_no_key(model: type[models.Model], value: str) -> bool:
+    """Whether an id from the URL is one the model's primary key cannot hold."""
+    try:
+        model._meta.pk.to_python(unquote(value))
+    except ValidationError:
+        return True
+    return False
+
+
 class _NoRevert:
     def revert_disabled(self, request, obj=None) -> bool:
         return True
 
+    # simple-history looks the URL's ids up as given, and one the key cannot hold
+    # ("abc") raised a ValueError there, a 500: it names no record, so it is a 404.
+    def history_view(self, request, object_id, extra_context=None):
+        if _holds_no_key(self.model, object_id):
+            raise Http404
+        return super().history_view(request, object_id, extra_context)
+
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         if request.method != "GET":
             raise PermissionDenied
+        history = getattr(self.model, self.model._meta.simple_history_manager_attribute)
+        if _holds_no_key(self.model, object_id) or _holds_no_key(history.model, version_id):
+            raise Http404
         return super().history_form_view(request, object_id, version_id, extra_context)
 
     def has_delete_permission(self, request, obj=None) -> bool:

@@ -1,0 +1,441 @@
+"""Every route of the site, as every role, never answers 5xx.
+
+The walk reads the URL configuration itself (pages, the REST API with its
+router and format suffixes, the schema, the docs and the admin), so a route
+added later is walked without touching this file. Each route is requested by
+priya, lena, tariq, aude, ada (staff, as in the demo) and an anonymous
+visitor: with ids of one small world where every record exists, with an id
+that names nothing (999999), and with a malformed one where the converter lets
+it through (a word for ``str``/``slug``/DRF ids, 10**30 for ``int``). GET
+always, then each write method the view accepts (as the API's views and
+viewsets declare them; POST for function views, the pages of forms) with an
+empty body: ``{}`` as JSON to the API, an empty form to pages. The CSRF check
+is off, as in Django's test client.
+
+The only hand-kept table is ``PARAMETERS``: which record of the world a path
+parameter names. A parameter is known by its name; the generic ``pk`` by the
+collection in front of it (``cases/<pk>``, ``acceptance/results/<pk>``). The
+admin's object ids come from the model its page edits.
+"""
+
+import inspect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import pytest
+from django.contrib.admin import ModelAdmin
+from django.contrib.contenttypes.models import ContentType
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, resolve
+from django.urls.exceptions import Resolver404
+from django.urls.resolvers import RegexPattern
+
+from apps.acceptance.services import acceptance_attachment_add
+from apps.approvals.models import Approval
+from apps.cases.models import ProcurementCase
+from apps.contracts.models import ChecklistTemplate
+from apps.contracts.services import red_flag_waive
+from apps.evidence.models import EvidenceUpload, HarnessToken
+from apps.scorecards.services import scorecard_save
+from apps.sizing.services import compute_demand_save
+from tests.acceptance.factories import approved_offer, record_faults
+from tests.acceptance.factories import make_plan as make_acceptance_plan
+from tests.access.factories import make_plan as make_network_plan
+from tests.assessments.factories import make_assessment
+from tests.contracts.factories import item, make_checklist, set_statuses
+from tests.costs.factories import CLEAN, make_budget, make_import
+from tests.evidence.factories import make_bundle_record
+from tests.packets.factories import DEMAND, make_stored_packet
+
+ROLES = ("priya", "lena", "tariq", "aude", "ada", None)  # None: not signed in
+WRITE_METHODS = ("post", "put", "patch", "delete")
+MISSING = "999999"
+MALFORMED = ("not-an-id", str(10**30))
+ADMIN_OBJECT_PARAMETERS = {"object_id", "id", "version_id"}
+
+# Which record of the world each path parameter names.
+PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
+    # Named parameters, the same record wherever they appear.
+    "case_pk": lambda w: w.case.pk,
+    "offer_pk": lambda w: w.offer.pk,
+    "offer": lambda w: w.offer.pk,  # declared specs are keyed by their offer
+    "key": lambda w: "lawful_source",  # a data-export question with an attachment
+    "content_type": lambda w: "cases.procurementcase",
+    "object_id": lambda w: w.case.pk,
+    "content_type_id": lambda w: ContentType.objects.get_for_model(ProcurementCase).pk,
+    "format": lambda w: "json",
+    "app_label": lambda w: "cases",
+    "url": lambda w: "no-such-page/",  # the admin's catch-all
+    # ``pk``, by the collection it is the id of.
+    "cases/<pk>": lambda w: w.case.pk,
+    "vendors/<pk>": lambda w: w.offer.vendor_id,
+    "offers/<pk>": lambda w: w.offer.pk,
+    "criteria-sets/<pk>": lambda w: w.scorecard.criteria_set_id,
+    "scorecards/<pk>": lambda w: w.scorecard.pk,
+    "clause-checklists/<pk>": lambda w: w.checklist.pk,
+    "clause-checklist-items/<pk>": lambda w: w.flagged_item.pk,
+    "red-flag-waivers/<pk>": lambda w: w.waiver.pk,
+    "checklist-templates/<pk>": lambda w: w.checklist_template.pk,
+    "data-export/<pk>": lambda w: w.assessment.pk,
+    "data-export-assessments/<pk>": lambda w: w.assessment.pk,
+    "evidence/<pk>": lambda w: w.verification.bundle_id,
+    "evidence-bundles/<pk>": lambda w: w.verification.bundle_id,
+    "evidence/uploads/<pk>": lambda w: w.upload.pk,
+    "spec-verifications/<pk>": lambda w: w.verification.pk,
+    "harness-tokens/<pk>": lambda w: w.token.pk,
+    "approvals/<pk>": lambda w: w.approval.pk,
+    "acceptance/<pk>": lambda w: w.acceptance_plan.pk,
+    "acceptance-plans/<pk>": lambda w: w.acceptance_plan.pk,
+    "acceptance/results/<pk>": lambda w: w.acceptance_result.pk,
+    "acceptance-results/<pk>": lambda w: w.acceptance_result.pk,
+    "acceptance/attachments/<pk>": lambda w: w.acceptance_attachment.pk,
+    "packets/<pk>": lambda w: w.packet.pk,
+    "packets/requests/<pk>": lambda w: w.packet.request_id,
+    "packet-requests/<pk>": lambda w: w.packet.request_id,
+    "costs/imports/<pk>": lambda w: w.cost_import.pk,
+}
+
+
+@dataclass(frozen=True)
+class Route:
+    """One URL pattern, with the chain of patterns that leads to it."""
+
+    chain: tuple
+    callback: Callable
+
+    @property
+    def route(self) -> str:
+        # As ResolverMatch.route spells it: each piece's leading "^" dropped.
+        return "".join(str(piece.pattern).removeprefix("^") for piece in self.chain)
+
+    @property
+    def is_api(self) -> bool:
+        return self.route.startswith("api/")
+
+    @property
+    def model_admin(self) -> ModelAdmin | None:
+        """The admin of the model this page edits, if it is one of a model's admin pages."""
+        if hasattr(self.callback, "model_admin"):
+            return self.callback.model_admin
+        view = self.callback
+        while view is not None:  # a page of the admin's own, e.g. a user's password page
+            if isinstance(getattr(view, "__self__", None), ModelAdmin):
+                return view.__self__
+            view = getattr(view, "__wrapped__", None)
+        return None
+
+    def parameters(self) -> list[str]:
+        names = []
+        positional = iter(_positional_names(self.callback))
+        for piece in self.chain:
+            if isinstance(piece.pattern, RegexPattern):
+                names += [name or next(positional) for _, _, name in _groups(str(piece.pattern))]
+            else:
+                names += list(piece.pattern.converters)
+        return names
+
+    def key_of(self, name: str) -> str | None:
+        """The ``PARAMETERS`` key of a parameter; None where the admin model supplies it."""
+        if self.model_admin is not None and name in ADMIN_OBJECT_PARAMETERS:
+            return None
+        if name != "pk":
+            return name
+        in_front = re.split(r"\(\?P<pk>|<(?:\w+:)?pk>", self.route)[0]
+        collection = in_front.removeprefix("api/v1/").strip("/")
+        return f"{collection}/<pk>"
+
+    def methods(self) -> list[str]:
+        """GET, and each write method the view accepts."""
+        actions = getattr(self.callback, "actions", None)  # a DRF viewset route
+        view_class = getattr(self.callback, "cls", None) or getattr(
+            self.callback, "view_class", None
+        )
+        if actions is not None:
+            accepted = set(actions)
+        elif view_class is not None:
+            accepted = {m for m in view_class.http_method_names if hasattr(view_class, m)}
+        else:
+            # A function view cannot be asked which methods it takes. Those here are
+            # pages of HTML forms (the app's and the admin's), which post.
+            accepted = {"post"}
+        return ["get", *[m for m in WRITE_METHODS if m in accepted]]
+
+
+_REGEX_LEFT = re.compile(r"[\\^$()\[\]?*+|{}]")
+
+
+def _groups(regex: str) -> list[tuple[int, int, str | None]]:
+    """The outermost capturing groups of a regex: start, end, and name (None if unnamed)."""
+    groups, depth, at, start, name = [], 0, 0, 0, None
+    while at < len(regex):
+        char = regex[at]
+        if char == "\\":
+            at += 2
+            continue
+        if char == "(":
+            if depth == 0:
+                named = re.match(r"\(\?P<(\w+)>", regex[at:])
+                start, name = at, named.group(1) if named else None
+                capturing = named is not None or not regex.startswith("(?", at)
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0 and capturing:
+                groups.append((start, at + 1, name))
+        at += 1
+    return groups
+
+
+def _positional_names(view: Callable) -> list[str]:
+    """What the view calls the arguments an unnamed regex group passes it."""
+    names = list(inspect.signature(view).parameters)
+    return names[names.index("request") + 1 :] if "request" in names else names
+
+
+def _walk(patterns, chain=()) -> Iterator[Route]:
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _walk(pattern.url_patterns, (*chain, pattern))
+        elif isinstance(pattern, URLPattern):
+            yield Route(chain=(*chain, pattern), callback=pattern.callback)
+
+
+def all_routes() -> list[Route]:
+    return list(_walk(get_resolver().url_patterns))
+
+
+def _fill_regex(regex: str, values: list[str]) -> str:
+    """A regex pattern's path with each of its groups replaced by its value, in order."""
+    out, at = [], 0
+    for (start, end, _), value in zip(_groups(regex), values, strict=True):
+        out += [regex[at:start], value]
+        at = end
+    out.append(regex[at:])
+    path = "".join(out).removeprefix("^").removesuffix("$").replace("/?", "").replace("\\.", ".")
+    if _REGEX_LEFT.search(path.replace(".", "")):
+        raise AssertionError(f"cannot build a path from the pattern {regex!r}")
+    return path
+
+
+def build_path(route: Route, values: dict[str, str]) -> str:
+    names = iter(route.parameters())
+    path = "/"
+    for piece in route.chain:
+        pattern = piece.pattern
+        if isinstance(pattern, RegexPattern):
+            regex = str(pattern)
+            path += _fill_regex(regex, [values[next(names)] for _ in _groups(regex)])
+        else:
+            converters = pattern.converters
+            for _ in converters:
+                next(names)
+            path += re.sub(
+                r"<(?:\w+:)?(\w+)>",
+                lambda m: converters[m.group(1)].to_url(values[m.group(1)]),
+                str(pattern),
+            )
+    return path
+
+
+def reaches(path: str, route: Route) -> bool:
+    """Whether the path is answered by this very pattern (the converter let the value in)."""
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return False
+    return match.func is route.callback and match.route == route.route
+
+
+def valid_values(route: Route, world: SimpleNamespace) -> dict[str, str]:
+    values = {}
+    for name in route.parameters():
+        key = route.key_of(name)
+        if key is None:
+            values[name] = _admin_value(route.model_admin.model, name)
+        else:
+            values[name] = str(PARAMETERS[key](world))
+    return values
+
+
+def _admin_value(model, name: str) -> str:
+    """The first record of the model the admin page edits, or its newest past version."""
+    record = model._default_manager.order_by("pk").first()
+    if record is None:
+        return MISSING
+    if name == "version_id":
+        return str(record.history.order_by("history_id").last().history_id)
+    return str(record.pk)
+
+
+def paths_of(route: Route, world: SimpleNamespace) -> list[str]:
+    """The path with the world's ids, then each parameter in turn missing or malformed."""
+    good = valid_values(route, world)
+    paths = [build_path(route, good)]
+    assert reaches(paths[0], route), f"{paths[0]} does not reach {route.route}"
+    for name in good:
+        missing = build_path(route, {**good, name: MISSING})
+        # The first malformed value that the converter lets through, if any does.
+        malformed = (build_path(route, {**good, name: wrong}) for wrong in MALFORMED)
+        malformed = next((path for path in malformed if reaches(path, route)), None)
+        for path in (missing, malformed):
+            if path is not None and path not in paths and reaches(path, route):
+                paths.append(path)
+    return paths
+
+
+def test_every_route_parameter_names_a_record_of_the_world():
+    unknown = {
+        f"{key} (in {route.route})"
+        for route in all_routes()
+        for name in route.parameters()
+        if (key := route.key_of(name)) is not None and key not in PARAMETERS
+    }
+    assert not unknown, "add these path parameters to PARAMETERS: " + "; ".join(sorted(unknown))
+
+
+def test_the_walk_reads_every_kind_of_route():
+    routes = {route.route for route in all_routes()}
+    assert "api/schema/" in routes and "api/docs/" in routes
+    assert any(r.startswith("api/v1/cases/(?P<pk>") for r in routes)  # the router's
+    assert any(r.startswith("admin/cases/procurementcase/") for r in routes)
+    assert "cases/<int:pk>/" in routes
+
+
+def build_world(people) -> SimpleNamespace:
+    """One case where every kind of record exists, built through the services."""
+    priya, lena, tariq = people["priya"], people["lena"], people["tariq"]
+    case, offer = approved_offer(people)
+    second_offer = case.offers.exclude(pk=offer.pk).order_by("pk").first()
+    checklist = make_checklist(lena, offer=second_offer)
+    set_statuses(lena, checklist, {"sla": "missing"})
+    flagged = item(checklist, "sla")
+    waiver = red_flag_waive(actor=lena, item=flagged, reason="Service credits suffice")
+    assessment = make_assessment(
+        lena,
+        case,
+        offer=offer,
+        attachments={
+            "lawful_source": SimpleUploadedFile("letter.pdf", b"%PDF-1.4 letter", "application/pdf")
+        },
+    )
+    acceptance_plan = make_acceptance_plan(tariq, offer)
+    acceptance_result = record_faults(tariq, acceptance_plan)[0]
+    acceptance_attachment = acceptance_attachment_add(
+        actor=tariq,
+        result=acceptance_result,
+        upload=SimpleUploadedFile("run.log", b"all nodes resumed\n", "text/plain"),
+    )
+    make_network_plan(tariq, case)
+    make_budget(priya, case)
+    compute_demand_save(actor=priya, case=case, fields=DEMAND)
+    token = HarnessToken.objects.filter(case=case).order_by("pk").first()
+    bundle = make_bundle_record(case, offer, token, n=1, content=b'{"walked": true}')
+    upload = EvidenceUpload.objects.create(
+        token=token,
+        case=case,
+        sha256="0" * 64,
+        size=100,
+        storage_name="",
+        state=EvidenceUpload.State.REFUSED,
+        refusal="Not a bundle.",
+        refusal_field="nonce",
+        refusal_status=400,
+    )
+    return SimpleNamespace(
+        case=case,
+        offer=offer,
+        checklist=checklist,
+        flagged_item=flagged,
+        waiver=waiver,
+        checklist_template=ChecklistTemplate.objects.order_by("pk").first(),
+        scorecard=scorecard_save(
+            actor=priya, offer=offer, scores={"pricing": {"score": 4, "comment": "Fair"}}
+        ),
+        assessment=assessment,
+        verification=bundle.verification,
+        token=token,
+        upload=upload,
+        approval=Approval.objects.filter(case=case).order_by("pk").first(),
+        acceptance_plan=acceptance_plan,
+        acceptance_result=acceptance_result,
+        acceptance_attachment=acceptance_attachment,
+        packet=make_stored_packet(priya, case),
+        cost_import=make_import(priya, case, ("2026-09", CLEAN)),
+    )
+
+
+@pytest.fixture
+def _isolated_files(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.PACKET_SIGNING_DIR = str(tmp_path / "signing")
+    settings.PACKET_SIGNING_PKCS12_PATH = ""
+    settings.PACKET_TSA_URL = ""
+
+
+def _request(client: Client, method: str, path: str, *, api: bool):
+    if method == "get":
+        return client.get(path)
+    if api:
+        return client.generic(method.upper(), path, "{}", content_type="application/json")
+    return client.generic(
+        method.upper(), path, "", content_type="application/x-www-form-urlencoded"
+    )
+
+
+def test_no_route_answers_a_server_error_to_anyone(people, monkeypatch, _isolated_files):
+    from rest_framework.throttling import SimpleRateThrottle
+
+    # Thousands of requests in seconds: rate limits would answer 429 to most of them.
+    monkeypatch.setattr(SimpleRateThrottle, "allow_request", lambda self, request, view: True)
+    ada = people["ada"]
+    ada.is_staff = True  # the demo's administrator signs in to the admin too
+    ada.save(update_fields=["is_staff"])
+    world = build_world(people)
+
+    clients = {}
+    for role in ROLES:
+        clients[role] = Client()
+        if role is not None:
+            clients[role].force_login(people[role])
+
+    routes = all_routes()
+    paths = {route: paths_of(route, world) for route in routes}
+    plan = [(route, path) for route in routes for path in paths[route]]
+    failures, found, requests = [], set(), 0
+    # Every GET first, then the writes, so that what an empty write changes (a token
+    # revoked, a sign-out) comes after every read of the world as built.
+    for method in ("get", *WRITE_METHODS):
+        for route, path in plan:
+            if method not in route.methods():
+                continue
+            for role in ROLES:
+                client = clients[role]
+                requests += 1
+                try:
+                    response = _request(client, method, path, api=route.is_api)
+                    if response.streaming:  # read to the end: a stream can fail midway
+                        b"".join(response.streaming_content)
+                    status = response.status_code
+                except Exception as error:  # the request did not complete
+                    failures.append(f"{method.upper()} {path} as {role}: raised {error!r}")
+                    continue
+                if status >= 500:
+                    failures.append(f"{method.upper()} {path} as {role}: {status}")
+                if role is not None and status not in (401, 403, 404, 405):
+                    found.add(path)  # past the checks that come before the lookup
+                if method != "get" and role is not None and "_auth_user_id" not in client.session:
+                    client.force_login(people[role])  # the request signed out
+
+    assert requests > 1000
+    # The world's ids name records: a route whose good path nobody gets past the
+    # lookup with, by any method, is walked blind.
+    unfound = [
+        paths[route][0]
+        for route in routes
+        if route.parameters() and route.model_admin is None and paths[route][0] not in found
+    ]
+    assert not unfound, "no role found the world's record at: " + ", ".join(unfound)
+    assert not failures, f"{len(failures)} of {requests} requests failed:\n" + "\n".join(failures)
