@@ -37,9 +37,10 @@ class SpecFacts:
 
 @dataclass(frozen=True)
 class OfferMinimumFacts:
-    count: int
+    count: int  # compared offers: priced, and scored on every criterion by a reviewer
     required: int
     waiver: str = ""
+    not_counted: tuple[str, ...] = ()
     url: str | None = None
 
 
@@ -138,10 +139,12 @@ def gate_offer_minimum(inputs: GateInputs) -> Gate:
             "waiver": facts.waiver.strip(),
         }
         return Gate(key, title, True, reason, facts.url, waivers=(facts.waiver.strip(),))
-    reason = _("Only %(count)s of %(required)s offers, and no waiver recorded.") % {
+    reason = _("Only %(count)s of %(required)s offers compared, and no waiver recorded.") % {
         "count": facts.count,
         "required": facts.required,
     }
+    if facts.not_counted:
+        reason += " " + _("Not counted: %(items)s.") % {"items": _list(facts.not_counted)}
     return Gate(key, title, False, reason, facts.url)
 
 

@@ -31,6 +31,7 @@ from apps.cases.selectors import offer_minimum_status
 from apps.contracts import selectors as contracts_selectors
 from apps.evidence import selectors as evidence_selectors
 from apps.offers.selectors import offers_of_case
+from apps.scorecards.selectors import case_comparison, not_comparable_reasons
 
 
 def verification_max_age_days() -> int:
@@ -195,7 +196,12 @@ def case_gates(case, offers=None) -> list[OfferGates]:
     all_offers = offers_of_case(case)
     wanted = {o.pk for o in offers} if offers is not None else None
     records = _CaseRecords(case)
-    minimum = offer_minimum_status(offer_count=len(all_offers), waiver=case.offer_minimum_waiver)
+    left_out = not_comparable_reasons(case_comparison(case))
+    minimum = offer_minimum_status(
+        offer_count=len(all_offers) - len(left_out),
+        waiver=case.offer_minimum_waiver,
+        not_counted=tuple(left_out.values()),
+    )
     max_age = verification_max_age_days()
     result = []
     for offer in all_offers:
@@ -221,6 +227,7 @@ def case_gates(case, offers=None) -> list[OfferGates]:
                 count=minimum["count"],
                 required=minimum["required"],
                 waiver=minimum["waiver"],
+                not_counted=minimum["not_counted"],
                 url=_url("scorecards:comparison", case.pk),
             ),
             checklist=records.checklist(offer, scopes),

@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from apps.cases.selectors import offer_minimum_status
 from apps.offers.selectors import offers_of_case
-from apps.scorecards.selectors import case_comparison
+from apps.scorecards.selectors import case_comparison, not_comparable_reasons
 from apps.sizing.models import ComputeDemand
 from apps.sizing.selectors import capacity_for_offer, demand_result
 
@@ -57,7 +57,12 @@ def case_summary(case) -> dict:
             demand=demand, result=result, offer=offer, spec=getattr(offer, "declared_spec", None)
         )
         offer.comparison = scores.get(offer.pk)
-    minimum = offer_minimum_status(offer_count=len(offers), waiver=case.offer_minimum_waiver)
+    left_out = not_comparable_reasons(comparison)
+    minimum = offer_minimum_status(
+        offer_count=len(offers) - len(left_out),
+        waiver=case.offer_minimum_waiver,
+        not_counted=tuple(left_out.values()),
+    )
     return {
         "case": case,
         "offers": offers,
@@ -76,10 +81,15 @@ def _missing(*, offers, demand, minimum, comparison) -> list[str]:
     if demand is None:
         missing.append(_("No compute demand yet: size the workload in the calculator and save it."))
     if not minimum["holds"]:
-        missing.append(
-            _("%(count)s of %(required)s offers: add offers or record a waiver.")
-            % {"count": minimum["count"], "required": minimum["required"]}
-        )
+        message = _("%(count)s of %(required)s offers compared: add offers or record a waiver.") % {
+            "count": minimum["count"],
+            "required": minimum["required"],
+        }
+        if minimum["not_counted"]:
+            message += " " + _("Not counted: %(items)s.") % {
+                "items": "; ".join(minimum["not_counted"])
+            }
+        missing.append(message)
     for offer in offers:
         if not offer.spec_status.confirmed:
             missing.append(

@@ -24,12 +24,19 @@ def case_get_for(actor, pk: int, *, offer_count: bool = True) -> ProcurementCase
     return get_object_or_404(cases, pk=pk)
 
 
-def offer_minimum_status(*, offer_count: int, waiver: str) -> dict:
-    """DESIGN §2.3: at least three compared offers, or a recorded waiver with a reason."""
+def offer_minimum_status(
+    *, offer_count: int, waiver: str, not_counted: tuple[str, ...] = ()
+) -> dict:
+    """DESIGN §2.3: at least three compared offers, or a recorded waiver with a reason.
+
+    ``offer_count`` counts compared offers only; ``not_counted`` says which others
+    were left out and why.
+    """
     met = offer_count >= MINIMUM_COMPARED_OFFERS
     return {
         "required": MINIMUM_COMPARED_OFFERS,
         "count": offer_count,
+        "not_counted": not_counted,
         "met": met,
         "waived": not met and bool(waiver.strip()),
         "holds": met or bool(waiver.strip()),

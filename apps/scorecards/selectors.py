@@ -4,6 +4,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from apps.cases.reads import shared_read
 from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
@@ -119,6 +121,30 @@ def case_comparison(case) -> CaseComparison:
         sensitivity=sensitivity,
         outdated_scorecards=outdated,
     )
+
+
+def not_comparable_reasons(comparison: CaseComparison) -> dict[int, str]:
+    """Offers that do not count towards the three-offer minimum, by id, with why.
+
+    An offer counts as compared when it is priced (a normalised price per GPU-hour)
+    and at least one reviewer scored it on every criterion of the current set:
+    an offer nobody priced or scored in full was listed, not compared.
+    """
+    keys = {criterion.key for criterion in comparison.criteria}
+    reasons: dict[int, str] = {}
+    for row in comparison.rows:
+        problems = []
+        if row.price is None:
+            problems.append(_("not priced (%(why)s)") % {"why": row.price_problem})
+        scored_in_full = any(
+            keys <= {key for key, score in _scores(card).items() if score is not None}
+            for card in row.scorecards
+        )
+        if not scored_in_full:
+            problems.append(_("no reviewer scored it on every criterion"))
+        if problems:
+            reasons[row.offer.pk] = f"{row.offer.vendor}: " + "; ".join(str(p) for p in problems)
+    return reasons
 
 
 def _scores(card: Scorecard) -> dict[str, int | None]:

@@ -14,6 +14,8 @@ from apps.access.services import access_matrix_review
 from apps.core.services import tracked_create
 from apps.evidence.models import EvidenceBundle, SpecVerification
 from apps.evidence.services import harness_token_create
+from apps.scorecards.scoring import DEFAULT_CRITERIA
+from apps.scorecards.services import scorecard_save
 from tests.access.factories import make_matrix
 from tests.assessments.factories import make_assessment
 from tests.contracts.factories import all_acceptable, make_checklist, set_statuses
@@ -55,11 +57,21 @@ def make_verification(actor, offer, *, verdict="verified", age_days=1):
     )
 
 
+def score_in_full(reviewer, offer, score: int = 3):
+    return scorecard_save(
+        actor=reviewer,
+        offer=offer,
+        scores={c.key: {"score": score, "comment": ""} for c in DEFAULT_CRITERIA},
+    )
+
+
 def make_ready_case(people, *, offers=3):
     """priya's case with ``offers`` confirmed offers; the first passes every gate."""
     priya, lena, tariq = people["priya"], people["lena"], people["tariq"]
     case = make_case(priya)
     made = [make_offer(priya, case, spec=FULL_SPEC) for _ in range(offers)]
+    for each in made:  # priced and scored in full: each counts as compared
+        score_in_full(priya, each)
     offer = made[0]
     checklist = make_checklist(lena, offer=offer)
     set_statuses(lena, checklist, all_acceptable(checklist))

@@ -101,3 +101,42 @@ def test_the_authorisation_documents_item_cannot_be_waived(api_as, people, ready
         "/api/v1/red-flag-waivers/", {"item": other.pk, "reason": "Credits suffice"}, format="json"
     )
     assert allowed.status_code == 201  # other red flags stay waivable
+
+
+def test_only_compared_offers_count_towards_the_three(api_as, people, browser_as, ready):
+    """An offer counts when priced and scored on every criterion by at least one reviewer."""
+    case, offer = ready
+    tech = api_as("tariq")
+    assert _gates(tech, case, offer)["offer_minimum"]["held"] is True
+    third = case.offers.order_by("pk").last()
+    unpriced = api_as("priya").patch(
+        f"/api/v1/offers/{third.pk}/",
+        {"unit_price": None, "change_reason": "Quote withdrawn", "version": third.version},
+        format="json",
+    )
+    assert unpriced.status_code == 200, unpriced.content
+    gate = _gates(tech, case, offer)["offer_minimum"]
+    assert gate["held"] is False
+    assert "Only 2 of 3 offers compared" in gate["reason"]
+    assert f"{third.vendor}: not priced" in gate["reason"]
+    page = browser_as("tariq").get(f"/cases/{case.pk}/").content.decode()
+    assert f"{third.vendor}: not priced" in page  # the case page says the same
+    waived = api_as("priya").post(
+        f"/api/v1/cases/{case.pk}/waive-offer-minimum/",
+        {"reason": "Only two vendors hold the export licence"},
+        format="json",
+    )
+    assert waived.status_code == 200
+    assert _gates(tech, case, offer)["offer_minimum"]["held"] is True
+
+
+def test_an_offer_scored_on_some_criteria_only_is_not_compared(people):
+    from apps.scorecards.selectors import case_comparison, not_comparable_reasons
+    from apps.scorecards.services import scorecard_save
+    from tests.factories import FULL_SPEC, make_case, make_offer
+
+    case = make_case(people["priya"])
+    offer = make_offer(people["priya"], case, spec=FULL_SPEC)
+    scorecard_save(actor=people["priya"], offer=offer, scores={"pricing": {"score": 4}})
+    reasons = not_comparable_reasons(case_comparison(case))
+    assert reasons == {offer.pk: f"{offer.vendor}: no reviewer scored it on every criterion"}
