@@ -61,7 +61,9 @@ class AcceptancePlan(TrackedModel):
         _("restart-free soak (minutes)"),
         default=DEFAULT_SOAK_MINUTES,
         validators=[MinValueValidator(1), MaxValueValidator(7 * 24 * 60)],
-        help_text=_("The longest window without a restart or an outage must reach this."),
+        help_text=_(
+            "The soak must run this long with no restart, outage or vanished GPU anywhere in it."
+        ),
     )
     expected_versions = models.CharField(
         _("expected versions"),

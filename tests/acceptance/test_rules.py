@@ -18,11 +18,14 @@ SLO = rules.Slo(p95_ttft_ms=1500, error_rate_pct=0.5, peak_memory_pct=90)
         # Issue #9: one restart at minute 29 fails the 30-minute rule.
         (soak(minutes=30, restarts=[29]), FAILED),
         (soak(minutes=29.9), FAILED),
-        # The window is continuous: 31 clean minutes after a restart at minute 29 pass.
-        (soak(minutes=60, restarts=[29]), PASSED),
-        # An outage breaks the window as a restart does: 20 + 20 minutes is not 30.
+        # Continuous means continuous: a restart anywhere fails, even with 31 clean
+        # minutes after it.
+        (soak(minutes=60, restarts=[29]), FAILED),
+        (soak(minutes=60, restarts=[59.5]), FAILED),
+        # An outage anywhere fails as a restart does.
         (soak(minutes=41, outages=[(20, 21)]), FAILED),
-        (soak(minutes=52, outages=[(20, 21)]), PASSED),
+        (soak(minutes=52, outages=[(20, 21)]), FAILED),
+        (soak(minutes=30.0), PASSED),
         (None, NOT_MEASURED),
     ],
 )
@@ -31,10 +34,13 @@ def test_thirty_minutes_without_a_restart(measurement, expected):
 
 
 def test_soak_window_is_reported_measured_against_required():
-    criterion = rules.soak_criterion(soak(minutes=30, restarts=[29]), 30)
-    assert "29.0 min longest clean window" in criterion.measured
-    assert "measured 29.0 min" in criterion.explanation
-    assert "required ≥ 30 min" in criterion.explanation
+    criterion = rules.soak_criterion(soak(minutes=60, restarts=[29], outages=[(40, 41)]), 30)
+    assert criterion.status == FAILED
+    assert criterion.measured == (
+        "29.0 min longest clean stretch of a 60.0 min window (1 restarts, 1 outages); "
+        "events: restart at 29.0 min; outage 40.0–41.0 min"
+    )
+    assert "required ≥ 30 min with no restart, outage or vanished GPU" in criterion.explanation
 
 
 @pytest.mark.parametrize(
