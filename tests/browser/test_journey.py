@@ -20,12 +20,13 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from apps.assessments.questions import QUESTIONS
+from apps.assessments.questions import EXIT_READINESS_KEYS, QUESTIONS
 from apps.core.services import tracked_create
 from apps.evidence.models import EvidenceBundle, SpecVerification, Verdict
 from apps.evidence.rules import RULES_VERSION
 from apps.evidence.services import harness_token_create
 from apps.offers.models import Offer
+from tests.approvals.factories import score_in_full
 from tests.factories import make_case, make_offer, make_vendor
 from tests.packets.pdftools import pdftotext
 
@@ -158,7 +159,11 @@ def case_with_offers(people):
     priya = people["priya"]
     case = make_case(priya, name="Chat assistant on Llama 3.1 70B")
     for name in ("Aurora Compute", "Borealis Cloud", "Cumulus AI"):
-        make_offer(priya, case, vendor=make_vendor(priya, name=name, jurisdiction="Singapore"))
+        offer = make_offer(
+            priya, case, vendor=make_vendor(priya, name=name, jurisdiction="Singapore")
+        )
+        # Scored in full (the first journey scores in the browser): each counts as compared.
+        score_in_full(priya, offer)
     return case
 
 
@@ -232,6 +237,8 @@ def legal_review(page, case_url, sign_in, screenshot) -> None:
             row.get_by_label("Number of days", exact=True).fill("30")
         elif question.takes_number:
             page.get_by_label(str(question.label), exact=True).fill("0")
+        if question.key in EXIT_READINESS_KEYS:  # each exit item "yes" with its evidence
+            page.fill(f"#id_{question.key}__note", "Checked in the vendor's exit runbook")
     page.get_by_label("Written legal and compliance conclusion").fill(
         "Only de-identified inference traffic leaves; no personal information is exported."
     )
@@ -364,7 +371,7 @@ def approval(page, case_url, sign_in, screenshot, people) -> None:
     sign_in("tariq")
     page.goto(case_url)
     page.click("text=Decide")
-    aurora = page.locator("details", has_text="Aurora Compute")
+    aurora = offer_card(page, "Aurora Compute")
     expect(aurora).to_contain_text("cannot be approved")
     expect(aurora).to_contain_text("The latest verification did not pass (Failed)")
     expect(aurora).to_contain_text("1 red flag(s) waived")
@@ -378,9 +385,7 @@ def approval(page, case_url, sign_in, screenshot, people) -> None:
     offer = Offer.objects.get(case__pk=_case_pk(case_url), vendor__name="Aurora Compute")
     record_passing_gpu_run(people["tariq"], offer)
     page.goto(f"{case_url}approval/decide/")
-    expect(page.locator("details", has_text="Aurora Compute")).to_contain_text(
-        "every gate held: may be approved"
-    )
+    expect(offer_card(page, "Aurora Compute")).to_contain_text("every gate held: may be approved")
     screenshot("approval-decide")
     decide(page, "Aurora Compute", "Every gate holds; approved for the pilot.")
     expect(page.locator(".messages")).to_contain_text("Decision recorded")
@@ -389,6 +394,11 @@ def approval(page, case_url, sign_in, screenshot, people) -> None:
     for shown in ("Approved", "Aurora Compute", "Tariq", "approved for the pilot"):
         expect(in_force).to_contain_text(shown)
     screenshot("approval")
+
+
+def offer_card(page, vendor: str):
+    """The decision form's card of one offer (other cards may name it among their reasons)."""
+    return page.locator("details").filter(has=page.locator("summary", has_text=vendor))
 
 
 def record_passing_gpu_run(actor, offer) -> None:
