@@ -357,7 +357,6 @@ def measured_urls(t: dict) -> list[tuple[str, str, str]]:
         ("case evidence", "page", f"/cases/{generated}/evidence/"),
         ("evidence bundle", "page", f"/evidence/{t['bundle']}/"),
         ("case timeline", "page", f"/cases/{demo}/timeline/"),
-        ("case history", "page", f"/cases/{demo}/history/"),
         ("approval", "page", f"/cases/{demo}/approval/"),
         ("dashboard", "page", "/dashboard/"),
         ("API cases", "api", "/api/v1/cases/"),
