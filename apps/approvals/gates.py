@@ -2,9 +2,7 @@
 
 Each gate reads one slice of ``GateInputs`` (gathered by
 ``apps.approvals.selectors.gate_inputs``) and answers held or not, with the
-reason a reviewer reads and the page where it is fixed. A slice that is
-``None`` (records that could not be read) leaves its gate not held
-("<record> not available"), never silently passed.
+reason a reviewer reads and the page where it is fixed.
 """
 
 from __future__ import annotations
@@ -87,20 +85,16 @@ class VerificationFacts:
 
 @dataclass(frozen=True)
 class GateInputs:
-    """Everything the gates read for one offer; ``None`` slices are unavailable records."""
+    """Everything the gates read for one offer."""
 
     now: datetime
     max_age_days: int
-    spec: SpecFacts | None
+    spec: SpecFacts
     offer_minimum: OfferMinimumFacts
-    checklist: ChecklistFacts | None
-    assessment: AssessmentFacts | None
-    matrix: MatrixFacts | None
-    verification: VerificationFacts | None = None
-
-
-def _unavailable(key: str, title: str, record: str) -> Gate:
-    return Gate(key, title, False, _("%(record)s not available.") % {"record": record})
+    checklist: ChecklistFacts
+    assessment: AssessmentFacts
+    matrix: MatrixFacts
+    verification: VerificationFacts
 
 
 def _list(items: tuple[str, ...], limit: int = 5) -> str:
@@ -113,8 +107,6 @@ def _list(items: tuple[str, ...], limit: int = 5) -> str:
 def gate_spec(inputs: GateInputs) -> Gate:
     key, title = "declared_spec", _("Declared spec confirmed")
     facts = inputs.spec
-    if facts is None:
-        return _unavailable(key, title, _("The declared spec"))
     if facts.confirmed:
         return Gate(key, title, True, _("Every required item is declared."), facts.url)
     return Gate(
@@ -151,8 +143,6 @@ def gate_offer_minimum(inputs: GateInputs) -> Gate:
 def gate_red_flags(inputs: GateInputs) -> Gate:
     key, title = "red_flags", _("No open red flag")
     facts = inputs.checklist
-    if facts is None:
-        return _unavailable(key, title, _("The clause checklist"))
     if not facts.exists:
         return Gate(key, title, False, _("No clause checklist for this offer yet."), facts.url)
     if facts.red_flags:
@@ -172,8 +162,6 @@ def gate_red_flags(inputs: GateInputs) -> Gate:
 def gate_assessment(inputs: GateInputs) -> Gate:
     key, title = "assessment", _("Data-export assessment signed off and current")
     facts = inputs.assessment
-    if facts is None:
-        return _unavailable(key, title, _("The data-export assessment"))
     if not facts.exists:
         return Gate(key, title, False, _("No data-export assessment covers this offer."), facts.url)
     if not facts.signed_off:
@@ -192,8 +180,6 @@ def gate_assessment(inputs: GateInputs) -> Gate:
 def gate_access_matrix(inputs: GateInputs) -> Gate:
     key, title = "access_matrix", _("Access matrix reviewed, without SoD violations")
     facts = inputs.matrix
-    if facts is None:
-        return _unavailable(key, title, _("The access matrix"))
     if not facts.exists:
         return Gate(key, title, False, _("No access matrix for this case yet."), facts.url)
     if facts.violations:
@@ -214,8 +200,6 @@ def gate_access_matrix(inputs: GateInputs) -> Gate:
 def gate_verification(inputs: GateInputs) -> Gate:
     key, title = "verification", _("Passing spec verification")
     facts = inputs.verification
-    if facts is None:
-        return _unavailable(key, title, _("Spec verification"))
     title = _("Passing spec verification newer than %(n)s days") % {"n": inputs.max_age_days}
     if not facts.exists:
         return Gate(key, title, False, _("No spec verification for this offer yet."), facts.url)
@@ -242,8 +226,6 @@ def gate_verification(inputs: GateInputs) -> Gate:
 def gate_exit_readiness(inputs: GateInputs) -> Gate:
     key, title = "exit_readiness", _("Exit readiness confirmed")
     facts = inputs.assessment
-    if facts is None:
-        return _unavailable(key, title, _("The data-export assessment"))
     if not facts.exists:
         return Gate(key, title, False, _("No assessment to answer exit readiness in."), facts.url)
     if facts.exit_gaps:
@@ -258,8 +240,6 @@ def gate_hardware_compliance(inputs: GateInputs) -> Gate:
     """Never waivable: the hardware's export-control status and authorisation documents."""
     key, title = "hardware_compliance", _("Export control and hardware origin documented")
     facts = inputs.assessment
-    if facts is None:
-        return _unavailable(key, title, _("The data-export assessment"))
     if not facts.exists:
         return Gate(key, title, False, _("No assessment records the hardware's status."), facts.url)
     if facts.hardware_gaps:

@@ -152,24 +152,6 @@ def test_each_gate_not_held_says_why(key, change, words):
     assert all(g.held for g in others if g.key not in assessment_gates)
 
 
-# A missing app: its gate is not held and says the record is not available.
-UNAVAILABLE = [
-    ("declared_spec", "spec", "declared spec not available"),
-    ("red_flags", "checklist", "clause checklist not available"),
-    ("assessment", "assessment", "data-export assessment not available"),
-    ("exit_readiness", "assessment", "data-export assessment not available"),
-    ("access_matrix", "matrix", "access matrix not available"),
-    ("verification", "verification", "Spec verification not available"),
-]
-
-
-@pytest.mark.parametrize("key,slice_,words", UNAVAILABLE)
-def test_a_missing_app_leaves_its_gate_not_held(key, slice_, words):
-    gate = _gate(replace(HELD, **{slice_: None}), key)
-    assert gate.held is False
-    assert words in gate.reason
-
-
 def test_fewer_than_three_offers_hold_with_a_waiver_and_show_it():
     inputs = replace(
         HELD, offer_minimum=OfferMinimumFacts(2, 3, waiver="Only two vendors hold licences")
