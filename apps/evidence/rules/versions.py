@@ -7,8 +7,8 @@ memory and time sync must be declared and checked, not left at defaults —
 
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
 
-SEED_000_ENV = "seed 000 §4 step 6 (environment items to verify)"
-SEED_004_SPEC = "seed 004 §2 (written spec: driver and runtime versions)"
+SEED_000_ENV = "environment items to verify on the rented machine before use"
+SEED_004_SPEC = "the vendor's written spec: driver and runtime versions"
 
 # Defaults for what a case requires of the environment; settings.EVIDENCE_ENVIRONMENT
 # overrides them. 64 MiB is Docker's default /dev/shm, the classic trap.
@@ -86,7 +86,7 @@ def check_cuda(facts: Facts, context: Context) -> Check:
         measured=f"runtime {runtime or '—'}, driver supports {driver_cuda or '—'}",
         expected=declared or None,
         tolerance="same version; same major is a warning",
-        source=SEED_004_SPEC + "; harness-anchors §3.3",
+        source=SEED_004_SPEC + "; NVIDIA CUDA toolkit and driver release notes",
     )
     if status == NOT_MEASURED and declared and not measured:
         check.detail = "Neither the runtime nor the driver reported a CUDA version."
