@@ -41,7 +41,7 @@ FORM_UPLOAD_POLICY = UploadPolicy(
 
 
 def _form_upload_refusal(request):
-    return FORM_UPLOAD_POLICY.check()(request)
+    return FORM_UPLOAD_POLICY.refuse(request)
 
 
 @refused_unread(_form_upload_refusal)  # before the CSRF check reads the body

@@ -164,7 +164,7 @@ def _export_upload_refused(request, message: str, *, status: int):
 
 def _export_upload_refusal(request):
     """Refusals from the request's declared length, before the body is read."""
-    return EXPORT_UPLOAD_POLICY.check(_export_upload_refused)(request)
+    return EXPORT_UPLOAD_POLICY.refuse(request, _export_upload_refused)
 
 
 @refused_unread(_export_upload_refusal)  # before the CSRF check reads the body

@@ -80,14 +80,14 @@ class UploadPolicy:
             return message % {"limit": filesizeformat(limit)}, 413
         return None
 
+    def refuse(self, request, respond: Respond = upload_refused) -> HttpResponse | None:
+        """The refusal, answered by ``respond(request, message, status=...)``; None to read on."""
+        refused = self.refusal(request)
+        return None if refused is None else respond(request, refused[0], status=refused[1])
+
     def check(self, respond: Respond = upload_refused) -> "UploadCheck":
-        """The pre-read check: ``respond(request, message, status=...)`` answers a refusal."""
-
-        def check(request) -> HttpResponse | None:
-            refused = self.refusal(request)
-            return None if refused is None else respond(request, refused[0], status=refused[1])
-
-        return check
+        """The pre-read check a view names with ``@refused_unread``."""
+        return lambda request: self.refuse(request, respond)
 
 
 def declared_over(limit: Callable[[], int]) -> UploadCheck:

@@ -73,7 +73,7 @@ UPLOAD_POLICY = UploadPolicy(
 
 
 def _upload_refusal(request):
-    return UPLOAD_POLICY.check(_refused)(request)
+    return UPLOAD_POLICY.refuse(request, _refused)
 
 
 @refused_unread(_upload_refusal)  # before the CSRF check reads the body
