@@ -68,8 +68,23 @@ def canonical_json(values: dict) -> bytes:
     ).encode("utf-8")
 
 
-def row_digest(values: dict) -> str:
+def late_columns(history_model) -> frozenset[str]:
+    """History columns added after rows were already chained.
+
+    A tracked model names them in ``late_history_columns``; each must be
+    nullable. A row whose late column is NULL digests as if the column did not
+    exist, so adding one keeps every digest written before it valid.
+    """
+    instance_model = getattr(history_model, "instance_type", None)
+    return frozenset(getattr(instance_model, "late_history_columns", ()))
+
+
+def row_digest(values: dict, *, late: frozenset[str] = frozenset()) -> str:
     """SHA-256 of a history row's stored columns (as read back with ``values()``)."""
+    if late:
+        values = {
+            key: value for key, value in values.items() if key not in late or value is not None
+        }
     return hashlib.sha256(canonical_json(values)).hexdigest()
 
 
@@ -117,7 +132,10 @@ def append_history_row(history_row) -> ChainEntry:
         values = model._base_manager.filter(pk=history_row.pk).values(*row_fields(model)).get()
         head = _locked_head()
         entry = _link(
-            head, content_type=content_type, history_id=history_row.pk, digest=row_digest(values)
+            head,
+            content_type=content_type,
+            history_id=history_row.pk,
+            digest=row_digest(values, late=late_columns(model)),
         )
         head.save(update_fields=["seq", "entry_hash"])
     return entry
@@ -183,7 +201,11 @@ def _link_unchained(model, head: ChainHead, *, after: int) -> None:
         .order_by("pk")
         .values(*row_fields(model))
     )
+    late = late_columns(model)
     for values in rows.iterator(chunk_size=2000):
         _link(
-            head, content_type=content_type, history_id=values[pk_name], digest=row_digest(values)
+            head,
+            content_type=content_type,
+            history_id=values[pk_name],
+            digest=row_digest(values, late=late),
         )

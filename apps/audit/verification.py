@@ -25,7 +25,14 @@ from django.db import connection
 from django.db.models import Model
 from django.utils.translation import gettext as _
 
-from apps.audit.chain import HEAD_PK, link_hash, row_digest, row_fields, tracked_history_models
+from apps.audit.chain import (
+    HEAD_PK,
+    late_columns,
+    link_hash,
+    row_digest,
+    row_fields,
+    tracked_history_models,
+)
 from apps.audit.heads import RecordedHead, recorded_heads
 from apps.audit.models import GENESIS_HASH, ChainEntry, ChainHead, ChainVerification
 
@@ -253,6 +260,7 @@ def _merge_table(report: ChainReport, model, content_type) -> None:
         "history_id",
     )
     rows = _keyset(model._base_manager.values(*row_fields(model)), pk_name)
+    late = late_columns(model)
     entry, row = next(entries, None), next(rows, None)
     while entry is not None or row is not None:
         row_id = row[pk_name] if row is not None else None
@@ -279,7 +287,7 @@ def _merge_table(report: ChainReport, model, content_type) -> None:
             )
             row = next(rows, None)
         else:
-            if row_digest(row) != entry["row_digest"]:
+            if row_digest(row, late=late) != entry["row_digest"]:
                 report.add(
                     Problem(
                         Kind.ALTERED,
