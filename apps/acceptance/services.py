@@ -6,7 +6,6 @@ a later change moves an accepted case back to approved (``acceptance_signoff_voi
 """
 
 import hashlib
-import os
 import uuid
 from datetime import timedelta
 
@@ -32,20 +31,9 @@ from apps.approvals.binding import capture, changes_for
 from apps.cases.lifecycle import case_lock, case_transition
 from apps.cases.models import ProcurementCase
 from apps.core.services import tracked_create, tracked_update
+from apps.core.uploads import LOGS_AND_SCREENSHOTS, file_kind
 
 Status = ProcurementCase.Status
-# Logs and screenshots only: plain text and common image and archive formats.
-ATTACHMENT_TYPES = {
-    ".log": "text/plain",
-    ".txt": "text/plain",
-    ".json": "application/json",
-    ".csv": "text/csv",
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".pdf": "application/pdf",
-    ".gz": "application/gzip",
-}
 PLAN_FIELDS = (
     "soak_minutes",
     "expected_versions",
@@ -185,17 +173,12 @@ def acceptance_attachment_add(*, actor, result: AcceptanceResult, upload) -> Acc
         raise ValidationError(
             {"file": _("The file is larger than %(limit)s.") % {"limit": filesizeformat(limit)}}
         )
-    name = os.path.basename(upload.name or "").strip()[:200]
-    extension = os.path.splitext(name)[1].lower()
-    if extension not in ATTACHMENT_TYPES:
-        raise ValidationError(
-            {
-                "file": _("Only logs and screenshots are accepted (%(types)s).")
-                % {"types": ", ".join(sorted(ATTACHMENT_TYPES))}
-            }
-        )
     if upload.size == 0:
         raise ValidationError({"file": _("The file is empty.")})
+    try:
+        name, extension, kind = file_kind(upload, LOGS_AND_SCREENSHOTS)
+    except ValidationError as error:
+        raise ValidationError({"file": error.messages}) from None
     raw = upload.read(limit + 1)
     if len(raw) > limit:
         raise ValidationError(
@@ -215,7 +198,7 @@ def acceptance_attachment_add(*, actor, result: AcceptanceResult, upload) -> Acc
                 plan_id=result.plan_id,
                 result=result,
                 name=name,
-                content_type=ATTACHMENT_TYPES[extension],
+                content_type=kind.content_type,
                 size_bytes=len(raw),
                 sha256=sha,
                 storage_name=saved,

@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.assessments.models import validate_attachment_size
 from apps.assessments.questions import QUESTIONS, blocks
+from apps.core.uploads import EVIDENCE_DOCUMENTS
 
 
 class AssessmentForm(forms.Form):
@@ -58,6 +59,9 @@ class AssessmentForm(forms.Form):
                 required=False,
                 max_length=200,
                 validators=[validate_attachment_size],
+                widget=forms.ClearableFileInput(attrs={"accept": ",".join(EVIDENCE_DOCUMENTS)}),
+                help_text=_("%(types)s; at most 10 MiB.")
+                % {"types": ", ".join(EVIDENCE_DOCUMENTS)},
             )
         if not editing:
             del self.fields["change_reason"]

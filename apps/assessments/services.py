@@ -24,6 +24,7 @@ from apps.assessments.rules import (
     sign_off_blockers,
 )
 from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
+from apps.core.uploads import EVIDENCE_DOCUMENTS, file_kind
 
 Answers = dict[str, dict[str, Any]]
 
@@ -45,6 +46,7 @@ def _validate(answers: Answers, attachments: dict[str, Any]) -> None:
         elif upload:
             try:
                 validate_attachment_size(upload)
+                file_kind(upload, EVIDENCE_DOCUMENTS)
             except ValidationError as error:
                 errors[f"{key}__attachment"] = " ".join(error.messages)
     if errors:

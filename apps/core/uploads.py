@@ -2,7 +2,9 @@
 
 Every page and endpoint that takes a file states its limit as an ``UploadPolicy``
 and refuses through it, with one wording and one status (413 too large, 400 no
-valid length), as a page or in the API's ``{"detail": ...}`` shape.
+valid length), as a page or in the API's ``{"detail": ...}`` shape. A policy that
+takes files of named kinds lists them (``FILE_KINDS`` by extension) and checks each
+file's name and first bytes with ``file_kind``: one wording for a refused type.
 
 Django's CSRF check reads ``request.POST`` (for a multipart body: all of it, spooled
 to disk) before a page's view runs, so a size limit checked in the view comes too late
@@ -14,9 +16,11 @@ view ``as_view()`` returns): DRF parses a session client's body during its CSRF 
 multipart parsing spools the whole body to disk, both before the endpoint's code runs.
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
@@ -51,6 +55,78 @@ Respond = Callable[..., HttpResponse]
 
 
 @dataclass(frozen=True)
+class FileKind:
+    """A kind of file taken by extension, with the bytes such a file starts with (if fixed)."""
+
+    content_type: str
+    starts: tuple[bytes, ...] = ()
+
+
+ZIP_STARTS = (b"PK\x03\x04", b"PK\x05\x06")
+FILE_KINDS: dict[str, FileKind] = {
+    ".pdf": FileKind("application/pdf", (b"%PDF-",)),
+    ".png": FileKind("image/png", (b"\x89PNG",)),
+    ".jpg": FileKind("image/jpeg", (b"\xff\xd8\xff",)),
+    ".jpeg": FileKind("image/jpeg", (b"\xff\xd8\xff",)),
+    ".gz": FileKind("application/gzip", (b"\x1f\x8b",)),
+    ".zip": FileKind("application/zip", ZIP_STARTS),
+    ".docx": FileKind(
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document", ZIP_STARTS
+    ),
+    ".xlsx": FileKind(
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", ZIP_STARTS
+    ),
+    ".txt": FileKind("text/plain"),
+    ".log": FileKind("text/plain"),
+    ".csv": FileKind("text/csv"),
+    ".json": FileKind("application/json"),
+}
+
+
+def kinds(*extensions: str) -> dict[str, FileKind]:
+    """The named kinds out of ``FILE_KINDS`` (an unknown extension is a programming error)."""
+    return {extension: FILE_KINDS[extension] for extension in extensions}
+
+
+# The sets the pages share: a log or screenshot of a test; evidence behind an answer.
+LOGS_AND_SCREENSHOTS = kinds(
+    ".log", ".txt", ".json", ".csv", ".png", ".jpg", ".jpeg", ".pdf", ".gz"
+)
+EVIDENCE_DOCUMENTS = kinds(
+    ".pdf", ".png", ".jpg", ".jpeg", ".txt", ".log", ".csv", ".json", ".docx", ".xlsx", ".zip"
+)
+
+
+def file_kind(upload, allowed: Mapping[str, FileKind]) -> tuple[str, str, FileKind]:
+    """``(name, extension, kind)`` of an uploaded file whose name and first bytes fit ``allowed``.
+
+    Raises ``ValidationError`` with the one wording of a refused type. The file is
+    left at its start.
+    """
+    name = os.path.basename(getattr(upload, "name", "") or "").strip()[:200]
+    extension = os.path.splitext(name)[1].lower()
+    kind = allowed.get(extension)
+    if kind is None:
+        raise ValidationError(
+            _("Files of this type are not taken here; the types taken are %(types)s.")
+            % {"types": ", ".join(sorted(allowed))},
+            code="file_type",
+        )
+    if kind.starts:
+        upload.seek(0)
+        # A PDF reader takes blank lines before the header; so does this check.
+        head = upload.read(1024).lstrip()
+        upload.seek(0)
+        if not any(head.startswith(start) for start in kind.starts):
+            raise ValidationError(
+                _("This file's content is not a %(type)s file, whatever its name says.")
+                % {"type": extension.lstrip(".").upper()},
+                code="file_content",
+            )
+    return name, extension, kind
+
+
+@dataclass(frozen=True)
 class UploadPolicy:
     """How large a body a page or endpoint takes, judged before anything reads it.
 
@@ -66,6 +142,8 @@ class UploadPolicy:
     length_required: bool = False
     # The refusal's wording from the limit in bytes, where the page has its own.
     too_large: Callable[[int], str] | None = None
+    # The kinds of file taken, by extension; empty where the body is checked otherwise.
+    types: Mapping[str, FileKind] = field(default_factory=dict)
 
     def refusal(self, request) -> tuple[str, int] | None:
         """``(message, status)`` of the refusal, or None when the body may be read."""
@@ -84,6 +162,10 @@ class UploadPolicy:
         """The refusal, answered by ``respond(request, message, status=...)``; None to read on."""
         refused = self.refusal(request)
         return None if refused is None else respond(request, refused[0], status=refused[1])
+
+    def file_kind(self, upload) -> tuple[str, str, FileKind]:
+        """``(name, extension, kind)`` of a file this policy takes; ``ValidationError`` if not."""
+        return file_kind(upload, self.types)
 
     def check(self, respond: Respond = upload_refused) -> "UploadCheck":
         """The pre-read check a view names with ``@refused_unread``."""

@@ -144,7 +144,7 @@ def test_pages_show_layers_ladder_results_and_sign_off(
         reverse("acceptance:attachment_add", kwargs={"pk": result.pk}),
         {"file": SimpleUploadedFile("tool.exe", b"MZ")},
     )
-    assert "Only logs and screenshots" in refused.content.decode()
+    assert "Files of this type are not taken here" in refused.content.decode()
     record_faults(tariq, plan, kinds=("node_killed", "maintenance"))
     signoff_url = reverse("acceptance:signoff", kwargs={"pk": plan.pk})
     own = client.post(signoff_url, {"comment": "mine"})

@@ -192,7 +192,7 @@ class _Oversized:
     "upload,message",
     [
         (_Oversized(), "larger than"),
-        (SimpleUploadedFile("tool.exe", b"MZ"), "Only logs and screenshots"),
+        (SimpleUploadedFile("tool.exe", b"MZ"), "Files of this type are not taken here"),
         (SimpleUploadedFile("empty.log", b""), "empty"),
     ],
 )

@@ -83,7 +83,7 @@ def test_attachment_upload_access(api_as, world, role):
     response = api_as(role).put(
         f"{BASE}{world['assessment'].pk}/attachments/lawful_source/",
         {
-            "file": SimpleUploadedFile("letter.pdf", b"%PDF"),
+            "file": SimpleUploadedFile("letter.pdf", b"%PDF-1.4"),
             "change_reason": "Letter",
             "version": world["assessment"].version,
         },
@@ -212,3 +212,26 @@ def test_list_query_count_is_fixed(api_as, django_assert_max_num_queries, priya,
     with django_assert_max_num_queries(8):
         response = api.get(BASE)
     assert response.json()["count"] == rows
+
+
+@pytest.mark.parametrize(
+    "name,content,message",
+    [
+        ("tool.exe", b"MZ\x90\x00", "not taken here"),
+        ("letter.pdf", b"MZ\x90\x00", "not a PDF file"),
+    ],
+)
+def test_attachment_of_a_refused_type_stores_nothing(api_as, world, name, content, message):
+    before = _counts()
+    response = api_as("lena").put(
+        f"{BASE}{world['assessment'].pk}/attachments/lawful_source/",
+        {
+            "file": SimpleUploadedFile(name, content),
+            "change_reason": "Letter",
+            "version": world["assessment"].version,
+        },
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert message in str(response.json())
+    assert _counts() == before

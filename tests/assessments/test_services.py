@@ -213,7 +213,7 @@ def test_oversized_attachment_is_refused_naming_the_field(lena, case):
 
 def test_detaching_keeps_history_of_the_file(lena, case):
     assessment = make_assessment(lena, case)
-    upload = SimpleUploadedFile("letter.pdf", b"%PDF")
+    upload = SimpleUploadedFile("letter.pdf", b"%PDF-1.4")
     services.assessment_save(
         actor=lena, assessment=assessment, reason="Add", attachments={"lawful_source": upload}
     )
