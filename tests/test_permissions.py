@@ -39,6 +39,7 @@ BROWSER_PAGES = [
     ("cases:history", lambda w: {"pk": w["case"].pk}, EVERYONE),
     ("vendors:list", lambda w: {}, EVERYONE),
     ("vendors:create", lambda w: {}, PROCUREMENT),
+    ("vendors:detail", lambda w: {"pk": w["vendor"].pk}, EVERYONE),
     ("vendors:edit", lambda w: {"pk": w["vendor"].pk}, PROCUREMENT),
     ("offers:create", lambda w: {"case_pk": w["case"].pk}, PROCUREMENT),
     ("offers:detail", lambda w: {"pk": w["offer"].pk}, EVERYONE),

@@ -204,3 +204,14 @@ def case_history_querysets(case) -> list:
         ChecklistItem.history.filter(checklist__offer__case_id=case.pk),
         RedFlagWaiver.history.filter(item__checklist__offer__case_id=case.pk),
     ]
+
+
+def offers_checklists(offers) -> list[OfferRedFlags]:
+    """The checklist state of each offer given, in four queries whatever their number."""
+    checklists = {
+        c.offer_id: c
+        for c in ClauseChecklist.objects.filter(offer__in=[offer.pk for offer in offers])
+        .select_related("template")
+        .prefetch_related(_items_prefetch())
+    }
+    return [offer_red_flags(offer, checklists.get(offer.pk)) for offer in offers]

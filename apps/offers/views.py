@@ -19,7 +19,8 @@ from apps.offers.selectors import offer_get_for, spec_status_for
 @role_required("offers.add_offer")
 def offer_create(request, case_pk: int):
     case = case_get_for(request.user, case_pk)
-    form = OfferForm(request.POST or None)
+    # A vendor just added from this form comes back chosen (``?vendor=``).
+    form = OfferForm(request.POST or None, initial={"vendor": request.GET.get("vendor")})
     if request.method == "POST" and form.is_valid():
         try:
             offer = services.offer_create(actor=request.user, case=case, **form.cleaned_data)

@@ -6,5 +6,6 @@ app_name = "vendors"
 urlpatterns = [
     path("vendors/", views.vendor_list, name="list"),
     path("vendors/new/", views.vendor_create, name="create"),
+    path("vendors/<int:pk>/", views.vendor_detail, name="detail"),
     path("vendors/<int:pk>/edit/", views.vendor_edit, name="edit"),
 ]

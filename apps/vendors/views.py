@@ -3,8 +3,8 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Count
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 from apps.core.access import role_required
@@ -12,33 +12,67 @@ from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
 from apps.vendors import services
 from apps.vendors.forms import VendorEditForm, VendorForm
-from apps.vendors.models import Vendor
+from apps.vendors.selectors import (
+    vendor_get_for,
+    vendor_offers,
+    vendor_waivers,
+    vendors_with_offer_counts,
+)
+
+
+def _return_to(request) -> str | None:
+    """Where the form was opened from (the offer being created), if it is this site."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    allowed = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return target if target and allowed else None
 
 
 @role_required("vendors.view_vendor")
 def vendor_list(request):
-    vendors = Vendor.objects.annotate(offer_count=Count("offers")).order_by("name")
+    vendors = vendors_with_offer_counts(request.user)
     page = Paginator(vendors, 50).get_page(request.GET.get("page"))
     return render(request, "vendors/vendor_list.html", {"page": page})
+
+
+@role_required("vendors.view_vendor")
+def vendor_detail(request, pk: int):
+    vendor = vendor_get_for(request.user, pk)
+    offers = vendor_offers(request.user, vendor)
+    return render(
+        request,
+        "vendors/vendor_detail.html",
+        {"vendor": vendor, "offers": offers, "waivers": vendor_waivers(offers)},
+    )
 
 
 @role_required("vendors.add_vendor")
 def vendor_create(request):
     form = VendorForm(request.POST or None)
+    back = _return_to(request)
     if request.method == "POST" and form.is_valid():
         try:
-            services.vendor_create(actor=request.user, **form.cleaned_data)
+            vendor = services.vendor_create(actor=request.user, **form.cleaned_data)
         except ValidationError as error:
             apply_service_errors(form, error)
         else:
             messages.success(request, _("Vendor added."))
-            return redirect("vendors:list")
-    return render(request, "vendors/vendor_form.html", {"form": form, "title": _("New vendor")})
+            if back:
+                # Back to the offer being created, with the new vendor chosen.
+                joiner = "&" if "?" in back else "?"
+                return redirect(f"{back}{joiner}vendor={vendor.pk}")
+            return redirect("vendors:detail", pk=vendor.pk)
+    return render(
+        request,
+        "vendors/vendor_form.html",
+        {"form": form, "title": _("New vendor"), "next": back},
+    )
 
 
 @role_required("vendors.change_vendor")
 def vendor_edit(request, pk: int):
-    vendor = get_object_or_404(Vendor, pk=pk)
+    vendor = vendor_get_for(request.user, pk)
     form = VendorEditForm(
         request.POST or None, instance=vendor, initial={"version": vendor.version}
     )
@@ -56,5 +90,9 @@ def vendor_edit(request, pk: int):
             apply_service_errors(form, error)
         else:
             messages.success(request, _("Vendor saved."))
-            return redirect("vendors:list")
-    return render(request, "vendors/vendor_form.html", {"form": form, "title": _("Edit vendor")})
+            return redirect("vendors:detail", pk=vendor.pk)
+    return render(
+        request,
+        "vendors/vendor_form.html",
+        {"form": form, "title": _("Edit vendor"), "vendor": vendor},
+    )
