@@ -6,6 +6,7 @@ from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.cases.selectors import case_list_for
+from apps.contracts.models import ChecklistItem, RedFlagWaiver
 from apps.contracts.selectors import OfferRedFlags, offers_checklists
 from apps.evidence.models import SpecVerification
 from apps.offers.models import Offer
@@ -51,7 +52,7 @@ def vendor_offers(actor, vendor: Vendor) -> list[VendorOffer]:
         .select_related("case", "declared_spec", "vendor")
         .order_by("-created_at", "-pk")
     )
-    newest: dict[int, SpecVerification] = {}
+    newest: dict[int | None, SpecVerification] = {}
     verifications = (
         SpecVerification.objects.filter(offer__in=[offer.pk for offer in offers])
         .select_related("bundle")
@@ -66,7 +67,9 @@ def vendor_offers(actor, vendor: Vendor) -> list[VendorOffer]:
     ]
 
 
-def vendor_waivers(offers: list[VendorOffer]) -> list[tuple[Offer, object, object]]:
+def vendor_waivers(
+    offers: list[VendorOffer],
+) -> list[tuple[Offer, ChecklistItem, RedFlagWaiver]]:
     """Every red-flag waiver on the vendor's offers, ``(offer, item, waiver)``, newest first."""
     rows = [
         (entry.offer, row.item, waiver)
