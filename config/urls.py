@@ -35,6 +35,9 @@ urlpatterns = [
     path("", include("apps.acceptance.urls")),
 ]
 
+# A 403 page says which roles may open the page; 404 and 500 use their templates.
+handler403 = "apps.core.views.permission_denied"
+
 # Stored files (evidence, packets, bills, attachments) are never served from the
 # storage folder, not even with DEBUG on: each leaves through its app's download view,
 # which checks the reader's permission and the file's recorded SHA-256

@@ -15,6 +15,26 @@ class RoleRequiredMixin(PermissionRequiredMixin):
     """``permission_required`` must be set; Django raises if it is not."""
 
 
+class MissingPermission(PermissionDenied):
+    """A 403 that knows the permission it lacked, so the page can say who holds it."""
+
+    def __init__(self, permission: str):
+        super().__init__(permission)
+        self.permission = permission
+
+
+def roles_holding(permission: str) -> list[str]:
+    """The roles (their labels) whose members hold ``permission``."""
+    from apps.accounts.roles import Role, collect_role_permissions
+
+    granted = collect_role_permissions()
+    return [
+        str(Role(role).label)
+        for role in Role.values
+        if role == Role.ADMIN or permission in granted.get(role, set())
+    ]
+
+
 def role_required(permission: str):
     def decorator(view):
         @wraps(view)
@@ -22,7 +42,7 @@ def role_required(permission: str):
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
             if not request.user.has_perm(permission):
-                raise PermissionDenied
+                raise MissingPermission(permission)
             return view(request, *args, **kwargs)
 
         wrapped.required_permission = permission

@@ -3,7 +3,10 @@
 from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
+
+from apps.core.access import roles_holding
 
 
 def _database_ok() -> bool:
@@ -40,3 +43,10 @@ def healthz(request):
         {"status": "ok" if healthy else "unavailable", "checks": checks},
         status=200 if healthy else 503,
     )
+
+
+def permission_denied(request, exception=None):
+    """403 as a page that says who may open it and where to go instead."""
+    permission = getattr(exception, "permission", None)
+    context = {"roles": roles_holding(permission) if permission else []}
+    return render(request, "403.html", context, status=403)
