@@ -60,6 +60,11 @@ class AssessmentFacts:
     exit_answered: bool = False
     exit_gaps: tuple[str, ...] = ()
     hardware_gaps: tuple[str, ...] = ()
+    # The PRC decision aid as a checked step (apps.assessments.rules): contradictory
+    # answers on data leaving, and the named mechanism's status in words.
+    contradiction: str = ""
+    mechanism_held: bool = True
+    mechanism_text: str = ""
     url: str | None = None
 
 
@@ -164,16 +169,25 @@ def gate_assessment(inputs: GateInputs) -> Gate:
     facts = inputs.assessment
     if not facts.exists:
         return Gate(key, title, False, _("No data-export assessment covers this offer."), facts.url)
+    # The same words as the case page and the packet: the contradiction and the
+    # mechanism's status come verbatim from the assessment's rules.
+    problems = [facts.contradiction] if facts.contradiction else []
+    if not facts.mechanism_held:
+        problems.append(facts.mechanism_text)
     if not facts.signed_off:
-        return Gate(key, title, False, _("The assessment is not signed off."), facts.url)
-    if facts.expired:
-        reason = _("The assessment expired: its review-by date was %(date)s.") % {
-            "date": facts.review_by.isoformat() if facts.review_by else "—"
-        }
-        return Gate(key, title, False, reason, facts.url)
+        problems.append(_("The assessment is not signed off."))
+    elif facts.expired:
+        problems.append(
+            _("The assessment expired: its review-by date was %(date)s.")
+            % {"date": facts.review_by.isoformat() if facts.review_by else "—"}
+        )
+    if problems:
+        return Gate(key, title, False, " ".join(problems), facts.url)
     reason = _("Signed off; review by %(date)s.") % {
         "date": facts.review_by.isoformat() if facts.review_by else "—"
     }
+    if facts.mechanism_text:
+        reason += " " + facts.mechanism_text
     return Gate(key, title, True, reason, facts.url)
 
 

@@ -139,6 +139,8 @@ class _CaseRecords:
         )
         state = rules.assessment_state(governing, self.today)
         answers = governing.answer_map()
+        aid = rules.prc_aid(answers, on=self.today)
+        mechanism = rules.mechanism_check(aid, rules.stated_status(governing), today=self.today)
         return AssessmentFacts(
             exists=True,
             signed_off=state.signed_off,
@@ -147,6 +149,9 @@ class _CaseRecords:
             exit_answered=rules.exit_readiness_answered(governing),
             exit_gaps=tuple(rules.exit_hard_gaps(answers)),
             hardware_gaps=tuple(rules.hardware_hard_gaps(answers)),
+            contradiction=rules.export_contradiction(answers),
+            mechanism_held=mechanism.held,
+            mechanism_text=mechanism.text,
             url=_url("assessments:detail", governing.pk),
         )
 

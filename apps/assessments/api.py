@@ -18,7 +18,7 @@ from apps.assessments.models import MAX_ATTACHMENT_BYTES, DataExportAssessment
 from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS
 from apps.assessments.regimes import REGIMES, SOURCES
 from apps.assessments.report import build_report
-from apps.assessments.rules import answers_errors
+from apps.assessments.rules import MECHANISM_STATUS_CHOICES, answers_errors
 from apps.assessments.selectors import assessment_list_for, assessment_summary
 from apps.cases.models import ProcurementCase
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin, version_edited
@@ -85,6 +85,20 @@ class AidSerializer(serializers.Serializer):
     disclaimer = serializers.CharField()
 
 
+class MechanismStatusSerializer(serializers.Serializer):
+    """The mechanism the decision aid names and the status stated for it at sign-off."""
+
+    mechanism = serializers.CharField()
+    named = serializers.BooleanField(help_text="The aid names a mechanism that needs a status")
+    status = serializers.CharField(allow_null=True)
+    expected_on = serializers.DateField(allow_null=True)
+    reference = serializers.CharField(allow_null=True)
+    stated_for = serializers.CharField(allow_null=True)
+    applies = serializers.BooleanField(help_text="Stated for the mechanism named now")
+    held = serializers.BooleanField(help_text="Approval accepts it: done or not needed")
+    text = serializers.CharField(help_text="The words the approval gate and the case page use")
+
+
 class AssessmentSerializer(TrackedSerializer):
     case = serializers.PrimaryKeyRelatedField(queryset=ProcurementCase.objects.all())
     offer = serializers.PrimaryKeyRelatedField(
@@ -97,6 +111,8 @@ class AssessmentSerializer(TrackedSerializer):
     state = serializers.SerializerMethodField()
     derived_constraints = serializers.SerializerMethodField()
     prc_decision_aid = serializers.SerializerMethodField()
+    export_contradiction = serializers.SerializerMethodField()
+    mechanism_status = serializers.SerializerMethodField()
 
     class Meta:
         model = DataExportAssessment
@@ -111,6 +127,8 @@ class AssessmentSerializer(TrackedSerializer):
             "state",
             "derived_constraints",
             "prc_decision_aid",
+            "export_contradiction",
+            "mechanism_status",
             "signed_off_by",
             "signed_off_at",
             "review_by",
@@ -160,6 +178,25 @@ class AssessmentSerializer(TrackedSerializer):
         data["citation"] = str(aid.citation) if aid.citation else None
         return data
 
+    @extend_schema_field(serializers.CharField())
+    def get_export_contradiction(self, assessment) -> str:
+        return self._summary(assessment).contradiction
+
+    @extend_schema_field(MechanismStatusSerializer)
+    def get_mechanism_status(self, assessment) -> dict:
+        check = self._summary(assessment).mechanism
+        return {
+            "mechanism": check.mechanism,
+            "named": check.named,
+            "status": check.stated.status,
+            "expected_on": check.stated.expected_on,
+            "reference": check.stated.reference,
+            "stated_for": check.stated.stated_for,
+            "applies": check.applies,
+            "held": check.held,
+            "text": check.text,
+        }
+
     def validate_answers(self, answers: dict[str, Any]) -> dict[str, Any]:
         errors = answers_errors({key: dict(answer) for key, answer in answers.items()})
         if errors:
@@ -188,6 +225,18 @@ class SignOffSerializer(serializers.Serializer):
         required=False, help_text="Defaults to 90 days after today's sign-off."
     )
     version = serializers.IntegerField(required=False)
+    mechanism_status = serializers.ChoiceField(
+        choices=[choice for choice, _label in MECHANISM_STATUS_CHOICES],
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        help_text="Required where the decision aid names a mechanism: not_needed, "
+        "in_progress (with mechanism_expected_on) or done (with mechanism_reference).",
+    )
+    mechanism_expected_on = serializers.DateField(required=False, allow_null=True)
+    mechanism_reference = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, max_length=200
+    )
 
 
 class AttachmentSerializer(serializers.Serializer):
@@ -254,6 +303,9 @@ class AssessmentViewSet(
             assessment=self.get_object(),
             review_by=body.validated_data.get("review_by"),
             expected_version=version_edited(body.validated_data, editing=True),
+            mechanism_status=body.validated_data.get("mechanism_status"),
+            mechanism_expected_on=body.validated_data.get("mechanism_expected_on"),
+            mechanism_reference=body.validated_data.get("mechanism_reference"),
         )
         return Response(self.get_serializer(self.get_queryset().get(pk=signed.pk)).data)
 

@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.assessments.models import validate_attachment_size
 from apps.assessments.questions import QUESTIONS, blocks
+from apps.assessments.rules import MECHANISM_STATUS_CHOICES
 from apps.core.uploads import EVIDENCE_DOCUMENTS
 
 
@@ -137,3 +138,49 @@ class SignOffForm(forms.Form):
         widget=forms.DateInput(attrs={"type": "date"}),
         help_text=_("Defaults to 90 days from today; after this date the assessment expires."),
     )
+    # Asked only where the decision aid names a mechanism; the service says what each
+    # status needs, so the messages match the API's.
+    mechanism_status = forms.ChoiceField(
+        label=_("Status of the export mechanism"),
+        choices=[("", _("— not stated —")), *MECHANISM_STATUS_CHOICES],
+        required=False,
+        help_text=_(
+            "Personal Information Protection Law of the PRC, Art. 38–40: not needed, in "
+            "progress (with an expected date) or done (with a reference)."
+        ),
+    )
+    mechanism_expected_on = forms.DateField(
+        label=_("Expected to be done on"),
+        widget=forms.DateInput(attrs={"type": "date"}),
+        required=False,
+        help_text=_("For a mechanism in progress."),
+    )
+    mechanism_reference = forms.CharField(
+        label=_("Reference"),
+        max_length=200,
+        required=False,
+        help_text=_("For a mechanism done: e.g. the filing number or the approval's reference."),
+    )
+
+    MECHANISM_FIELDS = ("mechanism_status", "mechanism_expected_on", "mechanism_reference")
+
+    def __init__(self, *args, mechanism_named: bool, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not mechanism_named:
+            for name in self.MECHANISM_FIELDS:
+                del self.fields[name]
+
+    def mechanism(self) -> dict:
+        """The stated status, as the sign-off service takes it."""
+        return {name: self.cleaned_data.get(name) or None for name in self.MECHANISM_FIELDS}
+
+
+def sign_off_initial(assessment, check) -> dict:
+    """The status recorded at the last sign-off, offered again when it still applies."""
+    if not check.applies:
+        return {}
+    return {
+        "mechanism_status": assessment.mechanism_status,
+        "mechanism_expected_on": assessment.mechanism_expected_on,
+        "mechanism_reference": assessment.mechanism_reference,
+    }

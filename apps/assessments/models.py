@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS_BY_KEY
+from apps.assessments.rules import MECHANISM_STATUS_CHOICES
 from apps.core.models import TrackedModel
 
 # Evidence attachments are scans and letters, not datasets.
@@ -73,7 +74,43 @@ class DataExportAssessment(TrackedModel):
         blank=True,
         help_text=_("Set when an edit voided the last sign-off: whose it was and who voided it."),
     )
+    # The status of the mechanism the PRC decision aid names, stated at sign-off
+    # (Personal Information Protection Law of the PRC, Art. 38–40). Added after
+    # history rows were chained: nullable, and NULL where nothing was stated.
+    mechanism_status = models.CharField(
+        _("mechanism status"),
+        max_length=20,
+        choices=MECHANISM_STATUS_CHOICES,
+        null=True,
+        blank=True,
+    )
+    mechanism_expected_on = models.DateField(
+        _("mechanism expected on"),
+        null=True,
+        blank=True,
+        help_text=_("When a mechanism in progress is expected to be done."),
+    )
+    mechanism_reference = models.CharField(
+        _("mechanism reference"),
+        max_length=200,
+        null=True,
+        blank=True,
+        help_text=_("E.g. the standard-contract filing number or the assessment's approval."),
+    )
+    mechanism_stated_for = models.CharField(
+        _("mechanism the status was stated for"),
+        max_length=40,
+        null=True,
+        blank=True,
+        editable=False,
+    )
     history = HistoricalRecords()
+    late_history_columns = (
+        "mechanism_status",
+        "mechanism_expected_on",
+        "mechanism_reference",
+        "mechanism_stated_for",
+    )
 
     class Meta:
         ordering = ["case_id", "offer_id"]

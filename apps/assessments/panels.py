@@ -82,6 +82,15 @@ def panel_missing(case_summary: AssessmentSummary | None, offers: list[OfferCove
                 )
                 % {"scope": scope, "n": summary.unanswered}
             )
+        # The decision aid's checked step, in the words the approval gate uses.
+        problems = [summary.contradiction] if summary.contradiction else []
+        if not summary.mechanism.held:
+            problems.append(summary.mechanism.text)
+        for problem in problems:
+            missing.append(
+                _("Data-export assessment for %(scope)s: %(problem)s")
+                % {"scope": scope, "problem": problem}
+            )
         if not summary.exit_readiness_answered:
             missing.append(
                 _("Exit readiness not answered in the assessment for %(scope)s.") % {"scope": scope}

@@ -80,6 +80,8 @@ def build_report(summary: AssessmentSummary) -> dict:
                 "still_needed": list(aid.missing),
                 "regime": aid.regime_key,
                 "disclaimer": aid.disclaimer,
+                "mechanism_status": summary.mechanism.text or None,
+                "contradiction": summary.contradiction or None,
             },
         },
     }
@@ -137,5 +139,9 @@ def report_markdown(report: dict) -> str:
             ]
             if aid["still_needed"]:
                 lines.append(f"- **Still needed**: {_md('; '.join(aid['still_needed']))}")
+            if aid["mechanism_status"]:
+                lines.append(f"- **Status**: {_md(aid['mechanism_status'])}")
+            if aid["contradiction"]:
+                lines.append(f"- **Contradiction**: {_md(aid['contradiction'])}")
         lines.append("")
     return "\n".join(lines)

@@ -162,12 +162,21 @@ def exit_readiness_answered_in(answers: Mapping[str, Any]) -> bool:
     return True
 
 
+def _sensitive_without_export_assessment(answers: Mapping[str, Any]) -> list[str]:
+    """Keys of the "yes" personal-information / important-data answers, when the
+    data-export assessment is not completed; empty otherwise."""
+    sensitive = [k for k in ("personal_information", "important_data") if _value(answers, k) == YES]
+    if sensitive and _value(answers, "export_assessment_completed") != YES:
+        return sensitive
+    return []
+
+
 def derived_constraints(answers: Mapping[str, Any]) -> list[Constraint]:
     """What the answers oblige the architecture to do (seed 000 步骤二 为什么, 004 八)."""
     constraints = []
     because = []
-    sensitive = [k for k in ("personal_information", "important_data") if _value(answers, k) == YES]
-    if sensitive and _value(answers, "export_assessment_completed") != YES:
+    sensitive = _sensitive_without_export_assessment(answers)
+    if sensitive:
         because += [str(QUESTIONS_BY_KEY[k].label) for k in sensitive]
         because.append(str(_("the data-export assessment is not completed")))
     if _value(answers, "raw_data_leaves") == NO:
@@ -283,6 +292,9 @@ def sign_off_blockers(answers: Mapping[str, Any], *, conclusion: str, aid: "PrcA
             )
             % {"list": "; ".join(hardware)}
         )
+    contradiction = export_contradiction(answers)
+    if contradiction:
+        blockers.append(contradiction)
     if aid.mechanism == Mechanism.UNDETERMINED and not unanswered:
         blockers.append(str(_("PRC decision aid needs: %(m)s")) % {"m": "; ".join(aid.missing)})
     if not conclusion.strip():
@@ -499,3 +511,274 @@ def exit_readiness_answered(assessment) -> bool:
         return False
     answers = assessment if isinstance(assessment, Mapping) else assessment.answer_map()
     return exit_readiness_answered_in(answers)
+
+
+# --- The decision aid as a checked step ----------------------------------------
+#
+# Personal Information Protection Law of the PRC, Art. 38–40: personal information
+# (and, under the 2022 measures, important data) goes abroad only through a CAC
+# security assessment, a filed standard contract or a certification. The answers
+# must not contradict that, and the mechanism the aid names must be done (or
+# judged not needed) before an approval.
+
+EXPORT_SOURCE = _(
+    "Personal Information Protection Law of the PRC, Art. 38–40; Provisions on Promoting "
+    "and Regulating Cross-border Data Flows (2024)"
+)
+MECHANISM_SOURCES = {
+    Mechanism.SECURITY_ASSESSMENT: _(
+        "Personal Information Protection Law of the PRC, Art. 38–40; CAC Measures for the "
+        "Security Assessment of Outbound Data Transfers; Provisions on Promoting and "
+        "Regulating Cross-border Data Flows (2024)"
+    ),
+    Mechanism.STANDARD_CONTRACT_OR_CERTIFICATION: _(
+        "Personal Information Protection Law of the PRC, Art. 38–40; CAC Measures on the "
+        "Standard Contract for the Outbound Transfer of Personal Information; Provisions on "
+        "Promoting and Regulating Cross-border Data Flows (2024)"
+    ),
+}
+# The mechanisms that ask for a status; "exempt" and "cannot tell yet" do not.
+NAMED_MECHANISMS = tuple(MECHANISM_SOURCES)
+
+
+def _quoted_answer(answers: Mapping[str, Any], key: str) -> str:
+    return str(_("“%(question)s” %(answered)s")) % {
+        "question": QUESTIONS_BY_KEY[key].label,
+        "answered": _answered(_value(answers, key)),
+    }
+
+
+def export_contradiction(answers: Mapping[str, Any]) -> str:
+    """Why the answers contradict each other on data leaving the country, or "".
+
+    The "data may not leave" constraint follows from personal information or
+    important data without a completed data-export assessment; an answer that
+    raw data must be sent abroad then contradicts it.
+    """
+    sensitive = _sensitive_without_export_assessment(answers)
+    if not sensitive or _value(answers, "raw_data_leaves") != YES:
+        return ""
+    because = [_quoted_answer(answers, key) for key in sensitive]
+    because.append(_quoted_answer(answers, "export_assessment_completed"))
+    return str(
+        _(
+            "Contradictory answers: %(leaves)s, yet the constraints say raw data may not leave "
+            "the country, because %(because)s. Personal information or important data may be "
+            "sent abroad only after a security assessment, a filed standard contract or a "
+            "certification (%(source)s). Change one of these answers."
+        )
+    ) % {
+        "leaves": _quoted_answer(answers, "raw_data_leaves"),
+        "because": "; ".join(because),
+        "source": EXPORT_SOURCE,
+    }
+
+
+class MechanismStatus:
+    NOT_NEEDED = "not_needed"
+    IN_PROGRESS = "in_progress"
+    DONE = "done"
+
+
+MECHANISM_STATUS_CHOICES = (
+    (MechanismStatus.NOT_NEEDED, _("Not needed")),
+    (MechanismStatus.IN_PROGRESS, _("In progress")),
+    (MechanismStatus.DONE, _("Done")),
+)
+# Approval needs one of these; "in progress" waits.
+MECHANISM_STATUS_CLEARS = (MechanismStatus.NOT_NEEDED, MechanismStatus.DONE)
+
+
+@dataclass(frozen=True)
+class StatedStatus:
+    """The mechanism status recorded at the last sign-off, and the mechanism it was for."""
+
+    status: str | None = None
+    expected_on: date | None = None
+    reference: str | None = None
+    stated_for: str | None = None
+
+
+def stated_status(assessment) -> StatedStatus:
+    return StatedStatus(
+        status=assessment.mechanism_status,
+        expected_on=assessment.mechanism_expected_on,
+        reference=assessment.mechanism_reference,
+        stated_for=assessment.mechanism_stated_for,
+    )
+
+
+def _status_label(status: str | None) -> str:
+    return str(dict(MECHANISM_STATUS_CHOICES).get(status or "", status or "—"))
+
+
+@dataclass(frozen=True)
+class MechanismCheck:
+    """Whether the mechanism the aid names has a status an approval accepts, in words."""
+
+    mechanism: str
+    named: bool  # the aid names a mechanism that needs a status
+    held: bool
+    text: str  # "" when no mechanism is named
+    stated: StatedStatus
+
+    @property
+    def applies(self) -> bool:
+        """The recorded status was stated for the mechanism named now."""
+        return self.named and self.stated.stated_for == self.mechanism
+
+
+def mechanism_check(aid: PrcAid, stated: StatedStatus, *, today: date) -> MechanismCheck:
+    """The approval rule: "done" (with a reference) or "not needed" holds; "in progress"
+    waits, with its expected date; a status stated for another mechanism no longer applies."""
+    mechanism = aid.mechanism
+    if mechanism not in NAMED_MECHANISMS:
+        return MechanismCheck(mechanism, False, True, "", stated)
+    words = {
+        "mechanism": aid.label,
+        "source": MECHANISM_SOURCES[mechanism],
+        "status": _status_label(stated.status),
+        "previous": str(MECHANISM_LABELS.get(stated.stated_for or "", stated.stated_for or "")),
+        "date": stated.expected_on.isoformat() if stated.expected_on else "",
+        "reference": (stated.reference or "").strip(),
+    }
+
+    def check(held: bool, text) -> MechanismCheck:
+        return MechanismCheck(mechanism, True, held, str(text) % words, stated)
+
+    known = stated.status in dict(MECHANISM_STATUS_CHOICES)
+    if not known:
+        return check(
+            False,
+            _(
+                "%(mechanism)s: status not stated. At sign-off the legal reviewer states it: "
+                "not needed, in progress (with an expected date) or done (with a reference "
+                "such as the filing number). Source: %(source)s."
+            ),
+        )
+    if stated.stated_for != mechanism:
+        return check(
+            False,
+            _(
+                "%(mechanism)s: the recorded status (%(status)s) was stated for “%(previous)s”, "
+                "which the answers no longer call for; state this mechanism's status again at "
+                "sign-off. Source: %(source)s."
+            ),
+        )
+    if stated.status == MechanismStatus.NOT_NEEDED:
+        return check(True, _("%(mechanism)s: not needed, as the legal reviewer stated."))
+    if stated.status == MechanismStatus.DONE:
+        if not words["reference"]:
+            return check(
+                False,
+                _(
+                    "%(mechanism)s: marked done, but no reference (such as the filing number) "
+                    "is recorded; state it again at sign-off. Source: %(source)s."
+                ),
+            )
+        return check(True, _("%(mechanism)s: done, reference %(reference)s."))
+    if stated.expected_on is None:
+        return check(
+            False,
+            _(
+                "%(mechanism)s: in progress, with no expected date; approval waits until it is "
+                "done. Source: %(source)s."
+            ),
+        )
+    if stated.expected_on < today:
+        return check(
+            False,
+            _(
+                "%(mechanism)s: in progress, expected by %(date)s, a date now passed; approval "
+                "waits until it is done. Source: %(source)s."
+            ),
+        )
+    return check(
+        False,
+        _(
+            "%(mechanism)s: in progress, expected by %(date)s; approval waits until it is done. "
+            "Source: %(source)s."
+        ),
+    )
+
+
+def mechanism_status_errors(
+    mechanism: str,
+    *,
+    status: str | None,
+    expected_on: date | None,
+    reference: str | None,
+    today: date,
+) -> dict[str, str]:
+    """Why the status stated at sign-off cannot be recorded, keyed by field."""
+    status = status or ""
+    if mechanism not in NAMED_MECHANISMS:
+        if status:
+            return {
+                "mechanism_status": str(
+                    _("The decision aid names no mechanism here, so there is no status to state.")
+                )
+            }
+        return {}
+    label = MECHANISM_LABELS[mechanism]
+    if not status:
+        return {
+            "mechanism_status": str(
+                _(
+                    "State the status of “%(mechanism)s”: not needed, in progress (with an "
+                    "expected date) or done (with a reference such as the filing number)."
+                )
+            )
+            % {"mechanism": label}
+        }
+    if status not in dict(MECHANISM_STATUS_CHOICES):
+        allowed = ", ".join(choice for choice, _label in MECHANISM_STATUS_CHOICES)
+        return {
+            "mechanism_status": str(
+                _("'%(value)s' is not a status; use one of: %(allowed)s.")
+                % {"value": status, "allowed": allowed}
+            )
+        }
+    if status == MechanismStatus.IN_PROGRESS:
+        if expected_on is None:
+            return {
+                "mechanism_expected_on": str(
+                    _("In progress: give the date it is expected to be done.")
+                )
+            }
+        if expected_on < today:
+            return {
+                "mechanism_expected_on": str(
+                    _(
+                        "The expected date %(date)s has passed: give the new expected date, or "
+                        "record the mechanism as done."
+                    )
+                )
+                % {"date": expected_on.isoformat()}
+            }
+    if status == MechanismStatus.DONE and not (reference or "").strip():
+        return {
+            "mechanism_reference": str(
+                _("Done: give its reference, such as the filing or approval number.")
+            )
+        }
+    return {}
+
+
+def stated_fields(
+    mechanism: str, *, status: str | None, expected_on: date | None, reference: str | None
+) -> dict[str, Any]:
+    """The model fields a sign-off records; NULL (never "") where nothing applies."""
+    if mechanism not in NAMED_MECHANISMS or not status:
+        return {
+            "mechanism_status": None,
+            "mechanism_expected_on": None,
+            "mechanism_reference": None,
+            "mechanism_stated_for": None,
+        }
+    return {
+        "mechanism_status": status,
+        "mechanism_expected_on": expected_on if status == MechanismStatus.IN_PROGRESS else None,
+        "mechanism_reference": (reference or "").strip() or None,
+        "mechanism_stated_for": mechanism,
+    }

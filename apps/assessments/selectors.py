@@ -12,13 +12,17 @@ from apps.assessments.questions import QUESTIONS, Question
 from apps.assessments.rules import (
     AssessmentState,
     Constraint,
+    MechanismCheck,
     PrcAid,
     assessment_state,
     derived_constraints,
     exit_readiness_answered_in,
+    export_contradiction,
     governing_assessment,
+    mechanism_check,
     prc_aid,
     sign_off_blockers,
+    stated_status,
 )
 from apps.cases.reads import shared_read
 
@@ -85,6 +89,9 @@ class AssessmentSummary:
     rows: list[AnsweredQuestion]
     constraints: list[Constraint]
     aid: PrcAid
+    # The aid as a checked step: contradictory answers, and the named mechanism's status.
+    contradiction: str
+    mechanism: MechanismCheck
     state: AssessmentState
     blockers: list[str]
     exit_readiness_answered: bool
@@ -108,6 +115,8 @@ def assessment_summary(assessment: DataExportAssessment, *, today: date | None =
         rows=rows,
         constraints=derived_constraints(answers),
         aid=aid,
+        contradiction=export_contradiction(answers),
+        mechanism=mechanism_check(aid, stated_status(assessment), today=today),
         state=assessment_state(assessment, today),
         blockers=sign_off_blockers(answers, conclusion=assessment.conclusion, aid=aid),
         exit_readiness_answered=exit_readiness_answered_in(answers),

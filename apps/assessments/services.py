@@ -19,9 +19,11 @@ from apps.assessments.rules import (
     answers_errors,
     default_review_by,
     edit_voids_sign_off,
+    mechanism_status_errors,
     prc_aid,
     review_by_errors,
     sign_off_blockers,
+    stated_fields,
 )
 from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
 from apps.core.uploads import EVIDENCE_DOCUMENTS, file_kind
@@ -207,8 +209,15 @@ def assessment_sign_off(
     assessment: DataExportAssessment,
     review_by=None,
     expected_version: int | None = None,
+    mechanism_status: str | None = None,
+    mechanism_expected_on=None,
+    mechanism_reference: str | None = None,
 ) -> DataExportAssessment:
-    """A legal reviewer signs off; the assessment then holds until its review-by date."""
+    """A legal reviewer signs off; the assessment then holds until its review-by date.
+
+    Where the PRC decision aid names a mechanism, the sign-off states its status:
+    not needed, in progress (with an expected date) or done (with a reference).
+    """
     _require(
         actor,
         "assessments.sign_off_dataexportassessment",
@@ -220,20 +229,34 @@ def assessment_sign_off(
     if errors:
         raise ValidationError({"review_by": errors})
     answers = assessment.answer_map()
-    blockers = sign_off_blockers(
-        answers, conclusion=assessment.conclusion, aid=prc_aid(answers, on=today)
-    )
+    aid = prc_aid(answers, on=today)
+    stated = {
+        "status": mechanism_status or None,
+        "expected_on": mechanism_expected_on,
+        "reference": mechanism_reference,
+    }
+    refusals: dict[str, list[str]] = {}
+    blockers = sign_off_blockers(answers, conclusion=assessment.conclusion, aid=aid)
     if blockers:
-        raise ValidationError({"sign_off": blockers})
+        refusals["sign_off"] = blockers
+    for field, message in mechanism_status_errors(aid.mechanism, today=today, **stated).items():
+        refusals[field] = [message]
+    if refusals:
+        raise ValidationError(refusals)
+    reason = f"Signed off by {_who(actor)}; review by {review_by.isoformat()}"
+    fields = stated_fields(aid.mechanism, **stated)
+    if fields["mechanism_status"]:
+        reason += f"; {aid.mechanism}: {fields['mechanism_status']}"
     return tracked_update(
         assessment,
         actor=actor,
-        reason=f"Signed off by {_who(actor)}; review by {review_by.isoformat()}",
+        reason=reason,
         fields={
             "signed_off_by": actor,
             "signed_off_at": timezone.now(),
             "review_by": review_by,
             "voided_sign_off": "",
+            **fields,
         },
         expected_version=expected_version,
     )

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from apps.assessments import services
-from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for
+from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for, sign_off_initial
 from apps.assessments.models import MAX_ATTACHMENT_BYTES, AssessmentAnswer
 from apps.assessments.questions import QUESTIONS_BY_KEY
 from apps.assessments.report import build_report, report_markdown
@@ -146,8 +146,14 @@ def assessment_edit(request, pk: int):
 def assessment_sign_off(request, pk: int):
     assessment = assessment_get_for(request.user, pk)
     summary = assessment_summary(assessment)
-    initial = {"version": assessment.version, "review_by": default_review_by(timezone.localdate())}
-    form = SignOffForm(request.POST or None, initial=initial)
+    initial = {
+        "version": assessment.version,
+        "review_by": default_review_by(timezone.localdate()),
+        **sign_off_initial(assessment, summary.mechanism),
+    }
+    form = SignOffForm(
+        request.POST or None, initial=initial, mechanism_named=summary.mechanism.named
+    )
     if request.method == "POST" and form.is_valid():
         try:
             services.assessment_sign_off(
@@ -155,6 +161,7 @@ def assessment_sign_off(request, pk: int):
                 assessment=assessment,
                 review_by=form.cleaned_data["review_by"],
                 expected_version=form.cleaned_data["version"],
+                **form.mechanism(),
             )
         except SERVICE_ERRORS as error:
             apply_service_errors(form, error)
