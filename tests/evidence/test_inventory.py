@@ -447,3 +447,12 @@ def test_the_same_spoof_with_or_without_the_client_findings_gets_the_same_verdic
     assert product["findings"][0]["client"]["severity"] == "fail"  # the harness saw it too
     page = browser_as("aude").get(reverse("evidence:detail", args=[with_findings.pk]))
     assert "the name does not fit the PCI device id" in page.content.decode()
+
+
+def test_a_failing_inventory_check_says_what_to_look_at_next():
+    facts = Facts(raw_smi=logs(spoofs.l4("NVIDIA H200")))
+    checks = {c.key: c for c in verify(facts, Context(declared=H200))}
+    assert any("PCI ID Repository" in step for step in checks["identity.smi_product"].next_steps)
+    text = spoofs.versions(spoofs.real("rtx-4090-1x-v12.xml"), cuda="12.4")
+    checks = {c.key: c for c in verify(Facts(raw_smi=logs(text)), Context(declared=WHOLE))}
+    assert any("edited" in cause for cause in checks["versions.smi_driver_cuda"].causes)
