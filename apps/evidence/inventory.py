@@ -1,11 +1,12 @@
-"""The server's own reading of the raw ``nvidia-smi -q -x`` output, and the inventory checks.
+"""The server's own reading of the raw ``nvidia-smi -q -x`` output and the findings it makes.
 
 The harness records inventory findings of its own, but a bundle comes from the
 vendor's machine: the server re-derives each finding from the raw XML the
-harness captured and judges with those alone (DESIGN §2.7). Where the client's
-findings disagree, both are kept on the check and shown on the evidence page;
-a check's status comes from the server's findings only, so the same bundle
-uploaded without the client's findings gets the same verdict.
+harness captured and judges with those alone (DESIGN §2.7; the checks are in
+``rules/raw_inventory.py``). Where the client's findings disagree, both are kept
+on the check and shown on the evidence page; a check's status comes from the
+server's findings only, so the same bundle uploaded without the client's
+findings gets the same verdict.
 
 Pure functions over parsed data. The XML is read with the standard library:
 expat bounds entity expansion and ElementTree fetches no external entity, and
@@ -126,7 +127,7 @@ def _gpu(gpu: ET.Element) -> SmiGpu:
 def parse(name: str, data: bytes) -> SmiLog | None:
     """One XML artifact; None when it is XML but not an nvidia-smi log."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return SmiLog(name, error="not UTF-8 text")
     if "<!ENTITY" in text:
@@ -282,7 +283,7 @@ def product_findings(gpu: SmiGpu) -> list[Finding]:
     found = []
     claim, actual = gpu_tables.claim_of(gpu.name), gpu_tables.by_pci_id(gpu.pci_device_id)
     name, subject, pci_id = gpu.name or "—", gpu.subject, gpu.pci_device_id
-    if actual is not None and claim is None:
+    if actual is not None and claim is None and gpu.name:
         found.append(
             _finding(
                 "INV-SKU-NAME",

@@ -39,7 +39,7 @@ def measured_attached(logs: list[SmiLog]) -> str | None:
 
 def measured_products(logs: list[SmiLog]) -> str | None:
     return _joined(
-        f"{gpu.name or '—'} [{gpu.pci_device_id or 'no PCI id'}] {gpu.memory_total_mib} MiB"
+        f"{gpu.name or '—'} [{gpu.pci_device_id or 'no PCI id'}] {gpu.memory_total_mib or '—'} MiB"
         for gpu in _gpus(logs)
     )
 
