@@ -10,7 +10,6 @@ import binascii
 import hashlib
 import json
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from functools import cache
 from itertools import islice
@@ -21,6 +20,7 @@ from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from apps.evidence import recompute, recompute_acceptance
+from apps.evidence.inventory import SmiLog, read_artifacts
 from apps.evidence.rules import Facts
 
 FORMAT_VERSIONS = ("diligence-evidence/1",)
@@ -275,44 +275,32 @@ def read(raw: bytes) -> dict:
     return document
 
 
-def _hex_id(combined: str | None) -> str | None:
-    if not combined or not re.fullmatch(r"(0x)?[0-9a-fA-F]{8}", combined):
+def nvidia_smi_logs(document: dict) -> list[SmiLog] | None:
+    """The raw `nvidia-smi -q -x` artifacts as the server reads them; None when there is none."""
+    xml = [a for a in document.get("artifacts") or [] if a.get("media_type") == "application/xml"]
+    logs = read_artifacts([(a.get("name") or "", artifact_bytes(a)) for a in xml])
+    return logs or None
+
+
+def _raw_gpus(logs: list[SmiLog] | None) -> list[dict] | None:
+    readable = [log for log in logs or [] if log.error is None]
+    if not readable:
         return None
-    return "0x" + combined.lower().removeprefix("0x")[:4]
-
-
-def _bus_id(text: str | None) -> str | None:
-    match = re.fullmatch(
-        r"(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])", text or ""
-    )
-    if not match:
-        return (text or "").strip().lower() or None
-    domain, bus, device, function = match.groups()
-    return f"{int(domain or '0', 16):04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{function}"
+    return [
+        {
+            "pci_bus_id": gpu.bus_id,
+            "name": gpu.name,
+            "pci_device_id": gpu.pci_device_id,
+            "memory_total_mib": gpu.memory_total_mib,
+        }
+        for log in readable
+        for gpu in log.gpus
+    ]
 
 
 def raw_xml_gpus(document: dict) -> list[dict] | None:
     """Name, PCI id and memory of each GPU as the raw `nvidia-smi -q -x` artifact states them."""
-    found = None
-    for artifact in document.get("artifacts") or []:
-        if artifact.get("media_type") != "application/xml":
-            continue
-        try:
-            root = ET.fromstring(artifact_bytes(artifact))  # noqa: S314 - see import
-        except ET.ParseError:
-            continue
-        found = found or []
-        for gpu in root.findall("gpu"):
-            memory = (gpu.findtext("fb_memory_usage/total") or "").split()
-            found.append(
-                {
-                    "pci_bus_id": _bus_id(gpu.get("id")),
-                    "name": (gpu.findtext("product_name") or "").strip() or None,
-                    "pci_device_id": _hex_id(gpu.findtext("pci/pci_device_id")),
-                    "memory_total_mib": int(memory[0]) if memory and memory[0].isdigit() else None,
-                }
-            )
-    return found
+    return _raw_gpus(nvidia_smi_logs(document))
 
 
 def _result(document: dict, step: str) -> dict | None:
@@ -334,6 +322,7 @@ def interpret(document: dict) -> Reading:
     cells, levels, lt_disagreements = recompute.loadtest(_result(document, "loadtest"))
     bench, bench_disagreements = recompute.bench(_result(document, "bench"))
     probes = recompute.netprobe(_result(document, "netprobe"))
+    smi_logs = nvidia_smi_logs(document)
     facts = Facts(
         gpus=inventory.get("gpus") or [],
         gpu_count=inventory.get("gpu_count") or {},
@@ -341,7 +330,9 @@ def interpret(document: dict) -> Reading:
         driver=inventory.get("driver") or {},
         shims=inventory.get("shims"),
         alloc_probe=inventory.get("alloc_probe") or [],
-        raw_xml_gpus=raw_xml_gpus(document),
+        raw_xml_gpus=_raw_gpus(smi_logs),
+        raw_smi=smi_logs,
+        client_findings=document.get("findings") or [],
         environment=_result(document, "environment"),
         bench=bench,
         cells=cells,

@@ -82,6 +82,57 @@ TABLE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         ("Ask the vendor why; re-run in a clean container without LD_PRELOAD",),
     ),
     (
+        "identity.smi_uuids",
+        ("The nvidia-smi output was edited: one card listed twice to make up the count",),
+        ("Ask for nvidia-smi -L and lspci -nn run from the vendor's console; count the cards",),
+    ),
+    (
+        "identity.smi_attached",
+        (
+            "GPUs hidden from the container (CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES)",
+            "The nvidia-smi output was trimmed or edited after it was printed",
+        ),
+        ("Compare with lspci -nn and /proc/driver/nvidia/gpus on the host",),
+    ),
+    (
+        "identity.smi_product",
+        (
+            "A card renamed in user space or in the output: the name claims one card, the PCI "
+            "id belongs to another",
+            "A look-alike of the same die (H800 or H20 for H100, RTX 4090 D for RTX 4090)",
+            "Memory rewritten by a GPU-sharing shim, or a board with modified memory",
+        ),
+        (
+            "Read the PCI device id with lspci -nn outside the container and look it up in the "
+            "PCI ID Repository",
+            "Compare the matmul and bandwidth results with the card's datasheet",
+        ),
+    ),
+    (
+        "versions.smi_driver_cuda",
+        (
+            "Driver or CUDA version edited in the output",
+            "nvidia-smi could not load the driver's CUDA library (it prints Not Found)",
+        ),
+        (
+            "Compare with /proc/driver/nvidia/version and run nvidia-smi again",
+            "Check the pair against NVIDIA's CUDA Toolkit release notes (driver versions table)",
+        ),
+    ),
+    (
+        "identity.smi_partitioning",
+        ("The card is shared: MIG instances or a vGPU instead of the whole card declared",),
+        ("Ask the vendor for whole cards (MIG disabled, no vGPU), as the offer declares",),
+    ),
+    (
+        "identity.smi_unlisted_memory",
+        (
+            "Another container or tenant holds memory on the card; inside a container NVML "
+            "lists only that container's processes",
+        ),
+        ("Re-run on an idle card and ask the vendor about tenant isolation",),
+    ),
+    (
         "versions",
         (
             "Image not pinned by digest; runtime version drift [seed 004 §六 环境不一致]",

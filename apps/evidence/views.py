@@ -15,7 +15,7 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
-from apps.evidence import services, zipapp
+from apps.evidence import inventory, services, zipapp
 from apps.evidence.charts import load_charts
 from apps.evidence.forms import HarnessTokenForm, RevokeForm
 from apps.evidence.models import HarnessToken
@@ -71,6 +71,7 @@ def bundle_detail(request, pk: int):
             "counts": counts,
             "charts": load_charts(bundle.summary.get("cells") or []),
             "summary": bundle.summary,
+            "inventory_rows": inventory.page_rows(checks),
         },
     )
 

@@ -137,10 +137,23 @@ def _compare_nvml_cuda(subject: str, nvml: dict, cuda: dict) -> list[dict]:
     return found
 
 
+def _usable_pci_id(nvml: dict) -> str | None:
+    """The device id, unless absent, zero or not NVIDIA's (some VMs print 000000DE)."""
+    pci = nvml.get("pci_device_id")
+    if not pci or pci == "0x0000" or nvml.get("pci_vendor_id") not in (None, "0x10de"):
+        return None
+    return pci
+
+
 def _check_nvml_record(subject: str, nvml: dict) -> list[dict]:
     found = []
-    sku = skus.lookup(nvml.get("pci_device_id"))
-    if sku and nvml.get("name") and sku["name_hint"].lower() not in nvml["name"].lower():
+    pci = _usable_pci_id(nvml)
+    sku = skus.lookup(pci)
+    named = skus.ids_named(nvml.get("name"))
+    # A name alone never identifies a card: the PCI id must be one of the card the name
+    # claims (a renamed L4 claiming H200), and a known PCI id's card must be the one named.
+    if nvml.get("name") and pci and (sku or named) and pci not in named:
+        claimed = sorted({s["family"] for s in named.values()})
         found.append(
             finding(
                 "INV-SKU-NAME",
@@ -148,8 +161,9 @@ def _check_nvml_record(subject: str, nvml: dict) -> list[dict]:
                 subject,
                 "the name does not fit the PCI device id",
                 name=nvml["name"],
-                pci_device_id=nvml["pci_device_id"],
-                expected_family=sku["family"],
+                pci_device_id=pci,
+                expected_family=sku["family"] if sku else None,
+                name_claims=claimed,
             )
         )
     expected = sku["memory_mib"] if sku else None
@@ -185,7 +199,9 @@ def _mode_findings(subject: str, nvml: dict) -> list[dict]:
             )
         )
     virt = nvml.get("virtualization_mode") or ""
-    if virt.upper() not in ("", "NONE", "PASS_THROUGH", "PASSTHROUGH") or "GRID" in (
+    # nvidia-smi prints "Pass-Through": the whole card handed to a VM, which is not a vGPU.
+    mode = virt.upper().replace("-", "_").replace(" ", "_")
+    if mode not in ("", "NONE", "PASS_THROUGH", "PASSTHROUGH") or "GRID" in (
         nvml.get("name") or ""
     ):
         found.append(finding("INV-VIRT", "warn", subject, "GPU is virtualised (vGPU)", mode=virt))

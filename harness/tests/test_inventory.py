@@ -209,3 +209,75 @@ def test_topology_lspci_and_nvlink_parsers():
 def test_entity_declarations_are_refused():
     with pytest.raises(ValueError):
         parse_nvidia_smi_xml('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><nvidia_smi_log/>')
+
+
+def _l4_from_its_sibling(name: str = "NVIDIA L4") -> dict:
+    """An L4 (AD104, PCI 27B8, 23034 MiB) built from the real capture of its AD104 sibling,
+    the RTX 4000 SFF Ada (no real L4 capture is among the fixtures; SOURCES.md)."""
+    text = _read("nvidia-smi", "rtx-4000-sff-ada-1x-v13.xml")
+    for old, new in (
+        (
+            "<product_name>NVIDIA RTX 4000 SFF Ada Generation</product_name>",
+            f"<product_name>{name}</product_name>",
+        ),
+        ("<pci_device_id>27B010DE</pci_device_id>", "<pci_device_id>27B810DE</pci_device_id>"),
+        ("<total>20475 MiB</total>", "<total>23034 MiB</total>"),
+    ):
+        assert old in text
+        text = text.replace(old, new, 1)
+    return parse_nvidia_smi_xml(text)
+
+
+@pytest.mark.parametrize(
+    "name,renamed",
+    [
+        ("NVIDIA L4", False),
+        ("NVIDIA H200", True),  # the renamed L4 claiming H200
+        ("NVIDIA H200 NVL", True),
+        ("NVIDIA L40S", True),
+        ("NVIDIA L40", True),
+        ("Tesla T4", True),
+    ],
+)
+def test_a_renamed_card_is_caught_by_its_pci_id(name, renamed):
+    _inv, findings = build_inventory(nvml_doc=_l4_from_its_sibling(name), cuda=None, pci=None)
+    flagged = [f for f in findings if f["id"] == "INV-SKU-NAME"]
+    assert bool(flagged) == renamed
+    if renamed:
+        assert flagged[0]["severity"] == "fail"
+        assert flagged[0]["evidence"]["pci_device_id"] == "0x27b8"
+        assert flagged[0]["evidence"]["expected_family"] == "L4"
+
+
+def test_a_name_claiming_a_known_card_on_an_unknown_pci_id_is_caught():
+    # An RTX 2070 (PCI 1F02, not in the harness's table) renamed H200: the name alone
+    # does not make it one.
+    text = _read("nvidia-smi", "rtx-2070-2x-v13.xml").replace(
+        "NVIDIA GeForce RTX 2070", "NVIDIA H200"
+    )
+    _inv, findings = build_inventory(nvml_doc=parse_nvidia_smi_xml(text), cuda=None, pci=None)
+    flagged = [f for f in findings if f["id"] == "INV-SKU-NAME"]
+    assert len(flagged) == 2
+    assert flagged[0]["evidence"]["name_claims"] == ["H200", "H200 NVL"]
+    assert flagged[0]["evidence"]["expected_family"] is None
+
+
+def test_a_4090_named_as_its_look_alike_is_caught():
+    _inv, findings = build_inventory(
+        nvml_doc=_spoofed(name="NVIDIA GeForce RTX 4090 D"), cuda=None, pci=None
+    )
+    assert "INV-SKU-NAME" in {f["id"] for f in findings}
+
+
+@pytest.mark.parametrize("fixture", ["tesla-t4-1x-v11.xml", "a10g-1x-v11.xml"])
+def test_pass_through_is_a_whole_card_not_a_vgpu(fixture):
+    doc = _doc(fixture)
+    assert doc["gpus"][0]["virtualization_mode"] == "Pass-Through"
+    _inv, findings = build_inventory(nvml_doc=doc, cuda=None, pci=None)
+    assert "INV-VIRT" not in {f["id"] for f in findings}
+    text = _read("nvidia-smi", fixture).replace(
+        "<virtualization_mode>Pass-Through</virtualization_mode>",
+        "<virtualization_mode>VGPU</virtualization_mode>",
+    )
+    _inv, findings = build_inventory(nvml_doc=parse_nvidia_smi_xml(text), cuda=None, pci=None)
+    assert "INV-VIRT" in {f["id"] for f in findings}

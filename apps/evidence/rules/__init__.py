@@ -28,6 +28,7 @@ class Check:
     detail: str = ""
     causes: list = field(default_factory=list)
     next_steps: list = field(default_factory=list)
+    findings: list = field(default_factory=list)  # the server's findings beside the client's
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -44,6 +45,8 @@ class Facts:
     shims: dict | None = None
     alloc_probe: list = field(default_factory=list)
     raw_xml_gpus: list | None = None
+    raw_smi: list | None = None  # the nvidia-smi -q -x artifacts as the server read them
+    client_findings: list = field(default_factory=list)  # shown beside, never judged with
     environment: dict | None = None
     bench: dict = field(default_factory=dict)
     cells: list = field(default_factory=list)
@@ -63,11 +66,19 @@ class Context:
 
 
 def verify(facts: Facts, context: Context) -> list[Check]:
-    from apps.evidence.rules import identity, network, performance, service, versions
+    from apps.evidence.rules import (
+        identity,
+        network,
+        performance,
+        raw_inventory,
+        service,
+        versions,
+    )
     from apps.evidence.troubleshooting import annotate
 
     checks = (
         identity.checks(facts, context)
+        + raw_inventory.checks(facts, context)
         + versions.checks(facts, context)
         + performance.checks(facts, context)
         + service.checks(facts, context)

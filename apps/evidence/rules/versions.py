@@ -5,6 +5,8 @@ memory and time sync must be declared and checked, not left at defaults —
 "runs locally, hangs remotely" most often comes from too little shared memory.
 """
 
+import re
+
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
 
 SEED_000_ENV = "environment items to verify on the rented machine before use"
@@ -74,6 +76,8 @@ def check_cuda(facts: Facts, context: Context) -> Check:
     software uses (harness-anchors §3.3 "driver vs runtime")."""
     declared = context.declared.get("cuda_version")
     driver_cuda = (facts.driver or {}).get("cuda_driver_version")
+    if driver_cuda and not re.fullmatch(r"\d+(\.\d+)*", str(driver_cuda)):
+        driver_cuda = None  # "Not Found", "N/A": nvidia-smi printed no version, so unknown
     software = (facts.environment or {}).get("software") or {}
     runtime = software.get("cuda_runtime") or software.get("torch_cuda")
     measured = runtime or driver_cuda
