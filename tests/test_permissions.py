@@ -40,6 +40,7 @@ BROWSER_PAGES = [
     ("vendors:list", lambda w: {}, EVERYONE),
     ("vendors:create", lambda w: {}, PROCUREMENT),
     ("vendors:detail", lambda w: {"pk": w["vendor"].pk}, EVERYONE),
+    ("cases:search", lambda w: {}, EVERYONE),
     ("vendors:edit", lambda w: {"pk": w["vendor"].pk}, PROCUREMENT),
     ("offers:create", lambda w: {"case_pk": w["case"].pk}, PROCUREMENT),
     ("offers:detail", lambda w: {"pk": w["offer"].pk}, EVERYONE),

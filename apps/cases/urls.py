@@ -5,6 +5,7 @@ from apps.cases import views
 app_name = "cases"
 urlpatterns = [
     path("cases/", views.case_list, name="list"),
+    path("search/", views.search_page, name="search"),
     path("cases/new/", views.case_create, name="create"),
     path("cases/<int:pk>/", views.case_detail, name="detail"),
     path("cases/<int:pk>/edit/", views.case_edit, name="edit"),

@@ -11,6 +11,7 @@ from apps.cases import services
 from apps.cases.forms import CaseEditForm, CaseForm, OfferMinimumWaiverForm
 from apps.cases.models import ProcurementCase
 from apps.cases.page import case_page_response, page_versions
+from apps.cases.search import MAX_QUERY_LENGTH, search
 from apps.cases.selectors import case_get_for, case_list_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
@@ -104,3 +105,15 @@ def case_history(request, pk: int):
     target = reverse("audit:case-timeline", args=[case.pk])
     query = request.GET.urlencode()
     return redirect(f"{target}?{query}" if query else target, permanent=True)
+
+
+@role_required("cases.view_procurementcase")
+def search_page(request):
+    """Cases, vendors, offers, clauses and evidence matching the words, as far as one may read."""
+    words = request.GET.get("q", "")
+    groups = search(request.user, words)
+    return render(
+        request,
+        "cases/search.html",
+        {"q": words[:MAX_QUERY_LENGTH], "groups": groups, "searched": bool(words.strip())},
+    )
