@@ -9,6 +9,7 @@ each costs one query whatever the number of records.
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db import connection
@@ -41,7 +42,7 @@ class Source:
     permission: str
     queryset: Callable[[], QuerySet]
     fields: tuple[str, ...]
-    hit: Callable[[object, object], Hit]  # (record, viewer)
+    hit: Callable[[Any, Any], Hit]  # (record, viewer)
 
 
 def _matching(queryset: QuerySet, fields: tuple[str, ...], words: str) -> QuerySet:
