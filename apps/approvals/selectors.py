@@ -108,14 +108,16 @@ class _CaseRecords:
             scopes.append(
                 Scope("contracts.redflagwaiver", "item_id", row.item.pk, f"waivers of {row.item}")
             )
-            waiver = row.current_waiver
-            if waiver is not None:
+            waiver, line = row.current_waiver, row.current_line
+            if waiver is not None and line is not None:
                 who = waiver.waived_by.get_full_name() or waiver.waived_by.get_username()
-                waived.append(f"{row.item}: {waiver.justification} ({who})")
+                until = line.expires_on.isoformat()
+                waived.append(f"{row.item}: {waiver.justification} ({who}; until {until})")
         summary = entry.summary
         return ChecklistFacts(
             exists=True,
-            red_flags=tuple(f"{f.number}. {f.title}" for f in summary.open_red_flags),
+            # Each as the case page and the packet name it, with why its waiver does not count.
+            red_flags=tuple(entry.open_labels),
             not_reviewed=tuple(f"{f.number}. {f.title}" for f in summary.not_reviewed),
             waived=tuple(waived),
             url=url,
