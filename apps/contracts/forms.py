@@ -2,7 +2,6 @@
 
 from django import forms
 from django.template.defaultfilters import filesizeformat
-from django.utils.translation import gettext as gettext_now
 from django.utils.translation import gettext_lazy as _
 
 from apps.contracts.models import ItemStatus
@@ -62,11 +61,11 @@ class WaiverForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # Built per request: in the reader's language, with the limit as configured now.
-        self.fields["expires_on"].help_text = gettext_now(
+        self.fields["expires_on"].help_text = _(
             "The last day the waiver holds; left empty, %(days)s days from today. "
             "After it, the item is an open red flag again."
         ) % {"days": WAIVER_DAYS}
-        self.fields["evidence"].help_text = gettext_now(
+        self.fields["evidence"].help_text = _(
             "For example the vendor's letter or the committee's minute: %(types)s, "
             "at most %(limit)s."
         ) % {

@@ -144,7 +144,7 @@ def item_row(
     item: ChecklistItem, waivers: list[RedFlagWaiver], *, on: date
 ) -> tuple[ItemRow, rules.ItemState]:
     state = item_state(item, waivers)
-    by_id = {w.pk: w for w in waivers}
+    pairs = list(zip(waivers, state.waivers, strict=True))
     effective = rules.effective_waiver(state, today=on)
     pending = rules.pending_waiver(state, today=on)
     flag = next(iter(rules.blocking_items([state], today=on)), None)
@@ -157,14 +157,14 @@ def item_row(
             needs_confirmation=state.high_severity,
             counts=rules.waiver_counts(state, ws, today=on),
         )
-        for waiver, ws in zip(waivers, state.waivers, strict=True)
+        for waiver, ws in pairs
     ]
     row = ItemRow(
         item=item,
         verdict=rules.item_verdict(state, today=on),
         waivers=waivers,
-        current_waiver=by_id.get(effective.waiver_id) if effective else None,
-        pending_waiver=by_id.get(pending.waiver_id) if pending else None,
+        current_waiver=next((w for w, ws in pairs if ws is effective), None),
+        pending_waiver=next((w for w, ws in pairs if ws is pending), None),
         flag=flag,
         lines=lines,
     )
