@@ -217,7 +217,7 @@ EVIDENCE = [
     (".png", b"\x89PNG\r\n\x1a\n....", None),
     (".jpg", b"\xff\xd8\xff\xe0....", None),
     (".jpeg", b"\xff\xd8\xff\xe0....", None),
-    (".txt", "Vendor letter, 3 May: credits of 30 %.".encode(), None),
+    (".txt", b"Vendor letter, 3 May: credits of 30 %.", None),
     (".pdf", b"", "empty"),
     (".pdf", b"%PDF-" + b"x" * LIMIT, "larger than"),
     (".pdf", b"MZ\x90\x00 an executable", "not a PDF file"),
