@@ -11,6 +11,7 @@ from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.access import selectors as access_selectors
 from apps.approvals.binding import Scope
@@ -111,8 +112,15 @@ class _CaseRecords:
             waiver, line = row.current_waiver, row.current_line
             if waiver is not None and line is not None:
                 who = waiver.waived_by.get_full_name() or waiver.waived_by.get_username()
-                until = line.expires_on.isoformat()
-                waived.append(f"{row.item}: {waiver.justification} ({who}; until {until})")
+                waived.append(
+                    _("%(item)s: %(reason)s (%(who)s; in force until %(date)s)")
+                    % {
+                        "item": row.item,
+                        "reason": waiver.justification,
+                        "who": who,
+                        "date": line.expires_on.isoformat(),
+                    }
+                )
         summary = entry.summary
         return ChecklistFacts(
             exists=True,

@@ -23,6 +23,7 @@ from apps.contracts.models import (
     TemplateItem,
 )
 from apps.contracts.rules import (
+    EVIDENCE_TYPES,
     BlockKind,
     Verdict,
     blocking_items,
@@ -407,7 +408,12 @@ class RedFlagWaiverViewSet(
         )
         return Response(self.get_serializer(self.get_queryset().get(pk=waiver.pk)).data)
 
-    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    @extend_schema(
+        responses={
+            (200, content_type): OpenApiTypes.BINARY
+            for content_type in sorted({kind for kind, _magic in EVIDENCE_TYPES.values()})
+        }
+    )
     @action(detail=True, methods=["get"])
     def evidence(self, request, pk=None, format=None):
         waiver = self.get_object()
