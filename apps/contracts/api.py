@@ -23,7 +23,6 @@ from apps.contracts.models import (
     TemplateItem,
 )
 from apps.contracts.rules import (
-    EVIDENCE_TYPES,
     BlockKind,
     Verdict,
     blocking_items,
@@ -47,7 +46,7 @@ from apps.contracts.selectors import (
 from apps.core.api import version_edited
 from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
-from apps.core.uploads import api_declared_over, refused_unread
+from apps.core.uploads import EVIDENCE_DOCUMENTS, api_declared_over, refused_unread
 from apps.offers.selectors import offer_get_for
 
 STATUS_CHOICES = [("", "not reviewed"), *ItemStatus.choices]
@@ -319,8 +318,9 @@ class WaiverCreateSerializer(serializers.Serializer):
     evidence = serializers.FileField(
         required=False,
         allow_null=True,
-        help_text="An optional evidence file (multipart): .pdf, .png, .jpg or .txt; its "
-        "type and size are checked.",
+        help_text="An optional evidence file (multipart): "
+        + ", ".join(EVIDENCE_DOCUMENTS)
+        + "; its type (by name and first bytes) and size are checked.",
     )
 
 
@@ -411,7 +411,7 @@ class RedFlagWaiverViewSet(
     @extend_schema(
         responses={
             (200, content_type): OpenApiTypes.BINARY
-            for content_type in sorted({kind for kind, _magic in EVIDENCE_TYPES.values()})
+            for content_type in sorted({kind.content_type for kind in EVIDENCE_DOCUMENTS.values()})
         }
     )
     @action(detail=True, methods=["get"])

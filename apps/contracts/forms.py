@@ -5,9 +5,10 @@ from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext_lazy as _
 
 from apps.contracts.models import ItemStatus
-from apps.contracts.rules import EVIDENCE_TYPES, WAIVER_DAYS
+from apps.contracts.rules import WAIVER_DAYS
 from apps.contracts.services import evidence_max_bytes
 from apps.core.forms import EditReasonMixin
+from apps.core.uploads import EVIDENCE_DOCUMENTS
 
 STATUS_CHOICES = [("", _("— not reviewed —")), *ItemStatus.choices]
 
@@ -56,7 +57,11 @@ class WaiverForm(forms.Form):
         required=False,
         widget=forms.DateInput(attrs={"type": "date"}),
     )
-    evidence = forms.FileField(label=_("Evidence file (optional)"), required=False)
+    evidence = forms.FileField(
+        label=_("Evidence file (optional)"),
+        required=False,
+        widget=forms.ClearableFileInput(attrs={"accept": ",".join(EVIDENCE_DOCUMENTS)}),
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -69,7 +74,7 @@ class WaiverForm(forms.Form):
             "For example the vendor's letter or the committee's minute: %(types)s, "
             "at most %(limit)s."
         ) % {
-            "types": ", ".join(sorted(EVIDENCE_TYPES)),
+            "types": ", ".join(EVIDENCE_DOCUMENTS),
             "limit": filesizeformat(evidence_max_bytes()),
         }
 

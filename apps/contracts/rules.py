@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from enum import StrEnum
 
-from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext as _
 
 ACCEPTABLE = "acceptable"
@@ -355,44 +354,6 @@ def withdraw_error(waiver: WaiverState, *, reason: str) -> str | None:
         return str(_("This waiver is no longer in force: there is nothing to withdraw."))
     if not (reason or "").strip():
         return str(_("Say why the waiver is withdrawn."))
-    return None
-
-
-# Evidence behind a waiver: documents and pictures, recognised by their first bytes as
-# well as their name, so that a renamed executable or archive is refused.
-EVIDENCE_TYPES = {
-    ".pdf": ("application/pdf", (b"%PDF-",)),
-    ".png": ("image/png", (b"\x89PNG\r\n\x1a\n",)),
-    ".jpg": ("image/jpeg", (b"\xff\xd8\xff",)),
-    ".jpeg": ("image/jpeg", (b"\xff\xd8\xff",)),
-    ".txt": ("text/plain", ()),
-}
-
-
-def evidence_error(extension: str, content: bytes, *, limit: int) -> str | None:
-    """Why a file cannot be a waiver's evidence, or None. ``extension`` is lower-case."""
-    if extension not in EVIDENCE_TYPES:
-        return str(
-            _("Only these files are accepted as evidence: %(types)s.")
-            % {"types": ", ".join(sorted(EVIDENCE_TYPES))}
-        )
-    if not content:
-        return str(_("The file is empty."))
-    if len(content) > limit:
-        return str(_("The file is larger than %(limit)s.") % {"limit": filesizeformat(limit)})
-    _type, magic = EVIDENCE_TYPES[extension]
-    if magic and not content.startswith(magic):
-        return str(
-            _("The file's content is not a %(kind)s file, whatever its name says.")
-            % {"kind": extension.lstrip(".").upper()}
-        )
-    if not magic:
-        try:
-            text = content.decode("utf-8")
-        except UnicodeDecodeError:
-            text = "\x00"
-        if "\x00" in text:
-            return str(_("A .txt file must be plain UTF-8 text."))
     return None
 
 

@@ -27,6 +27,7 @@ from apps.contracts.models import (
 )
 from apps.contracts.selectors import item_state, today, waiver_state
 from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
+from apps.core.uploads import EVIDENCE_DOCUMENTS, UploadPolicy
 
 ITEM_FIELDS = ("status", "clause_reference", "excerpt", "note")
 TEMPLATE_ITEM_FIELDS = ("key", "title", "sub_points", "guidance", "required", "high_severity")
@@ -34,6 +35,10 @@ TEMPLATE_ITEM_FIELDS = ("key", "title", "sub_points", "guidance", "required", "h
 
 def evidence_max_bytes() -> int:
     return settings.WAIVER_EVIDENCE_MAX_BYTES
+
+
+# A waiver's evidence: the documents the project takes as evidence, up to the setting's size.
+EVIDENCE_POLICY = UploadPolicy(evidence_max_bytes, types=EVIDENCE_DOCUMENTS)
 
 
 def checklist_template_publish(
@@ -277,7 +282,7 @@ def red_flag_waive(
                 raise ValidationError({"item": problem})
             if raw:
                 # A fresh name per upload: no file is ever overwritten, whatever it was called.
-                extension = os.path.splitext(evidence_fields["evidence_name"])[1].lower()
+                extension = os.path.splitext(evidence_fields["evidence_name"])[1].lower()[:10]
                 wanted = f"contracts/waivers/{current.pk}/{uuid.uuid4().hex}{extension}"
                 saved = default_storage.save(wanted, ContentFile(raw))
                 evidence_fields["evidence_storage_name"] = saved
@@ -303,23 +308,26 @@ def red_flag_waive(
 def _evidence_read(upload) -> tuple[dict[str, Any], bytes]:
     """The evidence's recorded fields and bytes, or a ValidationError on ``evidence``."""
     limit = evidence_max_bytes()
+    too_large = _("The file is larger than %(limit)s.") % {"limit": filesizeformat(limit)}
     # The size is checked before a byte is read: a file over the limit is never loaded.
     if upload.size is not None and upload.size > limit:
-        raise ValidationError(
-            {"evidence": _("The file is larger than %(limit)s.") % {"limit": filesizeformat(limit)}}
-        )
-    # Only the base name is kept, printable, at most 200 characters with its extension.
-    name = os.path.basename((upload.name or "").replace("\\", "/"))
-    stem, extension = os.path.splitext("".join(ch for ch in name if ch.isprintable()).strip())
-    extension = extension.lower()[:10]
-    name = stem[: 200 - len(extension)] + extension
+        raise ValidationError({"evidence": too_large})
+    if upload.size == 0:
+        raise ValidationError({"evidence": _("The file is empty.")})
+    try:
+        name, extension, kind = EVIDENCE_POLICY.file_kind(upload)
+    except ValidationError as error:
+        raise ValidationError({"evidence": error.messages}) from None
     raw = upload.read(limit + 1)
-    problem = rules.evidence_error(extension, raw, limit=limit)
-    if problem:
-        raise ValidationError({"evidence": problem})
+    if len(raw) > limit:
+        raise ValidationError({"evidence": too_large})
+    if not raw:
+        raise ValidationError({"evidence": _("The file is empty.")})
+    # Shown and offered back as the download's name: printable, and never a path.
+    name = "".join(ch for ch in name if ch.isprintable()).strip() or f"evidence{extension}"
     return {
-        "evidence_name": name,
-        "evidence_content_type": rules.EVIDENCE_TYPES[extension][0],
+        "evidence_name": name[:200],
+        "evidence_content_type": kind.content_type,
         "evidence_size_bytes": len(raw),
         "evidence_sha256": hashlib.sha256(raw).hexdigest(),
     }, raw

@@ -38,7 +38,7 @@ from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
-from apps.core.uploads import declared_over, refused_unread
+from apps.core.uploads import refused_unread
 from apps.offers.selectors import offer_get_for
 
 ROW_ERROR = re.compile(r"^items\[(\d+)\]\.(\w+)$")
@@ -142,7 +142,7 @@ def _apply_row_errors(row_forms, main_form, error: Exception) -> None:
         main_form.add_error(None, _("Nothing was saved: correct the marked fields."))
 
 
-@refused_unread(declared_over(services.evidence_max_bytes))  # before the CSRF check reads it
+@refused_unread(services.EVIDENCE_POLICY.check())  # before the CSRF check reads it
 @role_required("contracts.add_redflagwaiver")
 def item_waive(request, pk: int):
     item = checklist_item_get_for(request.user, pk)

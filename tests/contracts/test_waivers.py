@@ -184,12 +184,12 @@ def test_a_waiver_without_evidence_has_nothing_to_download(api_as, browser_as, w
 
 BAD_FILES = [
     ("empty.pdf", b"", "file is empty"),
-    ("setup.exe", b"MZ\x90\x00", "Only these files are accepted"),
+    ("setup.exe", b"MZ\x90\x00", "Files of this type are not taken here"),
     ("letter.pdf", b"MZ\x90\x00 renamed executable", "not a PDF file"),
-    ("notes.txt", b"\xff\xfe\x00b\x00a", "plain UTF-8 text"),
-    ("README", b"plain words", "Only these files are accepted"),
-    ("../../../../etc/passwd", b"root:x:0:0", "Only these files are accepted"),
-    (".htaccess", b"Deny from all", "Only these files are accepted"),
+    ("scan.png", b"PK\x03\x04 an archive", "not a PNG file"),
+    ("README", b"plain words", "Files of this type are not taken here"),
+    ("../../../../etc/passwd", b"root:x:0:0", "Files of this type are not taken here"),
+    (".htaccess", b"Deny from all", "Files of this type are not taken here"),
 ]
 
 
