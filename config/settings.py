@@ -393,6 +393,8 @@ AUDIT_EXPORT_MAX_UPLOAD_BYTES = env_int("AUDIT_EXPORT_MAX_UPLOAD_BYTES", 512 * 1
 CASE_PAGE_CACHE_SECONDS = env_int("CASE_PAGE_CACHE_SECONDS", 3600)
 # Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
 ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
+# A red-flag waiver's evidence file: refused above this size before a byte is read.
+WAIVER_EVIDENCE_MAX_BYTES = env_int("WAIVER_EVIDENCE_MAX_BYTES", 20 * 1024 * 1024)
 
 # Signed audit packets. Development signs with a self-signed key made on first
 # use in PACKET_SIGNING_DIR; production sets either a PKCS#12 file and its

@@ -312,7 +312,12 @@ def build_world(people) -> SimpleNamespace:
     checklist = make_checklist(lena, offer=second_offer)
     set_statuses(lena, checklist, {"sla": "missing"})
     flagged = item(checklist, "sla")
-    waiver = red_flag_waive(actor=lena, item=flagged, reason="Service credits suffice")
+    waiver = red_flag_waive(
+        actor=lena,
+        item=flagged,
+        reason="Service credits suffice",
+        evidence=SimpleUploadedFile("credits.pdf", b"%PDF-1.4 credits", "application/pdf"),
+    )
     assessment = make_assessment(
         lena,
         case,

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.access import selectors as access_selectors
 from apps.approvals.binding import Scope
@@ -108,14 +109,23 @@ class _CaseRecords:
             scopes.append(
                 Scope("contracts.redflagwaiver", "item_id", row.item.pk, f"waivers of {row.item}")
             )
-            waiver = row.current_waiver
-            if waiver is not None:
+            waiver, line = row.current_waiver, row.current_line
+            if waiver is not None and line is not None:
                 who = waiver.waived_by.get_full_name() or waiver.waived_by.get_username()
-                waived.append(f"{row.item}: {waiver.justification} ({who})")
+                waived.append(
+                    _("%(item)s: %(reason)s (%(who)s; in force until %(date)s)")
+                    % {
+                        "item": row.item,
+                        "reason": waiver.justification,
+                        "who": who,
+                        "date": line.expires_on.isoformat(),
+                    }
+                )
         summary = entry.summary
         return ChecklistFacts(
             exists=True,
-            red_flags=tuple(f"{f.number}. {f.title}" for f in summary.open_red_flags),
+            # Each as the case page and the packet name it, with why its waiver does not count.
+            red_flags=tuple(entry.open_labels),
             not_reviewed=tuple(f"{f.number}. {f.title}" for f in summary.not_reviewed),
             waived=tuple(waived),
             url=url,

@@ -57,5 +57,13 @@ class ChecklistItemAdmin(TrackedAdmin):
 class RedFlagWaiverAdmin(RecordAdmin):
     """A legal reviewer's acceptance of one risk: only they make it, in the app."""
 
-    list_display = ["item", "waived_status", "waived_by", "waived_at", "lapsed_at"]
-    list_select_related = ["item", "waived_by"]
+    list_display = [
+        "item",
+        "waived_status",
+        "waived_by",
+        "waived_at",
+        "expires_on",
+        "confirmed_by",
+        "lapsed_at",
+    ]
+    list_select_related = ["item", "waived_by", "confirmed_by"]

@@ -3,8 +3,12 @@
 import django_filters
 from django.contrib.auth.models import User
 from django.urls import path
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -18,7 +22,14 @@ from apps.contracts.models import (
     RedFlagWaiver,
     TemplateItem,
 )
-from apps.contracts.rules import Verdict, item_verdict
+from apps.contracts.rules import (
+    BlockKind,
+    Verdict,
+    blocking_items,
+    flag_label,
+    item_verdict,
+    waiver_problem,
+)
 from apps.contracts.selectors import (
     case_red_flags,
     checklist_get_for,
@@ -27,9 +38,15 @@ from apps.contracts.selectors import (
     item_state,
     open_red_flags,
     templates_with_items,
+    today,
+    waiver_expires_on,
+    waiver_list_for,
+    waiver_stored_file,
 )
 from apps.core.api import version_edited
+from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
+from apps.core.uploads import EVIDENCE_DOCUMENTS, api_declared_over, refused_unread
 from apps.offers.selectors import offer_get_for
 
 STATUS_CHOICES = [("", "not reviewed"), *ItemStatus.choices]
@@ -60,12 +77,28 @@ class ItemStatusField(serializers.CharField):
         return value
 
 
+class WaiverEvidenceSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    content_type = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    sha256 = serializers.CharField()
+
+
 class WaiverSerializer(serializers.ModelSerializer):
     waived_status = ItemStatusField(read_only=True)
     waived_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
         slug_field="username", read_only=True
     )
     reason = serializers.CharField(source="justification", read_only=True)
+    expires_on = serializers.SerializerMethodField(
+        help_text="The last day the waiver is in force; from the day after it has expired."
+    )
+    confirmed_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    evidence = serializers.SerializerMethodField(
+        help_text="The evidence file's name, type, size and SHA-256, or null."
+    )
 
     class Meta:
         model = RedFlagWaiver
@@ -76,10 +109,30 @@ class WaiverSerializer(serializers.ModelSerializer):
             "reason",
             "waived_by",
             "waived_at",
+            "expires_on",
+            "confirmed_by",
+            "confirmed_at",
+            "confirmation_note",
+            "evidence",
             "lapsed_at",
             "lapse_note",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.DATE)
+    def get_expires_on(self, waiver) -> str:
+        return waiver_expires_on(waiver).isoformat()
+
+    @extend_schema_field(WaiverEvidenceSerializer(allow_null=True))
+    def get_evidence(self, waiver) -> dict | None:
+        if not waiver.evidence_storage_name:
+            return None
+        return {
+            "name": waiver.evidence_name,
+            "content_type": waiver.evidence_content_type,
+            "size_bytes": waiver.evidence_size_bytes,
+            "sha256": waiver.evidence_sha256,
+        }
 
 
 class RedFlagSerializer(serializers.Serializer):
@@ -91,12 +144,22 @@ class RedFlagSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["red_flag", "not_reviewed"])
 
 
+LABELS_HELP = (
+    "Each open red flag as the approval gate names it, with why its waiver does not count "
+    "(expired on a date, or awaiting a second legal confirmation)."
+)
+
+
 class ChecklistItemSerializer(serializers.ModelSerializer):
     status = ItemStatusField(read_only=True)
     reviewer: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
     verdict = serializers.SerializerMethodField()
+    waiver_problem = serializers.SerializerMethodField(
+        help_text="Why this red flag's waiver does not count (expired, or awaiting a second "
+        "legal confirmation); null when none."
+    )
     waivers = WaiverSerializer(many=True, read_only=True)
 
     class Meta:
@@ -109,6 +172,7 @@ class ChecklistItemSerializer(serializers.ModelSerializer):
             "sub_points",
             "guidance",
             "required",
+            "high_severity",
             "status",
             "clause_reference",
             "excerpt",
@@ -116,13 +180,20 @@ class ChecklistItemSerializer(serializers.ModelSerializer):
             "reviewer",
             "reviewed_at",
             "verdict",
+            "waiver_problem",
             "waivers",
         ]
         read_only_fields = fields
 
     @extend_schema_field(serializers.ChoiceField(choices=[v.value for v in Verdict]))
     def get_verdict(self, item) -> str:
-        return item_verdict(item_state(item, list(item.waivers.all()))).value
+        return item_verdict(item_state(item, list(item.waivers.all())), today=today()).value
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_waiver_problem(self, item) -> str | None:
+        state = item_state(item, list(item.waivers.all()))
+        flag = next(iter(blocking_items([state], today=today())), None)
+        return waiver_problem(flag) if flag else None
 
 
 class ClauseChecklistSerializer(serializers.ModelSerializer):
@@ -130,6 +201,7 @@ class ClauseChecklistSerializer(serializers.ModelSerializer):
     template_version = serializers.IntegerField(source="template.number", read_only=True)
     items = ChecklistItemSerializer(many=True, read_only=True)
     open_red_flags = serializers.SerializerMethodField()
+    open_red_flag_labels = serializers.SerializerMethodField(help_text=LABELS_HELP)
 
     class Meta:
         model = ClauseChecklist
@@ -140,6 +212,7 @@ class ClauseChecklistSerializer(serializers.ModelSerializer):
             "template_version",
             "items",
             "open_red_flags",
+            "open_red_flag_labels",
             "version",
             "created_at",
             "updated_at",
@@ -149,6 +222,14 @@ class ClauseChecklistSerializer(serializers.ModelSerializer):
     @extend_schema_field(RedFlagSerializer(many=True))
     def get_open_red_flags(self, checklist) -> list:
         return [_flag(flag) for flag in open_red_flags(checklist)]
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_open_red_flag_labels(self, checklist) -> list[str]:
+        return [
+            flag_label(flag)
+            for flag in open_red_flags(checklist)
+            if flag.kind is BlockKind.RED_FLAG
+        ]
 
 
 class ChecklistFilter(django_filters.FilterSet):
@@ -228,6 +309,27 @@ class ClauseChecklistViewSet(
 class WaiverCreateSerializer(serializers.Serializer):
     item = serializers.IntegerField(help_text="The checklist item whose red flag is waived.")
     reason = serializers.CharField(help_text="Why the red flag is accepted.")
+    expires_on = serializers.DateField(
+        required=False,
+        allow_null=True,
+        help_text="The last day the waiver is in force: today or later. Omitted: 90 days "
+        "from today.",
+    )
+    evidence = serializers.FileField(
+        required=False,
+        allow_null=True,
+        help_text="An optional evidence file (multipart): "
+        + ", ".join(EVIDENCE_DOCUMENTS)
+        + "; its type (by name and first bytes) and size are checked.",
+    )
+
+
+class WaiverConfirmSerializer(serializers.Serializer):
+    note = serializers.CharField(help_text="Why the second legal reviewer confirms the waiver.")
+
+
+class WaiverWithdrawSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=250, help_text="Why the waiver is withdrawn.")
 
 
 class RedFlagWaiverViewSet(
@@ -235,7 +337,10 @@ class RedFlagWaiverViewSet(
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Recorded waivers of red flags, current and lapsed; POST waives one red flag."""
+    """Recorded waivers of red flags, current, expired and lapsed. POST waives one red flag
+    (JSON, or multipart with an evidence file); ``confirm/`` is a second legal reviewer's
+    confirmation of a high-severity item's waiver; ``withdraw/`` ends a waiver;
+    ``evidence/`` downloads its evidence file, checked against its SHA-256."""
 
     serializer_class = WaiverSerializer
     permission_classes = [RolePermission]
@@ -243,25 +348,78 @@ class RedFlagWaiverViewSet(
         "GET": "contracts.view_redflagwaiver",
         "POST": "contracts.add_redflagwaiver",
     }
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
     filterset_fields = {"item": ["exact"], "item__checklist": ["exact"]}
 
-    def get_queryset(self):
-        checklists = checklist_list_for(self.request.user).values("pk")
-        return (
-            RedFlagWaiver.objects.filter(item__checklist__in=checklists)
-            .select_related("waived_by")
-            .order_by("pk")
-        )
+    @classmethod
+    def as_view(cls, actions=None, **initkwargs):
+        # A body over the evidence limit is refused from its declared length, before
+        # DRF's CSRF check or the multipart parser reads it (apps.core.uploads).
+        view = super().as_view(actions, **initkwargs)
+        return refused_unread(api_declared_over(services.evidence_max_bytes))(view)
 
-    @extend_schema(request=WaiverCreateSerializer, responses={201: WaiverSerializer})
+    def get_permissions(self):
+        if self.action == "confirm":
+            self.required_permissions = {"POST": "contracts.confirm_redflagwaiver"}
+        elif self.action == "withdraw":
+            self.required_permissions = {"POST": "contracts.withdraw_redflagwaiver"}
+        return super().get_permissions()
+
+    def get_queryset(self):
+        return waiver_list_for(self.request.user).order_by("pk")
+
+    @extend_schema(
+        request={
+            "application/json": WaiverCreateSerializer,
+            "multipart/form-data": WaiverCreateSerializer,
+        },
+        responses={201: WaiverSerializer},
+    )
     def create(self, request, format=None):
         body = WaiverCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         item = checklist_item_get_for(request.user, body.validated_data["item"])
         waiver = services.red_flag_waive(
-            actor=request.user, item=item, reason=body.validated_data["reason"]
+            actor=request.user,
+            item=item,
+            reason=body.validated_data["reason"],
+            expires_on=body.validated_data.get("expires_on"),
+            evidence=body.validated_data.get("evidence"),
         )
         return Response(self.get_serializer(waiver).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=WaiverConfirmSerializer, responses={200: WaiverSerializer})
+    @action(detail=True, methods=["post"])
+    def confirm(self, request, pk=None, format=None):
+        body = WaiverConfirmSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        waiver = services.red_flag_waiver_confirm(
+            actor=request.user, waiver=self.get_object(), note=body.validated_data["note"]
+        )
+        return Response(self.get_serializer(self.get_queryset().get(pk=waiver.pk)).data)
+
+    @extend_schema(request=WaiverWithdrawSerializer, responses={200: WaiverSerializer})
+    @action(detail=True, methods=["post"])
+    def withdraw(self, request, pk=None, format=None):
+        body = WaiverWithdrawSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        waiver = services.red_flag_waiver_withdraw(
+            actor=request.user, waiver=self.get_object(), reason=body.validated_data["reason"]
+        )
+        return Response(self.get_serializer(self.get_queryset().get(pk=waiver.pk)).data)
+
+    @extend_schema(
+        responses={
+            (200, content_type): OpenApiTypes.BINARY
+            for content_type in sorted({kind.content_type for kind in EVIDENCE_DOCUMENTS.values()})
+        }
+    )
+    @action(detail=True, methods=["get"])
+    def evidence(self, request, pk=None, format=None):
+        waiver = self.get_object()
+        if not waiver.evidence_storage_name:
+            raise NotFound("This waiver has no evidence file.")
+        return stored_file_api_response(request, waiver_stored_file(waiver))
 
 
 class TemplateItemSerializer(serializers.ModelSerializer):
@@ -270,10 +428,15 @@ class TemplateItemSerializer(serializers.ModelSerializer):
     # The stubs see DRF's Field.required here; the serializer metaclass takes declared
     # fields off the class, so this is a field named "required", shadowing nothing.
     required = serializers.BooleanField(required=False, default=True)  # type: ignore[assignment]
+    high_severity = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="A waiver of this item counts only once a second legal reviewer confirms it.",
+    )
 
     class Meta:
         model = TemplateItem
-        fields = ["number", "key", "title", "sub_points", "guidance", "required"]
+        fields = ["number", "key", "title", "sub_points", "guidance", "required", "high_severity"]
         read_only_fields = ["number"]
 
 
@@ -323,6 +486,9 @@ class OfferRedFlagsSerializer(serializers.Serializer):
     checklist = serializers.IntegerField(allow_null=True)
     blocks_approval = serializers.BooleanField()
     open_red_flags = RedFlagSerializer(many=True)
+    open_red_flag_labels = serializers.ListField(
+        child=serializers.CharField(), help_text=LABELS_HELP
+    )
     waived = RedFlagSerializer(many=True)
 
 
@@ -339,7 +505,14 @@ class CaseRedFlagsView(APIView):
 
 
 def _flag(flag) -> dict:
-    return {**vars(flag), "kind": flag.kind.value}
+    return {
+        "item_id": flag.item_id,
+        "number": flag.number,
+        "key": flag.key,
+        "title": flag.title,
+        "status": flag.status,
+        "kind": flag.kind.value,
+    }
 
 
 def _offer_entry(entry) -> dict:
@@ -350,6 +523,7 @@ def _offer_entry(entry) -> dict:
         "checklist": entry.checklist.pk if entry.checklist else None,
         "blocks_approval": entry.blocks_approval,
         "open_red_flags": [_flag(flag) for flag in entry.open],
+        "open_red_flag_labels": entry.open_labels,
         "waived": [
             {
                 "item_id": row.item.pk,

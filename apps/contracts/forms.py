@@ -1,10 +1,14 @@
 """Forms: the whole checklist on one page, waivers, and new template versions."""
 
 from django import forms
+from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext_lazy as _
 
 from apps.contracts.models import ItemStatus
+from apps.contracts.rules import WAIVER_DAYS
+from apps.contracts.services import evidence_max_bytes
 from apps.core.forms import EditReasonMixin
+from apps.core.uploads import EVIDENCE_DOCUMENTS
 
 STATUS_CHOICES = [("", _("— not reviewed —")), *ItemStatus.choices]
 
@@ -48,6 +52,49 @@ class WaiverForm(forms.Form):
             "Kept with your name and the time. The waiver lapses if the item's status changes."
         ),
     )
+    expires_on = forms.DateField(
+        label=_("In force until"),
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    evidence = forms.FileField(
+        label=_("Evidence file (optional)"),
+        required=False,
+        widget=forms.ClearableFileInput(attrs={"accept": ",".join(EVIDENCE_DOCUMENTS)}),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Built per request: in the reader's language, with the limit as configured now.
+        self.fields["expires_on"].help_text = _(
+            "The last day the waiver holds; left empty, %(days)s days from today. "
+            "After it, the item is an open red flag again."
+        ) % {"days": WAIVER_DAYS}
+        self.fields["evidence"].help_text = _(
+            "For example the vendor's letter or the committee's minute: %(types)s, "
+            "at most %(limit)s."
+        ) % {
+            "types": ", ".join(EVIDENCE_DOCUMENTS),
+            "limit": filesizeformat(evidence_max_bytes()),
+        }
+
+
+class WaiverConfirmForm(forms.Form):
+    note = forms.CharField(
+        label=_("Why do you confirm this waiver?"),
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Kept with your name and the time, as the second legal reviewer."),
+    )
+
+
+class WaiverWithdrawForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Why is the waiver withdrawn?"),
+        max_length=250,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("The item is judged afresh; the waiver stays on record."),
+    )
 
 
 class TemplateItemForm(forms.Form):
@@ -62,6 +109,11 @@ class TemplateItemForm(forms.Form):
         label=_("Guidance"), required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 30})
     )
     required = forms.BooleanField(label=_("Required"), required=False)
+    high_severity = forms.BooleanField(
+        label=_("High severity"),
+        required=False,
+        help_text=_("A waiver needs a second legal reviewer's confirmation."),
+    )
 
     def item(self) -> dict:
         data = dict(self.cleaned_data)

@@ -57,7 +57,17 @@ class TemplateItem(TrackedModel):
         default=True,
         help_text=_("A required item may not be marked not applicable."),
     )
+    # Added after history rows were chained: nullable, and NULL means not high-severity.
+    high_severity = models.BooleanField(
+        _("high severity"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "A waiver of a high-severity item counts only once a second legal reviewer confirms it."
+        ),
+    )
     history = HistoricalRecords()
+    late_history_columns = ("high_severity",)
 
     class Meta:
         ordering = ["template_id", "number"]
@@ -116,6 +126,8 @@ class ChecklistItem(TrackedModel):
     sub_points = models.JSONField(_("sub-points"), default=list, blank=True)
     guidance = models.TextField(_("guidance"), blank=True)
     required = models.BooleanField(_("required"), default=True)
+    # Copied from the template item like the fields above; NULL (older checklists): not high.
+    high_severity = models.BooleanField(_("high severity"), null=True, blank=True)
     status = models.CharField(_("status"), max_length=20, choices=ItemStatus.choices, blank=True)
     clause_reference = models.CharField(_("clause reference"), max_length=200, blank=True)
     excerpt = models.TextField(_("excerpt"), blank=True)
@@ -130,6 +142,7 @@ class ChecklistItem(TrackedModel):
     )
     reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
     history = HistoricalRecords()
+    late_history_columns = ("high_severity",)
 
     class Meta:
         ordering = ["checklist_id", "number"]
@@ -146,8 +159,15 @@ class ChecklistItem(TrackedModel):
 class RedFlagWaiver(TrackedModel):
     """A legal reviewer's recorded acceptance of one red flag, bound to the status waived.
 
-    When the item's status later changes, the waiver lapses (``lapsed_at``)
-    and the item is judged afresh; the waiver stays on record.
+    When the item's status later changes, or a legal reviewer withdraws it, the
+    waiver lapses (``lapsed_at``) and the item is judged afresh; the waiver
+    stays on record. It is in force up to and including ``expires_on``; on a
+    high-severity item it counts only once a second legal reviewer confirmed it.
+    Its evidence file, if any, is stored once with its SHA-256 and never replaced.
+
+    The columns after ``lapse_note`` came after history rows were chained, so
+    they are nullable; a waiver recorded before them has no ``expires_on`` and
+    expires ``rules.WAIVER_DAYS`` after it was granted.
     """
 
     item = models.ForeignKey(ChecklistItem, on_delete=models.CASCADE, related_name="waivers")
@@ -162,12 +182,49 @@ class RedFlagWaiver(TrackedModel):
     waived_at = models.DateTimeField(_("waived at"))
     lapsed_at = models.DateTimeField(_("lapsed at"), null=True, blank=True)
     lapse_note = models.CharField(_("why it lapsed"), max_length=300, blank=True)
+    expires_on = models.DateField(_("expires on"), null=True, blank=True)
+    evidence_name = models.CharField(_("evidence file"), max_length=200, null=True, blank=True)
+    evidence_content_type = models.CharField(
+        _("evidence type"), max_length=100, null=True, blank=True
+    )
+    evidence_size_bytes = models.PositiveBigIntegerField(
+        _("evidence size (bytes)"), null=True, blank=True
+    )
+    evidence_sha256 = models.CharField(_("evidence SHA-256"), max_length=64, null=True, blank=True)
+    evidence_storage_name = models.CharField(
+        _("evidence stored as"), max_length=300, null=True, blank=True
+    )
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("confirmed by"),
+    )
+    confirmed_at = models.DateTimeField(_("confirmed at"), null=True, blank=True)
+    confirmation_note = models.TextField(_("confirmation note"), null=True, blank=True)
     history = HistoricalRecords()
+    late_history_columns = (
+        "expires_on",
+        "evidence_name",
+        "evidence_content_type",
+        "evidence_size_bytes",
+        "evidence_sha256",
+        "evidence_storage_name",
+        "confirmed_by_id",
+        "confirmed_at",
+        "confirmation_note",
+    )
 
     class Meta:
         ordering = ["item_id", "-waived_at"]
         verbose_name = _("red-flag waiver")
         verbose_name_plural = _("red-flag waivers")
+        permissions = [
+            ("confirm_redflagwaiver", _("Can confirm a waiver as the second legal reviewer")),
+            ("withdraw_redflagwaiver", _("Can withdraw a red-flag waiver")),
+        ]
 
     def __str__(self) -> str:
         return f"Waiver of item #{self.item_id} ({self.waived_status})"

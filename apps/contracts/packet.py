@@ -2,7 +2,8 @@
 
 The checklists' change history already joins the packet through the case
 timeline (``apps.contracts.selectors.case_history_querysets``), so this
-section names none of its own.
+section names none of its own. Each waiver's evidence file is an evidence file
+of the manifest, re-hashed from storage.
 """
 
 from django.utils.translation import gettext as _
@@ -16,14 +17,26 @@ def packet_section(case):
     offers = case_red_flags(case)
     if not offers:
         return None
+    files = [
+        (
+            f"waiver-{line.waiver.pk}-{line.waiver.evidence_name}",
+            line.waiver.evidence_storage_name,
+            line.waiver.evidence_sha256 or "",
+        )
+        for entry in offers
+        for row in entry.rows
+        for line in row.lines
+        if line.waiver.evidence_storage_name
+    ]
     return PacketSection(
         title=_("Contract clause checklists"),
         template="contracts/packet_section.html",
         context={
             "offers": [
-                (entry, [(row.item, w) for row in entry.rows for w in row.waivers])
+                (entry, [(row.item, line) for row in entry.rows for line in row.lines])
                 for entry in offers
             ]
         },
         order=40,
+        manifest_files=files,
     )

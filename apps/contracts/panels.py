@@ -4,6 +4,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from apps.cases.overview import CasePanel
+from apps.contracts import rules
 from apps.contracts.selectors import case_red_flags, offer_checklist
 
 # Shows tracked records only, by the viewer's permissions and today's date.
@@ -40,10 +41,7 @@ def _missing(entry) -> list[str]:
             % {
                 "vendor": vendor,
                 "n": len(summary.open_red_flags),
-                "items": "; ".join(
-                    f"{flag.number}. {flag.title} ({flag.status.replace('_', ' ')})"
-                    for flag in summary.open_red_flags
-                ),
+                "items": "; ".join(_flag_line(flag) for flag in summary.open_red_flags),
             }
         )
     if summary.not_reviewed:
@@ -52,6 +50,13 @@ def _missing(entry) -> list[str]:
             % {"vendor": vendor, "n": len(summary.not_reviewed), "total": summary.total}
         )
     return lines
+
+
+def _flag_line(flag) -> str:
+    """``3. Title (missing)``, and what is wrong with its waiver in the gate's words."""
+    line = f"{flag.number}. {flag.title} ({flag.status.replace('_', ' ')})"
+    problem = rules.waiver_problem(flag)
+    return f"{line}: {problem}" if problem else line
 
 
 def offer_panel(offer, *, actor) -> CasePanel | None:

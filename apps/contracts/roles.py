@@ -18,7 +18,12 @@ ROLE_PERMISSIONS = {
         "contracts.clausechecklist",
         "contracts.checklistitem",
     )
-    + ["contracts.add_redflagwaiver"],
+    + [
+        "contracts.add_redflagwaiver",
+        # A high-severity item's waiver counts once a second legal reviewer confirms it.
+        "contracts.confirm_redflagwaiver",
+        "contracts.withdraw_redflagwaiver",
+    ],
     Role.PROCUREMENT: READ,
     Role.TECH_LEAD: READ,
     Role.AUDITOR: READ,

@@ -5,9 +5,11 @@ approval gates call (DESIGN §2.8: no open red flag in the clause checklist).
 """
 
 from dataclasses import dataclass, field
+from datetime import date
 
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
 from apps.cases.reads import shared_read
 from apps.contracts import rules
@@ -18,8 +20,32 @@ from apps.contracts.models import (
     RedFlagWaiver,
     TemplateItem,
 )
+from apps.core.downloads import StoredFile
 from apps.offers.models import Offer
 from apps.offers.selectors import offer_get_for, offer_list_for, offers_of_case
+
+
+def today() -> date:
+    """The day waivers are judged on: the organisation's local date."""
+    return timezone.localdate()
+
+
+def waiver_expires_on(waiver: RedFlagWaiver) -> date:
+    """The last day ``waiver`` is in force; one recorded before expiry dates gets the default."""
+    if waiver.expires_on is not None:
+        return waiver.expires_on
+    return rules.default_expiry(timezone.localdate(waiver.waived_at))
+
+
+def waiver_state(waiver: RedFlagWaiver) -> rules.WaiverState:
+    return rules.WaiverState(
+        waiver.waived_status,
+        lapsed=waiver.lapsed_at is not None,
+        expires_on=waiver_expires_on(waiver),
+        confirmed=waiver.confirmed_at is not None,
+        waived_by=waiver.waived_by_id,
+        waiver_id=waiver.pk,
+    )
 
 
 def item_state(item: ChecklistItem, waivers: list[RedFlagWaiver]) -> rules.ItemState:
@@ -29,10 +55,9 @@ def item_state(item: ChecklistItem, waivers: list[RedFlagWaiver]) -> rules.ItemS
         title=item.title,
         status=item.status,
         required=item.required,
-        waivers=tuple(
-            rules.WaiverState(w.waived_status, lapsed=w.lapsed_at is not None) for w in waivers
-        ),
+        waivers=tuple(waiver_state(w) for w in waivers),
         item_id=item.pk,
+        high_severity=bool(item.high_severity),
     )
 
 
@@ -41,7 +66,10 @@ def _items_prefetch() -> Prefetch:
         "items",
         queryset=ChecklistItem.objects.select_related("reviewer")
         .prefetch_related(
-            Prefetch("waivers", queryset=RedFlagWaiver.objects.select_related("waived_by"))
+            Prefetch(
+                "waivers",
+                queryset=RedFlagWaiver.objects.select_related("waived_by", "confirmed_by"),
+            )
         )
         .order_by("number"),
     )
@@ -57,22 +85,90 @@ def open_red_flags(checklist: ClauseChecklist) -> list[rules.RedFlag]:
     ``kind`` tells them apart; an empty list means the checklist is clear.
     Uses prefetched items and waivers when present.
     """
-    return rules.blocking_items(checklist_states(checklist))
+    return rules.blocking_items(checklist_states(checklist), today=today())
+
+
+@dataclass
+class WaiverLine:
+    """One waiver as the pages and the packet show it, judged today."""
+
+    waiver: RedFlagWaiver
+    expires_on: date
+    expired: bool  # past its expiry date
+    lapsed: bool  # status changed, or withdrawn
+    needs_confirmation: bool  # high-severity item: a second legal reviewer must confirm
+    counts: bool  # clears the item today
+
+    @property
+    def awaits_confirmation(self) -> bool:
+        return (
+            self.needs_confirmation
+            and self.waiver.confirmed_at is None
+            and not self.lapsed
+            and not self.expired
+        )
 
 
 @dataclass
 class ItemRow:
-    """One item as the pages show it: the record, its verdict and its waivers."""
+    """One item as the pages show it: the record, its verdict and its waivers.
+
+    ``current_waiver`` clears the item today; ``pending_waiver`` waits for its
+    second legal confirmation; ``flag`` says why the item blocks, where it does.
+    """
 
     item: ChecklistItem
     verdict: rules.Verdict
     waivers: list[RedFlagWaiver]
+    current_waiver: RedFlagWaiver | None = None
+    pending_waiver: RedFlagWaiver | None = None
+    flag: rules.RedFlag | None = None
+    lines: list[WaiverLine] = field(default_factory=list)
 
     @property
-    def current_waiver(self) -> RedFlagWaiver | None:
-        if self.verdict is not rules.Verdict.WAIVED:
-            return None
-        return next((w for w in self.waivers if w.lapsed_at is None), None)
+    def flag_label(self) -> str:
+        return (
+            rules.flag_label(self.flag) if self.flag else f"{self.item.number}. {self.item.title}"
+        )
+
+    @property
+    def waiver_problem(self) -> str | None:
+        return rules.waiver_problem(self.flag) if self.flag else None
+
+    @property
+    def current_line(self) -> WaiverLine | None:
+        return next((line for line in self.lines if line.waiver is self.current_waiver), None)
+
+
+def item_row(
+    item: ChecklistItem, waivers: list[RedFlagWaiver], *, on: date
+) -> tuple[ItemRow, rules.ItemState]:
+    state = item_state(item, waivers)
+    pairs = list(zip(waivers, state.waivers, strict=True))
+    effective = rules.effective_waiver(state, today=on)
+    pending = rules.pending_waiver(state, today=on)
+    flag = next(iter(rules.blocking_items([state], today=on)), None)
+    lines = [
+        WaiverLine(
+            waiver=waiver,
+            expires_on=ws.expires_on or waiver_expires_on(waiver),
+            expired=rules.waiver_expired(ws.expires_on, on),
+            lapsed=ws.lapsed,
+            needs_confirmation=state.high_severity,
+            counts=rules.waiver_counts(state, ws, today=on),
+        )
+        for waiver, ws in pairs
+    ]
+    row = ItemRow(
+        item=item,
+        verdict=rules.item_verdict(state, today=on),
+        waivers=waivers,
+        current_waiver=next((w for w, ws in pairs if ws is effective), None),
+        pending_waiver=next((w for w, ws in pairs if ws is pending), None),
+        flag=flag,
+        lines=lines,
+    )
+    return row, state
 
 
 @dataclass
@@ -96,27 +192,40 @@ class OfferRedFlags:
         return [row for row in self.rows if row.verdict in red]
 
     @property
+    def open_labels(self) -> list[str]:
+        """Each open red flag as the gate names it."""
+        if self.summary is None:
+            return []
+        return [rules.flag_label(flag) for flag in self.summary.open_red_flags]
+
+    @property
+    def waived_rows(self) -> list[ItemRow]:
+        return [row for row in self.rows if row.current_waiver is not None]
+
+    @property
     def blocks_approval(self) -> bool:
         return self.summary is None or not self.summary.clear
 
 
-def offer_red_flags(offer: Offer, checklist: ClauseChecklist | None) -> OfferRedFlags:
+def offer_red_flags(
+    offer: Offer, checklist: ClauseChecklist | None, *, on: date | None = None
+) -> OfferRedFlags:
     if checklist is None:
         return OfferRedFlags(offer=offer, checklist=None, summary=None)
+    on = on or today()
     rows, states = [], []
     for item in checklist.items.all():
-        waivers = list(item.waivers.all())
-        state = item_state(item, waivers)
+        row, state = item_row(item, list(item.waivers.all()), on=on)
+        rows.append(row)
         states.append(state)
-        rows.append(ItemRow(item=item, verdict=rules.item_verdict(state), waivers=waivers))
     return OfferRedFlags(
-        offer=offer, checklist=checklist, summary=rules.summarise(states), rows=rows
+        offer=offer, checklist=checklist, summary=rules.summarise(states, today=on), rows=rows
     )
 
 
 @shared_read
 def case_red_flags(case) -> list[OfferRedFlags]:
-    """Every offer of the case with its checklist state, in five queries."""
+    """Every offer of the case with its checklist state today, in five queries."""
     offers = sorted(offers_of_case(case), key=lambda offer: offer.pk)
     checklists = {
         c.offer_id: c
@@ -124,7 +233,8 @@ def case_red_flags(case) -> list[OfferRedFlags]:
         .select_related("template")
         .prefetch_related(_items_prefetch())
     }
-    return [offer_red_flags(offer, checklists.get(offer.pk)) for offer in offers]
+    on = today()
+    return [offer_red_flags(offer, checklists.get(offer.pk), on=on) for offer in offers]
 
 
 def offer_checklist(offer: Offer) -> OfferRedFlags:
@@ -155,10 +265,42 @@ def checklist_get_for(actor, pk: int) -> ClauseChecklist:
 def checklist_item_get_for(actor, pk: int) -> ChecklistItem:
     """An item, only if the actor may see its offer."""
     item = get_object_or_404(
-        ChecklistItem.objects.select_related("checklist").prefetch_related("waivers"), pk=pk
+        ChecklistItem.objects.select_related("checklist").prefetch_related(
+            Prefetch(
+                "waivers",
+                queryset=RedFlagWaiver.objects.select_related("waived_by", "confirmed_by"),
+            )
+        ),
+        pk=pk,
     )
     offer_get_for(actor, item.checklist.offer_id)
     return item
+
+
+def waiver_list_for(actor) -> QuerySet[RedFlagWaiver]:
+    """Waivers of the checklists the actor may see."""
+    if not actor.has_perm("contracts.view_redflagwaiver"):
+        return RedFlagWaiver.objects.none()
+    checklists = checklist_list_for(actor).values("pk")
+    return RedFlagWaiver.objects.filter(item__checklist__in=checklists).select_related(
+        "waived_by", "confirmed_by", "item__checklist__offer"
+    )
+
+
+def waiver_get_for(actor, pk: int) -> RedFlagWaiver:
+    return get_object_or_404(waiver_list_for(actor), pk=pk)
+
+
+def waiver_stored_file(waiver: RedFlagWaiver) -> StoredFile:
+    """The waiver's evidence as a download sends it, checked against its SHA-256."""
+    return StoredFile(
+        case_id=waiver.item.checklist.offer.case_id,
+        record=f"Evidence of the waiver of {waiver.item}",
+        name=waiver.evidence_storage_name or "",
+        sha256=waiver.evidence_sha256 or "",
+        filename=waiver.evidence_name or "evidence",
+        content_type=waiver.evidence_content_type or None,
+    )
 
 
 def templates_with_items() -> QuerySet[ChecklistTemplate]:

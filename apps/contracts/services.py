@@ -1,12 +1,21 @@
 """Writes to checklist templates, clause checklists and red-flag waivers."""
 
+import hashlib
+import os
+import uuid
+from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Max
+from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from apps.contracts import rules
 from apps.contracts.models import (
@@ -16,11 +25,20 @@ from apps.contracts.models import (
     RedFlagWaiver,
     TemplateItem,
 )
-from apps.contracts.selectors import item_state
+from apps.contracts.selectors import item_state, today, waiver_state
 from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
+from apps.core.uploads import EVIDENCE_DOCUMENTS, UploadPolicy
 
 ITEM_FIELDS = ("status", "clause_reference", "excerpt", "note")
-TEMPLATE_ITEM_FIELDS = ("key", "title", "sub_points", "guidance", "required")
+TEMPLATE_ITEM_FIELDS = ("key", "title", "sub_points", "guidance", "required", "high_severity")
+
+
+def evidence_max_bytes() -> int:
+    return settings.WAIVER_EVIDENCE_MAX_BYTES
+
+
+# A waiver's evidence: the documents the project takes as evidence, up to the setting's size.
+EVIDENCE_POLICY = UploadPolicy(evidence_max_bytes, types=EVIDENCE_DOCUMENTS)
 
 
 def checklist_template_publish(
@@ -85,6 +103,7 @@ def _template_items_clean(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "sub_points": [p.strip() for p in sub_points],
                 "guidance": (raw.get("guidance") or "").strip(),
                 "required": bool(raw.get("required", True)),
+                "high_severity": bool(raw.get("high_severity", False)),
             }
         )
     if errors:
@@ -232,25 +251,145 @@ def _waivers_lapse(*, actor, item: ChecklistItem, new_status: str, when) -> None
             )
 
 
-def red_flag_waive(*, actor, item: ChecklistItem, reason: str) -> RedFlagWaiver:
-    """Record a legal reviewer's waiver of one red flag, bound to its current status."""
+def red_flag_waive(
+    *,
+    actor,
+    item: ChecklistItem,
+    reason: str,
+    expires_on: date | None = None,
+    evidence=None,
+) -> RedFlagWaiver:
+    """Record a legal reviewer's waiver of one red flag, bound to its current status.
+
+    It is in force up to and including ``expires_on`` (by default
+    ``rules.WAIVER_DAYS`` from today, never a day in the past). ``evidence``, an
+    uploaded file, is checked and stored under a name the server makes, with its
+    SHA-256; a refusal stores nothing.
+    """
     if not actor.has_perm("contracts.add_redflagwaiver"):
         raise PermissionDenied("Only a legal reviewer may waive a red flag.")
-    if not (reason or "").strip():
-        raise ValidationError({"reason": "A waiver needs a reason."})
+    on = today()
+    errors = rules.waiver_grant_errors(reason=reason, expires_on=expires_on, today=on)
+    if errors:
+        raise ValidationError(errors)
+    evidence_fields, raw = _evidence_read(evidence) if evidence is not None else ({}, b"")
+    saved = None
+    try:
+        with transaction.atomic():
+            current = ChecklistItem.objects.select_for_update().get(pk=item.pk)
+            problem = rules.waive_error(item_state(current, list(current.waivers.all())), today=on)
+            if problem:
+                raise ValidationError({"item": problem})
+            if raw:
+                # A fresh name per upload: no file is ever overwritten, whatever it was called.
+                extension = os.path.splitext(evidence_fields["evidence_name"])[1].lower()[:10]
+                wanted = f"contracts/waivers/{current.pk}/{uuid.uuid4().hex}{extension}"
+                saved = default_storage.save(wanted, ContentFile(raw))
+                evidence_fields["evidence_storage_name"] = saved
+            return tracked_create(
+                RedFlagWaiver,
+                actor=actor,
+                reason=f"Red flag waived on item {current.number} ({current.status}): "
+                + reason.strip(),
+                item=current,
+                waived_status=current.status,
+                justification=reason.strip(),
+                waived_by=actor,
+                waived_at=timezone.now(),
+                expires_on=expires_on or rules.default_expiry(on),
+                **evidence_fields,
+            )
+    except BaseException:
+        if saved:
+            default_storage.delete(saved)
+        raise
+
+
+def _evidence_read(upload) -> tuple[dict[str, Any], bytes]:
+    """The evidence's recorded fields and bytes, or a ValidationError on ``evidence``."""
+    limit = evidence_max_bytes()
+    too_large = _("The file is larger than %(limit)s.") % {"limit": filesizeformat(limit)}
+    # The size is checked before a byte is read: a file over the limit is never loaded.
+    if upload.size is not None and upload.size > limit:
+        raise ValidationError({"evidence": too_large})
+    if upload.size == 0:
+        raise ValidationError({"evidence": _("The file is empty.")})
+    try:
+        name, extension, kind = EVIDENCE_POLICY.file_kind(upload)
+    except ValidationError as error:
+        raise ValidationError({"evidence": error.messages}) from None
+    raw = upload.read(limit + 1)
+    if len(raw) > limit:
+        raise ValidationError({"evidence": too_large})
+    if not raw:
+        raise ValidationError({"evidence": _("The file is empty.")})
+    # Shown and offered back as the download's name: printable, and never a path.
+    name = "".join(ch for ch in name if ch.isprintable()).strip() or f"evidence{extension}"
+    return {
+        "evidence_name": name[:200],
+        "evidence_content_type": kind.content_type,
+        "evidence_size_bytes": len(raw),
+        "evidence_sha256": hashlib.sha256(raw).hexdigest(),
+    }, raw
+
+
+def _who(user) -> str:
+    return user.get_full_name() or user.get_username()
+
+
+def _lock_waiver(waiver: RedFlagWaiver) -> tuple[ChecklistItem, RedFlagWaiver]:
+    """Lock in the order a checklist save does (checklist, then waivers and items), so a
+    status change that lapses the waiver and this write take turns."""
+    item = ChecklistItem.objects.get(pk=waiver.item_id)
+    ClauseChecklist.objects.select_for_update().get(pk=item.checklist_id)
+    current = RedFlagWaiver.objects.select_for_update().get(pk=waiver.pk)
+    return ChecklistItem.objects.get(pk=item.pk), current
+
+
+def red_flag_waiver_confirm(*, actor, waiver: RedFlagWaiver, note: str) -> RedFlagWaiver:
+    """A second legal reviewer confirms the waiver of a high-severity item; then it counts."""
+    if not actor.has_perm("contracts.confirm_redflagwaiver"):
+        raise PermissionDenied(_("Only a legal reviewer may confirm a waiver."))
     with transaction.atomic():
-        current = ChecklistItem.objects.select_for_update().get(pk=item.pk)
-        problem = rules.waive_error(item_state(current, list(current.waivers.all())))
+        item, current = _lock_waiver(waiver)
+        problem = rules.confirm_error(
+            item_state(item, [current]),
+            waiver_state(current),
+            actor_id=actor.pk,
+            note=note,
+            today=today(),
+        )
         if problem:
-            raise ValidationError({"item": problem})
-        return tracked_create(
-            RedFlagWaiver,
+            raise ValidationError({"note": problem})
+        return tracked_update(
+            current,
             actor=actor,
-            reason=f"Red flag waived on item {current.number} ({current.status}): "
-            + reason.strip(),
-            item=current,
-            waived_status=current.status,
-            justification=reason.strip(),
-            waived_by=actor,
-            waived_at=timezone.now(),
+            reason=f"Waiver of item {item.number} confirmed by a second legal reviewer: "
+            + note.strip(),
+            fields={
+                "confirmed_by": actor,
+                "confirmed_at": timezone.now(),
+                "confirmation_note": note.strip(),
+            },
+        )
+
+
+def red_flag_waiver_withdraw(*, actor, waiver: RedFlagWaiver, reason: str) -> RedFlagWaiver:
+    """A legal reviewer withdraws a waiver: the item is judged afresh; the waiver stays on
+    record, lapsed, and never revives."""
+    if not actor.has_perm("contracts.withdraw_redflagwaiver"):
+        raise PermissionDenied(_("Only a legal reviewer may withdraw a waiver."))
+    with transaction.atomic():
+        item, current = _lock_waiver(waiver)
+        problem = rules.withdraw_error(waiver_state(current), reason=reason)
+        if problem:
+            raise ValidationError({"reason": problem})
+        return tracked_update(
+            current,
+            actor=actor,
+            reason=f"Waiver of item {item.number} withdrawn: " + reason.strip(),
+            fields={
+                "lapsed_at": timezone.now(),
+                "lapse_note": f"Withdrawn by {_who(actor)}: {reason.strip()}"[:300],
+            },
         )

@@ -5,6 +5,7 @@ import re
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -16,20 +17,28 @@ from apps.contracts.forms import (
     ChecklistSaveForm,
     TemplateItemFormSet,
     TemplatePublishForm,
+    WaiverConfirmForm,
     WaiverForm,
+    WaiverWithdrawForm,
 )
 from apps.contracts.rules import waive_error
 from apps.contracts.selectors import (
     case_checklist_comparison,
     checklist_item_get_for,
+    item_row,
     item_state,
     offer_checklist,
     template_latest,
     templates_with_items,
+    today,
+    waiver_get_for,
+    waiver_stored_file,
 )
 from apps.core.access import role_required
+from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
+from apps.core.uploads import refused_unread
 from apps.offers.selectors import offer_get_for
 
 ROW_ERROR = re.compile(r"^items\[(\d+)\]\.(\w+)$")
@@ -133,22 +142,28 @@ def _apply_row_errors(row_forms, main_form, error: Exception) -> None:
         main_form.add_error(None, _("Nothing was saved: correct the marked fields."))
 
 
+@refused_unread(services.EVIDENCE_POLICY.check())  # before the CSRF check reads it
 @role_required("contracts.add_redflagwaiver")
 def item_waive(request, pk: int):
     item = checklist_item_get_for(request.user, pk)
     offer = offer_get_for(request.user, item.checklist.offer_id)
     waivers = list(item.waivers.all())
-    form = WaiverForm(request.POST or None)
+    form = WaiverForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
             services.red_flag_waive(
-                actor=request.user, item=item, reason=form.cleaned_data["reason"]
+                actor=request.user,
+                item=item,
+                reason=form.cleaned_data["reason"],
+                expires_on=form.cleaned_data.get("expires_on"),
+                evidence=form.cleaned_data.get("evidence"),
             )
         except (ValidationError, PermissionDenied) as error:
             _apply_waive_errors(form, error)
         else:
             messages.success(request, _("Red flag waived."))
             return redirect("offers:detail", pk=offer.pk)
+    row, _state = item_row(item, waivers, on=today())
     return render(
         request,
         "contracts/waiver_form.html",
@@ -156,11 +171,84 @@ def item_waive(request, pk: int):
             "offer": offer,
             "case": offer.case,
             "item": item,
+            "row": row,
             "waivers": waivers,
             "form": form,
-            "not_waivable": waive_error(item_state(item, waivers)),
+            "not_waivable": waive_error(item_state(item, waivers), today=today()),
         },
     )
+
+
+def _waiver_page(request, pk: int, form_class, action, template: str, done: str):
+    """The confirm and withdraw pages: one waiver, its item, a reason, the service."""
+    waiver = waiver_get_for(request.user, pk)
+    item = checklist_item_get_for(request.user, waiver.item_id)
+    offer = offer_get_for(request.user, item.checklist.offer_id)
+    form = form_class(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            action(waiver, form.cleaned_data)
+        except (ValidationError, PermissionDenied) as error:
+            apply_service_errors(form, _renamed(error, to=next(iter(form.fields))))
+        else:
+            messages.success(request, done)
+            return redirect("offers:detail", pk=offer.pk)
+    row, _state = item_row(item, list(item.waivers.all()), on=today())
+    return render(
+        request,
+        template,
+        {
+            "offer": offer,
+            "case": offer.case,
+            "item": item,
+            "row": row,
+            "waiver": waiver,
+            "form": form,
+        },
+    )
+
+
+@role_required("contracts.confirm_redflagwaiver")
+def waiver_confirm(request, pk: int):
+    return _waiver_page(
+        request,
+        pk,
+        WaiverConfirmForm,
+        lambda waiver, data: services.red_flag_waiver_confirm(
+            actor=request.user, waiver=waiver, note=data["note"]
+        ),
+        "contracts/waiver_confirm.html",
+        _("Waiver confirmed."),
+    )
+
+
+@role_required("contracts.withdraw_redflagwaiver")
+def waiver_withdraw(request, pk: int):
+    return _waiver_page(
+        request,
+        pk,
+        WaiverWithdrawForm,
+        lambda waiver, data: services.red_flag_waiver_withdraw(
+            actor=request.user, waiver=waiver, reason=data["reason"]
+        ),
+        "contracts/waiver_withdraw.html",
+        _("Waiver withdrawn: the item is judged afresh."),
+    )
+
+
+@role_required("contracts.view_redflagwaiver")
+def waiver_evidence(request, pk: int):
+    waiver = waiver_get_for(request.user, pk)  # only a waiver of an offer the user may see
+    if not waiver.evidence_storage_name:
+        raise Http404(_("This waiver has no evidence file."))
+    return stored_file_response(request, waiver_stored_file(waiver))
+
+
+def _renamed(error: Exception, *, to: str) -> Exception:
+    """A service's field errors on the one field of a confirm or withdraw form."""
+    if not (isinstance(error, ValidationError) and hasattr(error, "error_dict")):
+        return error
+    return ValidationError({to: [m for values in error.message_dict.values() for m in values]})
 
 
 def _apply_waive_errors(form, error: Exception) -> None:
@@ -172,7 +260,12 @@ def _apply_waive_errors(form, error: Exception) -> None:
 def _rename(error: ValidationError) -> ValidationError:
     renamed: dict[str, list[str]] = {}
     for key, values in error.message_dict.items():
-        target = "reason" if key in ("reason", "justification") else "__all__"
+        if key in ("reason", "justification"):
+            target = "reason"
+        elif key in ("expires_on", "evidence"):
+            target = key
+        else:
+            target = "__all__"
         renamed.setdefault(target, []).extend(values)
     return ValidationError(renamed)
 
@@ -206,6 +299,7 @@ def template_publish(request):
             "sub_points": "\n".join(item.sub_points),
             "guidance": item.guidance,
             "required": item.required,
+            "high_severity": bool(item.high_severity),
         }
         for item in (latest.items.all() if latest else [])
     ]

@@ -6,8 +6,8 @@ from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.cases.selectors import case_list_for
-from apps.contracts.models import ChecklistItem, RedFlagWaiver
-from apps.contracts.selectors import OfferRedFlags, offers_checklists
+from apps.contracts.models import ChecklistItem
+from apps.contracts.selectors import OfferRedFlags, WaiverLine, offers_checklists
 from apps.evidence.models import SpecVerification
 from apps.offers.models import Offer
 from apps.offers.selectors import spec_status_for
@@ -69,12 +69,13 @@ def vendor_offers(actor, vendor: Vendor) -> list[VendorOffer]:
 
 def vendor_waivers(
     offers: list[VendorOffer],
-) -> list[tuple[Offer, ChecklistItem, RedFlagWaiver]]:
-    """Every red-flag waiver on the vendor's offers, ``(offer, item, waiver)``, newest first."""
+) -> list[tuple[Offer, ChecklistItem, WaiverLine]]:
+    """Every red-flag waiver on the vendor's offers, ``(offer, item, line)``, newest first;
+    ``line.waiver`` is the waiver, judged today (expired, awaiting confirmation)."""
     rows = [
-        (entry.offer, row.item, waiver)
+        (entry.offer, row.item, line)
         for entry in offers
         for row in entry.checklist.rows
-        for waiver in row.waivers
+        for line in row.lines
     ]
-    return sorted(rows, key=lambda row: row[2].waived_at, reverse=True)
+    return sorted(rows, key=lambda row: row[2].waiver.waived_at, reverse=True)

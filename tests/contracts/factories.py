@@ -31,3 +31,35 @@ def all_acceptable(checklist):
 
 def item(checklist, key):
     return checklist.items.get(key=key)
+
+
+def make_legal(username="leo"):
+    """A second legal reviewer, to confirm the waivers of high-severity items."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from apps.accounts.roles import Role
+
+    user = get_user_model().objects.create_user(
+        username=username, password="pw", first_name=username.title()
+    )
+    user.groups.add(Group.objects.get(name=Role.LEGAL))
+    return user
+
+
+def template_rows(*, high_severity=()):
+    """The latest template's items as the API publishes them, ``high_severity`` keys marked."""
+    from apps.contracts.models import ChecklistTemplate
+
+    latest = ChecklistTemplate.objects.order_by("-number").first()
+    return [
+        {
+            "key": i.key,
+            "title": i.title,
+            "sub_points": i.sub_points,
+            "guidance": i.guidance,
+            "required": i.required,
+            "high_severity": i.key in high_severity,
+        }
+        for i in latest.items.order_by("number")
+    ]
