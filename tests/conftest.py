@@ -63,6 +63,19 @@ def _clear_throttle_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _language_reset():
+    """A test that requests a page in Chinese leaves the next test in the default language.
+
+    Django's test client activates the response's language in this thread and
+    leaves it active after the request.
+    """
+    from django.utils import translation
+
+    yield
+    translation.deactivate()
+
+
 @pytest.fixture
 def people(db, django_user_model):
     users = {}
