@@ -21,6 +21,7 @@ from apps.cases.models import ProcurementCase
 from apps.cases.services import case_create
 from apps.contracts import demo as contracts_demo
 from apps.costs import demo as costs_demo
+from apps.evidence import demo as evidence_demo
 from apps.offers.models import Offer
 from apps.offers.services import declared_spec_update, offer_create
 from apps.scorecards.services import scorecard_save
@@ -34,6 +35,7 @@ DEMO_EXTENSIONS = (
     contracts_demo,
     assessments_demo,
     access_demo,
+    evidence_demo,
     costs_demo,
     # Last: submits the demo case for approval once every record is in place.
     approvals_demo,

@@ -89,7 +89,11 @@ class EvidenceBundle(TrackedModel):
     client_summary_disagreements = models.JSONField(
         _("client summaries that disagree with the raw data"), default=list, blank=True
     )
+    # Set on demo bundles only (apps.evidence.demo): every page and packet showing the
+    # bundle prints it, so datasheet values are never read as measurements.
+    demo_note = models.CharField(_("demo data"), max_length=300, null=True, blank=True)
     history = HistoricalRecords()
+    late_history_columns = ("demo_note",)
 
     class Meta:
         ordering = ["-received_at", "-pk"]

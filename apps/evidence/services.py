@@ -418,6 +418,15 @@ def bundle_receive(*, token: HarnessToken, raw: bytes, declared_sha256: str | No
     return bundle, receipt.created
 
 
+def bundle_mark_demo(*, actor, bundle: EvidenceBundle, note: str) -> EvidenceBundle:
+    """Mark a bundle built for the demo from datasheet values, never measured."""
+    if not note.strip():
+        raise ValidationError({"demo_note": "Say where the demo values come from."})
+    return tracked_update(
+        bundle, actor=actor, reason="Marked as demo data", fields={"demo_note": note.strip()}
+    )
+
+
 def _refusal_of(error: ValidationError) -> bundle_reader.BundleRefused:
     """A schema-valid value that does not fit the stored record, such as a 10,000-char id."""
     fields = getattr(error, "message_dict", {"bundle": error.messages})
