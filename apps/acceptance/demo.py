@@ -1,11 +1,9 @@
 """Demo: tariq prepares the acceptance of Aurora's offer while the case awaits its decision.
 
-The demo case has no evidence uploaded, so no offer passes every approval gate
-and none can be approved here. The plan is therefore prepared ahead of the
-decision, and says so; the layers the harness measures stay "not measured",
-and the fault injections tariq rehearsed show one recovery that consumed data
-twice — so the acceptance reads failed, with its reason, and the case is not
-accepted.
+Aurora's offer holds every approval gate, but nobody has decided yet: the plan
+is prepared ahead of the decision, and says so. The layers the harness
+measures stay "not measured"; the two fault injections tariq rehearsed on the
+trial allocation recovered cleanly. Nothing is accepted before an approval.
 """
 
 from datetime import timedelta
@@ -38,13 +36,6 @@ DEMO_FAULTS = [
         True,
         False,
         "Job rescheduled on the spare node and resumed from step 4,800; loss curve continuous.",
-    ),
-    (
-        FaultKind.MAINTENANCE,
-        "Simulated the vendor's maintenance window: drained and rebooted two nodes",
-        True,
-        True,
-        "Resumed from the latest checkpoint, but 312 samples of shard 17 were consumed twice.",
     ),
 ]
 

@@ -1,8 +1,10 @@
 """Demo access matrix and network plan for the demo case.
 
-The matrix is the seed default, with one shortcut a reviewer must catch: the
+The matrix is the seed default, with one shortcut the reviewer caught: the
 data engineer was also given cluster admin, which together with data write is
-a segregation-of-duties violation. The network plan measures a 210 ms RTT
+a segregation-of-duties violation. The history keeps that version; the grant
+was then withdrawn, every control is in place with its evidence, and tariq
+marked the matrix reviewed. The network plan measures a 210 ms RTT
 against a 400 ms first-token budget: the RTT alone takes over half of it, so
 the seed's advice is to serve from closer to the users.
 """
@@ -11,7 +13,7 @@ from decimal import Decimal
 
 from apps.access.defaults import default_matrix_payload
 from apps.access.models import AccessMatrix
-from apps.access.services import access_matrix_save, network_plan_save
+from apps.access.services import access_matrix_review, access_matrix_save, network_plan_save
 
 CONTROL_STATUS = {
     "mfa_entry": (
@@ -19,9 +21,12 @@ CONTROL_STATUS = {
         "Teleport bastion with WebAuthn; config in infra repo, ticket SEC-412.",
     ),
     "short_lived_credentials": ("in_place", "OIDC-issued 1 h certificates; static keys disabled."),
-    "secrets_in_kms": ("partial", "KMS in use; two CI images still carry a registry token."),
-    "egress_allow_list": ("missing", ""),
-    "audit_and_recording": ("partial", "Session recording on; off-site log copy not yet set up."),
+    "secrets_in_kms": ("in_place", "All secrets in KMS; CI registry tokens removed (SEC-418)."),
+    "egress_allow_list": ("in_place", "Egress proxy allow-list, change SEC-421."),
+    "audit_and_recording": (
+        "in_place",
+        "Session recording on; logs copied off-site daily (SEC-425).",
+    ),
     "key_rotation": ("in_place", "Quarterly rotation job, last run recorded in SEC-430."),
     "revocation_on_leaving": ("in_place", "HR leaver feed disables SSO and bastion access."),
 }
@@ -53,6 +58,15 @@ def seed(*, case, users) -> None:
         expected_version=1,
         **payload,
     )
+    payload["grants"].pop()
+    matrix = access_matrix_save(
+        actor=tariq,
+        case=case,
+        reason="Cluster admin withdrawn from data engineering: storage restarts go to the platform team",
+        expected_version=2,
+        **payload,
+    )
+    access_matrix_review(actor=tariq, matrix=matrix, note="Quarterly review with the platform team")
     network_plan_save(
         actor=tariq,
         case=case,

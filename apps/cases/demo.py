@@ -1,9 +1,17 @@
-"""The demo: a realistic case, built through the same services as the UI.
+"""The demo: two realistic cases, built through the same services as the UI.
 
-Inference of Llama 3.1 70B for 600 concurrent 32k-token sequences needs
-8 instances of 8 H200 cards = 64 cards (see tests/sizing for the working).
-Three vendors make distinct offers; one declared spec lacks its driver
-version, so it shows as unconfirmed. Running it twice changes nothing.
+The first case can be approved. Inference of Llama 3.1 70B for 600 concurrent
+32k-token sequences needs 8 instances of 8 H200 cards = 64 cards (see
+tests/sizing for the working). Three vendors make distinct offers; one declared
+spec lacks its driver version, so it shows as unconfirmed. Aurora's offer holds
+every approval gate (its evidence is demo data built from the datasheet), and
+the case waits for the tech lead's decision.
+
+The second case is blocked by a rule nothing waives: its only offer comes with
+hardware whose export licence and origin documents the vendor cannot show, so
+the export-control gate stays shut whatever else is done.
+
+Running it twice changes nothing.
 """
 
 from decimal import Decimal
@@ -13,6 +21,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from apps.acceptance import demo as acceptance_demo
+from apps.assessments.services import Answers, assessment_create
 from apps.access import demo as access_demo
 from apps.accounts.roles import Role
 from apps.approvals import demo as approvals_demo
@@ -45,6 +54,42 @@ DEMO_EXTENSIONS = (
 
 DEMO_PASSWORD = "diligence-demo"
 DEMO_CASE_NAME = "Chat assistant on Llama 3.1 70B — 64 × H200"
+
+BLOCKED_CASE_NAME = "Batch embeddings on Cumulus — 16 × H100 of unknown origin"
+BLOCKED_OFFER = {
+    "accelerator_model": "NVIDIA H100 SXM5 80GB",
+    "accelerator_count": 16,
+    "unit_price": Decimal("1.40"),
+    "currency": "USD",
+    "billing_basis": "per_hour",
+    "prepayment_ratio": Decimal("0.00"),
+    "contract_term_months": 6,
+}
+BLOCKED_SPEC = {
+    "memory_per_card_gib": Decimal("79.6"),
+    "cards_per_node": 8,
+    "intra_node_interconnect": "nvlink",
+    "intra_node_bandwidth_gbps": Decimal("900"),
+    "local_nvme_tb": Decimal("15.36"),
+    "cuda_version": "12.4",
+    "runtime_versions": "PyTorch 2.5.1, NCCL 2.21.5",
+    "inter_node_network": "roce",
+    "inter_node_bandwidth_gbit": Decimal("800"),
+    "driver_version": "550.90.07",
+    "source_document": "Spot quote CAI-0057",
+}
+# The hardware answers are "no": the vendor cannot show an export licence for the
+# H100 nodes nor where they were bought, so the export-control gate holds nothing.
+BLOCKED_ANSWERS = {
+    "export_control_licence": (
+        "no",
+        "Vendor could not show an export licence for the H100 nodes (email of 3 March).",
+    ),
+    "authorization_documents": (
+        "no",
+        "No purchase or origin documents for the hardware; the reseller is not named.",
+    ),
+}
 
 DEMO_USERS = [
     ("priya", "Priya", "Raman", Role.PROCUREMENT),
@@ -265,18 +310,73 @@ def seed_users() -> dict:
     return users
 
 
-@transaction.atomic
-def seed_demo() -> ProcurementCase:
-    users = seed_users()
-    existing = ProcurementCase.objects.filter(name=DEMO_CASE_NAME).first()
-    if existing is not None:
-        return existing
-    priya, tariq = users["priya"], users["tariq"]
+def seed_vendors(users) -> dict:
     vendors = {}
     for fields in DEMO_VENDORS:
         vendors[fields["name"]] = Vendor.objects.filter(
             name=fields["name"]
-        ).first() or vendor_create(actor=priya, **fields)
+        ).first() or vendor_create(actor=users["priya"], **fields)
+    return vendors
+
+
+@transaction.atomic
+def seed_demo() -> ProcurementCase:
+    """Both demo cases; returns the first, the one that can be approved."""
+    users = seed_users()
+    vendors = seed_vendors(users)
+    case = ProcurementCase.objects.filter(name=DEMO_CASE_NAME).first()
+    if case is None:
+        case = seed_approvable_case(users, vendors)
+    if not ProcurementCase.objects.filter(name=BLOCKED_CASE_NAME).exists():
+        seed_blocked_case(users, vendors)
+    return case
+
+
+def seed_blocked_case(users, vendors) -> ProcurementCase:
+    """A case blocked by the never-waivable export-control rule, still being evaluated."""
+    priya, lena, tariq = users["priya"], users["lena"], users["tariq"]
+    case = case_create(
+        actor=priya,
+        name=BLOCKED_CASE_NAME,
+        workload="inference",
+        requirements=(
+            "Embed 40 million internal documents in a week-long batch; the cheapest spot "
+            "offer found is a reseller's H100 capacity."
+        ),
+    )
+    offer = offer_create(
+        actor=priya,
+        case=case,
+        vendor=vendors["Cumulus AI Infrastructure Sdn. Bhd."],
+        **BLOCKED_OFFER,
+    )
+    declared_spec_update(
+        actor=tariq,
+        spec=offer.declared_spec,
+        fields=BLOCKED_SPEC,
+        reason="Transcribed from the vendor's written spec",
+    )
+    answers: Answers = {
+        key: {"value": value, "note": note}
+        for key, (value, note) in (assessments_demo.DEMO_ANSWERS | BLOCKED_ANSWERS).items()
+    }
+    for key, number in assessments_demo.DEMO_NUMBERS.items():
+        answers.setdefault(key, {})["number"] = number
+    # Sign-off refuses these answers (the same rule as the gate), so it stays a draft.
+    assessment_create(
+        actor=lena,
+        case=case,
+        answers=answers,
+        conclusion=(
+            "The data side is clear, but the hardware's export licence and origin are not "
+            "documented: no approval is possible until the vendor produces them."
+        ),
+    )
+    return case
+
+
+def seed_approvable_case(users, vendors) -> ProcurementCase:
+    priya, tariq = users["priya"], users["tariq"]
     case = case_create(
         actor=priya,
         name=DEMO_CASE_NAME,

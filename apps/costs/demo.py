@@ -1,21 +1,19 @@
-"""Demo budget and three months of usage and bills for the demo case.
+"""Demo budget for the demo case, and the bills ``bill_csv`` would import.
 
-Priya picks Aurora's hourly offer (no offer is approved in the demo). The
-first month is clean; in the second the GPUs were busy 38 % of the billed
-hours (idle instances); in the third prompts ran far longer than the sizing
-assumed and the vendor billed 3.25 instead of the contracted 3.10 per GPU-hour.
-Each month's bill passes 90 % of the monthly budget, so alerts are recorded.
-The months are the three before the current one, so the demo never imports a
-month not yet begun.
+Priya sets the budget against Aurora's hourly offer, the one that awaits its
+decision. Nothing is billed in the demo: no offer is approved, so no contract
+runs. ``bill_csv`` holds three months as a contract would produce them (used by
+the cost tests): the first month is clean; in the second the GPUs were busy
+38 % of the billed hours (idle instances); in the third prompts ran far longer
+than the sizing assumed and the vendor billed 3.25 instead of the contracted
+3.10 per GPU-hour. The months are the three before the current one.
 """
 
 from datetime import date
 from decimal import Decimal
 
-from django.utils import timezone
-
-from apps.costs.models import Budget, CostImport
-from apps.costs.services import budget_save, cost_import_create, threshold_alerts_send
+from apps.costs.models import Budget
+from apps.costs.services import budget_save
 from apps.offers.models import Offer
 
 HEADER = (
@@ -74,15 +72,3 @@ def seed(*, case, users) -> None:
             },
             reason="Budget agreed with finance for the first contract year",
         )
-    if not CostImport.objects.filter(case=case).exists():
-        cost_import_create(
-            actor=priya,
-            case=case,
-            raw=bill_csv(timezone.localdate()),
-            file_name="aurora-usage-and-bills.csv",
-            source=CostImport.Source.UPLOAD,
-            note="Vendor invoices with our monitoring export",
-        )
-        # The import queues the alerts after commit; the demo is seeded in one
-        # transaction, so send them here.
-        threshold_alerts_send(case=case)

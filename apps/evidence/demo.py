@@ -266,7 +266,9 @@ def seed(*, case, users) -> None:
         return
     tariq = users["tariq"]
     issued = harness_token_create(actor=tariq, case=case, offer=offer, label=TOKEN_LABEL)
-    document = demo_bundle(offer, nonce=issued.record.nonce, when=timezone.now() - timedelta(hours=2))
+    document = demo_bundle(
+        offer, nonce=issued.record.nonce, when=timezone.now() - timedelta(hours=2)
+    )
     raw = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
     bundle, _created = bundle_receive(token=issued.record, raw=raw)
     bundle_mark_demo(actor=tariq, bundle=bundle, note=DEMO_NOTE)

@@ -1,34 +1,88 @@
 from io import StringIO
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.urls import reverse
 
+from apps.approvals.selectors import case_gates
+from apps.cases.demo import BLOCKED_CASE_NAME, DEMO_CASE_NAME
 from apps.cases.models import ProcurementCase
+from apps.costs.models import CostImport
+from apps.evidence.models import EvidenceBundle
 from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.models import Scorecard
 from apps.sizing.selectors import demand_result
 from apps.vendors.models import Vendor
 
+HARD_RULE = "cannot be skipped or waived (export-control law)"
 
-def test_seed_demo_builds_the_case_once(db):
+
+@pytest.fixture
+def demo(db, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
     out = StringIO()
     call_command("seed_demo", stdout=out)
+    return out.getvalue()
+
+
+def _counts() -> dict:
+    return {
+        "cases": ProcurementCase.objects.count(),
+        "offers": Offer.objects.count(),
+        "bundles": EvidenceBundle.objects.count(),
+        "scorecards": Scorecard.objects.count(),
+    }
+
+
+def test_seed_demo_builds_the_cases_once(demo):
+    before = _counts()
     call_command("seed_demo", stdout=StringIO())
-    assert ProcurementCase.objects.count() == 1
-    assert Vendor.objects.count() == 3 and Offer.objects.count() == 3
+    assert _counts() == before
+    assert before["cases"] == 2 and Vendor.objects.count() == 3 and Offer.objects.count() == 4
     assert get_user_model().objects.count() == 5
-    case = ProcurementCase.objects.get()
+    case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
     result, error = demand_result(case.compute_demand)
     assert error == "" and result.total_cards == 64  # a 70B model on about 64 H200
     unconfirmed = [o for o in offers_of_case(case) if not o.spec_status.confirmed]
     assert [o.spec_status.missing for o in unconfirmed] == [("driver version",)]
     assert Scorecard.objects.values("reviewer").distinct().count() == 2
-    assert "diligence-demo" in out.getvalue()
+    assert "diligence-demo" in demo
 
 
-def test_every_demo_user_can_sign_in(db, client):
-    call_command("seed_demo", stdout=StringIO())
+def test_the_first_case_can_be_approved_on_aurora(demo, client):
+    case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
+    assert case.status == ProcurementCase.Status.PENDING_APPROVAL
+    ready = [entry for entry in case_gates(case) if entry.all_held]
+    assert [str(entry.offer.vendor) for entry in ready] == ["Aurora Compute Pte. Ltd."]
+    [bundle] = EvidenceBundle.objects.filter(offer=ready[0].offer).select_related("verification")
+    assert bundle.verification.verdict == "verified" and bundle.demo_note.startswith("Demo data")
+    # Nothing is billed, and nothing accepted, before an approval.
+    assert not CostImport.objects.filter(case=case).exists()
+    client.force_login(get_user_model().objects.get(username="tariq"))
+    approval = client.get(f"/cases/{case.pk}/approval/").content.decode()
+    assert "Aurora Compute Pte. Ltd." in approval and HARD_RULE not in approval
+    page = client.get(f"/cases/{case.pk}/").content.decode()
+    assert 'Aurora Compute Pte. Ltd.: <span class="badge ok">every gate held' in page
+    assert "Pending approval: a tech lead approves one offer or rejects." in page
+    assert "Demo data" in page
+    detail = client.get(reverse("evidence:detail", args=[bundle.pk]))
+    assert "Demo data" in detail.content.decode()
+
+
+def test_the_second_case_is_blocked_by_the_hard_rule(demo, client):
+    case = ProcurementCase.objects.get(name=BLOCKED_CASE_NAME)
+    [entry] = case_gates(case)
+    gate = next(g for g in entry.gates if g.key == "hardware_compliance")
+    assert not gate.held and HARD_RULE in gate.reason
+    client.force_login(get_user_model().objects.get(username="priya"))
+    page = client.get(f"/cases/{case.pk}/").content.decode()
+    assert HARD_RULE in page
+    assert HARD_RULE in client.get(f"/cases/{case.pk}/approval/").content.decode()
+
+
+def test_every_demo_user_can_sign_in(demo, client):
     for username in ("priya", "lena", "tariq", "aude", "admin"):
         response = client.post(
             "/accounts/login/", {"username": username, "password": "diligence-demo"}
