@@ -62,7 +62,7 @@ def seed(*, case, users) -> None:
     matrix = access_matrix_save(
         actor=tariq,
         case=case,
-        reason="Cluster admin withdrawn from data engineering: storage restarts go to the platform team",
+        reason="Cluster admin withdrawn: the platform team restarts the storage daemons",
         expected_version=2,
         **payload,
     )

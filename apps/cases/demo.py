@@ -21,11 +21,11 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from apps.acceptance import demo as acceptance_demo
-from apps.assessments.services import Answers, assessment_create
 from apps.access import demo as access_demo
 from apps.accounts.roles import Role
 from apps.approvals import demo as approvals_demo
 from apps.assessments import demo as assessments_demo
+from apps.assessments.services import Answers, assessment_create
 from apps.cases.models import ProcurementCase
 from apps.cases.services import case_create
 from apps.contracts import demo as contracts_demo

@@ -83,11 +83,33 @@ def test_the_packet_chapter_takes_a_fixed_number_of_queries(priya, case):
     assert count() == few
 
 
-def test_seed_demo_has_a_budget_three_months_and_an_idle_one(db):
+def _import_demo_bills(case):
+    """The demo bills nothing (no offer is approved); its bill file, imported as a contract would."""
+    from django.utils import timezone
+
+    from apps.costs.demo import bill_csv
+    from apps.costs.services import cost_import_create, threshold_alerts_send
+
+    cost_import_create(
+        actor=case.owner,
+        case=case,
+        raw=bill_csv(timezone.localdate()),
+        file_name="aurora-usage-and-bills.csv",
+        source=CostImport.Source.UPLOAD,
+        note="Vendor invoices with our monitoring export",
+    )
+    threshold_alerts_send(case=case)
+
+
+def test_seed_demo_has_a_budget_and_its_bill_file_three_months_and_an_idle_one(db):
+    from apps.cases.demo import DEMO_CASE_NAME
+
     call_command("seed_demo", stdout=StringIO())
     call_command("seed_demo", stdout=StringIO())
-    case = ProcurementCase.objects.get()
-    assert Budget.objects.count() == 1 and CostImport.objects.count() == 1
+    case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
+    assert Budget.objects.count() == 1 and not CostImport.objects.exists()
+    _import_demo_bills(case)
+    assert CostImport.objects.count() == 1
     assert CostPeriod.objects.count() == 3
     view = cost_view(case)
     causes = [[c.key for c in row.causes] for row in view.reconciliation.periods]
@@ -106,6 +128,7 @@ def test_the_demo_packet_includes_the_reconciliation_and_the_bill_file(db, setti
 
     settings.PACKET_SIGNING_DIR = tmp_path / "signing"
     case = seed_demo()
+    _import_demo_bills(case)
     document = packet_document(
         case,
         number="DIL-2026-000009",
