@@ -22,6 +22,9 @@ from apps.audit.sources import all_sources, case_sources
 from apps.cases.demo import seed_demo
 from apps.core.models import FileIntegrityAlarm
 from apps.core.services import tracked_create
+from apps.costs.demo import bill_csv
+from apps.costs.models import CostImport
+from apps.costs.services import cost_import_create, threshold_alerts_send
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
 from tests.approvals.factories import make_verification
@@ -53,6 +56,15 @@ def demo_case(settings, tmp_path):
     offer = case.offers.order_by("pk").first()
     now = timezone.now()
     make_verification(tariq, offer)  # a harness token, an evidence bundle, its verification
+    # The demo bills nothing before an approval: its bill file, imported here.
+    cost_import_create(
+        actor=users["priya"],
+        case=case,
+        raw=bill_csv(now.date()),
+        file_name="aurora-usage-and-bills.csv",
+        source=CostImport.Source.UPLOAD,
+    )
+    threshold_alerts_send(case=case)
     make_stored_packet(aude, case)  # a packet request and its packet
     approval_decide(actor=tariq, case=case, decision="rejected", comment="Not this round")
     tracked_create(
