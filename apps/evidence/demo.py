@@ -176,6 +176,8 @@ def _artifact(name: str, content: str) -> dict:
 def demo_bundle(offer, *, nonce: str, when) -> dict:
     """The bundle document for ``offer``'s declared H200 node, as the harness would write it."""
     sku, product = datasheet.by_key(DEMO_SKU), gpu_tables.by_pci_id("0x2335")
+    assert sku is not None and product is not None and sku.memory_total_mib.value is not None
+    runtime_mib = sku.memory_total_mib.value - 512
     spec = offer.declared_spec
     driver, cuda = spec.driver_version, spec.cuda_version
     gpus = [
@@ -183,7 +185,7 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
             "uuid": f"GPU-de000000-0000-4000-8000-{i:012d}",
             "pci_bus_id": f"0000:{0x18 + i * 0x10:02x}:00.0",
             "nvml": _nvml(sku, product, i, driver),
-            "cuda": {"name": "NVIDIA H200", "memory_total_mib": sku.memory_total_mib.value - 512},
+            "cuda": {"name": "NVIDIA H200", "memory_total_mib": runtime_mib},
             "pci": None,
         }
         for i in range(GPUS)

@@ -84,7 +84,7 @@ def test_the_packet_chapter_takes_a_fixed_number_of_queries(priya, case):
 
 
 def _import_demo_bills(case):
-    """The demo bills nothing (no offer is approved); its bill file, imported as a contract would."""
+    """The demo bills nothing (no offer is approved): its bill file, imported here."""
     from django.utils import timezone
 
     from apps.costs.demo import bill_csv
