@@ -2,10 +2,11 @@
 
 Soak and correctness runs come from ``apps.evidence.acceptance``; until that
 module offers its functions there are simply no harness measurements yet. The
-performance layer reads the offer's newest spec verification: its bundle's
-server-recomputed load-test summary (``EvidenceBundle.summary``: ``levels``,
-``cells`` and ``gpus`` of ``apps.evidence.recompute``) and its version and
-environment checks.
+performance layer reads the offer's spec verification, composed from all its
+bundles: the server-recomputed load-test summary of the bundle its load test
+comes from (``EvidenceBundle.summary``: ``levels``, ``cells`` and ``gpus`` of
+``apps.evidence.recompute``) and its version and environment checks, so a
+soak or a correctness run uploaded on its own leaves the ladder in place.
 """
 
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from apps.acceptance.rules import (
 )
 from apps.evidence import acceptance as harness_values
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
-from apps.evidence.selectors import latest_verification
+from apps.evidence.rules.composition import LOADTEST
+from apps.evidence.selectors import latest_verification, source_bundle
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,9 @@ def offer_measurements(offer) -> OfferMeasurements:
     soaks, runs = soak_measurements(offer), correctness_measurements(offer)
     verification = latest_verification(offer)
     performance = None
-    if verification is not None:
-        bundle = verification.bundle
+    # The ladder of the newest load test the offer's verification was composed from.
+    bundle = source_bundle(verification, LOADTEST)
+    if bundle is not None:
         levels = ladder_levels(bundle.summary or {})
         if levels:
             performance = PerformanceMeasurement(bundle.pk, bundle.sha256, levels)

@@ -15,6 +15,9 @@ from datetime import datetime
 from django.apps import apps as django_apps
 from django.db.models import Max
 
+from apps.evidence import selectors as evidence_selectors
+from apps.evidence.rules.composition import value_changes
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -124,10 +127,11 @@ def changes_for(approvals) -> dict[int, list[Change]]:
             changed.setdefault(approval_pk, []).append(record)
     details = _describe(changed)
     evidence = _evidence_changes(approvals)
+    verification = _verification_changes(approvals)
     result = {}
     for approval in approvals:
         found = [details[(approval.pk, i)] for i, _r in enumerate(changed.get(approval.pk, []))]
-        found += evidence.get(approval.pk, [])
+        found += evidence.get(approval.pk, []) + verification.get(approval.pk, [])
         result[approval.pk] = found
     return result
 
@@ -237,4 +241,50 @@ def _evidence_changes(approvals) -> dict[int, list[Change]]:
                         "",
                     )
                 )
+    return result
+
+
+def _verification_changes(approvals) -> dict[int, list[Change]]:
+    """An offer's verification is composed anew with every bundle; a decision bound to it
+    (``bound_state["verification"]``) goes stale only where a value it relied on differs
+    in the offer's verification now (one query for all approvals)."""
+    bound = [(a, a.bound_state.get("verification")) for a in approvals]
+    bound = [(a, entry) for a, entry in bound if entry]
+    if not bound:
+        return {}
+    now = evidence_selectors.current_verifications({entry["offer"] for _a, entry in bound})
+    result: dict[int, list[Change]] = {}
+    for approval, entry in bound:
+        current = now.get(entry["offer"])
+        if current is None:
+            change = Change(
+                "evidence.specverification",
+                str(entry["verification"]),
+                "spec verification",
+                None,
+                "",
+                "removed",
+                "",
+            )
+        else:
+            if current.pk == entry["verification"]:
+                continue
+            differences = value_changes(
+                entry["values"], evidence_selectors.verification_values(current)
+            )
+            if not differences:
+                continue
+            shown = "; ".join(differences[:5])
+            if len(differences) > 5:
+                shown += f"; and {len(differences) - 5} more"
+            change = Change(
+                "evidence.specverification",
+                str(current.pk),
+                "spec verification",
+                current.created_at,
+                "",
+                "changed",
+                shown,
+            )
+        result.setdefault(approval.pk, []).append(change)
     return result

@@ -86,6 +86,8 @@ class VerificationFacts:
     verdict_passing: bool = False
     measured_at: datetime | None = None
     url: str | None = None
+    blocked: tuple[str, ...] = ()  # why the verification cannot be confirmed, whatever it says
+    verification_id: int | None = None  # the verification read, which a decision binds to
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,11 @@ def gate_verification(inputs: GateInputs) -> Gate:
     title = _("Passing spec verification newer than %(n)s days") % {"n": inputs.max_age_days}
     if not facts.exists:
         return Gate(key, title, False, _("No spec verification for this offer yet."), facts.url)
+    if facts.blocked:
+        reason = _("The verification cannot be confirmed: %(reasons)s") % {
+            "reasons": _list(facts.blocked, 3)
+        }
+        return Gate(key, title, False, reason, facts.url)
     if not facts.verdict_passing:
         reason = _("The latest verification did not pass (%(verdict)s).") % {
             "verdict": facts.verdict_label or facts.verdict

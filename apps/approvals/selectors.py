@@ -79,19 +79,7 @@ class _CaseRecords:
         self.verifications = self._latest_verifications()
 
     def _latest_verifications(self) -> dict:
-        from apps.evidence.models import SpecVerification
-
-        latest: dict[int, SpecVerification] = {}
-        rows = (
-            SpecVerification.objects.filter(offer__case=self.case)
-            .select_related("bundle")
-            .defer("bundle__summary", "checks")
-            .order_by("-bundle__received_at", "-pk")
-        )
-        for verification in rows:
-            assert verification.offer_id is not None  # filtered on the offer's case
-            latest.setdefault(verification.offer_id, verification)
-        return latest
+        return self.evidence.case_verifications(self.case)
 
     # --- one slice per gate -------------------------------------------------
 
@@ -189,20 +177,30 @@ class _CaseRecords:
 
     def verification(self, offer, scopes: list[Scope], evidence: list[dict]):
         url = _url("evidence:case", self.case.pk)
-        scopes.append(Scope("evidence.specverification", "offer_id", offer.pk, "verifications"))
         latest = self.verifications.get(offer.pk)
         if latest is None:
+            # The first verification recorded is a change to what the gate read.
+            scopes.append(Scope("evidence.specverification", "offer_id", offer.pk, "verifications"))
             return VerificationFacts(exists=False, url=url)
-        bundle = latest.bundle
-        scopes.append(Scope("evidence.evidencebundle", "id", bundle.pk, f"evidence {bundle}"))
-        evidence.append({"bundle": bundle.pk, "sha256": bundle.sha256})
+        # Bound to the composed verification and the bundles its parts come from, never to
+        # the offer's later uploads as such: a later bundle makes a decision stale only
+        # where it changes a value the decision relied on (``binding.changes_for``).
+        scopes.append(Scope("evidence.specverification", "id", latest.pk, "verification"))
+        for source in self.evidence.verification_sources(latest):
+            if any(e["bundle"] == source.bundle_id for e in evidence):
+                continue
+            label = f"evidence {source.short}"
+            scopes.append(Scope("evidence.evidencebundle", "id", source.bundle_id, label))
+            evidence.append({"bundle": source.bundle_id, "sha256": source.sha256})
         return VerificationFacts(
             exists=True,
             verdict=latest.verdict,
             verdict_label=str(latest.get_verdict_display()),
             verdict_passing=latest.verdict in self.evidence.PASSING_VERDICTS,
             measured_at=self.evidence.verification_age_basis(latest),
-            url=_url("evidence:detail", bundle.pk) or url,
+            url=_url("evidence:detail", latest.bundle_id) or url,
+            blocked=tuple(self.evidence.blocking_reasons(latest)),
+            verification_id=latest.pk,
         )
 
 

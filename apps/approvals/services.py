@@ -23,6 +23,7 @@ from apps.approvals.selectors import offer_gates
 from apps.cases.lifecycle import case_lock, case_transition
 from apps.cases.models import ProcurementCase
 from apps.core.services import tracked_create, tracked_update
+from apps.evidence import selectors as evidence_selectors
 
 Status = ProcurementCase.Status
 SUBMITTABLE = (Status.EVALUATING, Status.REJECTED)
@@ -135,6 +136,7 @@ def approval_decide(
             bound_state={
                 "records": capture(scopes),
                 "evidence": gates.evidence if gates else [],
+                "verification": bound_verification(gates),
             },
         )
         for earlier in Approval.objects.filter(case=case, superseded_at__isnull=True).exclude(
@@ -147,6 +149,14 @@ def approval_decide(
                 fields={"superseded_by": approval, "superseded_at": approval.decided_at},
             )
     return approval
+
+
+def bound_verification(gates) -> dict | None:
+    """The verification the gates read and the values it showed (see ``binding``)."""
+    verification_id = gates.inputs.verification.verification_id if gates else None
+    if verification_id is None:
+        return None
+    return evidence_selectors.verification_binding(verification_id)
 
 
 def _reopen_if_stale(case: ProcurementCase, *, actor) -> ProcurementCase:

@@ -84,6 +84,10 @@ class EvidenceBundle(TrackedModel):
     run_finished_at = models.DateTimeField(_("run finished (harness clock)"), null=True, blank=True)
     received_at = models.DateTimeField(_("received (server clock)"))
     host_id = models.CharField(_("host id"), max_length=80, blank=True)
+    # The machine a run came from, as composition compares bundles (NULL on bundles
+    # stored before it was kept: their machine is not compared).
+    host_name = models.CharField(_("host name"), max_length=255, null=True, blank=True)
+    gpu_uuids = models.JSONField(_("GPU UUIDs seen"), null=True, blank=True)
     nonce = models.CharField(_("nonce"), max_length=64)
     summary = models.JSONField(_("server-recomputed summary"), default=dict, blank=True)
     client_summary_disagreements = models.JSONField(
@@ -93,7 +97,7 @@ class EvidenceBundle(TrackedModel):
     # bundle prints it, so datasheet values are never read as measurements.
     demo_note = models.CharField(_("demo data"), max_length=300, null=True, blank=True)
     history = HistoricalRecords()
-    late_history_columns = ("demo_note",)
+    late_history_columns = ("demo_note", "host_name", "gpu_uuids")
 
     class Meta:
         ordering = ["-received_at", "-pk"]
@@ -111,7 +115,15 @@ class Verdict(models.TextChoices):
 
 
 class SpecVerification(TrackedModel):
-    """The checks of one bundle against the declared spec, the datasheet and the SLOs."""
+    """The offer's verification as composed when one bundle arrived (DESIGN §2.7).
+
+    Each part (inventory, environment, benchmarks, load test, network, soak,
+    correctness) comes from the newest bundle that measured it, named in
+    ``sources`` and in each check's ``bundle``; ``findings`` holds what keeps the
+    composition from being confirmed (bundles from different machines).
+    Verifications recorded before composition have ``sources`` NULL: they are
+    the checks of their own bundle alone.
+    """
 
     bundle = models.OneToOneField(
         EvidenceBundle, on_delete=models.CASCADE, related_name="verification"
@@ -127,7 +139,11 @@ class SpecVerification(TrackedModel):
     checks = models.JSONField(_("checks"), default=list, blank=True)
     headline = models.JSONField(_("verified numbers"), default=dict, blank=True)
     rules_version = models.CharField(_("rules version"), max_length=50)
+    sources = models.JSONField(_("bundle of each part"), null=True, blank=True)
+    findings = models.JSONField(_("findings that block confirmation"), null=True, blank=True)
+    measured_at = models.DateTimeField(_("oldest measurement relied on"), null=True, blank=True)
     history = HistoricalRecords()
+    late_history_columns = ("sources", "findings", "measured_at")
 
     class Meta:
         ordering = ["-created_at", "-pk"]

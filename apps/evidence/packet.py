@@ -8,6 +8,13 @@ from django.utils.translation import gettext as _
 
 from apps.evidence.charts import load_charts
 from apps.evidence.models import EvidenceBundle, SpecVerification
+from apps.evidence.selectors import (
+    blocking_reasons,
+    checks_with_sources,
+    own_checks,
+    verification_age_basis,
+    verification_sources,
+)
 from apps.offers.models import Offer
 
 
@@ -24,8 +31,21 @@ def _entry(bundle: EvidenceBundle) -> dict:
     return {
         "bundle": bundle,
         "verification": verification,
-        "checks": verification.checks if verification else [],
+        "checks": own_checks(verification),  # what this bundle measured itself
         "charts": load_charts((bundle.summary or {}).get("cells") or []),
+    }
+
+
+def _composed(verification: SpecVerification | None) -> dict | None:
+    """The offer's verification: where each part comes from, and what blocks it."""
+    if verification is None:
+        return None
+    return {
+        "verification": verification,
+        "measured_at": verification_age_basis(verification),
+        "sources": verification_sources(verification),
+        "blocked": blocking_reasons(verification),
+        "checks": checks_with_sources(verification),
     }
 
 
@@ -44,10 +64,25 @@ def packet_section(case):
     bundles = _bundles(case)
     if not offers and not bundles:
         return None
-    groups = [(offer, [_entry(b) for b in bundles if b.offer_id == offer.pk]) for offer in offers]
+    # Each offer's verification is the newest recorded for it (composed from every bundle).
+    latest: dict[int, SpecVerification] = {}
+    for bundle in bundles:
+        verification = getattr(bundle, "verification", None)
+        if bundle.offer_id is not None and verification is not None:
+            known = latest.get(bundle.offer_id)
+            if known is None or verification.pk > known.pk:
+                latest[bundle.offer_id] = verification
+    groups = [
+        (
+            offer,
+            _composed(latest.get(offer.pk)),
+            [_entry(b) for b in bundles if b.offer_id == offer.pk],
+        )
+        for offer in offers
+    ]
     case_only = [_entry(b) for b in bundles if b.offer_id is None]
     if case_only:
-        groups.append((None, case_only))
+        groups.append((None, None, case_only))
     return PacketSection(
         title=_("Evidence and spec verification"),
         template="evidence/packet_section.html",

@@ -1,10 +1,21 @@
-"""The evidence section of the case page: per offer, its latest verdict."""
+"""The evidence section of the case page (per offer, its verification) and of the offer page
+(where each part of the offer's verification comes from)."""
 
 from django.utils.translation import gettext as _
 
 from apps.cases.overview import CasePanel
 from apps.evidence.models import Verdict
-from apps.evidence.selectors import PASSING_VERDICTS, case_bundles, offers_evidence
+from apps.evidence.selectors import (
+    PASSING_VERDICTS,
+    blocking_reasons,
+    case_bundles,
+    case_verifications,
+    checks_with_sources,
+    latest_verification,
+    offers_evidence,
+    verification_age_basis,
+    verification_sources,
+)
 from apps.offers.selectors import offers_of_case
 
 # Shows tracked records only, by the viewer's permissions and today's date.
@@ -15,18 +26,43 @@ def case_panel(case, *, actor) -> CasePanel | None:
     if not actor.has_perm("evidence.view_evidencebundle"):
         return None
     bundles = case_bundles(case)
-    rows = offers_evidence(offers_of_case(case), bundles)
+    rows = offers_evidence(offers_of_case(case), bundles, case_verifications(case))
     missing = []
     for row in rows:
-        verification = getattr(row.latest, "verification", None) if row.latest else None
+        verification = row.verification
         if verification is None or verification.verdict not in PASSING_VERDICTS:
             missing.append(
                 _("No passing spec verification for %(vendor)s.") % {"vendor": row.offer.vendor}
+            )
+        for reason in row.blocked:
+            missing.append(
+                _("The spec verification of %(vendor)s cannot be confirmed: %(reason)s")
+                % {"vendor": row.offer.vendor, "reason": reason}
             )
     return CasePanel(
         title=_("Evidence and spec verification"),
         template="evidence/case_panel.html",
         context={"case": case, "rows": rows, "bundles": len(bundles), "verdicts": Verdict},
         missing=missing,
+        order=40,
+    )
+
+
+def offer_panel(offer, *, actor) -> CasePanel | None:
+    if not actor.has_perm("evidence.view_specverification"):
+        return None
+    verification = latest_verification(offer)
+    return CasePanel(
+        title=_("Spec verification"),
+        template="evidence/offer_panel.html",
+        context={
+            "offer": offer,
+            "verification": verification,
+            "measured_at": verification_age_basis(verification) if verification else None,
+            "sources": verification_sources(verification),
+            "blocked": blocking_reasons(verification),
+            "checks": checks_with_sources(verification),
+        },
+        missing=[],
         order=40,
     )

@@ -1,11 +1,14 @@
 """Reads of evidence, verifications and harness tokens, in a fixed number of queries."""
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.core.downloads import StoredFile
 from apps.evidence.models import (
@@ -15,6 +18,7 @@ from apps.evidence.models import (
     SpecVerification,
     Verdict,
 )
+from apps.evidence.rules import composition
 from apps.offers.models import Offer
 
 # A passing verification has no failing check; warnings ("findings") are shown
@@ -58,27 +62,258 @@ def case_bundles(case) -> list[EvidenceBundle]:
 
 
 def latest_verification(offer) -> SpecVerification | None:
-    """The newest verification of the offer's evidence, by the time the server received it."""
+    """The offer's verification: the newest one recorded, which was composed from every
+    bundle held when it was (the offer's row is locked while one is composed)."""
     return (
         SpecVerification.objects.filter(offer=offer)
         .select_related("bundle")
-        .order_by("-bundle__received_at", "-pk")
+        .order_by("-pk")
         .first()
     )
 
 
+def case_verifications(case) -> dict[int, SpecVerification]:
+    """Each offer's verification, by offer id, without the checks (one query)."""
+    latest: dict[int, SpecVerification] = {}
+    rows = (
+        SpecVerification.objects.filter(offer__case=case)
+        .select_related("bundle")
+        .defer("checks", "bundle__summary", "bundle__client_summary_disagreements")
+        .order_by("-pk")
+    )
+    for verification in rows:
+        assert verification.offer_id is not None  # filtered on the offer's case
+        latest.setdefault(verification.offer_id, verification)
+    return latest
+
+
 def verification_age_basis(verification: SpecVerification):
-    """The run's own finish time, unless the server received it earlier (a wrong clock)."""
+    """The oldest measurement the composed checks rely on; for a verification recorded before
+    composition, its run's own finish time unless the server received it earlier."""
+    if verification.measured_at is not None:
+        return verification.measured_at
     bundle = verification.bundle
     times = [t for t in (bundle.run_finished_at, bundle.received_at) if t is not None]
     return min(times)
 
 
 def verification_passing(verification: SpecVerification | None, *, max_age_days: int) -> bool:
-    """For the approval gate: a passing verdict on evidence at most ``max_age_days`` old."""
+    """For the approval gate: a passing verdict, nothing blocking its confirmation, on
+    evidence at most ``max_age_days`` old."""
     if verification is None or verification.verdict not in PASSING_VERDICTS:
         return False
+    if verification.findings:
+        return False
     return verification_age_basis(verification) >= timezone.now() - timedelta(days=max_age_days)
+
+
+def verification_confirmable(verification: SpecVerification | None) -> bool:
+    """A passing verdict with nothing blocking it (its age aside)."""
+    return (
+        verification is not None
+        and verification.verdict in PASSING_VERDICTS
+        and not verification.findings
+    )
+
+
+# --- where each value came from ---------------------------------------------
+
+SECTION_TITLES = {
+    composition.INVENTORY: gettext_lazy("Inventory and identity"),
+    composition.ENVIRONMENT: gettext_lazy("Environment"),
+    composition.BENCH: gettext_lazy("Micro-benchmarks"),
+    composition.LOADTEST: gettext_lazy("Load test"),
+    composition.NETPROBE: gettext_lazy("Network probe"),
+    composition.SOAK: gettext_lazy("Soak"),
+    composition.CORRECTNESS: gettext_lazy("Correctness"),
+}
+
+
+def section_title(section: str) -> str:
+    """A part's name; "" is every part (a verification recorded before composition)."""
+    if not section:
+        return _("Every part")
+    return str(SECTION_TITLES.get(section, section))
+
+
+@dataclass(frozen=True)
+class Source:
+    """The bundle one part of a verification comes from."""
+
+    section: str
+    title: str
+    bundle_id: int
+    sha256: str
+    received_at: datetime | None
+    measured_at: datetime | None
+
+    @property
+    def short(self) -> str:
+        return self.sha256[:12]
+
+
+def _source(section: str, entry: dict) -> Source:
+    return Source(
+        section=section,
+        title=section_title(section),
+        bundle_id=entry["bundle"],
+        sha256=entry.get("sha256") or "",
+        received_at=parse_datetime(entry.get("received_at") or ""),
+        measured_at=parse_datetime(entry.get("measured_at") or ""),
+    )
+
+
+def verification_sources(verification: SpecVerification | None) -> list[Source]:
+    """Each measured part and the bundle it comes from, in the order parts are listed.
+    A verification recorded before composition is its own bundle's, whole."""
+    if verification is None:
+        return []
+    if verification.sources is None:
+        bundle = verification.bundle
+        entry = {
+            "bundle": bundle.pk,
+            "sha256": bundle.sha256,
+            "received_at": bundle.received_at.isoformat(),
+            "measured_at": verification_age_basis(verification).isoformat(),
+        }
+        return [_source("", entry)]
+    order = {section: i for i, section in enumerate(composition.SECTIONS)}
+    parts = sorted(verification.sources.items(), key=lambda p: (order.get(p[0], 99), p[0]))
+    return [_source(section, entry) for section, entry in parts]
+
+
+def checks_with_sources(verification: SpecVerification | None) -> list[dict]:
+    """The checks, each with ``from`` (the ``Source`` of its bundle, None where nothing
+    measured it) and ``own`` (measured by the verification's own bundle)."""
+    if verification is None:
+        return []
+    if verification.sources is None:
+        whole = verification_sources(verification)[0]
+        return [dict(c, **{"from": whole, "own": True}) for c in verification.checks or []]
+    by_bundle = {s.bundle_id: s for s in verification_sources(verification)}
+    return [
+        dict(
+            c,
+            **{
+                "from": by_bundle.get(c.get("bundle")),
+                "own": c.get("bundle") == verification.bundle_id,
+            },
+        )
+        for c in verification.checks or []
+    ]
+
+
+def own_checks(verification: SpecVerification | None) -> list[dict]:
+    """The checks the verification's own bundle measured (all of them, for one recorded
+    before composition)."""
+    if verification is None:
+        return []
+    if verification.sources is None:
+        return list(verification.checks or [])
+    return [c for c in verification.checks or [] if c.get("bundle") == verification.bundle_id]
+
+
+def _moment(text: str | None) -> str:
+    moment = parse_datetime(text or "")
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else "?"
+
+
+def _sections(names) -> str:
+    return ", ".join(section_title(name) for name in names)
+
+
+def _gpus(uuids: list[str]) -> str:
+    shown = ", ".join(uuids[:2])
+    if len(uuids) > 2:
+        shown += " " + _("and %(n)s more") % {"n": len(uuids) - 2}
+    return shown or "—"
+
+
+def _difference(difference: dict) -> str:
+    if difference.get("what") == composition.HOST_NAME:
+        return _("host name %(this)s, not %(reference)s") % {
+            "this": difference.get("this"),
+            "reference": difference.get("reference"),
+        }
+    return _("GPUs %(this)s, not %(reference)s") % {
+        "this": _gpus(list(difference.get("this") or [])),
+        "reference": _gpus(list(difference.get("reference") or [])),
+    }
+
+
+def finding_text(finding: dict) -> str:
+    """A finding that keeps the verification from being confirmed, in plain words."""
+    bundle, reference = finding.get("bundle") or {}, finding.get("reference") or {}
+    return _(
+        "Bundle %(bundle)s (%(parts)s, received %(when)s) was run on a different machine than "
+        "bundle %(reference)s (%(reference_parts)s): %(differences)s. Measurements from two "
+        "machines cannot confirm one offer; run the harness again on the rented machine."
+    ) % {
+        "bundle": (bundle.get("sha256") or "?")[:12],
+        "parts": _sections(finding.get("sections") or []),
+        "when": _moment(bundle.get("received_at")),
+        "reference": (reference.get("sha256") or "?")[:12],
+        "reference_parts": _sections(finding.get("reference_sections") or []),
+        "differences": "; ".join(_difference(d) for d in finding.get("differences") or []),
+    }
+
+
+def blocking_reasons(verification: SpecVerification | None) -> list[str]:
+    """Why the verification cannot be confirmed, whatever its verdict (empty: nothing)."""
+    if verification is None:
+        return []
+    return [finding_text(f) for f in verification.findings or []]
+
+
+def source_bundle(verification: SpecVerification | None, section: str) -> EvidenceBundle | None:
+    """The bundle (with its summary) a part of the verification comes from."""
+    if verification is None:
+        return None
+    if verification.sources is None:
+        return verification.bundle
+    entry = verification.sources.get(section)
+    if entry is None:
+        return None
+    return EvidenceBundle.objects.filter(pk=entry["bundle"]).first()
+
+
+# --- what an approval relies on -----------------------------------------------
+
+
+def verification_values(verification: SpecVerification) -> dict:
+    """The values a decision on this verification relies on (``composition.relied_on``)."""
+    return composition.relied_on(
+        verdict=verification.verdict,
+        checks=list(verification.checks or []),
+        findings=verification.findings,
+        standalone_sha256=verification.bundle.sha256 if verification.sources is None else None,
+    )
+
+
+def verification_binding(verification_pk: int) -> dict | None:
+    """What a decision binds to: the verification and the values it relied on."""
+    verification = (
+        SpecVerification.objects.select_related("bundle").filter(pk=verification_pk).first()
+    )
+    if verification is None or verification.offer_id is None:
+        return None
+    return {
+        "offer": verification.offer_id,
+        "verification": verification.pk,
+        "values": verification_values(verification),
+    }
+
+
+def current_verifications(offer_ids) -> dict[int, SpecVerification]:
+    """Each offer's verification now, by offer id (one query)."""
+    newest = SpecVerification.objects.filter(offer_id=OuterRef("offer_id")).order_by("-pk")
+    rows = (
+        SpecVerification.objects.filter(offer_id__in=set(offer_ids))
+        .filter(pk=Subquery(newest.values("pk")[:1]))
+        .select_related("bundle")
+        .defer("bundle__summary", "bundle__client_summary_disagreements")
+    )
+    return {row.offer_id: row for row in rows if row.offer_id is not None}
 
 
 @dataclass
@@ -86,18 +321,37 @@ class OfferEvidence:
     offer: Offer
     latest: EvidenceBundle | None
     bundles: int
+    verification: SpecVerification | None = None  # the offer's composed verification
 
     @property
     def suggested_score(self) -> int | None:
-        return suggested_performance_score(getattr(self.latest, "verification", None))
+        return suggested_performance_score(self.verification)
+
+    @property
+    def sources(self) -> list[Source]:
+        return verification_sources(self.verification)
+
+    @property
+    def blocked(self) -> list[str]:
+        return blocking_reasons(self.verification)
 
 
-def offers_evidence(offers, bundles: list[EvidenceBundle]) -> list[OfferEvidence]:
-    """Per offer, its newest bundle (bundles are newest first) and how many it has."""
+def offers_evidence(
+    offers, bundles: list[EvidenceBundle], verifications: dict[int, SpecVerification] | None = None
+) -> list[OfferEvidence]:
+    """Per offer, its newest bundle (bundles are newest first), how many it has and its
+    verification (``case_verifications``; without it, the newest bundle's)."""
     rows = []
     for offer in offers:
         mine = [b for b in bundles if b.offer_id == offer.pk]
-        rows.append(OfferEvidence(offer=offer, latest=mine[0] if mine else None, bundles=len(mine)))
+        latest = mine[0] if mine else None
+        if verifications is not None:
+            verification = verifications.get(offer.pk)
+        else:
+            verification = getattr(latest, "verification", None) if latest else None
+        rows.append(
+            OfferEvidence(offer=offer, latest=latest, bundles=len(mine), verification=verification)
+        )
     return rows
 
 

@@ -17,8 +17,9 @@ from django.utils import timezone
 
 from apps.core.services import tracked_create, tracked_update
 from apps.evidence import bundle as bundle_reader
-from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
-from apps.evidence.rules import RULES_VERSION, Context, verdict, verify
+from apps.evidence import composition
+from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken
+from apps.evidence.rules import Context, verify
 from apps.evidence.rules.versions import DEFAULT_ENVIRONMENT
 
 TOKEN_PREFIX = "dlh_"
@@ -356,6 +357,7 @@ def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
     offer = token.offer
     checks = verify(reading.facts, verification_context(token.case, offer))
     started, finished = bundle_reader.run_times(document)
+    host_name, gpu_uuids = composition.machine_seen(document)
     try:
         bundle = tracked_create(
             EvidenceBundle,
@@ -374,22 +376,20 @@ def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
             run_finished_at=finished,
             received_at=upload.received_at,
             host_id=document["host_id"],
+            host_name=host_name,
+            gpu_uuids=gpu_uuids,
             nonce=document["nonce"],
             summary=reading.summary,
             client_summary_disagreements=reading.disagreements,
         )
     except ValidationError as error:
         raise _refusal_of(error) from None
-    tracked_create(
-        SpecVerification,
-        actor=None,
-        reason=f"Verified on upload ({RULES_VERSION})",
+    # The offer's verification, composed with what its other bundles measured.
+    composition.verification_record(
         bundle=bundle,
         offer=offer,
-        verdict=verdict(checks),
         checks=[c.as_dict() for c in checks],
         headline=headline(reading, checks),
-        rules_version=RULES_VERSION,
     )
     tracked_update(
         token,

@@ -22,12 +22,16 @@ from apps.evidence.models import HarnessToken
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN
 from apps.evidence.selectors import (
     UNFINISHED_PER_PAGE,
+    blocking_reasons,
     bundle_get_for,
     bundle_stored_file,
     case_bundles,
     case_tokens,
     case_uploads_not_stored,
+    case_verifications,
+    checks_with_sources,
     offers_evidence,
+    verification_sources,
 )
 from apps.offers.selectors import offers_of_case
 
@@ -46,7 +50,7 @@ def case_evidence(request, pk: int):
         {
             "case": case,
             "bundles": bundles,
-            "rows": offers_evidence(offers, bundles),
+            "rows": offers_evidence(offers, bundles, case_verifications(case)),
             "page": uploads.get_page(request.GET.get("page")),
         },
     )
@@ -56,8 +60,9 @@ def case_evidence(request, pk: int):
 def bundle_detail(request, pk: int):
     bundle = bundle_get_for(request.user, pk)
     verification = getattr(bundle, "verification", None)
-    checks = verification.checks if verification else []
+    checks = checks_with_sources(verification)
     groups = [(g, [c for c in checks if c["group"] == g]) for g in GROUPS]
+    groups += [(g, [c for c in checks if c["group"] == g]) for g in _other_groups(checks)]
     counts = {s: sum(1 for c in checks if c["status"] == s) for s in (PASS, WARN, FAIL)}
     counts[NOT_MEASURED] = sum(1 for c in checks if c["status"] == NOT_MEASURED)
     return render(
@@ -72,8 +77,15 @@ def bundle_detail(request, pk: int):
             "charts": load_charts(bundle.summary.get("cells") or []),
             "summary": bundle.summary,
             "inventory_rows": inventory.page_rows(checks),
+            "sources": verification_sources(verification),
+            "blocked": blocking_reasons(verification),
         },
     )
+
+
+def _other_groups(checks: list[dict]) -> list[str]:
+    """Groups of checks this page does not list by name, so none is left out."""
+    return sorted({c["group"] for c in checks} - set(GROUPS))
 
 
 @role_required("evidence.view_evidencebundle")

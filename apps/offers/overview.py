@@ -5,12 +5,13 @@ there exposes ``offer_panel(offer, *, actor) -> CasePanel``.
 """
 
 from apps.contracts import panels as contracts_panels
+from apps.evidence import panels as evidence_panels
 from apps.offers.selectors import spec_status_for
 from apps.scorecards.selectors import offer_price
 from apps.sizing.models import ComputeDemand
 from apps.sizing.selectors import capacity_for_offer, demand_result
 
-OFFER_PANEL_PROVIDERS = (contracts_panels,)
+OFFER_PANEL_PROVIDERS = (contracts_panels, evidence_panels)
 
 
 def offer_panels(offer, *, actor) -> list:

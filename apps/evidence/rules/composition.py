@@ -1,0 +1,291 @@
+"""Composing an offer's verification from all its bundles (DESIGN §2.7 "composed").
+
+The harness measures in parts — a full run, a soak alone, a correctness run
+alone — and each part of the verification takes the newest bundle that
+measured it: identity and inventory from the newest run that saw GPUs, the
+soak from the newest soak, correctness from the newest correctness run, the
+load ladder from the newest load test. A bundle that measured less never
+erases what another measured. The parts must come from one machine: a part
+measured on another host or other GPUs is a finding that keeps the
+verification from being confirmed.
+
+Plain functions on plain data; ``apps.evidence.composition`` feeds them the
+stored verifications and records the result.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from apps.evidence.rules import NOT_MEASURED, Check, verdict
+
+INVENTORY = "inventory"
+ENVIRONMENT = "environment"
+BENCH = "bench"
+LOADTEST = "loadtest"
+NETPROBE = "netprobe"
+SOAK = "soak"
+CORRECTNESS = "correctness"
+
+# Parts judged by the verification's own checks, in the order they are listed.
+CHECK_SECTIONS = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE)
+# Runs judged by the acceptance criteria: composed by presence, without checks here.
+RUN_SECTIONS = (SOAK, CORRECTNESS)
+SECTIONS = CHECK_SECTIONS + RUN_SECTIONS
+
+# The step each check reads; the first matching prefix wins. The driver and the CUDA
+# version the driver supports come with the inventory, the rest of `versions` with
+# the environment step.
+_PREFIXES = (
+    ("identity.", INVENTORY),
+    ("inventory.", INVENTORY),
+    ("versions.driver", INVENTORY),
+    ("versions.cuda", INVENTORY),
+    ("versions.", ENVIRONMENT),
+    ("performance.", BENCH),
+    ("service.", LOADTEST),
+    ("network.", NETPROBE),
+)
+
+# The verified numbers compared across a case, by the part that measured them.
+HEADLINE_SECTIONS = {
+    "gpus": INVENTORY,
+    "gpu_names": INVENTORY,
+    "matmul": BENCH,
+    "bandwidth": BENCH,
+    "max_output_tok_s": LOADTEST,
+    "ttft_p50_ms_lowest_level": LOADTEST,
+    "max_concurrency_within_slo": LOADTEST,
+}
+
+OTHER_MACHINE = "other_machine"
+HOST_NAME, GPUS = "host_name", "gpus"
+
+
+def section_of(key: str) -> str:
+    """The part of a run a check reads; a check of an unknown group is its own part."""
+    for prefix, section in _PREFIXES:
+        if key.startswith(prefix):
+            return section
+    return key.split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Where a run came from: the host's name and the GPUs it saw ("" / empty: unknown)."""
+
+    host_name: str = ""
+    gpu_uuids: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What one bundle measured, as composition reads it.
+
+    ``checks`` and ``headline`` are the bundle's own (checks of parts it did not
+    measure may be among them; they are ignored), ``runs`` the run parts it
+    carries (soak, correctness), ``gpus_seen`` how many GPUs its inventory saw.
+    """
+
+    bundle: int
+    sha256: str
+    received_at: datetime
+    measured_at: datetime
+    checks: tuple[dict, ...] = ()
+    headline: dict = field(default_factory=dict)
+    runs: frozenset[str] = frozenset()
+    gpus_seen: int = 0
+    machine: Machine = Machine()
+
+    @property
+    def order(self) -> tuple[datetime, int]:
+        """Newest by the server's clock, then by arrival: the harness's clock may be wrong."""
+        return (self.received_at, self.bundle)
+
+    def source(self) -> dict:
+        return {
+            "bundle": self.bundle,
+            "sha256": self.sha256,
+            "received_at": self.received_at.isoformat(),
+            "measured_at": self.measured_at.isoformat(),
+        }
+
+
+def measured_sections(checks) -> frozenset[str]:
+    """The parts in which at least one check measured something."""
+    return frozenset(
+        section_of(c["key"]) for c in checks if (c.get("status") or NOT_MEASURED) != NOT_MEASURED
+    )
+
+
+def sections_of(contribution: Contribution) -> frozenset[str]:
+    return measured_sections(contribution.checks) | contribution.runs
+
+
+def pick(section: str, contributions: list[Contribution]) -> Contribution | None:
+    """The newest bundle that measured this part; for the inventory, the newest that saw
+    GPUs when any did (a run elsewhere that saw none says nothing of the rented cards)."""
+    measuring = [c for c in contributions if section in sections_of(c)]
+    if section == INVENTORY:
+        measuring = [c for c in measuring if c.gpus_seen > 0] or measuring
+    return max(measuring, key=lambda c: c.order, default=None)
+
+
+def machine_differences(reference: Machine, other: Machine) -> list[dict]:
+    """What tells two machines apart, compared only where both bundles know it."""
+    found = []
+    if (
+        reference.host_name
+        and other.host_name
+        and reference.host_name.lower() != other.host_name.lower()
+    ):
+        found.append({"what": HOST_NAME, "this": other.host_name, "reference": reference.host_name})
+    if reference.gpu_uuids and other.gpu_uuids and reference.gpu_uuids != other.gpu_uuids:
+        found.append(
+            {
+                "what": GPUS,
+                "this": sorted(other.gpu_uuids),
+                "reference": sorted(reference.gpu_uuids),
+            }
+        )
+    return found
+
+
+def machine_findings(chosen: dict[str, Contribution]) -> list[dict]:
+    """A finding per composed bundle run on another machine than the reference one: the
+    bundle whose inventory identifies the hardware, else the newest composed bundle."""
+    if not chosen:
+        return []
+    if INVENTORY in chosen:
+        reference = chosen[INVENTORY]
+    else:
+        reference = max(chosen.values(), key=lambda c: c.order)
+    parts: dict[int, list[str]] = {}
+    bundles: dict[int, Contribution] = {}
+    for section in SECTIONS:
+        if section in chosen:
+            parts.setdefault(chosen[section].bundle, []).append(section)
+            bundles[chosen[section].bundle] = chosen[section]
+    for section, contribution in chosen.items():  # parts of unknown groups, last
+        if section not in SECTIONS:
+            parts.setdefault(contribution.bundle, []).append(section)
+            bundles[contribution.bundle] = contribution
+    findings = []
+    for bundle, contribution in bundles.items():
+        if bundle == reference.bundle:
+            continue
+        differences = machine_differences(reference.machine, contribution.machine)
+        if differences:
+            findings.append(
+                {
+                    "kind": OTHER_MACHINE,
+                    "bundle": contribution.source(),
+                    "sections": parts[bundle],
+                    "reference": reference.source(),
+                    "reference_sections": parts[reference.bundle],
+                    "differences": differences,
+                }
+            )
+    return findings
+
+
+@dataclass(frozen=True)
+class Composition:
+    verdict: str
+    checks: list[dict]  # each names the bundle it comes from ("bundle": pk, or None)
+    sources: dict[str, dict]  # part → the bundle it comes from
+    headline: dict
+    measured_at: datetime | None  # the oldest measurement the checks rely on
+    findings: list[dict]
+
+
+def _ordered_sections(contributions: list[Contribution], placeholders: Contribution) -> list[str]:
+    seen = {section_of(c["key"]) for x in [*contributions, placeholders] for c in x.checks}
+    return [*CHECK_SECTIONS, *sorted(seen - set(CHECK_SECTIONS) - set(RUN_SECTIONS))]
+
+
+def compose(contributions: list[Contribution], *, placeholders: Contribution) -> Composition:
+    """The verification of every part, each from the newest bundle that measured it.
+
+    ``placeholders`` (the bundle being verified) stands in, unmeasured, for a part no
+    bundle measured, so the checks still say what is missing.
+    """
+    check_sections = _ordered_sections(contributions, placeholders)
+    chosen: dict[str, Contribution] = {}
+    for section in [*check_sections, *RUN_SECTIONS]:
+        picked = pick(section, contributions)
+        if picked is not None:
+            chosen[section] = picked
+    checks: list[dict] = []
+    for section in check_sections:
+        source = chosen.get(section)
+        found = source.checks if source is not None else placeholders.checks
+        bundle = source.bundle if source is not None else None
+        checks += [dict(c, bundle=bundle) for c in found if section_of(c["key"]) == section]
+    headline = dict(placeholders.headline)
+    for key, section in HEADLINE_SECTIONS.items():
+        if section in chosen:
+            headline[key] = chosen[section].headline.get(key)
+    headline["statuses"] = {c["key"]: c["status"] for c in checks}
+    measured = [chosen[s].measured_at for s in check_sections if s in chosen]
+    return Composition(
+        verdict=verdict([Check(c["key"], c.get("group", ""), "", c["status"]) for c in checks]),
+        checks=checks,
+        sources={section: c.source() for section, c in chosen.items()},
+        headline=headline,
+        measured_at=min(measured, default=None),
+        findings=machine_findings(chosen),
+    )
+
+
+# --- what an approval relies on -----------------------------------------------
+
+
+def relied_on(
+    *, verdict: str, checks: list[dict], findings: list[dict] | None, standalone_sha256=None
+) -> dict:
+    """The values a decision on this verification relied on; a later verification with the
+    same values (a soak, say, that changed no check) leaves the decision standing.
+
+    A verification recorded before composition (``standalone_sha256``, its bundle's
+    digest) cannot say which values a newer bundle kept: its bundle is a value too.
+    """
+    values: dict = {
+        "verdict": verdict,
+        "checks": {
+            c["key"]: [c.get("status"), c.get("measured"), c.get("expected")] for c in checks
+        },
+        "blocked": sorted(
+            f"{f.get('kind')}:{(f.get('bundle') or {}).get('bundle')}" for f in findings or []
+        ),
+    }
+    if standalone_sha256:
+        values["bundle"] = standalone_sha256
+    return values
+
+
+def value_changes(before: dict, after: dict) -> list[str]:
+    """In plain words, which relied-on values differ (empty: none)."""
+    found = []
+    if before.get("bundle") != after.get("bundle"):
+        found.append("verified from another bundle")
+    if before.get("verdict") != after.get("verdict"):
+        found.append(f"verdict {before.get('verdict')} → {after.get('verdict')}")
+    was, now = before.get("checks") or {}, after.get("checks") or {}
+    for key in sorted(set(was) | set(now)):
+        if key not in now:
+            found.append(f"{key} no longer checked")
+        elif key not in was:
+            found.append(f"{key} newly checked ({now[key][0]})")
+        elif was[key] != now[key]:
+            (s0, m0, _e0), (s1, m1, _e1) = was[key], now[key]
+            if s0 != s1:
+                found.append(f"{key} {s0} → {s1}")
+            elif m0 != m1:
+                found.append(f"{key} measured {m0} → {m1}")
+            else:
+                found.append(f"{key} expected value changed")
+    if before.get("blocked") != after.get("blocked"):
+        found.append(
+            "bundles from another machine" if after.get("blocked") else "machine finding gone"
+        )
+    return found
