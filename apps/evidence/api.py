@@ -42,7 +42,7 @@ class SpecVerificationSerializer(serializers.ModelSerializer):
     class Meta:
         model = SpecVerification
         fields = ["id", "bundle", "offer", "verdict", "checks", "headline", "rules_version"]
-        fields += ["created_at"]
+        fields += ["sources", "findings", "measured_at", "created_at"]
 
 
 class EvidenceBundleSerializer(serializers.ModelSerializer):
@@ -68,6 +68,8 @@ class EvidenceBundleSerializer(serializers.ModelSerializer):
             "run_finished_at",
             "received_at",
             "host_id",
+            "host_name",
+            "gpu_uuids",
             "nonce",
             "client_summary_disagreements",
             "verification",
@@ -295,7 +297,10 @@ class EvidenceBundleViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class SpecVerificationViewSet(viewsets.ReadOnlyModelViewSet):
-    """Verifications of bundles: verdict and every check with its source."""
+    """Each upload's verification of its offer, newest first: composed from every bundle of
+    the offer then held, each check naming the bundle it comes from (``sources``: the bundle
+    of each part; ``findings``: what keeps it from being confirmed). The newest for an offer
+    is the offer's verification."""
 
     serializer_class = SpecVerificationSerializer
     permission_classes = [RolePermission]

@@ -65,3 +65,48 @@ def make_bundle_record(
         rules_version="evidence-rules/1",
     )
     return bundle
+
+
+def record_composed(
+    offer,
+    token,
+    *,
+    n: int,
+    checks: list[dict],
+    headline: dict | None = None,
+    summary: dict | None = None,
+    host_name: str = "",
+    gpu_uuids: list[str] | None = None,
+    received_at=None,
+):
+    """A stored bundle whose own checks are given, composed into the offer's verification as
+    the upload would compose it (``composition.verification_record``)."""
+    from django.db import transaction
+
+    from apps.evidence.composition import verification_record
+
+    when = received_at or timezone.now()
+    with transaction.atomic():
+        bundle = tracked_create(
+            EvidenceBundle,
+            actor=None,
+            case=offer.case,
+            offer=offer,
+            token=token,
+            sha256=hashlib.sha256(f"composed-{n}".encode()).hexdigest(),
+            size=100,
+            storage_name=f"evidence/composed-{n}.json",
+            format_version="diligence-evidence/1",
+            harness_version="0.1.0",
+            received_at=when,
+            run_started_at=when,
+            run_finished_at=when,
+            nonce=token.nonce,
+            host_name=host_name,
+            gpu_uuids=gpu_uuids or [],
+            summary=summary or {"cells": []},
+        )
+        verification_record(
+            bundle=bundle, offer=offer, checks=checks, headline=headline or {"gpus": 0}
+        )
+    return bundle

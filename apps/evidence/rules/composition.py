@@ -110,11 +110,16 @@ class Contribution:
         }
 
 
+def measured(check: dict) -> bool:
+    """Whether a check measured something: graded, or carrying a value it could not grade
+    (an RTT without a latency budget, a matmul rate without a datasheet peak)."""
+    graded = (check.get("status") or NOT_MEASURED) != NOT_MEASURED
+    return graded or check.get("measured") not in (None, "")
+
+
 def measured_sections(checks) -> frozenset[str]:
     """The parts in which at least one check measured something."""
-    return frozenset(
-        section_of(c["key"]) for c in checks if (c.get("status") or NOT_MEASURED) != NOT_MEASURED
-    )
+    return frozenset(section_of(c["key"]) for c in checks if measured(c))
 
 
 def sections_of(contribution: Contribution) -> frozenset[str]:
@@ -251,8 +256,12 @@ def relied_on(
     """
     values: dict = {
         "verdict": verdict,
+        # A check that measured nothing holds no value to rely on (its wording may vary
+        # with the bundle standing in for a part no bundle measured).
         "checks": {
-            c["key"]: [c.get("status"), c.get("measured"), c.get("expected")] for c in checks
+            c["key"]: [c.get("status"), c.get("measured"), c.get("expected")]
+            for c in checks
+            if measured(c)
         },
         "blocked": sorted(
             f"{f.get('kind')}:{(f.get('bundle') or {}).get('bundle')}" for f in findings or []

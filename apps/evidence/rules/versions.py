@@ -87,7 +87,9 @@ def check_cuda(facts: Facts, context: Context) -> Check:
         "versions",
         "CUDA version as declared",
         status,
-        measured=f"runtime {runtime or '—'}, driver supports {driver_cuda or '—'}",
+        measured=f"runtime {runtime or '—'}, driver supports {driver_cuda or '—'}"
+        if runtime or driver_cuda
+        else None,
         expected=declared or None,
         tolerance="same version; same major is a warning",
         source=SEED_004_SPEC + "; NVIDIA CUDA toolkit and driver release notes",
