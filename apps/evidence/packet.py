@@ -49,6 +49,18 @@ def _composed(verification: SpecVerification | None) -> dict | None:
     }
 
 
+def _offer_verifications(bundles: list[EvidenceBundle]) -> dict[int, SpecVerification]:
+    """Each offer's verification: the newest recorded for it, composed from every bundle."""
+    latest: dict[int, SpecVerification] = {}
+    for bundle in bundles:
+        verification = getattr(bundle, "verification", None)
+        if bundle.offer_id is not None and verification is not None:
+            known = latest.get(bundle.offer_id)
+            if known is None or verification.pk > known.pk:
+                latest[bundle.offer_id] = verification
+    return latest
+
+
 def history_querysets(case) -> list:
     bundle_ids = EvidenceBundle.history.filter(case_id=case.pk).values("id")
     return [
@@ -64,14 +76,7 @@ def packet_section(case):
     bundles = _bundles(case)
     if not offers and not bundles:
         return None
-    # Each offer's verification is the newest recorded for it (composed from every bundle).
-    latest: dict[int, SpecVerification] = {}
-    for bundle in bundles:
-        verification = getattr(bundle, "verification", None)
-        if bundle.offer_id is not None and verification is not None:
-            known = latest.get(bundle.offer_id)
-            if known is None or verification.pk > known.pk:
-                latest[bundle.offer_id] = verification
+    latest = _offer_verifications(bundles)
     groups = [
         (
             offer,

@@ -137,7 +137,7 @@ def pick(section: str, contributions: list[Contribution]) -> Contribution | None
 
 def machine_differences(reference: Machine, other: Machine) -> list[dict]:
     """What tells two machines apart, compared only where both bundles know it."""
-    found = []
+    found: list[dict] = []
     if (
         reference.host_name
         and other.host_name
