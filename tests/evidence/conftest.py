@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from apps.evidence import tasks
+
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "harness"
 FIXTURES = HARNESS / "tests" / "fixtures" / "nvidia-smi"
@@ -76,3 +78,22 @@ def stored_files(_media):
         return [p for p in Path(_media).rglob("*") if p.is_file()]
 
     return files
+
+
+@pytest.fixture
+def worker(monkeypatch, django_capture_on_commit_callbacks):
+    """Celery as in production: ``delay`` queues the message; ``run()`` is the worker."""
+    conf = tasks.verify_upload_task.app.conf
+    eager, conf.task_always_eager = conf.task_always_eager, False
+    queued = []
+    monkeypatch.setattr(tasks.verify_upload_task, "delay", lambda pk: queued.append(pk))
+
+    class Worker:
+        def run(self):
+            done = [tasks.verify_upload_task.apply(args=(pk,)).get() for pk in queued]
+            queued.clear()
+            return done
+
+    Worker.queued = queued
+    yield Worker()
+    conf.task_always_eager = eager

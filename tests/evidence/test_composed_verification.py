@@ -32,8 +32,9 @@ from apps.evidence import packet as evidence_packet
 from apps.evidence.models import EvidenceBundle
 from tests.approvals.factories import make_ready_case
 from tests.evidence.conftest import FIXTURES, harness_env
-from tests.evidence.factories import make_token, record_composed
-from tests.evidence.test_soak_correctness import harness, mock_process, upload
+from tests.evidence.factories import bundle_for, make_token, record_composed, serialise
+from tests.evidence.test_soak_correctness import URL, harness, mock_process, upload
+from tests.evidence.test_upload_worker import client_for
 from tests.factories import FULL_SPEC, make_case, make_offer
 
 RTX_4090 = "GPU-71d1acc2-662d-2166-bf9f-65272d2fc437"  # in rtx-4090-1x-v12.xml
@@ -194,6 +195,27 @@ def test_a_soak_and_a_correctness_run_alone_keep_every_part_each_naming_its_bund
     block = block[: block.index("Evidence bundle")]
     assert all(short(b) in block for b in (full, soak, correctness))
     assert "Load test" in block and "Soak" in block and "Correctness" in block
+
+
+def test_bundles_verified_out_of_order_still_compose_every_part(
+    world, worker, cpu_bundle, machine_runs, api_as, django_capture_on_commit_callbacks
+):
+    # Received full run first, soak second; a worker happens to verify the soak first.
+    for document in (cpu_bundle, machine_runs["soak"]):
+        raw = serialise(bundle_for(document, world["record"]))
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client_for(world["token"]).post(
+                URL, data=raw, content_type="application/json"
+            )
+        assert response.status_code == 202
+    worker.queued.reverse()
+    assert worker.run() == ["verified", "verified"]
+    full, soak = EvidenceBundle.objects.order_by("received_at", "pk")
+    verification = offer_verification(api_as, world["offer"])
+    assert verification["bundle"] == full.pk  # the one composed last has seen both
+    assert verification["sources"]["soak"]["bundle"] == soak.pk
+    assert verification["sources"]["inventory"]["bundle"] == full.pk
+    assert verification["verdict"] == "failed"
 
 
 def test_a_bundle_from_another_machine_is_a_finding_shown_wherever_the_verification_is(

@@ -29,25 +29,6 @@ def world(tariq):
     return {"case": case, "offer": offer, "token": issued.token, "record": issued.record}
 
 
-@pytest.fixture
-def worker(monkeypatch, django_capture_on_commit_callbacks):
-    """Celery as in production: ``delay`` queues the message; ``run()`` is the worker."""
-    conf = tasks.verify_upload_task.app.conf
-    eager, conf.task_always_eager = conf.task_always_eager, False
-    queued = []
-    monkeypatch.setattr(tasks.verify_upload_task, "delay", lambda pk: queued.append(pk))
-
-    class Worker:
-        def run(self):
-            done = [tasks.verify_upload_task.apply(args=(pk,)).get() for pk in queued]
-            queued.clear()
-            return done
-
-    Worker.queued = queued
-    yield Worker()
-    conf.task_always_eager = eager
-
-
 def client_for(token: str) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
