@@ -57,7 +57,7 @@ def vendor_offers(actor, vendor: Vendor) -> list[VendorOffer]:
         SpecVerification.objects.filter(offer__in=[offer.pk for offer in offers])
         .select_related("bundle")
         .defer("checks")
-        .order_by("-bundle__received_at", "-pk")
+        .order_by("-pk")  # the newest recorded is the offer's (composed) verification
     )
     for verification in verifications:
         newest.setdefault(verification.offer_id, verification)
