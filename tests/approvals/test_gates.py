@@ -113,6 +113,24 @@ NOT_HELD = [
         "31 days old (limit 30)",
     ),
     (
+        "verification",
+        {
+            "verification": VerificationFacts(
+                True, "verified", "Verified", True, NOW, blocked=("Bundle 1a2b was run elsewhere",)
+            )
+        },
+        "cannot be confirmed: Bundle 1a2b was run elsewhere",
+    ),
+    (
+        "verification",
+        {
+            "verification": VerificationFacts(
+                True, "failed", "Failed", False, NOW, blocked=("Bundle 1a2b was run elsewhere",)
+            )
+        },
+        "cannot be confirmed: Bundle 1a2b was run elsewhere",
+    ),
+    (
         "exit_readiness",
         {
             "assessment": AssessmentFacts(

@@ -121,6 +121,8 @@ def correctness_only(n: int, hours: float, machine: Machine = NODE_NO_GPU) -> Co
         ("inventory.duplicate_uuids", INVENTORY),
         ("versions.driver", INVENTORY),
         ("versions.cuda", INVENTORY),
+        ("versions.smi_driver_cuda", INVENTORY),
+        ("identity.smi_uuids", INVENTORY),
         ("versions.shm", ENVIRONMENT),
         ("versions.clock_sync", ENVIRONMENT),
         ("performance.matmul", BENCH),

@@ -32,13 +32,14 @@ CHECK_SECTIONS = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE)
 RUN_SECTIONS = (SOAK, CORRECTNESS)
 SECTIONS = CHECK_SECTIONS + RUN_SECTIONS
 
-# The step each check reads; the first matching prefix wins. The driver and the CUDA
-# version the driver supports come with the inventory, the rest of `versions` with
-# the environment step.
+# The step each check reads; the first matching prefix wins. The driver, the CUDA
+# version the driver supports and what the raw nvidia-smi output says of them come
+# with the inventory, the rest of `versions` with the environment step.
 _PREFIXES = (
     ("identity.", INVENTORY),
     ("inventory.", INVENTORY),
     ("versions.driver", INVENTORY),
+    ("versions.smi_", INVENTORY),  # read from the raw nvidia-smi output
     ("versions.cuda", INVENTORY),
     ("versions.", ENVIRONMENT),
     ("performance.", BENCH),
