@@ -343,9 +343,9 @@ class ControlRiskAcceptanceView(APIView):
     required_permissions = {"POST": "access.accept_control_risk"}
 
     @extend_schema(request=RiskAcceptanceSerializer, responses=MatrixReadSerializer)
-    def post(self, request, case_pk: int, key: str):
+    def post(self, request, case_pk: int, control_key: str):
         case = case_get_for(request.user, case_pk)
-        control = access_control_of(case, key)
+        control = access_control_of(case, control_key)
         body = RiskAcceptanceSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         services.control_risk_accept(
@@ -408,7 +408,7 @@ def register(router) -> list[URLPattern]:
             name="access-matrix-review",
         ),
         path(
-            "cases/<int:case_pk>/access-matrix/controls/<slug:key>/risk-acceptance/",
+            "cases/<int:case_pk>/access-matrix/controls/<slug:control_key>/risk-acceptance/",
             ControlRiskAcceptanceView.as_view(),
             name="access-control-risk-acceptance",
         ),

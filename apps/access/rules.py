@@ -390,6 +390,8 @@ class RiskAcceptance:
     expires_on: date
     expired: bool
     message: str
+    # The control is not in place as asked: approval rests on this acceptance.
+    relied_on: bool = False
 
 
 class ControlsState(NamedTuple):
@@ -447,7 +449,9 @@ def control_gap(control: ControlData, periods: ControlPeriods, today: date) -> C
     return ControlGap(control.key, control.title, problem, message, expired_on)
 
 
-def risk_acceptance(control: ControlData, today: date) -> RiskAcceptance | None:
+def risk_acceptance(
+    control: ControlData, periods: ControlPeriods, today: date
+) -> RiskAcceptance | None:
     if not control.has_acceptance:
         return None
     assert control.risk_expires_on is not None  # has_acceptance says so
@@ -470,6 +474,7 @@ def risk_acceptance(control: ControlData, today: date) -> RiskAcceptance | None:
         expires_on=control.risk_expires_on,
         expired=expired,
         message=message % parts,
+        relied_on=control_problem(control, periods) is not None,
     )
 
 
@@ -494,7 +499,7 @@ def controls_state(
         for key, title in required
         if key not in present
     ]
-    acceptances = [a for c in controls if (a := risk_acceptance(c, today)) is not None]
+    acceptances = [a for c in controls if (a := risk_acceptance(c, periods, today)) is not None]
     return ControlsState(gaps, acceptances)
 
 

@@ -8,7 +8,7 @@ urlpatterns = [
     path("cases/<int:pk>/access-matrix/edit/", views.matrix_edit, name="matrix_edit"),
     path("cases/<int:pk>/access-matrix/review/", views.matrix_review, name="matrix_review"),
     path(
-        "cases/<int:pk>/access-matrix/controls/<slug:key>/accept-risk/",
+        "cases/<int:pk>/access-matrix/controls/<slug:control_key>/accept-risk/",
         views.control_accept_risk,
         name="control_accept_risk",
     ),

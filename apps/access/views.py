@@ -167,10 +167,10 @@ def matrix_review(request, pk: int):
 
 
 @role_required("access.accept_control_risk")
-def control_accept_risk(request, pk: int, key: str):
+def control_accept_risk(request, pk: int, control_key: str):
     """The tech lead accepts, for a stated time, the risk of one control not in place."""
     case = case_get_for(request.user, pk)
-    control = access_control_of(case, key)
+    control = access_control_of(case, control_key)
     form = RiskAcceptanceForm(request.POST or None, initial={"version": control.version})
     if request.method == "POST" and form.is_valid():
         try:

@@ -77,7 +77,7 @@ class MatrixFacts:
     violations: tuple[str, ...] = ()
     # Each access control not in place with its evidence and not accepted as a risk.
     control_gaps: tuple[str, ...] = ()
-    # Each risk acceptance in force: who, why, until when.
+    # Each risk acceptance in force that a control not in place rests on: who, why, until when.
     risk_acceptances: tuple[str, ...] = ()
     url: str | None = None
 

@@ -187,7 +187,9 @@ class _CaseRecords:
             review_by=matrix.review_by,
             violations=tuple(str(v.message) for v in state.violations),
             control_gaps=tuple(gap.message for gap in controls.gaps),
-            risk_acceptances=tuple(a.message for a in controls.acceptances if not a.expired),
+            risk_acceptances=tuple(
+                a.message for a in controls.acceptances if a.relied_on and not a.expired
+            ),
             url=url + "#controls" if controls.gaps and not state.violations else url,
         )
 

@@ -28,7 +28,7 @@ def case(priya, tariq):
 
 
 def page_url(case, key="egress_allow_list"):
-    return reverse("access:control_accept_risk", kwargs={"pk": case.pk, "key": key})
+    return reverse("access:control_accept_risk", kwargs={"pk": case.pk, "control_key": key})
 
 
 def api_url(case, key="egress_allow_list"):

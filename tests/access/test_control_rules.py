@@ -194,6 +194,7 @@ def test_controls_state_lists_gaps_absent_controls_and_every_acceptance():
     controls = [
         _accepted(_missing(MFA), YESTERDAY),
         _accepted(replace(ROTATION, evidence=""), TOMORROW),
+        _accepted(AUDIT, TOMORROW),  # in place as asked: nothing rests on this acceptance
     ]
     state = controls_state(controls, PERIODS, TODAY, required=required)
     assert [(g.key, g.problem) for g in state.gaps] == [
@@ -202,9 +203,10 @@ def test_controls_state_lists_gaps_absent_controls_and_every_acceptance():
     ]
     assert state.gaps[1].message == "Egress allow-list — not recorded in the matrix"
     assert not state.holds
-    assert [(a.key, a.expired) for a in state.acceptances] == [
-        ("mfa_entry", True),
-        ("key_rotation", False),
+    assert [(a.key, a.expired, a.relied_on) for a in state.acceptances] == [
+        ("mfa_entry", True, True),
+        ("key_rotation", False, True),
+        ("audit_and_recording", False, False),
     ]
     assert state.acceptances[0].message == (
         "Single entry with MFA — risk acceptance by Tariq Haddad expired on 2026-05-31: "
