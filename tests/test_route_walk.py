@@ -63,6 +63,7 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "offer_pk": lambda w: w.offer.pk,
     "offer": lambda w: w.offer.pk,  # declared specs are keyed by their offer
     "key": lambda w: "lawful_source",  # a data-export question with an attachment
+    "control_key": lambda w: "egress_allow_list",  # an access control of the case's matrix
     "content_type": lambda w: "cases.procurementcase",
     "object_id": lambda w: w.case.pk,
     "content_type_id": lambda w: ContentType.objects.get_for_model(ProcurementCase).pk,

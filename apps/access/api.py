@@ -10,7 +10,14 @@ from rest_framework.views import APIView
 
 from apps.access import services
 from apps.access.models import ControlStatus, LinkChoice, PermissionKind, WorkloadType
-from apps.access.selectors import access_matrix_of, matrix_view, network_plan_of, plan_view
+from apps.access.rules import PERIOD_BOUNDS
+from apps.access.selectors import (
+    access_control_of,
+    access_matrix_of,
+    matrix_view,
+    network_plan_of,
+    plan_view,
+)
 from apps.cases.selectors import case_get_for
 from apps.core.api import version_edited
 from apps.core.permissions import RolePermission
@@ -46,11 +53,41 @@ class GrantSerializer(serializers.Serializer):
     )
 
 
+class RiskAcceptanceReadSerializer(serializers.Serializer):
+    accepted_by = serializers.CharField()
+    accepted_at = serializers.DateTimeField(allow_null=True)
+    reason = serializers.CharField()
+    expires_on = serializers.DateField(help_text="Holds through this day.")
+    expired = serializers.BooleanField()
+
+
 class ControlSerializer(serializers.Serializer):
     key = serializers.CharField(max_length=50)
     title = serializers.CharField(read_only=True)
     status = serializers.ChoiceField(choices=ControlStatus.choices)
     evidence = serializers.CharField(max_length=2000, allow_blank=True, default="")
+    version = serializers.IntegerField(
+        read_only=True, help_text="Send it back when accepting this control's risk."
+    )
+    gap = serializers.CharField(
+        read_only=True, allow_null=True, help_text="Why this control blocks approval; null if not."
+    )
+    risk_acceptance = RiskAcceptanceReadSerializer(read_only=True, allow_null=True)
+
+
+def _period(name: str, help_text: str):
+    low, high = PERIOD_BOUNDS[name]
+    return serializers.IntegerField(
+        min_value=low, max_value=high, required=False, allow_null=True, help_text=help_text
+    )
+
+
+class PeriodsSerializer(serializers.Serializer):
+    """The periods the controls run on; a period left out keeps its value, null clears it."""
+
+    key_rotation_days = _period("key_rotation_days", "Quarterly rotation means at most 90.")
+    credential_lifetime_hours = _period("credential_lifetime_hours", "Short-lived: at most 168.")
+    log_retention_days = _period("log_retention_days", "How long access logs are kept off-site.")
 
 
 class MatrixWriteSerializer(serializers.Serializer):
@@ -62,11 +99,22 @@ class MatrixWriteSerializer(serializers.Serializer):
     controls = ControlSerializer(
         many=True, required=False, help_text="Controls left out keep their status."
     )
+    periods = PeriodsSerializer(required=False)
     version = serializers.IntegerField(
         required=False, help_text="Version edited; a stale version is refused with 409."
     )
     change_reason = serializers.CharField(
         required=False, allow_blank=True, max_length=500, help_text="Required on edits."
+    )
+
+
+class RiskAcceptanceSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000, help_text="Why the risk is accepted.")
+    expires_on = serializers.DateField(
+        help_text="Holds through this day; after today and at most a year ahead."
+    )
+    version = serializers.IntegerField(
+        required=False, help_text="The control's version; a stale version is refused with 409."
     )
 
 
@@ -117,8 +165,13 @@ class ViolationSerializer(serializers.Serializer):
 class MatrixStateSerializer(serializers.Serializer):
     reviewed = serializers.BooleanField()
     expired = serializers.BooleanField()
-    holds = serializers.BooleanField()
+    holds = serializers.BooleanField(help_text="Reviewed, not expired, no SoD violation.")
     violations = ViolationSerializer(many=True)
+    controls_hold = serializers.BooleanField(
+        help_text="Every control in place with its evidence, or its risk accepted."
+    )
+    control_gaps = serializers.ListField(child=serializers.CharField())
+    risk_acceptances = serializers.ListField(child=serializers.CharField())
 
 
 class MatrixReadSerializer(serializers.Serializer):
@@ -128,6 +181,7 @@ class MatrixReadSerializer(serializers.Serializer):
     permissions = PermissionSerializer(many=True)
     grants = GrantSerializer(many=True)
     controls = ControlSerializer(many=True)
+    periods = PeriodsSerializer()
     reviewed_by = serializers.CharField(allow_null=True)
     reviewed_at = serializers.DateTimeField(allow_null=True)
     review_by = serializers.DateField(allow_null=True)
@@ -163,7 +217,8 @@ def matrix_payload(matrix) -> dict:
         "roles": [vars(r) for r in data.roles],
         "permissions": [vars(p) for p in data.permissions],
         "grants": [vars(g) for g in data.grants],
-        "controls": view.controls,
+        "controls": [_control_payload(row) for row in view.control_rows],
+        "periods": {name: getattr(matrix, name) for name in PERIOD_BOUNDS},
         "reviewed_by": matrix.reviewed_by.username if matrix.reviewed_by else None,
         "reviewed_at": matrix.reviewed_at,
         "review_by": matrix.review_by,
@@ -172,7 +227,33 @@ def matrix_payload(matrix) -> dict:
             "expired": view.state.expired,
             "holds": view.state.holds,
             "violations": [vars(v) for v in view.state.violations],
+            "controls_hold": view.controls_state.holds,
+            "control_gaps": [gap.message for gap in view.controls_state.gaps],
+            "risk_acceptances": [a.message for a in view.controls_state.acceptances],
         },
+    }
+
+
+def _control_payload(row) -> dict:
+    control = row.control
+    acceptance = None
+    if control.risk_expires_on is not None:
+        who = control.risk_accepted_by
+        acceptance = {
+            "accepted_by": who.username if who else "",
+            "accepted_at": control.risk_accepted_at,
+            "reason": control.risk_reason or "",
+            "expires_on": control.risk_expires_on,
+            "expired": not row.acceptance_current,
+        }
+    return {
+        "key": control.key,
+        "title": control.title,
+        "status": control.status,
+        "evidence": control.evidence,
+        "version": control.version,
+        "gap": row.gap.message if row.gap else None,
+        "risk_acceptance": acceptance,
     }
 
 
@@ -222,6 +303,7 @@ class AccessMatrixView(APIView):
             permissions=[dict(p) for p in data["permissions"]],
             grants=[dict(g) for g in data["grants"]],
             controls=[dict(c) for c in data.get("controls", [])],
+            periods=dict(data.get("periods", {})),
             reason=data.get("change_reason", ""),
             expected_version=version_edited(data, editing=existed),
         )
@@ -249,6 +331,28 @@ class AccessMatrixReviewView(APIView):
             actor=request.user,
             matrix=matrix,
             note=body.validated_data.get("note", ""),
+            expected_version=version_edited(body.validated_data, editing=True),
+        )
+        return Response(MatrixReadSerializer(matrix_payload(access_matrix_of(case))).data)
+
+
+class ControlRiskAcceptanceView(APIView):
+    """Accept, until a date, the risk of one control not in place (tech leads only)."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"POST": "access.accept_control_risk"}
+
+    @extend_schema(request=RiskAcceptanceSerializer, responses=MatrixReadSerializer)
+    def post(self, request, case_pk: int, control_key: str):
+        case = case_get_for(request.user, case_pk)
+        control = access_control_of(case, control_key)
+        body = RiskAcceptanceSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.control_risk_accept(
+            actor=request.user,
+            control=control,
+            reason=body.validated_data["reason"],
+            expires_on=body.validated_data["expires_on"],
             expected_version=version_edited(body.validated_data, editing=True),
         )
         return Response(MatrixReadSerializer(matrix_payload(access_matrix_of(case))).data)
@@ -302,6 +406,11 @@ def register(router) -> list[URLPattern]:
             "cases/<int:case_pk>/access-matrix/review/",
             AccessMatrixReviewView.as_view(),
             name="access-matrix-review",
+        ),
+        path(
+            "cases/<int:case_pk>/access-matrix/controls/<slug:control_key>/risk-acceptance/",
+            ControlRiskAcceptanceView.as_view(),
+            name="access-control-risk-acceptance",
         ),
         path(
             "cases/<int:case_pk>/network-plan/",

@@ -51,6 +51,11 @@ def seed(*, case, users) -> None:
         {"key": key, "status": status, "evidence": evidence}
         for key, (status, evidence) in CONTROL_STATUS.items()
     ]
+    payload["periods"] = {
+        "key_rotation_days": 90,
+        "credential_lifetime_hours": 1,
+        "log_retention_days": 180,
+    }
     access_matrix_save(
         actor=tariq,
         case=case,

@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.access.models import ControlStatus, LinkChoice, NetworkPlan, PermissionKind, WorkloadType
 from apps.access.payload import WRITE_KINDS
+from apps.access.rules import PERIOD_BOUNDS, period_label
 from apps.core.forms import EditReasonMixin, apply_service_errors
 
 MAX_NEW = 10
@@ -32,6 +33,7 @@ class MatrixGridForm(EditReasonMixin, forms.Form):
         grants: dict[tuple[str, str], str],
         controls: list[dict],
         creating: bool,
+        periods: dict[str, int | None] | None = None,
         new_roles: int = 1,
         new_permissions: int = 1,
         **kwargs,
@@ -75,7 +77,17 @@ class MatrixGridForm(EditReasonMixin, forms.Form):
                 initial=control["evidence"],
                 widget=forms.Textarea(attrs={"rows": 2}),
             )
-        self.error_targets: dict[str, str] = {}
+        for name, (low, high) in PERIOD_BOUNDS.items():
+            self.fields[f"period.{name}"] = forms.IntegerField(
+                label=period_label(name),
+                required=False,
+                min_value=low,
+                max_value=high,
+                initial=(periods or {}).get(name),
+            )
+        self.error_targets: dict[str, str] = {
+            f"periods.{name}": f"period.{name}" for name in PERIOD_BOUNDS
+        }
 
     def _role_fields(self, row_id: str, role: dict | None) -> None:
         self.fields[f"{row_id}.name"] = forms.CharField(
@@ -149,8 +161,16 @@ class MatrixGridForm(EditReasonMixin, forms.Form):
         return rows
 
     def control_fields(self) -> list[tuple]:
+        """(control, status, evidence, period or None) for each control row."""
+        from apps.access.rules import CONTROL_PERIOD
+
         return [
-            (c, self[f"control.{c['key']}.status"], self[f"control.{c['key']}.evidence"])
+            (
+                c,
+                self[f"control.{c['key']}.status"],
+                self[f"control.{c['key']}.evidence"],
+                self[f"period.{CONTROL_PERIOD[c['key']]}"] if c["key"] in CONTROL_PERIOD else None,
+            )
             for c in self.control_rows
         ]
 
@@ -222,7 +242,14 @@ class MatrixGridForm(EditReasonMixin, forms.Form):
                     "evidence": data.get(f"control.{key}.evidence", ""),
                 }
             )
-        return {"roles": roles, "permissions": permissions, "grants": grants, "controls": controls}
+        periods = {name: data.get(f"period.{name}") for name in PERIOD_BOUNDS}
+        return {
+            "roles": roles,
+            "permissions": permissions,
+            "grants": grants,
+            "controls": controls,
+            "periods": periods,
+        }
 
     def _target(self, prefix: str, field: str) -> None:
         for suffix in ("", ".key", ".name", ".role", ".permission", ".justification"):
@@ -254,6 +281,24 @@ class MatrixReviewForm(forms.Form):
         required=False,
         max_length=500,
         help_text=_("What you checked; kept in the history with your name."),
+    )
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+
+class RiskAcceptanceForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Why the risk is accepted"),
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("What stands in for the control meanwhile, and who watches it."),
+    )
+    expires_on = forms.DateField(
+        label=_("Accepted until"),
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text=_(
+            "The acceptance holds through this day; the day after, the control blocks approval "
+            "again. At most a year ahead."
+        ),
     )
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 

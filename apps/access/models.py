@@ -2,12 +2,18 @@
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.access.rules import PERIOD_BOUNDS
 from apps.core.models import TrackedModel
+
+
+def _period_validators(name: str) -> list:
+    low, high = PERIOD_BOUNDS[name]
+    return [MinValueValidator(low), MaxValueValidator(high)]
 
 
 class PermissionKind(models.TextChoices):
@@ -45,7 +51,27 @@ class AccessMatrix(TrackedModel):
     )
     reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
     review_by = models.DateField(_("review by"), null=True, blank=True)
+    # The periods the controls run on (seed 000 §5); None = not recorded yet.
+    key_rotation_days = models.PositiveIntegerField(
+        _("key rotation interval (days)"),
+        null=True,
+        blank=True,
+        validators=_period_validators("key_rotation_days"),
+    )
+    credential_lifetime_hours = models.PositiveIntegerField(
+        _("credential lifetime (hours)"),
+        null=True,
+        blank=True,
+        validators=_period_validators("credential_lifetime_hours"),
+    )
+    log_retention_days = models.PositiveIntegerField(
+        _("log retention (days)"),
+        null=True,
+        blank=True,
+        validators=_period_validators("log_retention_days"),
+    )
     history = HistoricalRecords()
+    late_history_columns = ("key_rotation_days", "credential_lifetime_hours", "log_retention_days")
 
     class Meta:
         verbose_name = _("access matrix")
@@ -76,6 +102,20 @@ class AccessMatrix(TrackedModel):
             reviewed_at=self.reviewed_at,
             review_by=self.review_by,
         )
+
+    def periods(self):
+        from apps.access.rules import ControlPeriods
+
+        return ControlPeriods(
+            key_rotation_days=self.key_rotation_days,
+            credential_lifetime_hours=self.credential_lifetime_hours,
+            log_retention_days=self.log_retention_days,
+        )
+
+    def controls_data(self):
+        """The controls as plain data for the rules; uses prefetched relations when present."""
+        controls = sorted(self.controls.all(), key=lambda c: (c.position, c.pk))
+        return [control.as_data() for control in controls]
 
     def grants_all(self) -> list["AccessGrant"]:
         return [grant for role in self.roles.all() for grant in role.grants.all()]
@@ -162,7 +202,11 @@ class AccessGrant(TrackedModel):
 
 
 class AccessControl(TrackedModel):
-    """One control of seed 000 §5 (MFA entry, short-lived credentials…) with its evidence."""
+    """One control of seed 000 §5 (MFA entry, short-lived credentials…) with its evidence.
+
+    A control not in place may instead carry the tech lead's accepted risk: who,
+    why and until when. The acceptance holds through its expiry day only.
+    """
 
     matrix = models.ForeignKey(AccessMatrix, on_delete=models.CASCADE, related_name="controls")
     key = models.SlugField(_("key"), max_length=50)
@@ -172,7 +216,24 @@ class AccessControl(TrackedModel):
     )
     evidence = models.TextField(_("evidence note"), blank=True)
     position = models.PositiveIntegerField(_("position"), default=0)
+    risk_reason = models.TextField(_("why the risk is accepted"), null=True, blank=True)
+    risk_expires_on = models.DateField(_("risk accepted until"), null=True, blank=True)
+    risk_accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("risk accepted by"),
+    )
+    risk_accepted_at = models.DateTimeField(_("risk accepted at"), null=True, blank=True)
     history = HistoricalRecords()
+    late_history_columns = (
+        "risk_reason",
+        "risk_expires_on",
+        "risk_accepted_by_id",
+        "risk_accepted_at",
+    )
 
     class Meta:
         ordering = ["matrix_id", "position", "pk"]
@@ -180,9 +241,27 @@ class AccessControl(TrackedModel):
         constraints = [
             models.UniqueConstraint(fields=["matrix", "key"], name="accesscontrol_key_per_matrix")
         ]
+        permissions = [
+            ("accept_control_risk", _("Can accept the risk of an access control not in place"))
+        ]
 
     def __str__(self) -> str:
         return self.title
+
+    def as_data(self):
+        from apps.access.rules import ControlData
+
+        who = self.risk_accepted_by
+        return ControlData(
+            key=self.key,
+            title=self.title,
+            status=self.status,
+            status_label=str(self.get_status_display()),
+            evidence=self.evidence,
+            risk_reason=self.risk_reason or "",
+            risk_expires_on=self.risk_expires_on,
+            risk_accepted_by=(who.get_full_name() or who.get_username()) if who else "",
+        )
 
 
 class WorkloadType(models.TextChoices):

@@ -56,13 +56,10 @@ def matrix_missing(view) -> list[str]:
             % {"date": date_format(view.matrix.review_by)}
         )
     if view.control_gaps:
+        # The sentence the approval gate gives, naming every control.
         missing.append(
-            _("Access controls not in place: %(controls)s.")
-            % {
-                "controls": "; ".join(
-                    f"{c.title} ({c.get_status_display().lower()})" for c in view.control_gaps
-                )
-            }
+            _("Access controls not in place or accepted as a risk: %(items)s.")
+            % {"items": "; ".join(gap.message for gap in view.control_gaps)}
         )
     return missing
 

@@ -14,6 +14,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from apps.access.models import ControlStatus, PermissionKind
+from apps.access.rules import period_errors
 
 KEY_PATTERN = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
 WRITE_KINDS = {PermissionKind.CLUSTER_ADMIN, PermissionKind.JOB_SUBMIT, PermissionKind.DATA_WRITE}
@@ -27,6 +28,7 @@ class MatrixPayload:
     permissions: list[dict[str, Any]]
     grants: list[dict[str, Any]]
     controls: list[dict[str, Any]]
+    periods: dict[str, int | None]
 
     def content(self) -> tuple:
         return (
@@ -47,6 +49,7 @@ def clean_matrix_payload(
     grants: list[dict[str, Any]],
     controls: list[dict[str, Any]],
     control_keys: list[str],
+    periods: dict[str, Any] | None = None,
 ) -> MatrixPayload:
     errors: dict[str, list[str]] = {}
 
@@ -99,10 +102,16 @@ def clean_matrix_payload(
                 % {"value": status, "choices": ", ".join(ControlStatus.values)},
             )
         evidence = str(control.get("evidence") or "").strip()
+        if len(evidence) > MAX_TEXT:
+            fail(f"{where}.evidence", _("At most %(n)s characters.") % {"n": MAX_TEXT})
         clean_controls.append({"key": key, "status": status, "evidence": evidence})
+    for name, message in period_errors(periods or {}).items():
+        fail(f"periods.{name}", message)
     if errors:
         raise ValidationError(errors)
-    return MatrixPayload(clean_roles, clean_permissions, clean_grants, clean_controls)
+    return MatrixPayload(
+        clean_roles, clean_permissions, clean_grants, clean_controls, dict(periods or {})
+    )
 
 
 def _rows(name: str, rows: list[dict[str, Any]], fail, clean_one) -> list[dict[str, Any]]:

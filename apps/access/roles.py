@@ -13,9 +13,12 @@ READ = view(*MODELS)
 
 ROLE_PERMISSIONS = {
     # DESIGN §1: the tech lead owns access matrices and network plans and does
-    # the quarterly review; everyone else reads them.
+    # the quarterly review; everyone else reads them. Only the tech lead accepts
+    # the risk of a control not in place (DESIGN §2.6).
     Role.PROCUREMENT: READ,
     Role.LEGAL: READ,
-    Role.TECH_LEAD: READ + edit(*MODELS) + ["access.review_accessmatrix"],
+    Role.TECH_LEAD: READ
+    + edit(*MODELS)
+    + ["access.review_accessmatrix", "access.accept_control_risk"],
     Role.AUDITOR: READ,
 }

@@ -300,3 +300,246 @@ def training_traffic_problems(*, in_one_cluster: bool | None, links: list[Any]) 
             _("Multi-node training is in use: confirm its traffic stays inside one cluster.")
         )
     return problems
+
+
+# --- Access controls (seed 000 §5 "具体控制措施") ------------------------------
+# Approval needs every control in place with its evidence note, or its risk
+# accepted by a tech lead with a reason and an expiry (DESIGN §2.6, §2.8).
+
+# Each period a control runs on: (lowest, highest) accepted value.
+PERIOD_BOUNDS = {
+    "key_rotation_days": (1, 365),
+    # A credential living longer than a week is not short-lived by any reading.
+    "credential_lifetime_hours": (1, 168),
+    "log_retention_days": (1, 3650),
+}
+# The control each period belongs to; in place, the control must state it.
+CONTROL_PERIOD = {
+    "key_rotation": "key_rotation_days",
+    "short_lived_credentials": "credential_lifetime_hours",
+    "audit_and_recording": "log_retention_days",
+}
+# "Keys rotated quarterly": a longer interval is not the control the guidance asks for.
+KEY_ROTATION_MAX_DAYS = 90
+# A risk is accepted for a bounded time, then judged again.
+RISK_ACCEPTANCE_MAX_DAYS = 365
+
+IN_PLACE = "in_place"
+CONTROL_ABSENT = "absent"
+CONTROL_NOT_IN_PLACE = "not_in_place"
+CONTROL_NO_EVIDENCE = "no_evidence"
+CONTROL_NO_PERIOD = "no_period"
+CONTROL_ROTATION_TOO_LONG = "rotation_too_long"
+
+
+def required_controls() -> tuple[tuple[str, str], ...]:
+    """(key, title) of every control approval asks for, in the default order."""
+    from apps.access.defaults import DEFAULT_CONTROLS
+
+    return tuple((key, str(title)) for key, title in DEFAULT_CONTROLS)
+
+
+def period_label(name: str) -> str:
+    return {
+        "key_rotation_days": _("key rotation interval (days)"),
+        "credential_lifetime_hours": _("credential lifetime (hours)"),
+        "log_retention_days": _("log retention (days)"),
+    }[name]
+
+
+@dataclass(frozen=True)
+class ControlPeriods:
+    key_rotation_days: int | None = None
+    credential_lifetime_hours: int | None = None
+    log_retention_days: int | None = None
+
+
+@dataclass(frozen=True)
+class ControlData:
+    key: str
+    title: str
+    status: str
+    status_label: str = ""
+    evidence: str = ""
+    risk_reason: str = ""
+    risk_expires_on: date | None = None
+    risk_accepted_by: str = ""
+
+    @property
+    def has_acceptance(self) -> bool:
+        return bool(self.risk_reason.strip()) and self.risk_expires_on is not None
+
+
+@dataclass(frozen=True)
+class ControlGap:
+    """One control that does not hold, and the sentence every reader of it sees."""
+
+    key: str
+    title: str
+    problem: str
+    message: str
+    acceptance_expired_on: date | None = None
+
+
+@dataclass(frozen=True)
+class RiskAcceptance:
+    key: str
+    title: str
+    accepted_by: str
+    reason: str
+    expires_on: date
+    expired: bool
+    message: str
+    # The control is not in place as asked: approval rests on this acceptance.
+    relied_on: bool = False
+
+
+class ControlsState(NamedTuple):
+    gaps: list[ControlGap]
+    acceptances: list[RiskAcceptance]
+
+    @property
+    def holds(self) -> bool:
+        return not self.gaps
+
+
+def risk_acceptance_current(expires_on: date | None, today: date) -> bool:
+    """An acceptance holds through its expiry day and lapses the day after."""
+    return expires_on is not None and today <= expires_on
+
+
+def control_problem(control: ControlData, periods: ControlPeriods) -> tuple[str, str] | None:
+    """(problem, sentence) when the control is not in place as approval asks; else None."""
+    if control.status != IN_PLACE:
+        return CONTROL_NOT_IN_PLACE, _("not in place (%(status)s)") % {
+            "status": control.status_label or control.status
+        }
+    if not control.evidence.strip():
+        return CONTROL_NO_EVIDENCE, _("in place but without an evidence note")
+    period = CONTROL_PERIOD.get(control.key)
+    if period is None:
+        return None
+    value = getattr(periods, period)
+    if value is None:
+        return CONTROL_NO_PERIOD, _("in place but its %(period)s is not recorded") % {
+            "period": period_label(period)
+        }
+    if period == "key_rotation_days" and value > KEY_ROTATION_MAX_DAYS:
+        return CONTROL_ROTATION_TOO_LONG, _(
+            "keys are rotated every %(days)s days; quarterly rotation means at most %(limit)s days"
+        ) % {"days": value, "limit": KEY_ROTATION_MAX_DAYS}
+    return None
+
+
+def control_gap(control: ControlData, periods: ControlPeriods, today: date) -> ControlGap | None:
+    """None when the control holds: in place as asked, or its risk accepted until today or later."""
+    if control.has_acceptance and risk_acceptance_current(control.risk_expires_on, today):
+        return None
+    found = control_problem(control, periods)
+    if found is None:
+        return None
+    problem, sentence = found
+    message = _("%(title)s — %(problem)s") % {"title": control.title, "problem": sentence}
+    expired_on = control.risk_expires_on if control.has_acceptance else None
+    if expired_on is not None:
+        message = _("%(gap)s; its risk acceptance expired on %(date)s") % {
+            "gap": message,
+            "date": expired_on.isoformat(),
+        }
+    return ControlGap(control.key, control.title, problem, message, expired_on)
+
+
+def risk_acceptance(
+    control: ControlData, periods: ControlPeriods, today: date
+) -> RiskAcceptance | None:
+    if not control.has_acceptance:
+        return None
+    assert control.risk_expires_on is not None  # has_acceptance says so
+    expired = not risk_acceptance_current(control.risk_expires_on, today)
+    parts = {
+        "title": control.title,
+        "who": control.risk_accepted_by or "?",
+        "date": control.risk_expires_on.isoformat(),
+        "reason": control.risk_reason.strip(),
+    }
+    if expired:
+        message = _("%(title)s — risk acceptance by %(who)s expired on %(date)s: %(reason)s")
+    else:
+        message = _("%(title)s — risk accepted by %(who)s until %(date)s: %(reason)s")
+    return RiskAcceptance(
+        key=control.key,
+        title=control.title,
+        accepted_by=control.risk_accepted_by,
+        reason=control.risk_reason.strip(),
+        expires_on=control.risk_expires_on,
+        expired=expired,
+        message=message % parts,
+        relied_on=control_problem(control, periods) is not None,
+    )
+
+
+def controls_state(
+    controls: list[ControlData],
+    periods: ControlPeriods,
+    today: date,
+    required: tuple[tuple[str, str], ...] | None = None,
+) -> ControlsState:
+    """Every control that does not hold (a required one absent included), and every
+    recorded risk acceptance, in the matrix's order."""
+    required = required_controls() if required is None else required
+    present = {c.key for c in controls}
+    gaps = [gap for c in controls if (gap := control_gap(c, periods, today)) is not None]
+    gaps += [
+        ControlGap(
+            key,
+            title,
+            CONTROL_ABSENT,
+            _("%(title)s — not recorded in the matrix") % {"title": title},
+        )
+        for key, title in required
+        if key not in present
+    ]
+    acceptances = [a for c in controls if (a := risk_acceptance(c, periods, today)) is not None]
+    return ControlsState(gaps, acceptances)
+
+
+def period_errors(periods: dict[str, Any]) -> dict[str, str]:
+    """Each period given must be a whole number within its bounds; None clears it."""
+    errors = {}
+    for name, value in periods.items():
+        if name not in PERIOD_BOUNDS:
+            errors[name] = _("This field cannot be set here.")
+            continue
+        if value is None:
+            continue
+        low, high = PERIOD_BOUNDS[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            errors[name] = _("Enter a whole number.")
+        elif not low <= value <= high:
+            errors[name] = _("Enter a whole number from %(low)s to %(high)s.") % {
+                "low": low,
+                "high": high,
+            }
+    return errors
+
+
+def risk_acceptance_errors(
+    *, control: ControlData, periods: ControlPeriods, reason: str, expires_on: Any, today: date
+) -> dict[str, str]:
+    """Why a tech lead's acceptance of this control's risk cannot be recorded as given."""
+    errors = {}
+    if control_problem(control, periods) is None:
+        errors["control"] = _(
+            "This control is in place with its evidence: there is no risk to accept."
+        )
+    if not (reason or "").strip():
+        errors["reason"] = _("Say why the risk is accepted.")
+    if not isinstance(expires_on, date) or isinstance(expires_on, datetime):
+        errors["expires_on"] = _("Give the date the acceptance ends.")
+    elif expires_on <= today:
+        errors["expires_on"] = _("The acceptance must end after today.")
+    elif expires_on > today + timedelta(days=RISK_ACCEPTANCE_MAX_DAYS):
+        errors["expires_on"] = _(
+            "A risk is accepted for at most %(n)s days; accept it again when it ends."
+        ) % {"n": RISK_ACCEPTANCE_MAX_DAYS}
+    return errors

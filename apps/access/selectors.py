@@ -4,6 +4,8 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from apps.access.models import (
@@ -12,15 +14,19 @@ from apps.access.models import (
     AccessMatrix,
     AccessPermission,
     AccessRole,
-    ControlStatus,
     NetworkPlan,
     WorkloadLink,
 )
 from apps.access.rules import (
+    CONTROL_PERIOD,
     Budget,
+    ControlGap,
+    ControlsState,
     MatrixState,
+    controls_state,
     latency_budget,
     matrix_state,
+    period_label,
     training_traffic_problems,
 )
 from apps.cases.reads import shared_read
@@ -29,10 +35,11 @@ from apps.cases.reads import shared_read
 @shared_read
 def access_matrix_of(case) -> AccessMatrix | None:
     """The case's matrix with every row, column, cell and control loaded (5 queries)."""
+    controls = AccessControl.objects.select_related("risk_accepted_by")
     return (
         AccessMatrix.objects.filter(case=case)
         .select_related("reviewed_by")
-        .prefetch_related("roles__grants", "permissions", "controls")
+        .prefetch_related("roles__grants", "permissions", Prefetch("controls", controls))
         .first()
     )
 
@@ -45,6 +52,31 @@ def access_matrix_state(case, today: date | None = None) -> MatrixState | None:
     return matrix_state(matrix, today or timezone.localdate())
 
 
+def access_control_of(case, key: str) -> AccessControl:
+    """One control of the case's matrix by its key; 404 when there is none."""
+    return get_object_or_404(
+        AccessControl.objects.select_related("matrix", "risk_accepted_by"),
+        matrix__case=case,
+        key=key,
+    )
+
+
+def access_controls_state(matrix: AccessMatrix, today: date) -> ControlsState:
+    """Which controls do not hold, and every risk accepted, as the approval gate reads them."""
+    return controls_state(matrix.controls_data(), matrix.periods(), today)
+
+
+@dataclass(frozen=True)
+class ControlRow:
+    """A control as a page shows it: its record, the period it runs on, why it does not hold."""
+
+    control: AccessControl
+    period_label: str
+    period: int | None
+    gap: ControlGap | None
+    acceptance_current: bool
+
+
 @dataclass
 class MatrixView:
     """A matrix laid out for a page: rows of cells with their faults."""
@@ -55,11 +87,17 @@ class MatrixView:
     permissions: list[AccessPermission]
     rows: list[tuple[AccessRole, list[dict]]]
     controls: list[AccessControl]
-    control_gaps: list[AccessControl]
+    controls_state: ControlsState
+    control_rows: list[ControlRow]
+
+    @property
+    def control_gaps(self) -> list[ControlGap]:
+        return self.controls_state.gaps
 
 
 def matrix_view(matrix: AccessMatrix, today: date | None = None) -> MatrixView:
-    state = matrix_state(matrix, today or timezone.localdate())
+    today = today or timezone.localdate()
+    state = matrix_state(matrix, today)
     faults: dict[tuple[str, str], list[str]] = {}
     for violation in state.violations:
         for cell in violation.cells:
@@ -83,6 +121,21 @@ def matrix_view(matrix: AccessMatrix, today: date | None = None) -> MatrixView:
             )
         )
     controls = sorted(matrix.controls.all(), key=lambda c: (c.position, c.pk))
+    checked = access_controls_state(matrix, today)
+    gaps = {gap.key: gap for gap in checked.gaps}
+    current = {a.key for a in checked.acceptances if not a.expired}
+    control_rows = []
+    for control in controls:
+        period = CONTROL_PERIOD.get(control.key)
+        control_rows.append(
+            ControlRow(
+                control=control,
+                period_label=period_label(period) if period else "",
+                period=getattr(matrix, period) if period else None,
+                gap=gaps.get(control.key),
+                acceptance_current=control.key in current,
+            )
+        )
     return MatrixView(
         matrix=matrix,
         state=state,
@@ -90,9 +143,8 @@ def matrix_view(matrix: AccessMatrix, today: date | None = None) -> MatrixView:
         permissions=permissions,
         rows=rows,
         controls=controls,
-        control_gaps=[
-            c for c in controls if c.status in (ControlStatus.MISSING, ControlStatus.PARTIAL)
-        ],
+        controls_state=checked,
+        control_rows=control_rows,
     )
 
 

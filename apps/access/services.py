@@ -25,7 +25,7 @@ from apps.access.models import (
     WorkloadType,
 )
 from apps.access.payload import MatrixPayload, clean_matrix_payload
-from apps.access.rules import matrix_state, review_by_after
+from apps.access.rules import matrix_state, review_by_after, risk_acceptance_errors
 from apps.cases.models import ProcurementCase
 from apps.core.services import tracked_create, tracked_delete, tracked_update
 
@@ -40,13 +40,15 @@ def access_matrix_save(
     permissions: list[dict[str, Any]],
     grants: list[dict[str, Any]],
     controls: list[dict[str, Any]] | None = None,
+    periods: dict[str, Any] | None = None,
     reason: str = "",
     expected_version: int | None = None,
 ) -> AccessMatrix:
     """Replace the case's matrix with the given roles, permissions and grants.
 
     Roles and permissions absent from the lists are removed with their grants;
-    controls not listed keep their status. Creates the matrix on first save.
+    controls not listed keep their status, and periods not named keep their
+    value (``None`` clears one). Creates the matrix on first save.
     """
     if not actor.has_perm("access.change_accessmatrix"):
         raise PermissionDenied(_("Only a tech lead may edit the access matrix."))
@@ -67,22 +69,26 @@ def access_matrix_save(
             grants=grants,
             controls=controls or [],
             control_keys=control_keys,
+            periods=periods,
         )
         if matrix is None:
-            matrix = _matrix_create(actor=actor, case=case, reason=reason)
+            matrix = _matrix_create(actor=actor, case=case, reason=reason, periods=payload.periods)
             changed_reason = reason.strip() or "Access matrix started"
         else:
             changed = payload.content() != _content(matrix)
             clear_review = changed and matrix.reviewed_at is not None
+            fields: dict[str, Any] = {
+                name: value
+                for name, value in payload.periods.items()
+                if getattr(matrix, name) != value
+            }
+            if clear_review:
+                fields.update(reviewed_by=None, reviewed_at=None, review_by=None)
             matrix = tracked_update(
                 matrix,
                 actor=actor,
                 reason=reason + (REVIEW_CLEARED if clear_review and reason.strip() else ""),
-                fields=(
-                    {"reviewed_by": None, "reviewed_at": None, "review_by": None}
-                    if clear_review
-                    else {}
-                ),
+                fields=fields,
                 expected_version=expected_version,
             )
             changed_reason = reason.strip()
@@ -90,9 +96,9 @@ def access_matrix_save(
     return matrix
 
 
-def _matrix_create(*, actor, case, reason: str) -> AccessMatrix:
+def _matrix_create(*, actor, case, reason: str, periods: dict[str, Any]) -> AccessMatrix:
     why = reason.strip() or "Access matrix started"
-    matrix = tracked_create(AccessMatrix, actor=actor, reason=why, case=case)
+    matrix = tracked_create(AccessMatrix, actor=actor, reason=why, case=case, **periods)
     for position, (key, title) in enumerate(DEFAULT_CONTROLS):
         tracked_create(
             AccessControl,
@@ -209,6 +215,48 @@ def access_matrix_review(
         },
         expected_version=expected_version,
     )
+
+
+def control_risk_accept(
+    *,
+    actor,
+    control: AccessControl,
+    reason: str,
+    expires_on,
+    expected_version: int | None = None,
+) -> AccessControl:
+    """Record the tech lead's acceptance of a control not in place: who, why, until when.
+
+    Accepting again replaces the acceptance in force; the earlier one stays in
+    the history.
+    """
+    if not actor.has_perm("access.accept_control_risk"):
+        raise PermissionDenied(_("Only a tech lead may accept the risk of an access control."))
+    with transaction.atomic():
+        current = (
+            AccessControl.objects.select_for_update().select_related("matrix").get(pk=control.pk)
+        )
+        errors = risk_acceptance_errors(
+            control=current.as_data(),
+            periods=current.matrix.periods(),
+            reason=reason,
+            expires_on=expires_on,
+            today=timezone.localdate(),
+        )
+        if errors:
+            raise ValidationError(errors)
+        return tracked_update(
+            current,
+            actor=actor,
+            reason=f"Risk accepted until {expires_on.isoformat()}: {reason.strip()}",
+            fields={
+                "risk_reason": reason.strip(),
+                "risk_expires_on": expires_on,
+                "risk_accepted_by": actor,
+                "risk_accepted_at": timezone.now(),
+            },
+            expected_version=expected_version,
+        )
 
 
 PLAN_FIELDS = (

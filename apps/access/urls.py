@@ -7,6 +7,11 @@ urlpatterns = [
     path("cases/<int:pk>/access-matrix/", views.matrix_detail, name="matrix"),
     path("cases/<int:pk>/access-matrix/edit/", views.matrix_edit, name="matrix_edit"),
     path("cases/<int:pk>/access-matrix/review/", views.matrix_review, name="matrix_review"),
+    path(
+        "cases/<int:pk>/access-matrix/controls/<slug:control_key>/accept-risk/",
+        views.control_accept_risk,
+        name="control_accept_risk",
+    ),
     path("cases/<int:pk>/network-plan/", views.plan_detail, name="plan"),
     path("cases/<int:pk>/network-plan/edit/", views.plan_edit, name="plan_edit"),
     path("cases/<int:pk>/access-history/", views.access_history, name="history"),

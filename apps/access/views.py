@@ -4,6 +4,8 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -14,10 +16,13 @@ from apps.access.forms import (
     MatrixGridForm,
     MatrixReviewForm,
     NetworkPlanForm,
+    RiskAcceptanceForm,
     WorkloadLinkFormSet,
 )
 from apps.access.models import WorkloadType
+from apps.access.rules import PERIOD_BOUNDS, control_gap
 from apps.access.selectors import (
+    access_control_of,
     access_history_querysets,
     access_matrix_of,
     matrix_view,
@@ -107,6 +112,7 @@ def _grid_spec(matrix) -> dict:
                 {"key": key, "title": str(titles[key]), "status": "missing", "evidence": ""}
                 for key in titles
             ],
+            "periods": {},
             "creating": True,
         }
     data = matrix.as_data()
@@ -118,6 +124,7 @@ def _grid_spec(matrix) -> dict:
             {"key": c.key, "title": c.title, "status": c.status, "evidence": c.evidence}
             for c in sorted(matrix.controls.all(), key=lambda c: (c.position, c.pk))
         ],
+        "periods": {name: getattr(matrix, name) for name in PERIOD_BOUNDS},
         "creating": False,
     }
 
@@ -156,6 +163,37 @@ def matrix_review(request, pk: int):
         "access/matrix_detail.html",
         {"case": case, "view": matrix_view(matrix), "review_form": form},
         status=400,
+    )
+
+
+@role_required("access.accept_control_risk")
+def control_accept_risk(request, pk: int, control_key: str):
+    """The tech lead accepts, for a stated time, the risk of one control not in place."""
+    case = case_get_for(request.user, pk)
+    control = access_control_of(case, control_key)
+    form = RiskAcceptanceForm(request.POST or None, initial={"version": control.version})
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.control_risk_accept(
+                actor=request.user,
+                control=control,
+                reason=form.cleaned_data["reason"],
+                expires_on=form.cleaned_data["expires_on"],
+                expected_version=form.cleaned_data["version"],
+            )
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(
+                request, _("Risk accepted for “%(title)s”.") % {"title": control.title}
+            )
+            return redirect(reverse("access:matrix", kwargs={"pk": case.pk}) + "#controls")
+    gap = control_gap(control.as_data(), control.matrix.periods(), timezone.localdate())
+    return render(
+        request,
+        "access/control_accept_risk.html",
+        {"case": case, "control": control, "form": form, "gap": gap},
+        status=400 if request.method == "POST" else 200,
     )
 
 

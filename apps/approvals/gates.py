@@ -75,6 +75,10 @@ class MatrixFacts:
     expired: bool = False
     review_by: date | None = None
     violations: tuple[str, ...] = ()
+    # Each access control not in place with its evidence and not accepted as a risk.
+    control_gaps: tuple[str, ...] = ()
+    # Each risk acceptance in force that a control not in place rests on: who, why, until when.
+    risk_acceptances: tuple[str, ...] = ()
     url: str | None = None
 
 
@@ -194,23 +198,40 @@ def gate_assessment(inputs: GateInputs) -> Gate:
 
 
 def gate_access_matrix(inputs: GateInputs) -> Gate:
-    key, title = "access_matrix", _("Access matrix reviewed, without SoD violations")
+    key = "access_matrix"
+    title = _(
+        "Access matrix reviewed, without SoD violations; access controls in place or accepted"
+    )
     facts = inputs.matrix
     if not facts.exists:
         return Gate(key, title, False, _("No access matrix for this case yet."), facts.url)
+    reasons = []
     if facts.violations:
-        reason = _("Segregation-of-duties violations: %(items)s") % {
-            "items": _list(facts.violations, 3)
+        reasons.append(
+            _("Segregation-of-duties violations: %(items)s") % {"items": _list(facts.violations, 3)}
+        )
+    elif not facts.reviewed:
+        reasons.append(_("The access matrix is not reviewed."))
+    elif facts.expired:
+        reasons.append(
+            _("The access-matrix review expired on %(date)s.")
+            % {"date": facts.review_by.isoformat() if facts.review_by else "—"}
+        )
+    if facts.control_gaps:
+        # Every control is named: each is fixed on its own.
+        reasons.append(
+            _("Access controls not in place or accepted as a risk: %(items)s.")
+            % {"items": _list(facts.control_gaps, len(facts.control_gaps))}
+        )
+    accepted = facts.risk_acceptances
+    if reasons:
+        return Gate(key, title, False, " ".join(reasons), facts.url, waivers=accepted)
+    reason = _("Reviewed; no segregation-of-duties violation.")
+    if accepted:
+        reason += " " + _("%(n)s access-control risk(s) accepted by a tech lead.") % {
+            "n": len(accepted)
         }
-        return Gate(key, title, False, reason, facts.url)
-    if not facts.reviewed:
-        return Gate(key, title, False, _("The access matrix is not reviewed."), facts.url)
-    if facts.expired:
-        reason = _("The access-matrix review expired on %(date)s.") % {
-            "date": facts.review_by.isoformat() if facts.review_by else "—"
-        }
-        return Gate(key, title, False, reason, facts.url)
-    return Gate(key, title, True, _("Reviewed; no segregation-of-duties violation."), facts.url)
+    return Gate(key, title, True, reason, facts.url, waivers=accepted)
 
 
 def gate_verification(inputs: GateInputs) -> Gate:

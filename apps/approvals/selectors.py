@@ -163,16 +163,22 @@ class _CaseRecords:
         scopes.append(Scope("access.accessmatrix", "id", matrix.pk, "access matrix"))
         scopes.append(Scope("access.accessrole", "matrix_id", matrix.pk, "access roles"))
         scopes.append(Scope("access.accesspermission", "matrix_id", matrix.pk, "permissions"))
+        scopes.append(Scope("access.accesscontrol", "matrix_id", matrix.pk, "access controls"))
         for role in matrix.roles.all():
             scopes.append(Scope("access.accessgrant", "role_id", role.pk, f"grants of {role}"))
         state = matrix_state(matrix, self.today)
+        controls = self.access.access_controls_state(matrix, self.today)
         return MatrixFacts(
             exists=True,
             reviewed=state.reviewed,
             expired=state.expired,
             review_by=matrix.review_by,
             violations=tuple(str(v.message) for v in state.violations),
-            url=url,
+            control_gaps=tuple(gap.message for gap in controls.gaps),
+            risk_acceptances=tuple(
+                a.message for a in controls.acceptances if a.relied_on and not a.expired
+            ),
+            url=url + "#controls" if controls.gaps and not state.violations else url,
         )
 
     def verification(self, offer, scopes: list[Scope], evidence: list[dict]):

@@ -16,7 +16,7 @@ from apps.evidence.models import EvidenceBundle, SpecVerification
 from apps.evidence.services import harness_token_create
 from apps.scorecards.scoring import DEFAULT_CRITERIA
 from apps.scorecards.services import scorecard_save
-from tests.access.factories import make_matrix
+from tests.access.factories import make_matrix_in_place
 from tests.assessments.factories import make_assessment
 from tests.contracts.factories import all_acceptable, make_checklist, set_statuses
 from tests.factories import FULL_SPEC, make_case, make_offer
@@ -76,7 +76,7 @@ def make_ready_case(people, *, offers=3):
     checklist = make_checklist(lena, offer=offer)
     set_statuses(lena, checklist, all_acceptable(checklist))
     make_assessment(lena, case, signed=True)
-    matrix = make_matrix(tariq, case, reason="Started")
+    matrix = make_matrix_in_place(tariq, case, reason="Started")
     access_matrix_review(actor=tariq, matrix=matrix)
     make_verification(tariq, offer)
     case.refresh_from_db()
