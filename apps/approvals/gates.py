@@ -95,6 +95,17 @@ class VerificationFacts:
 
 
 @dataclass(frozen=True)
+class DemandFitFacts:
+    """The offer against the case's compute demand (apps.sizing.fit)."""
+
+    exists: bool = False  # a compute demand is saved
+    meets: bool = True
+    shortfalls: tuple[str, ...] = ()
+    error: str = ""  # the saved demand no longer computes
+    url: str | None = None
+
+
+@dataclass(frozen=True)
 class GateInputs:
     """Everything the gates read for one offer."""
 
@@ -106,6 +117,7 @@ class GateInputs:
     assessment: AssessmentFacts
     matrix: MatrixFacts
     verification: VerificationFacts
+    demand_fit: DemandFitFacts = DemandFitFacts()
 
 
 def _list(items: tuple[str, ...], limit: int = 5) -> str:
@@ -299,6 +311,31 @@ def gate_hardware_compliance(inputs: GateInputs) -> Gate:
     )
 
 
+def gate_demand_fit(inputs: GateInputs) -> Gate:
+    """Whole nodes, a multi-node plan's RDMA network and checkpoint disk (seed 000 §1)."""
+    key, title = "demand_fit", _("Offer meets the compute demand")
+    facts = inputs.demand_fit
+    if not facts.exists:
+        return Gate(
+            key, title, True, _("No compute demand saved; nothing to check against."), facts.url
+        )
+    if facts.error:
+        reason = _("The saved compute demand cannot be sized: %(error)s") % {"error": facts.error}
+        return Gate(key, title, False, reason, facts.url)
+    if not facts.meets:
+        reason = _("Cannot meet the compute demand: %(items)s") % {
+            "items": " ".join(facts.shortfalls)
+        }
+        return Gate(key, title, False, reason, facts.url)
+    return Gate(
+        key,
+        title,
+        True,
+        _("Enough whole nodes, network and checkpoint disk for the demand."),
+        facts.url,
+    )
+
+
 GATES: tuple[Callable[[GateInputs], Gate], ...] = (
     gate_spec,
     gate_offer_minimum,
@@ -308,6 +345,7 @@ GATES: tuple[Callable[[GateInputs], Gate], ...] = (
     gate_verification,
     gate_exit_readiness,
     gate_hardware_compliance,
+    gate_demand_fit,
 )
 
 

@@ -18,6 +18,7 @@ from apps.approvals.binding import Scope
 from apps.approvals.gates import (
     AssessmentFacts,
     ChecklistFacts,
+    DemandFitFacts,
     Gate,
     GateInputs,
     MatrixFacts,
@@ -33,6 +34,7 @@ from apps.contracts import selectors as contracts_selectors
 from apps.evidence import selectors as evidence_selectors
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.selectors import case_comparison, not_comparable_reasons
+from apps.sizing.selectors import demand_of, demand_result
 
 
 def verification_max_age_days() -> int:
@@ -215,7 +217,11 @@ def case_gates(case, offers=None) -> list[OfferGates]:
     all_offers = offers_of_case(case)
     wanted = {o.pk for o in offers} if offers is not None else None
     records = _CaseRecords(case)
-    left_out = not_comparable_reasons(case_comparison(case))
+    comparison = case_comparison(case)
+    fits = {row.offer.pk: row.fit for row in comparison.rows}
+    demand = demand_of(case)
+    demand_error = demand_result(demand)[1]
+    left_out = not_comparable_reasons(comparison)
     minimum = offer_minimum_status(
         offer_count=len(all_offers) - len(left_out),
         waiver=case.offer_minimum_waiver,
@@ -233,6 +239,8 @@ def case_gates(case, offers=None) -> list[OfferGates]:
         spec = getattr(offer, "declared_spec", None)
         if spec is not None:
             scopes.append(Scope("offers.declaredspec", "id", spec.pk, f"declared spec of {offer}"))
+        if demand is not None:
+            scopes.append(Scope("sizing.computedemand", "id", demand.pk, "compute demand"))
         evidence: list[dict] = []
         inputs = GateInputs(
             now=records.now,
@@ -253,9 +261,21 @@ def case_gates(case, offers=None) -> list[OfferGates]:
             assessment=records.assessment(offer, scopes),
             matrix=records.matrix_facts(scopes),
             verification=records.verification(offer, scopes, evidence),
+            demand_fit=_demand_fit_facts(offer, demand, demand_error, fits.get(offer.pk)),
         )
         result.append(OfferGates(offer, inputs, evaluate_gates(inputs), scopes, evidence))
     return result
+
+
+def _demand_fit_facts(offer, demand, error: str, fit) -> DemandFitFacts:
+    url = _url("offers:detail", offer.pk)
+    if demand is None:
+        return DemandFitFacts(exists=False, url=url)
+    if fit is None:
+        return DemandFitFacts(exists=True, meets=False, error=error or "—", url=url)
+    return DemandFitFacts(
+        exists=True, meets=fit.meets_target, shortfalls=tuple(fit.shortfalls), url=url
+    )
 
 
 def gate_inputs(case, offer) -> GateInputs:

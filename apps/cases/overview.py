@@ -20,8 +20,7 @@ from django.utils.translation import gettext as _
 from apps.cases.selectors import offer_minimum_status
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.selectors import case_comparison, not_comparable_reasons
-from apps.sizing.models import ComputeDemand
-from apps.sizing.selectors import capacity_for_offer, demand_result
+from apps.sizing.selectors import capacity_for_offer, demand_of, demand_result
 
 
 @dataclass
@@ -48,7 +47,7 @@ def case_summary(case) -> dict:
     offers and the comparison are read once for all of them.
     """
     offers = offers_of_case(case)
-    demand = ComputeDemand.objects.filter(case=case).first()
+    demand = demand_of(case)
     result, demand_error = demand_result(demand)
     comparison = case_comparison(case)
     scores = {row.offer.pk: row for row in comparison.rows}
@@ -75,6 +74,14 @@ def case_summary(case) -> dict:
     }
 
 
+def demand_shortfall_text(vendor, fit) -> str:
+    """The one sentence the case page, the gate and the packet give a shortfall."""
+    return _("%(vendor)s cannot meet the compute demand: %(shortfalls)s") % {
+        "vendor": vendor,
+        "shortfalls": " ".join(fit.shortfalls),
+    }
+
+
 def _missing(*, offers, demand, minimum, comparison) -> list[str]:
     """What the case still lacks, in the words a reviewer would use."""
     missing = []
@@ -96,6 +103,8 @@ def _missing(*, offers, demand, minimum, comparison) -> list[str]:
                 _("%(vendor)s: declared spec unconfirmed — missing %(items)s")
                 % {"vendor": offer.vendor, "items": ", ".join(offer.spec_status.missing)}
             )
+        if offer.capacity is not None and not offer.capacity.meets_target:
+            missing.append(demand_shortfall_text(offer.vendor, offer.capacity))
     unscored = [str(row.offer.vendor) for row in comparison.rows if row.score.unscored]
     if unscored:
         missing.append(_("Not scored yet: %(vendors)s") % {"vendors": ", ".join(unscored)})

@@ -7,9 +7,8 @@ there exposes ``offer_panel(offer, *, actor) -> CasePanel``.
 from apps.contracts import panels as contracts_panels
 from apps.evidence import panels as evidence_panels
 from apps.offers.selectors import spec_status_for
-from apps.scorecards.selectors import offer_price
-from apps.sizing.models import ComputeDemand
-from apps.sizing.selectors import capacity_for_offer, demand_result
+from apps.scorecards.selectors import needed_capacity_cost, offer_price
+from apps.sizing.selectors import capacity_for_offer, demand_of, demand_result
 
 OFFER_PANEL_PROVIDERS = (contracts_panels, evidence_panels)
 
@@ -25,15 +24,25 @@ def offer_panels(offer, *, actor) -> list:
 
 def offer_overview(offer, *, actor) -> dict:
     spec = offer.declared_spec
-    demand = ComputeDemand.objects.filter(case_id=offer.case_id).first()
+    demand = demand_of(offer.case)
     result, _error = demand_result(demand)
     price, price_problem = offer_price(offer)
+    fit = capacity_for_offer(demand=demand, result=result, offer=offer, spec=spec)
+    needed, needed_problem = needed_capacity_cost(
+        fit=fit,
+        price=price,
+        hours=demand.hours_needed if demand else None,
+        currency=offer.currency,
+    )
     return {
         "offer": offer,
         "case": offer.case,
         "spec": spec,
         "spec_status": spec_status_for(offer),
-        "capacity": capacity_for_offer(demand=demand, result=result, offer=offer, spec=spec),
+        "demand": demand,
+        "capacity": fit,
+        "needed_cost": needed,
+        "needed_cost_problem": needed_problem,
         "price": price,
         "price_problem": price_problem,
         "scorecards": offer.scorecards.select_related("reviewer", "criteria_set"),

@@ -1,5 +1,7 @@
 """REST API for criteria sets, scorecards and the offer comparison."""
 
+from decimal import ROUND_HALF_UP, Decimal
+
 from django.contrib.auth.models import User
 from django.urls import path
 from django.utils.translation import gettext as _
@@ -213,6 +215,50 @@ def _row(row) -> dict:
         ),
         "price_rank": row.price_rank,
         "price_explanation": list(row.price.explanation) if row.price else [row.price_problem],
+        "demand_fit": _fit(row.fit),
+        "needed_capacity_cost": _needed_cost(row),
+    }
+
+
+def _cents(amount: Decimal) -> str:
+    return str(amount.quantize(Decimal("0.01"), ROUND_HALF_UP))
+
+
+def _fit(fit) -> dict | None:
+    """How the offer measures up to the compute demand; None without a demand."""
+    if fit is None:
+        return None
+    return {
+        "meets": fit.meets_target,
+        "mode": fit.mode,
+        "gpus_needed": fit.gpus_needed,
+        "cards_per_node": fit.cards_per_node,
+        "nodes_needed": fit.nodes_needed,
+        "gpus_in_whole_nodes": fit.gpus_in_whole_nodes,
+        "gpus_offered": fit.gpus_offered,
+        "multi_node": fit.multi_node,
+        "checkpoint_bytes": fit.checkpoint_bytes,
+        "checkpoints_kept": fit.checkpoints_kept,
+        "disk_needed_bytes": fit.disk_needed_bytes,
+        "disk_offered_bytes": fit.disk_offered_bytes,
+        "summary": list(fit.summary),
+        "shortfalls": list(fit.shortfalls),
+    }
+
+
+def _needed_cost(row) -> dict:
+    """Whole nodes × hours × the effective GPU-hour price, or why it cannot be said."""
+    cost = row.needed_cost
+    if cost is None:
+        return {"problem": row.needed_cost_problem}
+    return {
+        "gpus": cost.gpus,
+        "cost_per_gpu_hour": str(cost.cost_per_gpu_hour),
+        "per_hour": _cents(cost.per_hour),
+        "hours": None if cost.hours is None else str(cost.hours),
+        "total": None if cost.total is None else _cents(cost.total),
+        "currency": row.offer.currency,
+        "explanation": list(cost.explanation),
     }
 
 

@@ -289,3 +289,62 @@ def _rate(value: Decimal) -> str:
 
 def _percent(value: Decimal) -> str:
     return f"{_plain(value * 100)} %"
+
+
+@dataclass(frozen=True)
+class CapacityCost:
+    """What the capacity a plan needs costs on one offer: whole nodes × hours × price.
+
+    The price per GPU-hour alone ranks offers as if each sold the same capacity; an
+    offer whose nodes are larger, or whose cards are smaller, makes the plan rent more
+    GPUs. ``total`` is None until the hours are known.
+    """
+
+    gpus: int
+    cost_per_gpu_hour: Decimal
+    per_hour: Decimal
+    hours: Decimal | None
+    total: Decimal | None
+    explanation: tuple[str, ...]
+
+
+def capacity_cost(
+    *,
+    nodes: int,
+    cards_per_node: int,
+    cost_per_gpu_hour: Decimal,
+    hours: Decimal | None,
+    currency: str = "",
+) -> CapacityCost:
+    """Cost of ``nodes`` whole nodes for ``hours`` at the offer's effective GPU-hour price."""
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 0:
+        raise PricingInputError("nodes", f"must be a whole number ≥ 0; got {nodes!r}.")
+    _positive_int("cards_per_node", cards_per_node)
+    price = _decimal("cost_per_gpu_hour", cost_per_gpu_hour)
+    if price < 0:
+        raise PricingInputError("cost_per_gpu_hour", "must not be negative.")
+    if hours is not None and _decimal("hours", hours) <= 0:
+        raise PricingInputError("hours", "must be above 0.")
+    unit = f" {currency}" if currency else ""
+    gpus = nodes * cards_per_node
+    per_hour = gpus * price
+    lines = [
+        f"Capacity needed: {nodes:,} whole {'node' if nodes == 1 else 'nodes'} × "
+        f"{cards_per_node:,} GPUs = {gpus:,} GPUs",
+        f"Per hour: {gpus:,} GPUs × {_rate(price)}{unit} per GPU-hour = {_money(per_hour)}{unit}",
+    ]
+    total = None
+    if hours is not None:
+        total = per_hour * hours
+        lines.append(
+            f"For the plan: {gpus:,} GPUs × {_plain(Decimal(hours))} h × {_rate(price)}{unit} "
+            f"= {_money(total)}{unit}"
+        )
+    return CapacityCost(
+        gpus=gpus,
+        cost_per_gpu_hour=price,
+        per_hour=per_hour,
+        hours=None if hours is None else Decimal(hours),
+        total=total,
+        explanation=tuple(lines),
+    )

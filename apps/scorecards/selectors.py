@@ -11,8 +11,10 @@ from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.models import CriteriaSet, Scorecard
 from apps.scorecards.pricing import (
+    CapacityCost,
     PriceNormalisation,
     PricingInputError,
+    capacity_cost,
     cost_per_gpu_hour,
     normalised_price_ranking,
 )
@@ -25,6 +27,8 @@ from apps.scorecards.scoring import (
     offer_score,
     weight_sensitivity,
 )
+from apps.sizing.fit import DemandFit
+from apps.sizing.selectors import capacity_for_offer, demand_of, demand_result
 
 
 @dataclass
@@ -36,6 +40,9 @@ class OfferComparisonRow:
     price_problem: str
     price_rank: int | None = None
     price_premium: Decimal | None = None
+    fit: DemandFit | None = None  # None: the case has no compute demand
+    needed_cost: CapacityCost | None = None
+    needed_cost_problem: str = ""
 
     @property
     def reviewer_breakdowns(self):
@@ -75,6 +82,30 @@ def offer_price(offer: Offer) -> tuple[PriceNormalisation | None, str]:
         return None, str(error)
 
 
+def needed_capacity_cost(
+    *, fit: DemandFit | None, price: PriceNormalisation | None, hours, currency: str
+) -> tuple[CapacityCost | None, str]:
+    """What the capacity the demand needs costs on this offer, or why it cannot be said."""
+    if fit is None:
+        return None, _("no compute demand saved")
+    if price is None:
+        return None, _("not priced")
+    if fit.gpus_needed == 0:
+        return None, _("the demand does not fit on this offer's cards")
+    if fit.nodes_needed is None or fit.cards_per_node is None:
+        return None, _("cards per node not declared")
+    return (
+        capacity_cost(
+            nodes=fit.nodes_needed,
+            cards_per_node=fit.cards_per_node,
+            cost_per_gpu_hour=price.effective_cost_per_gpu_hour,
+            hours=hours,
+            currency=currency,
+        ),
+        "",
+    )
+
+
 @shared_read
 def case_comparison(case) -> CaseComparison:
     """Every offer of a case side by side, in a fixed number of queries."""
@@ -95,10 +126,21 @@ def case_comparison(case) -> CaseComparison:
             continue
         by_offer[card.offer_id].append(card)
 
+    demand = demand_of(case)
+    result, _error = demand_result(demand)
     rows = []
     for offer in offers:
         cards = by_offer[offer.pk]
         price, problem = offer_price(offer)
+        fit = capacity_for_offer(
+            demand=demand, result=result, offer=offer, spec=getattr(offer, "declared_spec", None)
+        )
+        needed, needed_problem = needed_capacity_cost(
+            fit=fit,
+            price=price,
+            hours=demand.hours_needed if demand else None,
+            currency=offer.currency,
+        )
         rows.append(
             OfferComparisonRow(
                 offer=offer,
@@ -106,6 +148,9 @@ def case_comparison(case) -> CaseComparison:
                 scorecards=cards,
                 price=price,
                 price_problem=problem,
+                fit=fit,
+                needed_cost=needed,
+                needed_cost_problem=needed_problem,
             )
         )
     _rank_prices(rows)

@@ -17,7 +17,7 @@ from apps.core.api import version_edited
 from apps.core.permissions import RolePermission
 from apps.sizing import services
 from apps.sizing.calculator import SizingInputError
-from apps.sizing.inputs import INPUT_MAX, demand_fields, size_from
+from apps.sizing.inputs import HOURS_MAX, INPUT_MAX, demand_fields, size_from
 from apps.sizing.models import DTYPE_CHOICES, ComputeDemand
 from apps.sizing.presets import PRESETS
 
@@ -55,6 +55,29 @@ class SizingInputSerializer(serializers.Serializer):
         choices=["adamw", "sgd_momentum", "adafactor"], required=False
     )
     gradient_checkpointing = serializers.BooleanField(required=False, default=False)
+    data_parallel_replicas = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=INPUT_MAX["data_parallel_replicas"],
+        help_text="Training: replicas trained side by side; blank means one.",
+    )
+    checkpoints_kept = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=INPUT_MAX["checkpoints_kept"],
+        help_text="Training: checkpoints kept on local disk; blank means two.",
+    )
+    hours_needed = serializers.DecimalField(
+        max_digits=10,
+        decimal_places=1,
+        min_value=Decimal("0.1"),
+        max_value=HOURS_MAX,
+        required=False,
+        allow_null=True,
+        help_text="Hours the capacity is needed; prices the capacity in the comparison.",
+    )
 
     def validate(self, attrs):
         try:

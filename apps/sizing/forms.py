@@ -3,7 +3,7 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from apps.sizing.inputs import INPUT_MAX
+from apps.sizing.inputs import HOURS_MAX, INPUT_MAX
 from apps.sizing.models import DTYPE_CHOICES, ComputeDemand
 from apps.sizing.presets import preset_choices
 from apps.sizing.training import Optimizer
@@ -109,6 +109,29 @@ class SizingForm(forms.Form):
         choices=[(o.value, o.value) for o in Optimizer],
     )
     gradient_checkpointing = forms.BooleanField(label=_("Gradient checkpointing"), required=False)
+    data_parallel_replicas = forms.IntegerField(
+        label=_("Data-parallel replicas"),
+        min_value=1,
+        required=False,
+        max_value=INPUT_MAX["data_parallel_replicas"],
+        help_text=_("Copies of the model trained side by side; blank means one."),
+    )
+    checkpoints_kept = forms.IntegerField(
+        label=_("Checkpoints kept on local disk"),
+        min_value=1,
+        required=False,
+        max_value=INPUT_MAX["checkpoints_kept"],
+        help_text=_("Blank means two: the one being written and the last good one."),
+    )
+    hours_needed = forms.DecimalField(
+        label=_("Hours the capacity is needed"),
+        min_value=Decimal("0.1"),
+        max_value=HOURS_MAX,
+        max_digits=10,
+        decimal_places=1,
+        required=False,
+        help_text=_("The training run, or the serving period; prices the capacity needed."),
+    )
 
     INFERENCE_ONLY = ("kv_dtype", "context_tokens", "target_concurrency", "tensor_parallel")
     TRAINING_ONLY = (
@@ -116,6 +139,8 @@ class SizingForm(forms.Form):
         "sequence_tokens",
         "optimizer",
         "gradient_checkpointing",
+        "data_parallel_replicas",
+        "checkpoints_kept",
     )
     ARCHITECTURE = (
         "model_name",
@@ -132,7 +157,14 @@ class SizingForm(forms.Form):
 
     def common_fields(self):
         return self.group(
-            ("mode", "model_preset", "weight_dtype", "card_memory_gib", "reserve_pct")
+            (
+                "mode",
+                "model_preset",
+                "weight_dtype",
+                "card_memory_gib",
+                "reserve_pct",
+                "hours_needed",
+            )
         )
 
     def architecture_fields(self):

@@ -35,7 +35,11 @@ INPUT_MAX = {
     "tensor_parallel": 100_000,
     "micro_batch_sequences": 1_000_000,
     "sequence_tokens": 1_000_000_000,
+    "data_parallel_replicas": 100_000,
+    "checkpoints_kept": 1_000,
 }
+# A century of hours: far past any contract, and within the column's ten digits.
+HOURS_MAX = 876_000
 
 
 def architecture_from(fields: dict[str, Any]) -> ModelArchitecture:

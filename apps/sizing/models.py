@@ -73,7 +73,33 @@ class ComputeDemand(TrackedModel):
     sequence_tokens = models.PositiveIntegerField(_("sequence length"), null=True, blank=True)
     optimizer = models.CharField(_("optimizer"), max_length=20, blank=True)
     gradient_checkpointing = models.BooleanField(_("gradient checkpointing"), default=False)
+    # The plan the offers are checked against (apps.sizing.fit): added after history rows
+    # were chained, so nullable, and blank means the default the fit rule names.
+    data_parallel_replicas = models.PositiveIntegerField(
+        _("data-parallel replicas"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_("Training: copies of the model trained side by side; blank means one."),
+    )
+    checkpoints_kept = models.PositiveIntegerField(
+        _("checkpoints kept on local disk"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_("Training: blank means two, the one being written and the last good one."),
+    )
+    hours_needed = models.DecimalField(
+        _("hours the capacity is needed"),
+        max_digits=10,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.1"))],
+        help_text=_("The training run, or the serving period; prices the capacity needed."),
+    )
     history = HistoricalRecords()
+    late_history_columns = ("data_parallel_replicas", "checkpoints_kept", "hours_needed")
 
     class Meta:
         verbose_name = _("compute demand")

@@ -30,6 +30,9 @@ DEMAND_FIELDS = (
     "sequence_tokens",
     "optimizer",
     "gradient_checkpointing",
+    "data_parallel_replicas",
+    "checkpoints_kept",
+    "hours_needed",
 )
 
 

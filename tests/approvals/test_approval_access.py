@@ -169,7 +169,7 @@ def test_api_gates_and_refusal_name_the_open_gates(api_as, people, ready_world):
     case = world["case"]
     data = api_as("aude").get(_gates(world)).json()
     first = next(o for o in data["offers"] if o["offer"] == world["offer"].pk)
-    assert first["all_held"] is True and len(first["gates"]) == 8
+    assert first["all_held"] is True and len(first["gates"]) == 9
     other = next(o for o in data["offers"] if o["offer"] != world["offer"].pk)
     assert {g["key"] for g in other["gates"] if not g["held"]} == {"red_flags", "verification"}
     case_submit_for_approval(actor=people["priya"], case=case)

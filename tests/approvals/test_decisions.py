@@ -77,7 +77,7 @@ def test_the_tech_lead_approves_a_ready_offer_bound_to_its_state(ready, people):
     case.refresh_from_db()
     assert case.status == Status.APPROVED
     assert approval.decided_by == people["tariq"]
-    assert all(g["held"] for g in approval.gates) and len(approval.gates) == 8
+    assert all(g["held"] for g in approval.gates) and len(approval.gates) == 9
     models = {r["model"] for r in approval.bound_state["records"]}
     assert {
         "cases.procurementcase",

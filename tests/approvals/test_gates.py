@@ -54,6 +54,7 @@ def test_every_gate_holds_on_a_complete_offer():
         "verification",
         "exit_readiness",
         "hardware_compliance",
+        "demand_fit",
     ]
     assert open_gates(gates) == []
     assert _gate(HELD, "declared_spec").fix_url == "/offers/1/spec/"
