@@ -8,6 +8,7 @@ import pytest
 from apps.approvals.gates import (
     AssessmentFacts,
     ChecklistFacts,
+    DemandFitFacts,
     GateInputs,
     MatrixFacts,
     OfferMinimumFacts,
@@ -155,6 +156,20 @@ NOT_HELD = [
         "cannot be skipped or waived (export-control law)",
     ),
     ("hardware_compliance", {"assessment": AssessmentFacts(exists=False)}, "No assessment"),
+    (
+        "demand_fit",
+        {
+            "demand_fit": DemandFitFacts(
+                exists=True, meets=False, shortfalls=("Needs 9 whole nodes of 8 cards.",)
+            )
+        },
+        "Cannot meet the compute demand: Needs 9 whole nodes of 8 cards.",
+    ),
+    (
+        "demand_fit",
+        {"demand_fit": DemandFitFacts(exists=True, meets=False, error="unknown preset")},
+        "cannot be sized: unknown preset",
+    ),
 ]
 
 
@@ -169,6 +184,12 @@ def test_each_gate_not_held_says_why(key, change, words):
     others = [g for g in evaluate_gates(inputs) if g.key != key]
     assessment_gates = ("assessment", "exit_readiness", "hardware_compliance")
     assert all(g.held for g in others if g.key not in assessment_gates)
+
+
+def test_the_demand_fit_holds_without_a_demand_and_when_met():
+    assert "No compute demand saved" in _gate(HELD, "demand_fit").reason
+    met = replace(HELD, demand_fit=DemandFitFacts(exists=True, meets=True))
+    assert _gate(met, "demand_fit").held
 
 
 def test_fewer_than_three_offers_hold_with_a_waiver_and_show_it():
