@@ -8,10 +8,10 @@ from django.contrib import admin
 from apps.core.admin import RecordAdmin, TrackedAdmin, TrackedChangeForm
 from apps.costs import services
 from apps.costs.bill_rows import MAX_MONEY
-from apps.costs.models import Budget, CostImport, CostPeriod, ThresholdAlert
+from apps.costs.models import Budget, CostImport, CostPeriod, SpendCharge, ThresholdAlert
 
 # Bounded as on the budget page (see MAX_MONEY): larger amounts do not read back exactly.
-MONEY_FIELDS = ("total_amount", "monthly_amount", "training_max_spend")
+MONEY_FIELDS = ("total_amount", "monthly_amount", "daily_amount", "training_max_spend")
 
 
 class BudgetChangeForm(TrackedChangeForm):
@@ -51,7 +51,15 @@ class BudgetAdmin(TrackedAdmin):
 class CostImportAdmin(RecordAdmin):
     """An import is evidence, kept byte for byte: it is never edited or deleted."""
 
-    list_display = ("case", "file_name", "sha256", "row_count", "imported_by", "created_at")
+    list_display = (
+        "case",
+        "file_name",
+        "kind",
+        "sha256",
+        "row_count",
+        "imported_by",
+        "created_at",
+    )
     list_select_related = ("case", "imported_by")
 
 
@@ -61,6 +69,14 @@ class CostPeriodAdmin(RecordAdmin):
 
     list_display = ("case", "period", "amount", "superseded_at")
     list_select_related = ("case",)
+
+
+@admin.register(SpendCharge)
+class SpendChargeAdmin(RecordAdmin):
+    """A charge of a daily-spend file, kept as imported; a later file cannot repeat it."""
+
+    list_display = ("case", "charged_at", "amount", "description", "cost_import")
+    list_select_related = ("case", "cost_import")
 
 
 @admin.register(ThresholdAlert)

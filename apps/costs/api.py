@@ -39,6 +39,13 @@ class BudgetWriteSerializer(serializers.Serializer):
     currency = serializers.CharField(max_length=3, default="USD")
     total_amount = _money(min_value=0, max_value=MAX_MONEY)
     monthly_amount = _money(min_value=0, max_value=MAX_MONEY)
+    daily_amount = _money(
+        min_value=0,
+        max_value=MAX_MONEY,
+        required=False,
+        allow_null=True,
+        help_text="Judged against each day's spend from the daily-spend imports; null: off.",
+    )
     thresholds_pct = serializers.ListField(
         child=serializers.IntegerField(), default=[70, 90, 100], help_text="Percent, 1–200."
     )
@@ -97,6 +104,9 @@ class ImportSerializer(serializers.Serializer):
     size_bytes = serializers.IntegerField()
     row_count = serializers.IntegerField()
     replaces_periods = serializers.BooleanField()
+    kind = serializers.CharField(
+        allow_null=True, help_text="bill or daily; null: a bill imported before daily spend."
+    )
     imported_by = serializers.CharField()
     note = serializers.CharField()
     created_at = serializers.DateTimeField()
@@ -142,6 +152,24 @@ class CrossingSerializer(serializers.Serializer):
     threshold = serializers.IntegerField()
     spent = _decimal_out()
     limit = _decimal_out()
+
+
+class DaySpendSerializer(serializers.Serializer):
+    day = serializers.CharField(help_text="YYYY-MM-DD, in the server's time zone")
+    spent = _decimal_out()
+    share = _decimal_out(places=4)
+    percent = _decimal_out(places=1)
+    crossed = serializers.ListField(child=serializers.IntegerField())
+
+
+class DailySpendSerializer(serializers.Serializer):
+    case = serializers.IntegerField()
+    currency = serializers.CharField()
+    daily_amount = _decimal_out()
+    thresholds_pct = serializers.ListField(child=serializers.IntegerField())
+    time_zone = serializers.CharField(help_text="Where each day starts and ends.")
+    days = DaySpendSerializer(many=True)
+    crossings = CrossingSerializer(many=True)
 
 
 class ReconciliationSerializer(serializers.Serializer):
@@ -225,6 +253,28 @@ def reconciliation_payload(view) -> dict:
             for row in rec.periods
         ],
         "crossings": [{**vars(c), "period": f"{c.period:%Y-%m}"} for c in rec.crossings],
+    }
+
+
+def daily_spend_payload(view) -> dict:
+    budget = view.budget
+    return {
+        "case": view.case.pk,
+        "currency": budget.currency,
+        "daily_amount": budget.daily_amount,
+        "thresholds_pct": sorted(budget.thresholds_pct),
+        "time_zone": view.time_zone,
+        "days": [
+            {
+                "day": f"{d.day:%Y-%m-%d}",
+                "spent": d.spent,
+                "share": d.share,
+                "percent": d.percent,
+                "crossed": list(d.crossed),
+            }
+            for d in view.days
+        ],
+        "crossings": [{**vars(c), "period": f"{c.period:%Y-%m-%d}"} for c in view.daily_crossings],
     }
 
 
@@ -348,6 +398,78 @@ class ImportsView(APIView):
         )
 
 
+def _body_rows(request) -> tuple[str, list | None, dict] | Response:
+    """(source, JSON rows or None for CSV, options) of an import body, or the answer to it."""
+    content_type = (request.content_type or "").split(";")[0].strip().lower()
+    options: dict = request.query_params.dict()
+    if content_type == "text/csv":
+        return CostImport.Source.API_CSV, None, options
+    if content_type != "application/json":
+        return Response(
+            {"detail": "Send text/csv or application/json."},
+            status=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+        )
+    document = request.data  # the API's bounded parser: depth and integer size
+    if isinstance(document, dict):
+        options = {**options, **document}
+        document = document.get("rows")
+    if not isinstance(document, list) or not all(isinstance(r, dict) for r in document):
+        return Response(
+            {"detail": 'Send {"rows": [{column: value}, …]}, one object per row.'},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
+    return CostImport.Source.API_JSON, document, options
+
+
+class DailySpendView(APIView):
+    """Each day's spend against the daily budget, or import a daily-spend file, all or nothing.
+
+    POST with ``Content-Type: text/csv`` (query ``file_name``, ``note``) or
+    ``application/json``: ``{"rows": [{"charged_at": …, "amount": …}], "file_name": "",
+    "note": ""}``. Columns: ``charged_at`` (ISO 8601 with its offset from UTC, or a day
+    ``YYYY-MM-DD``), ``amount``, optionally ``description`` and ``currency`` (see
+    ``apps/costs/spend_rows.py``). Days run midnight to midnight in the server's time zone.
+    """
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "costs.view_spendcharge", "POST": "costs.add_costimport"}
+    parser_classes = [JSONParser, CSVBodyParser]
+
+    @extend_schema(responses=DailySpendSerializer)
+    def get(self, request, case_pk: int):
+        view = cost_view(case_get_for(request.user, case_pk))
+        if view.budget is None:
+            raise Http404("This case has no budget yet.")
+        return Response(DailySpendSerializer(daily_spend_payload(view)).data)
+
+    @extend_schema(
+        request={"text/csv": str, "application/json": dict},
+        parameters=[OpenApiParameter("file_name", str)],
+        responses={201: ImportSerializer},
+    )
+    def post(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        parsed = _body_rows(request)
+        if isinstance(parsed, Response):
+            return parsed
+        source, rows, options = parsed
+        try:
+            cost_import = services.spend_import_create(
+                actor=request.user,
+                case=case,
+                raw=request.body,  # kept byte for byte, with its SHA-256
+                rows=rows,
+                file_name=str(options.get("file_name") or f"api-daily-{source}")[:200],
+                source=source,
+                note=str(options.get("note") or "")[:500],
+            )
+        except BillFileRefused as refusal:
+            return _refused(refusal)
+        return Response(
+            ImportSerializer(import_payload(cost_import)).data, status=status.HTTP_201_CREATED
+        )
+
+
 class PeriodsView(APIView):
     """Imported months, oldest first; a replaced month is listed with when it was replaced."""
 
@@ -390,6 +512,13 @@ def register(router) -> list[URLPattern]:
                 ImportsView.as_view()
             ),
             name="costs-imports",
+        ),
+        path(
+            prefix + "daily-spend/",
+            refused_unread(api_declared_over(lambda: MAX_FILE_BYTES, slack_bytes=0))(
+                DailySpendView.as_view()
+            ),
+            name="costs-daily-spend",
         ),
         path(prefix + "periods/", PeriodsView.as_view(), name="costs-periods"),
         path(prefix + "reconciliation/", ReconciliationView.as_view(), name="costs-reconciliation"),

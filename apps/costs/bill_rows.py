@@ -105,7 +105,12 @@ def _refuse(reason: str, column: str = "") -> BillFileRefused:
     return BillFileRefused([RowProblem(None, column, reason)])
 
 
-def decode_csv(raw: bytes) -> list[dict[str, str]]:
+def decode_csv(
+    raw: bytes,
+    *,
+    columns: Sequence[str] = COLUMNS,
+    required: Sequence[str] = REQUIRED_COLUMNS,
+) -> list[dict[str, str]]:
     """Bytes → rows keyed by column name; refuses size, encoding, shape and columns."""
     if len(raw) > MAX_FILE_BYTES:
         raise _refuse(too_large())
@@ -128,7 +133,7 @@ def decode_csv(raw: bytes) -> list[dict[str, str]]:
             _("this is not a readable CSV file (%(error)s).") % {"error": error}
         ) from None
     header = [name.strip().lower() for name in table[0]]
-    check_columns(header)
+    check_columns(header, columns=columns, required=required)
     rows = []
     for number, cells in enumerate(table[1:], start=2):
         if not any(cell.strip() for cell in cells):
@@ -148,19 +153,24 @@ def decode_csv(raw: bytes) -> list[dict[str, str]]:
     return rows
 
 
-def check_columns(header: list[str]) -> None:
+def check_columns(
+    header: list[str],
+    *,
+    columns: Sequence[str] = COLUMNS,
+    required: Sequence[str] = REQUIRED_COLUMNS,
+) -> None:
     problems = []
-    unknown = [name for name in header if name not in COLUMNS]
+    unknown = [name for name in header if name not in columns]
     if unknown:
         problems.append(
             RowProblem(
                 1,
                 "",
                 _("unknown column(s): %(names)s (allowed: %(allowed)s).")
-                % {"names": ", ".join(unknown), "allowed": ", ".join(COLUMNS)},
+                % {"names": ", ".join(unknown), "allowed": ", ".join(columns)},
             )
         )
-    missing = [name for name in REQUIRED_COLUMNS if name not in header]
+    missing = [name for name in required if name not in header]
     if missing:
         problems.append(
             RowProblem(

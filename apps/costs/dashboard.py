@@ -32,7 +32,7 @@ def dashboard_section(user, *, roles: set[str], today: date):
                 % {
                     "pct": alert.threshold_pct,
                     "scope": alert.get_scope_display().lower(),
-                    "period": f"{alert.period:%Y-%m}",
+                    "period": alert.period_text,
                     "spent": f"{alert.spent:,.2f}",
                     "limit": f"{alert.limit:,.2f}",
                 },

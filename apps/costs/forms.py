@@ -5,6 +5,7 @@ from django.core.validators import MaxValueValidator
 from django.utils.translation import gettext_lazy as _
 
 from apps.core.forms import EditReasonMixin
+from apps.costs import spend_rows
 from apps.costs.bill_rows import COLUMNS, MAX_MONEY, REQUIRED_COLUMNS
 from apps.costs.models import Budget
 from apps.costs.services import BUDGET_FIELDS
@@ -32,7 +33,9 @@ class BudgetForm(EditReasonMixin, forms.ModelForm):
     thresholds_pct = ThresholdsField(
         label=_("Alert thresholds (%)"),
         initial="70, 90, 100",
-        help_text=_("Percent of the monthly and of the total budget at which the owner is told."),
+        help_text=_(
+            "Percent of the daily, the monthly and the total budget at which the owner is told."
+        ),
     )
 
     class Meta:
@@ -45,7 +48,11 @@ class BudgetForm(EditReasonMixin, forms.ModelForm):
         assert isinstance(offer, forms.ModelChoiceField)  # the form field of a foreign key
         offer.queryset = case.offers.select_related("vendor")
         offer.help_text = _("Used until an offer is approved; the approved offer then wins.")
-        for name in ("total_amount", "monthly_amount", "training_max_spend"):
+        self.fields["daily_amount"].help_text = _(
+            "Each day's spend from the daily-spend imports is judged against it; blank turns "
+            "daily alerts off."
+        )
+        for name in ("total_amount", "monthly_amount", "daily_amount", "training_max_spend"):
             # The amounts SQLite gives back exactly (see MAX_MONEY).
             amount = self.fields[name]
             assert isinstance(amount, forms.DecimalField)  # the form field of a money column
@@ -77,4 +84,20 @@ class ImportForm(forms.Form):
         ) % {
             "required": ", ".join(REQUIRED_COLUMNS),
             "optional": ", ".join(c for c in COLUMNS if c not in REQUIRED_COLUMNS),
+        }
+
+
+class DailySpendImportForm(forms.Form):
+    file = forms.FileField(label=_("Daily spend file (CSV, UTF-8)"))
+    note = forms.CharField(label=_("Note"), max_length=500, required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["file"].help_text = _(
+            "Columns: %(required)s; optional: %(optional)s. One row per charge; times in "
+            "ISO 8601 with their offset from UTC (2026-03-04T23:30:00Z), or a day "
+            "(2026-03-04)."
+        ) % {
+            "required": ", ".join(spend_rows.REQUIRED_COLUMNS),
+            "optional": ", ".join(spend_rows.OPTIONAL_COLUMNS),
         }

@@ -21,7 +21,12 @@ def packet_section(case):
         context={"view": view},
         order=85,
         manifest_files=[
-            (f"bill-{i.sha256[:16]}.{i.storage_name.rsplit('.', 1)[-1]}", i.storage_name, i.sha256)
+            (
+                f"{'daily' if i.is_daily else 'bill'}-{i.sha256[:16]}."
+                f"{i.storage_name.rsplit('.', 1)[-1]}",
+                i.storage_name,
+                i.sha256,
+            )
             for i in view.imports
         ],
         history_querysets=case_history_querysets(case),

@@ -41,6 +41,12 @@ def cost_missing(view) -> list[str]:
     if view.currency_mismatch:
         missing.append(_("Costs: the budget and the chosen offer use different currencies."))
     missing += [_("Costs: %(problem)s") % {"problem": p} for p in view.guardrail_problems]
+    if view.days and view.days[-1].crossed:
+        latest = view.days[-1]
+        missing.append(
+            _("Costs %(day)s: %(pct)s %% of the daily budget reached.")
+            % {"day": f"{latest.day:%Y-%m-%d}", "pct": max(latest.crossed)}
+        )
     if not view.periods:
         missing.append(_("Costs: no usage or bill imported yet."))
     elif view.rows:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
-from decimal import ROUND_HALF_UP, Decimal
+from datetime import date, datetime, tzinfo
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
 from django.utils.translation import gettext as _
 
@@ -400,13 +400,14 @@ class BudgetLimits:
     total: Decimal | None
     per_month: Decimal | None
     thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS_PCT
+    per_day: Decimal | None = None
 
 
 @dataclass(frozen=True)
 class Crossing:
     """A threshold reached: of the monthly budget in ``period``, or of the total budget."""
 
-    scope: str  # "month" or "total"
+    scope: str  # "day", "month" or "total"
     period: date
     threshold: int
     spent: Decimal
@@ -486,6 +487,65 @@ def reconcile(
         expected_total=expected_sum if ordered else None,
         crossings=tuple(crossings),
     )
+
+
+# Daily budget ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpendCharge:
+    """One charge from the vendor's usage export, at the instant it was incurred."""
+
+    charged_at: datetime  # aware
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class DaySpend:
+    day: date
+    spent: Decimal
+    share: Decimal | None  # spent ÷ daily budget
+    crossed: tuple[int, ...]
+
+    @property
+    def percent(self) -> Decimal | None:
+        """The share in percent to one decimal, rounded down: 69.999 % shows as 69.9 %, never
+        as a 70 % that was not reached."""
+        if self.share is None:
+            return None
+        return (self.share * 100).quantize(Decimal("0.1"), ROUND_DOWN)
+
+
+def local_day(moment: datetime, zone: tzinfo) -> date:
+    """The calendar day ``moment`` falls on in ``zone`` (midnight starts the new day)."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError("a charge's time must carry its offset from UTC")
+    return moment.astimezone(zone).date()
+
+
+def daily_spend(
+    charges: Iterable[SpendCharge], limits: BudgetLimits, zone: tzinfo
+) -> tuple[tuple[DaySpend, ...], tuple[Crossing, ...]]:
+    """Each day's spend against the daily budget, oldest first, and each threshold it crossed.
+
+    Seed 000 step 9: daily and monthly budgets, each with 70 / 90 / 100 % alerts. Every
+    day is judged on its own spend only (nothing carries over from the day before), and
+    the monthly and total budgets are judged from the monthly bills, apart from it.
+    """
+    totals: dict[date, Decimal] = {}
+    for charge in charges:
+        day = local_day(charge.charged_at, zone)
+        totals[day] = totals.get(day, Decimal(0)) + charge.amount
+    days, crossings = [], []
+    for day in sorted(totals):
+        spent = totals[day]
+        crossed = crossed_thresholds(
+            spent=spent, limit=limits.per_day, thresholds=limits.thresholds
+        )
+        days.append(DaySpend(day, spent, share_of(spent, limits.per_day), tuple(crossed)))
+        if limits.per_day is not None:
+            crossings += [Crossing("day", day, t, spent, limits.per_day) for t in crossed]
+    return tuple(days), tuple(crossings)
 
 
 # Training guardrails -----------------------------------------------------------

@@ -2,20 +2,26 @@
 
 from dataclasses import dataclass, field
 
+from django.utils import timezone
+
 from apps.approvals.models import Approval
 from apps.costs.charts import SpendChart, spend_charts
-from apps.costs.models import Budget, CostImport, CostPeriod, ThresholdAlert
+from apps.costs.models import Budget, CostImport, CostPeriod, SpendCharge, ThresholdAlert
 from apps.costs.rules import (
     BudgetLimits,
     CommittedSpend,
+    Crossing,
+    DaySpend,
     OfferTerms,
     PeriodUsage,
     RateCard,
     Reconciliation,
     committed_spend,
+    daily_spend,
     reconcile,
     training_guardrail_problems,
 )
+from apps.costs.rules import SpendCharge as RuleCharge  # the model has the same name
 from apps.offers.models import Offer
 
 
@@ -47,6 +53,16 @@ def current_periods(case) -> list[CostPeriod]:
 
 def cost_imports_of(case) -> list[CostImport]:
     return list(CostImport.objects.filter(case=case).select_related("imported_by"))
+
+
+def charges_of(case) -> list[RuleCharge]:
+    """The case's daily-spend charges, as the rules read them (1 query)."""
+    return [
+        RuleCharge(charged_at=moment, amount=amount)
+        for moment, amount in SpendCharge.objects.filter(case=case)
+        .order_by("charged_at", "pk")
+        .values_list("charged_at", "amount")
+    ]
 
 
 def alerts_of(case) -> list[ThresholdAlert]:
@@ -84,6 +100,7 @@ def limits_of(budget: Budget) -> BudgetLimits:
         total=budget.total_amount,
         per_month=budget.monthly_amount,
         thresholds=tuple(sorted(budget.thresholds_pct)),
+        per_day=budget.daily_amount,
     )
 
 
@@ -99,6 +116,9 @@ def usage_of(period: CostPeriod) -> PeriodUsage:
         cross_region_gib=period.cross_region_gib,
         amount=period.amount,
     )
+
+
+RECENT_DAYS_SHOWN = 31
 
 
 @dataclass
@@ -117,6 +137,14 @@ class CostView:
     charts: list[SpendChart] = field(default_factory=list)
     guardrail_problems: list[str] = field(default_factory=list)
     currency_mismatch: bool = False
+    days: tuple[DaySpend, ...] = ()  # daily spend, oldest first, in settings.TIME_ZONE
+    daily_crossings: tuple[Crossing, ...] = ()
+    time_zone: str = ""  # where a day starts and ends
+
+    @property
+    def recent_days(self) -> list[DaySpend]:
+        """The latest days with spend, newest first, for the page."""
+        return list(reversed(self.days[-RECENT_DAYS_SHOWN:]))
 
     @property
     def rows(self):
@@ -136,7 +164,7 @@ class CostView:
 
 
 def cost_view(case) -> CostView:
-    """The case's costs, reconciled; 5 queries however many periods and imports."""
+    """The case's costs, reconciled; 6 queries however many periods, charges and imports."""
     budget = budget_of(case)
     periods = current_periods(case)
     imports = cost_imports_of(case)
@@ -155,6 +183,9 @@ def cost_view(case) -> CostView:
     limits = limits_of(budget)
     usages = [usage_of(p) for p in periods]
     view.reconciliation = reconcile(usages, rate_card(budget, offer), limits)
+    zone = timezone.get_default_timezone()
+    view.time_zone = str(zone)
+    view.days, view.daily_crossings = daily_spend(charges_of(case), limits, zone)
     view.charts = spend_charts(view.reconciliation, limits)
     view.guardrail_problems = training_guardrail_problems(
         workload=case.workload,
@@ -170,5 +201,6 @@ def case_history_querysets(case) -> list:
         Budget.history.filter(case_id=case.pk),
         CostImport.history.filter(case_id=case.pk),
         CostPeriod.history.filter(case_id=case.pk),
+        SpendCharge.history.filter(case_id=case.pk),
         ThresholdAlert.history.filter(case_id=case.pk),
     ]

@@ -14,8 +14,8 @@ from django.utils.translation import gettext as _
 
 from apps.cases.lifecycle import case_lock
 from apps.core.services import tracked_create, tracked_update
-from apps.costs import bill_rows
-from apps.costs.models import Budget, CostImport, CostPeriod, ThresholdAlert
+from apps.costs import bill_rows, spend_rows
+from apps.costs.models import Budget, CostImport, CostPeriod, SpendCharge, ThresholdAlert
 from apps.costs.rules import thresholds_valid
 from apps.costs.tasks import send_threshold_alerts_task
 
@@ -23,6 +23,7 @@ BUDGET_FIELDS = (
     "currency",
     "total_amount",
     "monthly_amount",
+    "daily_amount",
     "thresholds_pct",
     "training_max_run_hours",
     "training_max_spend",
@@ -54,6 +55,11 @@ def _check_budget(case, fields: dict) -> None:
     if monthly is not None and total is not None and monthly > total:
         raise ValidationError(
             {"monthly_amount": _("The monthly budget cannot exceed the total budget.")}
+        )
+    daily = fields.get("daily_amount")
+    if daily is not None and monthly is not None and daily > monthly:
+        raise ValidationError(
+            {"daily_amount": _("The daily budget cannot exceed the monthly budget.")}
         )
 
 
@@ -155,6 +161,7 @@ def cost_import_create(
                 CostImport,
                 actor=actor,
                 reason=f"Imported {len(usages)} month(s) from {file_name}",
+                kind=CostImport.Kind.BILL,
                 case=case,
                 source=source,
                 file_name=file_name[:200],
@@ -191,6 +198,112 @@ def cost_import_create(
     return cost_import
 
 
+def spend_import_create(
+    *,
+    actor,
+    case,
+    raw: bytes,
+    file_name: str,
+    source: str,
+    rows: list[dict] | None = None,
+    note: str = "",
+    now=None,
+) -> CostImport:
+    """Import a daily-spend file whole, or refuse it whole (``BillFileRefused``).
+
+    A charge already imported (the same instant, amount and description) is refused,
+    naming the import that holds it, so overlapping usage exports are not counted twice.
+    """
+    budget = Budget.objects.filter(case=case).first()
+    if budget is None:
+        raise bill_rows.BillFileRefused(
+            [
+                bill_rows.RowProblem(
+                    None, "", _("set the case's budget first: its currency and daily budget.")
+                )
+            ]
+        )
+    if len(raw) > bill_rows.MAX_FILE_BYTES:
+        raise bill_rows.BillFileRefused([bill_rows.RowProblem(None, "", bill_rows.too_large())])
+    zone = timezone.get_default_timezone()
+    now = now or timezone.now()
+    if rows is None:
+        charges = spend_rows.parse_spend_rows(
+            spend_rows.decode_spend_csv(raw), currency=budget.currency, now=now, zone=zone
+        )
+    else:
+        charges = spend_rows.parse_spend_rows(
+            rows, currency=budget.currency, now=now, zone=zone, first_row=1
+        )
+    sha = hashlib.sha256(raw).hexdigest()
+    saved_name = None
+    try:
+        with transaction.atomic():
+            case_lock(case)  # imports of one case wait for each other
+            _refuse_charges_already_imported(case, charges)
+            extension = "json" if source == CostImport.Source.API_JSON else "csv"
+            saved_name = default_storage.save(
+                f"costs/{case.pk}/daily-{sha}.{extension}", ContentFile(raw)
+            )
+            cost_import = tracked_create(
+                CostImport,
+                actor=actor,
+                reason=f"Imported {len(charges)} charge(s) of daily spend from {file_name}",
+                case=case,
+                kind=CostImport.Kind.DAILY,
+                source=source,
+                file_name=file_name[:200],
+                sha256=sha,
+                size_bytes=len(raw),
+                storage_name=saved_name,
+                row_count=len(charges),
+                replaces_periods=False,
+                imported_by=actor,
+                note=note[:500],
+            )
+            for charge in charges:
+                tracked_create(
+                    SpendCharge,
+                    actor=actor,
+                    reason=f"Imported from {file_name}",
+                    case=case,
+                    cost_import=cost_import,
+                    charged_at=charge.charged_at,
+                    amount=charge.amount,
+                    description=charge.description,
+                )
+            send_threshold_alerts_task.delay_on_commit(case.pk)
+    except BaseException:
+        if saved_name:
+            default_storage.delete(saved_name)
+        raise
+    return cost_import
+
+
+def _refuse_charges_already_imported(case, charges) -> None:
+    if not charges:
+        return
+    moments = {c.charged_at for c in charges}
+    held = {
+        (c.charged_at, c.amount, c.description): c.cost_import.sha256
+        for c in SpendCharge.objects.filter(case=case, charged_at__in=moments).select_related(
+            "cost_import"
+        )
+    }
+    problems = [
+        bill_rows.RowProblem(
+            c.row,
+            "charged_at",
+            _("this charge was already imported (import %(sha)s…).")
+            % {"sha": held[(c.charged_at, c.amount, c.description)][:12]},
+        )
+        for c in charges
+        if (c.charged_at, c.amount, c.description) in held
+    ]
+    if problems:
+        raise bill_rows.BillFileRefused(problems)
+
+
 def threshold_alerts_send(*, case=None) -> list[ThresholdAlert]:
     """Tell each case owner of every threshold crossed; once per crossing, recorded.
 
@@ -210,14 +323,23 @@ def threshold_alerts_send(*, case=None) -> list[ThresholdAlert]:
             (a.scope, a.period_key, a.threshold_pct)
             for a in ThresholdAlert.objects.filter(case=budget.case)
         }
-        for crossing in view.reconciliation.crossings:
-            key = crossing.period.strftime("%Y-%m") if crossing.scope == "month" else ""
+        for crossing in (*view.daily_crossings, *view.reconciliation.crossings):
+            key = _period_key(crossing)
             if (crossing.scope, key, crossing.threshold) in recorded:
                 continue
             alert = _alert_record(budget, crossing, key)
             if alert is not None:
                 sent.append(alert)
     return sent
+
+
+def _period_key(crossing) -> str:
+    """Each day, each month once per threshold; the total budget once per threshold."""
+    if crossing.scope == ThresholdAlert.Scope.DAY:
+        return crossing.period.strftime("%Y-%m-%d")
+    if crossing.scope == ThresholdAlert.Scope.MONTH:
+        return crossing.period.strftime("%Y-%m")
+    return ""
 
 
 def _alert_record(budget, crossing, key: str) -> ThresholdAlert | None:
@@ -263,6 +385,7 @@ def _alert_mail(budget, alert: ThresholdAlert, recipients: list[str]) -> None:
                 "budget": budget,
                 "scope": scope,
                 "organisation": settings.ORGANISATION_NAME,
+                "time_zone": settings.TIME_ZONE,
             },
         ),
         from_email=None,

@@ -13,12 +13,12 @@ from apps.core.services import ConcurrentEditError
 from apps.core.uploads import declared_over, refused_unread
 from apps.costs import services
 from apps.costs.bill_rows import MAX_FILE_BYTES, BillFileRefused
-from apps.costs.forms import BudgetForm, ImportForm
+from apps.costs.forms import BudgetForm, DailySpendImportForm, ImportForm
 from apps.costs.models import CostImport
 from apps.costs.selectors import cost_view
 
 
-def _page(request, case, *, budget_form=None, import_form=None, status=200):
+def _page(request, case, *, budget_form=None, import_form=None, daily_form=None, status=200):
     view = cost_view(case)
     user = request.user
     if budget_form is None and user.has_perm("costs.change_budget"):
@@ -30,10 +30,18 @@ def _page(request, case, *, budget_form=None, import_form=None, status=200):
         )
     if import_form is None and user.has_perm("costs.add_costimport"):
         import_form = ImportForm()
+    if daily_form is None and user.has_perm("costs.add_costimport"):
+        daily_form = DailySpendImportForm()
     return render(
         request,
         "costs/case_costs.html",
-        {"case": case, "view": view, "budget_form": budget_form, "import_form": import_form},
+        {
+            "case": case,
+            "view": view,
+            "budget_form": budget_form,
+            "import_form": import_form,
+            "daily_form": daily_form,
+        },
         status=status,
     )
 
@@ -105,6 +113,47 @@ def import_submit(request, pk: int):
     messages.success(
         request,
         _("Imported %(n)s month(s) from %(name)s (SHA-256 %(sha)s…).")
+        % {
+            "n": cost_import.row_count,
+            "name": cost_import.file_name,
+            "sha": cost_import.sha256[:12],
+        },
+    )
+    return redirect("costs:case", pk=case.pk)
+
+
+@refused_unread(declared_over(lambda: MAX_FILE_BYTES))  # before the CSRF check reads it
+@role_required("costs.add_costimport")
+@require_POST
+def daily_import_submit(request, pk: int):
+    case = case_get_for(request.user, pk)
+    form = DailySpendImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _page(request, case, daily_form=form, status=400)
+    upload = form.cleaned_data["file"]
+    if upload.size > MAX_FILE_BYTES:
+        form.add_error(
+            "file",
+            _("The file is %(size)s KiB; at most %(limit)s KiB are taken.")
+            % {"size": upload.size // 1024, "limit": MAX_FILE_BYTES // 1024},
+        )
+        return _page(request, case, daily_form=form, status=413)
+    try:
+        cost_import = services.spend_import_create(
+            actor=request.user,
+            case=case,
+            raw=upload.read(),
+            file_name=upload.name,
+            source=CostImport.Source.UPLOAD,
+            note=form.cleaned_data["note"],
+        )
+    except BillFileRefused as refusal:
+        for problem in refusal.problems:
+            form.add_error("file", str(problem))
+        return _page(request, case, daily_form=form, status=400)
+    messages.success(
+        request,
+        _("Imported %(n)s charge(s) of daily spend from %(name)s (SHA-256 %(sha)s…).")
         % {
             "n": cost_import.row_count,
             "name": cost_import.file_name,

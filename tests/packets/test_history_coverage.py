@@ -23,7 +23,7 @@ from apps.cases.demo import seed_demo
 from apps.core.models import FileIntegrityAlarm
 from apps.core.services import tracked_create
 from apps.costs.demo import bill_csv
-from apps.costs.models import CostImport
+from apps.costs.models import CostImport, SpendCharge
 from apps.costs.services import cost_import_create, threshold_alerts_send
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
@@ -85,6 +85,14 @@ def demo_case(settings, tmp_path):
         signed_by=tariq,
         signed_at=now,
         comment="Signed off",
+    )
+    tracked_create(
+        SpendCharge,
+        actor=None,
+        case=case,
+        cost_import=CostImport.objects.filter(case=case).first(),
+        charged_at=now,
+        amount=1,
     )
     tracked_create(
         FileIntegrityAlarm,
