@@ -410,6 +410,12 @@ PACKET_SIGNING_PKCS11_PIN = env_str("PACKET_SIGNING_PKCS11_PIN") or None
 PACKET_SIGNING_PKCS11_KEY_LABEL = env_str("PACKET_SIGNING_PKCS11_KEY_LABEL") or None
 PACKET_SIGNING_PKCS11_CERT_LABEL = env_str("PACKET_SIGNING_PKCS11_CERT_LABEL") or None
 PACKET_TSA_URL = env_str("PACKET_TSA_URL") or None
+# How many processes lay out a packet's chapters at once: 0 (the default) one
+# per CPU the worker may use (its CPU affinity), 1 lays them out one after the
+# other in the worker's own process (parallel rendering off).
+PACKET_RENDER_PROCESSES = env_int("PACKET_RENDER_PROCESSES", 0)
+if PACKET_RENDER_PROCESSES < 0:
+    raise ImproperlyConfigured("PACKET_RENDER_PROCESSES must be 0 (one per CPU) or more")
 
 
 def _check_packet_signing_key() -> None:

@@ -62,6 +62,11 @@ def _plain(value):
     return value
 
 
+def plain_values(values: dict) -> dict:
+    """A history row's values as the chain digests them: JSON-ready, one spelling each."""
+    return _plain(values)
+
+
 def canonical_json(values: dict) -> bytes:
     return json.dumps(
         _plain(values), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str

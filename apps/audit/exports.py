@@ -5,7 +5,8 @@
 - ``records/<app.model>.json`` and ``.csv`` — the case's current records (in
   the CSV, text a spreadsheet would run as a formula starts with a single
   quote; the JSON holds every value exactly);
-- ``history/<app.model>.json`` — every history row, with its chain entry;
+- ``history/<app.model>.json`` and ``.csv`` — every history row, with its chain
+  entry: the very files a packet carries as attachments (``apps.audit.history_files``);
 - ``evidence/<sha256>.json`` — each evidence bundle, byte for byte as uploaded;
 - ``packets/<number>.pdf`` — each issued, signed packet;
 - ``manifest.json`` — every file's SHA-256 and size, the case, the time, the chain head
@@ -24,13 +25,11 @@ import zipfile
 from pathlib import PurePosixPath
 
 from django.conf import settings
-from django.contrib.contenttypes.models import ContentType
 from django.core.files.storage import default_storage
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
-from apps.audit.chain import row_fields
-from apps.audit.models import ChainEntry
+from apps.audit.history_files import WRITERS, export_path
 from apps.audit.selectors import chain_status
 from apps.audit.services import chain_head_record
 from apps.audit.signing import sign_detached
@@ -151,39 +150,12 @@ def _csv_value(value):
 
 
 def _write_history(archive: _Archive, source, queryset) -> int:
-    history_model = source.history_model
-    fields = row_fields(history_model)
-    content_type = ContentType.objects.get_for_model(history_model, for_concrete_model=False)
+    # The same writer, and so the same bytes, as the history files attached to packets.
     count = 0
-    with archive.member(f"history/{source.key}.json") as writer:
-        writer.write("[")
-        for batch in _batches(_chunked(queryset.values(*fields), "history_id")):
-            chained = {
-                entry["history_id"]: entry
-                for entry in ChainEntry.objects.filter(
-                    content_type=content_type, history_id__in=[r["history_id"] for r in batch]
-                ).values("history_id", "seq", "row_digest", "prev_hash", "entry_hash")
-            }
-            for row in batch:
-                entry = chained.get(row["history_id"])
-                row["chain"] = (
-                    {k: v for k, v in entry.items() if k != "history_id"} if entry else None
-                )
-                writer.write(("," if count else "") + "\n" + json.dumps(row, cls=DjangoJSONEncoder))
-                count += 1
-        writer.write("\n]\n")
+    for extension, write in WRITERS.items():
+        with archive.member(export_path(source.key, extension)) as writer:
+            count = write(writer, queryset)
     return count
-
-
-def _batches(rows, size: int = 500):
-    batch = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _copy_file(archive: _Archive, path: str, handle) -> str:

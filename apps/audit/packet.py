@@ -1,7 +1,14 @@
-"""The audit-chain chapter of the signed packet: the chain head and whether it verifies."""
+"""The audit app's chapters of the signed packet: the audit chain, and the change history.
+
+The change history is summarised (``apps.audit.history_summary``): per record
+type and per person, with every status change, decision, waiver and sign-off
+in full. The full history travels inside the packet as attached files
+(``apps.audit.history_files``), listed in the chapter with their digests.
+"""
 
 from django.utils.translation import gettext as _
 
+from apps.audit.history_summary import HistorySummary, summarise_history
 from apps.audit.selectors import chain_status
 
 
@@ -16,4 +23,21 @@ def packet_section(case):
         template="audit/packet_section.html",
         context={"chain": chain_status()},
         order=90,
+    )
+
+
+def history_summary(history, *, record_counts=None) -> HistorySummary:
+    """``history``: the ``(HistorySource, queryset)`` pairs the packet covers."""
+    return summarise_history(history, record_counts=record_counts)
+
+
+def history_section(summary: HistorySummary, attachments, *, order: int):
+    """The change-history chapter; ``attachments`` are the packet's history files."""
+    from apps.packets.sections import PacketSection
+
+    return PacketSection(
+        title=_("Change history"),
+        template="audit/packet_history.html",
+        context={"summary": summary, "attachments": attachments},
+        order=order,
     )

@@ -52,7 +52,15 @@ class AuditPacketSerializer(serializers.ModelSerializer):
         )
 
 
+class PacketChapterSerializer(serializers.Serializer):
+    title = serializers.CharField(read_only=True)
+    pages = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="Pages, once the chapter is laid out."
+    )
+
+
 class PacketRequestSerializer(serializers.ModelSerializer):
+    chapters = PacketChapterSerializer(many=True, read_only=True, allow_null=True)
     requested_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
         slug_field="username", read_only=True
     )
@@ -69,6 +77,7 @@ class PacketRequestSerializer(serializers.ModelSerializer):
             "status",
             "progress_pct",
             "step",
+            "chapters",
             "error",
             "created_at",
             "status_url",

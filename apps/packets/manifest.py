@@ -13,13 +13,18 @@ Two kinds of entries:
   the packet is built and compared with the digest recorded at upload, so a
   file swapped in storage shows as a mismatch in the packet.
 
+- **attachments** — every file attached inside the PDF besides the manifest
+  (the full change history, a CSV and a JSON file per record type): name,
+  media type, size, rows and the SHA-256 of the file's bytes, so anyone who
+  saves an attachment can check it, and ``verify_packet`` checks them all.
+
 It also states the audit chain's head when the packet was built (``chain``:
 sequence number and hash), so a chain later moved back — a database restored
 from an older backup — is found by the chain verifier, and by anyone holding
 the packet.
 
 The manifest travels as ``manifest.json`` attached inside the PDF (before it
-is signed) and is printed as the packet's last section.
+is signed, like every attachment) and is printed as the packet's last section.
 """
 
 import hashlib
@@ -34,7 +39,7 @@ from django.db.models import Max
 
 from apps.audit.selectors import chain_status
 
-MANIFEST_FORMAT = "diligence.packet-manifest/1"
+MANIFEST_FORMAT = "diligence.packet-manifest/2"
 MANIFEST_NAME = "manifest.json"
 CHUNK_BYTES = 1024 * 1024
 
@@ -130,7 +135,7 @@ def _storage_sha256(path: str) -> str:
 
 
 def manifest_document(
-    *, number, organisation, case, generated_at, generated_by, records, files
+    *, number, organisation, case, generated_at, generated_by, records, files, attachments=()
 ) -> dict:
     chain = chain_status()
     return {
@@ -162,6 +167,7 @@ def manifest_document(
             }
             for f in files
         ],
+        "attachments": list(attachments),
     }
 
 

@@ -49,8 +49,12 @@ class PacketRequest(TrackedModel):
         _("progress (%)"), default=0, validators=[MaxValueValidator(100)]
     )
     step = models.CharField(_("step"), max_length=200, blank=True)
+    # Each chapter as it is laid out: [{"title": …, "pages": n or null}, …]; null
+    # before the layout starts (and for requests made before chapters were reported).
+    chapters = models.JSONField(_("chapters"), null=True, blank=True)
     error = models.TextField(_("error"), blank=True)
     history = HistoricalRecords()
+    late_history_columns = ("chapters",)
 
     class Meta:
         ordering = ["-created_at"]
@@ -70,6 +74,10 @@ class PacketRequest(TrackedModel):
     @property
     def finished(self) -> bool:
         return self.status in {self.Status.DONE, self.Status.FAILED}
+
+    @property
+    def chapters_laid_out(self) -> int:
+        return sum(1 for chapter in self.chapters or [] if chapter.get("pages") is not None)
 
 
 class IssuedPacketError(Exception):

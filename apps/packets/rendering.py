@@ -4,11 +4,32 @@ WeasyPrint has had server-side request forgery bugs, and packet content is
 user text, so the fetcher answers only ``data:`` URIs and Diligence's own
 static files; anything else is refused and logged, never fetched. Redirects
 are never followed. Templates autoescape user text as everywhere else.
+
+A packet is laid out in parts (``render_packet``). Each chapter is a WeasyPrint
+document of its own; the chapters are split into runs of even length, one per
+CPU the worker may use (``PACKET_RENDER_PROCESSES``; 1 lays every chapter out
+in the worker's own process: the same documents, the same pages). Each run is
+laid out in a forked process, chapter by chapter (each reported as it is
+done), and written as one PDF, so its chapters share their embedded fonts.
+Once every chapter is counted, the front matter (cover and contents) is laid
+out with each chapter's first page, the page numbers ("Page 3 of 40") are laid
+out as a layer of their own, and the parts are joined with pypdf: the numbers
+printed over the pages, each entry of the contents linked to its chapter, the
+chapters' bookmarks kept.
 """
 
+import contextlib
+import ctypes
+import logging
 import mimetypes
+import multiprocessing
+import os
+import queue
+import signal
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from multiprocessing.context import ForkContext, ForkProcess
 from pathlib import Path
 
 from django.conf import settings
@@ -16,9 +37,15 @@ from django.contrib.staticfiles import finders
 from weasyprint import HTML, Attachment
 from weasyprint.urls import URLFetcher, URLFetcherResponse
 
+logger = logging.getLogger(__name__)
+
 # A reserved, never-resolvable origin (RFC 6761) under which our static files
 # are addressed while rendering; nothing under it is ever requested on a network.
 BASE_URL = "https://packet.diligence.invalid/"
+# WeasyPrint lays out in CSS pixels; PDF pages are measured in points.
+POINTS_PER_PX = 0.75
+FRONT_MATTER_PAGES = 2  # cover and contents: the first guess, checked once laid out
+POLL_SECONDS = 1.0
 
 
 class StaticOnlyFetcher(URLFetcher):
@@ -76,3 +103,354 @@ def render_pdf(
     ]
     document.write_pdf(target, attachments=files)
     return len(document.pages)
+
+
+# --- a packet in parts -------------------------------------------------------------
+
+# A link out of a part to an anchor in another: (page index in the part, anchor, box in CSS px).
+Link = tuple[int, str, tuple[float, float, float, float]]
+
+
+def render_part(html: str, target: str) -> tuple[int, list[Link]]:
+    """Lay out one part and write it to ``target``; returns its page count and the links
+    to anchors it does not hold (the joined packet resolves them)."""
+    document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
+    links = _outward_links(document)
+    document.write_pdf(target)
+    return len(document.pages), links
+
+
+def render_processes() -> int:
+    """How many chapters are laid out at once: the setting, else one per CPU we may use."""
+    configured = settings.PACKET_RENDER_PROCESSES
+    if configured > 0:
+        return configured
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def plan_groups(weights: Sequence[int], processes: int) -> list[list[int]]:
+    """Split chapters (by index, in order) into at most ``processes`` runs of even weight.
+
+    Each run is laid out by one process and written as one PDF: a run of
+    chapters shares its fonts, which a PDF per chapter would each embed again.
+    """
+    count = len(weights)
+    groups = max(1, min(processes, count))
+    prefix = [0]
+    for weight in weights:
+        prefix.append(prefix[-1] + weight)
+    # best[g][i]: the least heaviest run when the first i chapters make g runs.
+    inf = float("inf")
+    best = [[inf] * (count + 1) for _ in range(groups + 1)]
+    cut = [[0] * (count + 1) for _ in range(groups + 1)]
+    best[0][0] = 0
+    for g in range(1, groups + 1):
+        for i in range(g, count + 1):
+            for j in range(g - 1, i):
+                heaviest = max(best[g - 1][j], prefix[i] - prefix[j])
+                if heaviest < best[g][i]:
+                    best[g][i], cut[g][i] = heaviest, j
+    runs, end = [], count
+    for g in range(groups, 0, -1):
+        start = cut[g][end]
+        runs.append(list(range(start, end)))
+        end = start
+    return list(reversed(runs))
+
+
+def render_packet(
+    document,
+    target: Path,
+    *,
+    processes: int | None = None,
+    on_chapter: Callable[[int, int], None] | None = None,
+) -> int:
+    """Lay out ``document`` (a ``PacketDocument``) in parts and join them at ``target``.
+
+    ``on_chapter(index, pages)`` is called as each chapter is laid out (in the
+    order they finish). Returns the packet's page count.
+    """
+    processes = render_processes() if processes is None else processes
+    chapters = document.chapters
+    with tempfile.TemporaryDirectory(prefix="parts-", dir=target.parent) as tmp:
+        parts = Path(tmp)
+        groups = plan_groups([chapter.weight for chapter in chapters], processes)
+        paths = [parts / f"chapters-{n:02d}.pdf" for n in range(len(groups))]
+        counts, links = _lay_out([chapter.html for chapter in chapters], groups, paths, on_chapter)
+        # The front matter and the page numbers: one document laid out once every chapter
+        # is counted, and again should the front matter not be as long as assumed.
+        front_path = parts / "front.pdf"
+        front_pages = FRONT_MATTER_PAGES
+        for _attempt in range(3):
+            starts = _first_pages(front_pages, counts)
+            total = front_pages + sum(counts)
+            laid_out, front_links = render_part(document.front_html(starts, total), str(front_path))
+            if laid_out == front_pages + total:
+                break
+            front_pages = laid_out - total  # a long contents or cover: again with its length
+        else:
+            raise RuntimeError("The front matter's length does not settle.")
+        anchors = {
+            chapter.anchor: start - 1 for chapter, start in zip(chapters, starts, strict=True)
+        }
+        # Links out of a run of chapters: page index in the run -> in the packet.
+        offsets, page = [], front_pages
+        for group in groups:
+            offsets.append(page)
+            page += sum(counts[index] for index in group)
+        outward = [link for link in front_links if link[0] < front_pages] + [
+            (offsets[n] + page_index, anchor, box)
+            for n, group_links in enumerate(links)
+            for page_index, anchor, box in group_links
+        ]
+        join_parts(
+            front_path,
+            front_pages,
+            paths,
+            target,
+            links=outward,
+            anchors=anchors,
+            lang=document.context.get("html_lang", "en"),
+        )
+    return total
+
+
+def _first_pages(front_pages: int, counts: list[int]) -> list[int]:
+    starts, page = [], front_pages + 1
+    for count in counts:
+        starts.append(page)
+        page += count
+    return starts
+
+
+def lay_out_run(
+    htmls: Sequence[tuple[int, str]], target: str, report: Callable[[tuple], None]
+) -> None:
+    """Lay out each chapter of a run as a document of its own, then write the run as one PDF.
+
+    ``report`` receives ``("chapter", index, pages)`` as each chapter is laid
+    out, then ``("run", target, links)`` once the PDF is written.
+    """
+    documents = []
+    for index, html in htmls:
+        document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
+        documents.append(document)
+        report(("chapter", index, len(document.pages)))
+    combined = documents[0].copy([page for document in documents for page in document.pages])
+    links = _outward_links(combined)
+    combined.write_pdf(target)
+    report(("run", target, links))
+
+
+def _outward_links(document) -> list[Link]:
+    """Remove, and return, the links to anchors ``document`` does not hold."""
+    anchors = {name for page in document.pages for name in page.anchors}
+    outward: list[Link] = []
+    for index, page in enumerate(document.pages):
+        kept = []
+        for link in page.links:
+            kind, anchor, box = link[0], link[1], link[2]
+            if kind == "internal" and anchor not in anchors:
+                outward.append((index, anchor, tuple(box)))
+            else:
+                kept.append(link)
+        page.links = kept
+    return outward
+
+
+def _lay_out(
+    htmls: list[str],
+    groups: list[list[int]],
+    paths: list[Path],
+    on_chapter: Callable[[int, int], None] | None,
+) -> tuple[list[int], list[list[Link]]]:
+    """Lay out every run of chapters: in this process when there is one, else one process each.
+
+    Returns each chapter's page count and each run's links to other runs.
+    """
+    counts = [0] * len(htmls)
+    links: dict[str, list[Link]] = {}
+
+    def received(message: tuple) -> None:
+        if message[0] == "chapter":
+            _kind, index, pages = message
+            counts[index] = pages
+            if on_chapter is not None:
+                on_chapter(index, pages)
+        elif message[0] == "run":
+            links[message[1]] = message[2]
+        else:
+            raise RuntimeError(f"A chapter could not be laid out: {message[1]}")
+
+    runs = [
+        ([(i, htmls[i]) for i in group], str(path))
+        for group, path in zip(groups, paths, strict=True)
+    ]
+    if len(runs) == 1:
+        lay_out_run(*runs[0], received)
+    else:
+        _lay_out_in_processes(runs, received)
+    return counts, [links[str(path)] for path in paths]
+
+
+_warmed_up = False
+
+
+def warm_up() -> None:
+    """Load the fonts and the stylesheet in this process once (a worker keeps them).
+
+    Done before forking, so every layout process starts with them loaded
+    instead of loading them again, each on its own.
+    """
+    global _warmed_up
+    if _warmed_up:
+        return
+    stylesheet = BASE_URL + settings.STATIC_URL.lstrip("/") + "packets/packet.css"
+    HTML(
+        string=f'<html lang="zh-CN"><link rel="stylesheet" href="{stylesheet}">'
+        '<p>Warm 预热 <b>粗体 bold</b> <span class="digest">0a</span></p></html>',
+        base_url=BASE_URL,
+        url_fetcher=StaticOnlyFetcher(),
+    ).write_pdf()
+    _warmed_up = True
+
+
+def _lay_out_in_processes(runs, received: Callable[[tuple], None]) -> None:
+    warm_up()
+    context = _RenderContext()
+    messages = context.Queue()
+    workers = [
+        context.Process(
+            target=_run_worker, args=(htmls, target, messages, os.getpid()), daemon=True
+        )
+        for htmls, target in runs
+    ]
+    try:
+        for worker in workers:
+            worker.start()
+        remaining = len(runs)
+        while remaining:
+            try:
+                message = messages.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                lost = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
+                if lost or all(w.exitcode is not None for w in workers):
+                    raise RuntimeError(
+                        f"A layout process ended before its chapters were laid out "
+                        f"(exit codes {[w.exitcode for w in workers]})."
+                    ) from None
+                continue
+            received(message)
+            if message[0] == "run":
+                remaining -= 1
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()
+            worker.join()
+        messages.close()
+
+
+def _run_worker(htmls, target: str, messages, parent: int) -> None:
+    _render_worker_started(parent)
+    try:
+        lay_out_run(htmls, target, messages.put)
+    except Exception as error:  # the parent must hear of it, whatever it was
+        logger.exception("Laying out chapters failed")
+        messages.put(("error", f"{type(error).__name__}: {error}"))
+
+
+class _RenderProcess(ForkProcess):
+    """A forked layout process, allowed under a Celery worker's (daemonic) pool process.
+
+    multiprocessing refuses children to daemonic processes because they would
+    outlive it; these end with their run of chapters, and with their parent if
+    it is killed (``_render_worker_started``).
+    """
+
+    def start(self) -> None:
+        current = multiprocessing.current_process()
+        config = current._config  # type: ignore[attr-defined]
+        daemon = config.get("daemon")
+        config["daemon"] = False
+        try:
+            super().start()
+        finally:
+            config["daemon"] = daemon
+
+
+class _RenderContext(ForkContext):
+    Process = _RenderProcess  # type: ignore[assignment]
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _render_worker_started(parent: int) -> None:
+    # Linux: die with the parent (a worker killed mid-render leaves no layout running).
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before we could ask to follow it
+        os._exit(1)
+    # A Celery pool process's signal handlers are its own, not the layout's.
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR1):
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(signum, signal.SIG_DFL)
+
+
+def join_parts(
+    front: Path,
+    front_pages: int,
+    runs: list[Path],
+    target: Path,
+    *,
+    links: list[Link],
+    anchors: dict[str, int],
+    lang: str,
+) -> None:
+    """One PDF: the first ``front_pages`` pages of ``front``, then the ``runs`` of chapters.
+
+    The rest of ``front`` is the page-number layer, a page for each page of the
+    packet, printed over them. ``links`` point at ``anchors`` (each anchor's page index).
+    """
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.annotations import Link as LinkAnnotation
+    from pypdf.generic import NameObject, TextStringObject
+
+    writer = PdfWriter()
+    writer.append(str(front), pages=(0, front_pages), import_outline=True)
+    for path in runs:
+        writer.append(str(path), import_outline=True)
+    numbers = PdfReader(str(front))
+    layer = numbers.pages[front_pages:]
+    if len(layer) != len(writer.pages):
+        raise RuntimeError(f"{len(layer)} page numbers for {len(writer.pages)} pages.")
+    for page, numbered in zip(writer.pages, layer, strict=True):
+        page.merge_page(numbered)
+    # WeasyPrint gives a link a box per piece of it (the line, its text, its leader): one
+    # annotation per entry, over them all.
+    boxes: dict[tuple[int, str], tuple[float, float, float, float]] = {}
+    for page_index, anchor, (x0, y0, x1, y1) in links:
+        if anchor in anchors:
+            a0, b0, a1, b1 = boxes.get((page_index, anchor), (x0, y0, x1, y1))
+            boxes[page_index, anchor] = (min(a0, x0), min(b0, y0), max(a1, x1), max(b1, y1))
+    for (page_index, anchor), box in boxes.items():
+        height = float(writer.pages[page_index].mediabox.height)
+        left, top, right, bottom = (value * POINTS_PER_PX for value in box)
+        writer.add_annotation(
+            page_number=page_index,
+            annotation=LinkAnnotation(
+                rect=(left, height - bottom, right, height - top),
+                border=[0, 0, 0],
+                target_page_index=anchors[anchor],
+            ),
+        )
+    if numbers.metadata:
+        writer.add_metadata(dict(numbers.metadata.items()))
+    writer.root_object[NameObject("/Lang")] = TextStringObject(lang)
+    writer.compress_identical_objects(remove_duplicates=True, remove_unreferenced=True)
+    with open(target, "wb") as handle:
+        writer.write(handle)

@@ -31,6 +31,7 @@ class PacketSection:
     order: int = 100
     manifest_files: list[tuple[str, str, str]] = field(default_factory=list)
     history_querysets: list = field(default_factory=list)
+    number: int = 0  # the chapter's number, set as the packet is put together
     anchor: str = ""
     html: str = ""  # the rendered chapter, set as the packet is put together
 

@@ -22,7 +22,6 @@ from django.utils import timezone
 from apps.audit.services import chain_head_record
 from apps.core.services import tracked_create, tracked_update
 from apps.packets.document import packet_document
-from apps.packets.manifest import MANIFEST_NAME
 from apps.packets.models import AuditPacket, PacketRequest, packet_number
 from apps.packets.signing import get_signer, sign_pdf
 
@@ -33,6 +32,8 @@ NUMBER_ATTEMPTS = 5
 # request may then be made (the broker re-delivers the old one too: acks_late).
 STALE_AFTER = timedelta(hours=1)
 STORAGE_DIR = "packets"
+# The share of the progress bar the chapters' layout takes, from its start to its end.
+LAYOUT_START, LAYOUT_END = 15, 80
 
 
 def organisation() -> str:
@@ -99,11 +100,13 @@ def _reserve_number(*, actor, case) -> PacketRequest:
 
 
 def packet_request_progress(
-    packet_request: PacketRequest, *, percent: int, step: str, status=None
+    packet_request: PacketRequest, *, percent: int, step: str, status=None, chapters=None
 ) -> PacketRequest:
     fields = {"progress_pct": percent, "step": step}
     if status is not None:
         fields["status"] = status
+    if chapters is not None:
+        fields["chapters"] = chapters
     return _update_unless_issued(packet_request, reason=step, fields=fields)
 
 
@@ -138,11 +141,12 @@ def packet_issue(*, packet_request: PacketRequest) -> AuditPacket:
     """Render, sign and store the packet of a request; idempotent.
 
     Re-running a request that already issued returns its packet; a failure
-    leaves no packet row and removes the file it stored.
+    leaves no packet row and removes the file it stored. Each chapter is
+    reported on the request as it is laid out.
     """
     # WeasyPrint is imported here, not at module level: importing it parses its
     # stylesheets, which every page view and management command would pay for.
-    from apps.packets.rendering import PdfAttachment, render_pdf
+    from apps.packets.rendering import render_packet
 
     existing = AuditPacket.objects.filter(request=packet_request).first()
     if existing is not None:
@@ -163,32 +167,32 @@ def packet_issue(*, packet_request: PacketRequest) -> AuditPacket:
             requested_by=packet_request.requested_by,
             packet_signer=packet_signer,
             generated_at=generated_at,
+            workdir=Path(workdir),
         )
+        chapters: list[dict] = [{"title": c.title, "pages": None} for c in document.chapters]
         packet_request = packet_request_progress(
-            packet_request, percent=20, step="Laying out the pages"
+            packet_request, percent=LAYOUT_START, step="Laying out the pages", chapters=chapters
         )
 
-        def laid_out(pages: int) -> None:
+        def chapter_laid_out(index: int, pages: int) -> None:
             nonlocal packet_request
+            chapters[index] = {**chapters[index], "pages": pages}
+            done = sum(1 for chapter in chapters if chapter["pages"] is not None)
             packet_request = packet_request_progress(
-                packet_request, percent=60, step=f"Writing {pages} pages"
+                packet_request,
+                percent=LAYOUT_START + (LAYOUT_END - LAYOUT_START) * done // len(chapters),
+                step="Laying out the pages",
+                chapters=[dict(chapter) for chapter in chapters],
             )
 
-        page_count = render_pdf(
-            document.html,
-            unsigned,
-            attachments=[
-                PdfAttachment(
-                    MANIFEST_NAME,
-                    document.manifest_json,
-                    "Digests of every record and evidence file in this packet",
-                )
-            ],
-            on_laid_out=laid_out,
-        )
+        page_count = render_packet(document, unsigned, on_chapter=chapter_laid_out)
         packet_request = packet_request_progress(packet_request, percent=85, step="Signing")
         signed_at = sign_pdf(
-            unsigned, signed, packet_signer, reason=f"Audit packet {packet_request.number}"
+            unsigned,
+            signed,
+            packet_signer,
+            reason=f"Audit packet {packet_request.number}",
+            attachments=document.attachments,
         )
         digest, size = _sha256_and_size(signed)
         packet_request = packet_request_progress(packet_request, percent=95, step="Storing")

@@ -16,6 +16,7 @@ import hashlib
 import os
 import tempfile
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -38,6 +39,7 @@ from pyhanko.sign.timestamps import TimeStamper
 from pyhanko.sign.timestamps.common_utils import TimestampRequestError, set_tsp_headers
 from pyhanko_certvalidator.registry import SimpleCertificateStore
 
+from apps.packets.attachments import PacketAttachment, embed_attachments
 from apps.packets.pkcs11 import TokenSigner, configured_token, token_certificate
 
 DEVELOPMENT_COMMON_NAME = "Diligence development signing key — NOT FOR PRODUCTION"
@@ -242,9 +244,17 @@ def _timestamper() -> TimeStamper | None:
     return UrllibTimeStamper(url)
 
 
-def sign_pdf(source: Path, target: Path, packet_signer: PacketSigner, *, reason: str) -> datetime:
+def sign_pdf(
+    source: Path,
+    target: Path,
+    packet_signer: PacketSigner,
+    *,
+    reason: str,
+    attachments: Sequence[PacketAttachment] = (),
+) -> datetime:
     """Sign ``source`` into ``target`` over the whole document; returns the signing time.
 
+    ``attachments`` are embedded in the revision the signature covers.
     A certification signature that allows no changes: any later incremental
     update (an added page, a form fill, even a second signature) makes a
     validator report the document as modified.
@@ -261,8 +271,11 @@ def sign_pdf(source: Path, target: Path, packet_signer: PacketSigner, *, reason:
     pdf_signer = signers.PdfSigner(
         metadata, signer=packet_signer.signer, timestamper=packet_signer.timestamper
     )
-    with open(source, "rb") as infile, open(target, "wb") as outfile:
+    # Read and written in place on disk ("w+b"): pyHanko would otherwise build the
+    # signed file in memory, attachments and all.
+    with open(source, "rb") as infile, open(target, "w+b") as outfile:
         writer = IncrementalPdfFileWriter(infile, strict=False)
+        embed_attachments(writer, attachments, when=datetime.now(UTC))
         outside_event_loop(pdf_signer.sign_pdf, writer, output=outfile)
     with open(target, "rb") as signed:
         embedded = PdfFileReader(signed, strict=False).embedded_regular_signatures[0]

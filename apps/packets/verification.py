@@ -1,14 +1,20 @@
 """Is this PDF a packet issued by this system, signed and unchanged?
 
-Shared by ``manage.py verify_packet`` and the upload page. Two independent
-checks must both hold: the PAdES signature is intact, covers the whole file
-and was made by a key this system signs with; and the file's SHA-256 is the
-one recorded when a packet was issued. One changed byte fails both.
+Shared by ``manage.py verify_packet`` and the upload page. Three independent
+checks must all hold: the PAdES signature is intact, covers the whole file
+and was made by a key this system signs with; the file's SHA-256 is the one
+recorded when a packet was issued; and every file attached inside it (the
+full change history) has the SHA-256 its attached manifest lists, the
+manifest being the one the packet was issued with, with no file missing and
+none unlisted. One changed byte fails the first two, and the third names the
+attachment when the byte is in one.
 """
 
 import hashlib
 import io
+import json
 import logging
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -18,12 +24,32 @@ from pyhanko.sign.validation import validate_pdf_signature
 from pyhanko.sign.validation.status import SignatureCoverageLevel
 from pyhanko_certvalidator import ValidationContext
 
+from apps.packets.manifest import MANIFEST_NAME
 from apps.packets.models import AuditPacket
 from apps.packets.signing import certificate_from_pem, outside_event_loop
 
 logger = logging.getLogger(__name__)
 
 PDF_MAGIC = b"%PDF-"
+INFLATE_BLOCK = 1024 * 1024
+
+
+class AttachmentStatus:
+    OK = "ok"
+    MISMATCH = "mismatch"
+    UNREADABLE = "unreadable"
+    MISSING = "missing"
+    UNLISTED = "unlisted"
+
+
+@dataclass(frozen=True)
+class AttachmentCheck:
+    """One attached file checked against the manifest."""
+
+    name: str
+    status: str
+    expected_sha256: str | None = None
+    sha256: str | None = None
 
 
 @dataclass
@@ -40,6 +66,8 @@ class PacketVerification:
     signer_subject: str = ""
     signing_time: datetime | None = None
     issued_packet: AuditPacket | None = None
+    attachments: list[AttachmentCheck] = field(default_factory=list)
+    attachments_ok: bool = False
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -49,6 +77,7 @@ class PacketVerification:
             and self.covers_whole_document
             and self.trusted
             and self.issued_packet is not None
+            and self.attachments_ok
         )
 
 
@@ -72,6 +101,12 @@ def verify_packet_bytes(content: bytes) -> PacketVerification:
         logger.info("Packet signature validation raised: %r", error)
         result.intact = result.covers_whole_document = result.trusted = False
         result.problems.append(_("The signature could not be validated: the file is damaged."))
+    try:
+        _check_attachments(content, result)
+    except Exception as error:  # as above: a damaged file's structure can be anything
+        logger.info("Packet attachment check raised: %r", error)
+        result.attachments_ok = False
+        result.problems.append(_("The attached files could not be read: the file is damaged."))
     return result
 
 
@@ -100,6 +135,120 @@ def _check_signature(content: bytes, result: PacketVerification) -> None:
         result.problems.append(_("The signature does not cover the whole file."))
     if not result.trusted:
         result.problems.append(_("The signer is not a key this system signs packets with."))
+
+
+def _check_attachments(content: bytes, result: PacketVerification) -> None:
+    reader = PdfFileReader(io.BytesIO(content), strict=False)
+    files = dict(_embedded_files(reader))
+    manifest_stream = files.pop(MANIFEST_NAME, None)
+    if manifest_stream is None:
+        result.problems.append(
+            _("The file carries no manifest.json: its attached files cannot be checked.")
+        )
+        return
+    manifest_bytes = _inflate(manifest_stream)[1]
+    try:
+        manifest = json.loads(manifest_bytes)
+    except (TypeError, ValueError):
+        result.problems.append(_("The attached manifest.json cannot be read: it is damaged."))
+        return
+    problems_before = len(result.problems)
+    manifest_sha256 = hashlib.sha256(manifest_bytes).hexdigest()
+    issued = result.issued_packet or (
+        AuditPacket.objects.filter(number=str(manifest.get("packet", ""))).first()
+    )
+    if issued is not None and issued.manifest_sha256 != manifest_sha256:
+        result.problems.append(
+            _("The attached manifest is not the one packet %(number)s was issued with.")
+            % {"number": issued.number}
+        )
+    listed = {
+        str(entry.get("name")): str(entry.get("sha256"))
+        for entry in manifest.get("attachments", [])
+        if isinstance(entry, dict)
+    }
+    for name, expected in sorted(listed.items()):
+        stream = files.pop(name, None)
+        if stream is None:
+            check = AttachmentCheck(name, AttachmentStatus.MISSING, expected)
+            result.problems.append(
+                _("%(name)s is listed in the manifest but not attached.") % {"name": name}
+            )
+        else:
+            readable, data_sha256 = _sha256_of(stream)
+            if not readable:
+                check = AttachmentCheck(name, AttachmentStatus.UNREADABLE, expected)
+                result.problems.append(
+                    _("The attached %(name)s cannot be read: it was altered or damaged.")
+                    % {"name": name}
+                )
+            elif data_sha256 != expected:
+                check = AttachmentCheck(name, AttachmentStatus.MISMATCH, expected, data_sha256)
+                result.problems.append(
+                    _("The attached %(name)s does not match its SHA-256 in the manifest.")
+                    % {"name": name}
+                )
+            else:
+                check = AttachmentCheck(name, AttachmentStatus.OK, expected, data_sha256)
+        result.attachments.append(check)
+    for name in sorted(files):
+        result.attachments.append(AttachmentCheck(name, AttachmentStatus.UNLISTED))
+        result.problems.append(
+            _("%(name)s is attached but not listed in the manifest.") % {"name": name}
+        )
+    result.attachments_ok = len(result.problems) == problems_before
+
+
+def _embedded_files(reader):
+    """``(name, stream)`` of each file in the document's ``/EmbeddedFiles`` name tree."""
+    try:
+        tree = reader.root["/Names"]["/EmbeddedFiles"]
+    except KeyError:
+        return
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        pending.extend(kid.get_object() for kid in _entry(node, "/Kids", []))
+        names = _entry(node, "/Names", [])
+        for key, value in zip(names[::2], names[1::2], strict=True):
+            spec = value.get_object()
+            embedded = spec["/EF"]
+            stream = embedded["/UF"] if "/UF" in embedded else embedded["/F"]
+            name = str(spec["/UF"]) if "/UF" in spec else str(key)
+            yield name, stream
+
+
+def _entry(dictionary, key: str, default):
+    # pyHanko's dictionaries resolve references on [] but not on get().
+    try:
+        return dictionary[key]
+    except KeyError:
+        return default
+
+
+def _inflate(stream) -> tuple[bool, bytes]:
+    """The decoded bytes of an embedded file, and whether they could be decoded."""
+    try:
+        return True, stream.data
+    except Exception:  # a damaged stream: zlib, a filter, the structure
+        return False, b""
+
+
+def _sha256_of(stream) -> tuple[bool, str | None]:
+    """Hash an embedded file; a Flate stream is inflated block by block, never whole."""
+    if _entry(stream, "/Filter", None) != "/FlateDecode" or "/DecodeParms" in stream:
+        readable, data = _inflate(stream)
+        return readable, hashlib.sha256(data).hexdigest() if readable else None
+    digest, inflater, encoded = hashlib.sha256(), zlib.decompressobj(), stream.encoded_data
+    try:
+        for start in range(0, len(encoded), INFLATE_BLOCK):
+            digest.update(inflater.decompress(encoded[start : start + INFLATE_BLOCK]))
+        digest.update(inflater.flush())
+    except zlib.error:
+        return False, None
+    if not inflater.eof:  # cut short: the stream's end, and its checksum, are missing
+        return False, None
+    return True, digest.hexdigest()
 
 
 def _validation_context() -> ValidationContext:

@@ -7,8 +7,9 @@ from apps.packets.verification import verify_packet_bytes
 
 class Command(BaseCommand):
     help = (
-        "Check a PDF: intact signature over the whole file by this system's key, and "
-        "byte-identical to an issued packet. Exit status 0 only when both hold."
+        "Check a PDF: intact signature over the whole file by this system's key, "
+        "byte-identical to an issued packet, and every attached file as its manifest lists it. "
+        "Exit status 0 only when all hold."
     )
 
     def add_arguments(self, parser):
@@ -31,6 +32,13 @@ class Command(BaseCommand):
         self.stdout.write(f"signed at:            {signed}")
         issued = result.issued_packet.number if result.issued_packet else "none"
         self.stdout.write(f"issued packet:        {issued}")
+        matching = sum(1 for check in result.attachments if check.status == "ok")
+        self.stdout.write(
+            f"attached files:       {matching} of {len(result.attachments)} match the manifest"
+            f" ({yes_no[result.attachments_ok]})"
+        )
+        for check in result.attachments:
+            self.stdout.write(f"  {check.status:<10}          {check.name}")
         for problem in result.problems:
             self.stdout.write(f"problem:              {problem}")
         if not result.valid:
