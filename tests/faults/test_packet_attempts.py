@@ -12,6 +12,7 @@ import pytest
 from django.core.files.storage import default_storage
 
 from apps.packets import rendering, services
+from apps.packets.document import PacketChapter
 from apps.packets.models import AuditPacket, PacketRequest
 from tests.packets.factories import make_packet_case
 
@@ -26,12 +27,13 @@ def _packet_dirs(settings, tmp_path):
 
 @pytest.fixture(autouse=True)
 def _one_page(monkeypatch):
-    """The real pipeline (render, sign, store) on a one-page document: the race, not the layout."""
+    """The real pipeline (render, sign, store) on one short chapter: the race, not the layout."""
     gather = services.packet_document
 
     def one_page(*args, **kwargs):
         document = gather(*args, **kwargs)
-        return dataclasses.replace(document, html="<html><body><p>Packet</p></body></html>")
+        chapter = PacketChapter(1, "Packet", "section-1", "<html><body><p>Packet</p></body></html>")
+        return dataclasses.replace(document, chapters=[chapter])
 
     monkeypatch.setattr(services, "packet_document", one_page)
 
@@ -45,7 +47,7 @@ def test_an_attempt_overtaken_by_another_returns_its_packet_and_leaves_the_reque
 ):
     case = make_packet_case(priya, offers=1)
     request = services.packet_request_create(actor=priya, case=case, queue=False)
-    render, overtaken = rendering.render_pdf, {}
+    render, overtaken = rendering.render_packet, {}
 
     def render_while_another_attempt_issues(*args, **kwargs):
         pages = render(*args, **kwargs)
@@ -56,7 +58,7 @@ def test_an_attempt_overtaken_by_another_returns_its_packet_and_leaves_the_reque
             )
         return pages
 
-    monkeypatch.setattr(rendering, "render_pdf", render_while_another_attempt_issues)
+    monkeypatch.setattr(rendering, "render_packet", render_while_another_attempt_issues)
     packet = services.packet_issue(packet_request=PacketRequest.objects.get(pk=request.pk))
 
     assert packet == overtaken["packet"] == AuditPacket.objects.get()

@@ -128,9 +128,11 @@ def test_the_packet_lists_every_tracked_table_of_the_case(demo_case):
     assert expected == {source.key for source in case_sources()}
     assert expected <= in_packet, f"missing from the packet: {expected - in_packet}"
     history = next(s for s in document.sections if s.template.endswith("history.html"))
-    types = {entry.record_type for entry in history.context["entries"]}
-    labels = {str(s.model._meta.verbose_name) for s in case_sources() if s.key in expected}
-    assert labels <= types, f"missing from the change history: {labels - types}"
+    types = {summary.key for summary in history.context["summary"].by_type}
+    assert expected <= types, f"missing from the change history: {expected - types}"
+    # And its full history attached, a CSV and a JSON file each.
+    attached = {a.record_type for a in document.attachments if a.record_type}
+    assert expected <= attached, f"history not attached: {expected - attached}"
 
 
 def test_the_export_lists_every_tracked_table_of_the_case(demo_case):

@@ -55,7 +55,7 @@ def test_a_failed_render_leaves_no_packet_and_no_file(
     def broken(*args, **kwargs):
         raise RuntimeError("renderer exploded")
 
-    monkeypatch.setattr("apps.packets.rendering.render_pdf", broken)
+    monkeypatch.setattr("apps.packets.rendering.render_packet", broken)
     with django_capture_on_commit_callbacks(execute=True):
         request = services.packet_request_create(actor=priya, case=case)
     request.refresh_from_db()

@@ -1,0 +1,132 @@
+"""Chapters laid out side by side make the same packet as laid out one after the other.
+
+The serial path (one process: ``PACKET_RENDER_PROCESSES=1``) and the parallel
+path (a forked process per run of chapters) lay out the same chapter
+documents; the joined packets have the same pages, the same text, the same
+page numbers, contents and links.
+"""
+
+import os
+
+import pytest
+from django.utils import timezone
+from pypdf import PdfReader
+
+from apps.packets import rendering
+from apps.packets.document import packet_document
+from apps.packets.rendering import plan_groups, render_packet, render_processes
+from apps.packets.signing import get_signer
+from tests.packets.factories import make_packet_case
+from tests.packets.pdftools import pdftotext
+
+
+@pytest.mark.parametrize(
+    ("weights", "processes", "runs"),
+    [
+        ([5, 5, 5, 5], 2, [[0, 1], [2, 3]]),
+        ([10, 1, 1, 1, 1], 2, [[0], [1, 2, 3, 4]]),
+        ([1, 1, 1, 10], 2, [[0, 1, 2], [3]]),
+        ([1, 1], 4, [[0], [1]]),  # never more runs than chapters
+        ([3], 2, [[0]]),
+        ([1, 2, 3], 1, [[0, 1, 2]]),  # parallel rendering off: one run
+        ([4, 4, 4, 4, 4, 4], 3, [[0, 1], [2, 3], [4, 5]]),
+    ],
+)
+def test_chapters_are_split_into_even_runs_in_order(weights, processes, runs):
+    assert plan_groups(weights, processes) == runs
+
+
+def test_the_number_of_processes_is_the_setting_or_the_cpus_we_may_use(settings, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    settings.PACKET_RENDER_PROCESSES = 0
+    assert render_processes() == 3
+    settings.PACKET_RENDER_PROCESSES = 1
+    assert render_processes() == 1
+    settings.PACKET_RENDER_PROCESSES = 4
+    assert render_processes() == 4
+
+
+@pytest.fixture
+def document(priya):
+    return packet_document(
+        make_packet_case(priya),
+        number="DIL-2026-000031",
+        requested_by=priya,
+        packet_signer=get_signer(),
+        generated_at=timezone.now(),
+    )
+
+
+IN_PROCESSES = rendering._lay_out_in_processes
+
+
+def _render(document, path, processes, monkeypatch):
+    forked, laid_out = [], []
+
+    def spy(runs, received):
+        forked.append(len(runs))
+        return IN_PROCESSES(runs, received)
+
+    monkeypatch.setattr(rendering, "_lay_out_in_processes", spy)
+    pages = render_packet(
+        document, path, processes=processes, on_chapter=lambda i, n: laid_out.append((i, n))
+    )
+    return pages, forked, laid_out
+
+
+def _links(reader: PdfReader, page_index: int) -> list[int]:
+    targets = []
+    for annotation in reader.pages[page_index].get("/Annots", []):
+        annotation = annotation.get_object()
+        if annotation.get("/Subtype") == "/Link":
+            targets.append(reader.get_page_number(annotation["/Dest"][0].get_object()))
+    return targets
+
+
+def test_parallel_and_serial_layouts_make_the_same_packet(document, tmp_path, monkeypatch):
+    serial, parallel = tmp_path / "serial.pdf", tmp_path / "parallel.pdf"
+    serial_pages, serial_forked, serial_chapters = _render(document, serial, 1, monkeypatch)
+    parallel_pages, parallel_forked, parallel_chapters = _render(document, parallel, 2, monkeypatch)
+    assert serial_forked == [] and parallel_forked == [2]
+
+    # Every chapter reported once, with the same page count, whichever way.
+    assert sorted(serial_chapters) == sorted(parallel_chapters)
+    assert [i for i, _n in sorted(serial_chapters)] == list(range(len(document.chapters)))
+
+    readers = PdfReader(serial), PdfReader(parallel)
+    assert serial_pages == parallel_pages == len(readers[0].pages) == len(readers[1].pages)
+    assert pdftotext(serial) == pdftotext(parallel)
+    assert [o.title for o in readers[0].outline if not isinstance(o, list)] == [
+        o.title for o in readers[1].outline if not isinstance(o, list)
+    ]
+
+    # Page numbers, the contents and its links are those of the whole packet.
+    reader = readers[1]
+    pages = [page.extract_text() for page in reader.pages]
+    for index, text in enumerate(pages):
+        assert f"Page {index + 1} of {parallel_pages}" in text, index
+    contents = pages[1]
+    targets = _links(reader, 1)
+    assert len(targets) == len(document.chapters)
+    for chapter, target in zip(document.chapters, targets, strict=True):
+        assert f"{chapter.number}. {chapter.title}" in pages[target]
+        assert f"{chapter.title}" in contents
+        assert str(target + 1) in contents.split(chapter.title, 1)[1].split("\n", 1)[0]
+
+
+def test_a_layout_process_that_fails_fails_the_packet(document, tmp_path, monkeypatch):
+    def broken(htmls, target, report):
+        raise RuntimeError("layout exploded")
+
+    monkeypatch.setattr(rendering, "lay_out_run", broken)
+    with pytest.raises(RuntimeError, match="layout exploded"):
+        render_packet(document, tmp_path / "packet.pdf", processes=2)
+
+
+def test_a_layout_process_that_dies_fails_the_packet(document, tmp_path, monkeypatch):
+    def killed(htmls, target, report):
+        os._exit(9)  # what the out-of-memory killer leaves
+
+    monkeypatch.setattr(rendering, "lay_out_run", killed)
+    with pytest.raises(RuntimeError, match="ended before its chapters were laid out"):
+        render_packet(document, tmp_path / "packet.pdf", processes=2)
