@@ -208,8 +208,9 @@ def _embedded_files(reader):
     pending = [tree]
     while pending:
         node = pending.pop()
-        pending.extend(kid.get_object() for kid in _entry(node, "/Kids", []))
-        names = _entry(node, "/Names", [])
+        # Iterating pyHanko's arrays resolves their references (slicing them would not).
+        pending.extend(list(_entry(node, "/Kids", [])))
+        names = list(_entry(node, "/Names", []))
         for key, value in zip(names[::2], names[1::2], strict=True):
             spec = value.get_object()
             embedded = spec["/EF"]

@@ -111,7 +111,7 @@ def test_pyhanko_and_pdfsig_accept_the_packet_with_its_attachments(packet, tmp_p
 def _attachment_stream_offset(content: bytes, name: str) -> tuple[int, int]:
     """Where the (compressed) bytes of attachment ``name`` lie in the file."""
     reader = PdfFileReader(io.BytesIO(content), strict=False)
-    names = reader.root["/Names"]["/EmbeddedFiles"]["/Names"]
+    names = list(reader.root["/Names"]["/EmbeddedFiles"]["/Names"])
     for key, value in zip(names[::2], names[1::2], strict=True):
         if str(key) == name:
             encoded = value.get_object()["/EF"]["/F"].encoded_data
