@@ -12,6 +12,7 @@ chapters can be laid out side by side; ``html`` is the same packet as one
 document, for previews and for comparing with WeasyPrint on its own.
 """
 
+import functools
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
@@ -219,7 +220,7 @@ def _history_attachments(history, summary, workdir: Path | None) -> list[PacketA
                 write_attachment(
                     workdir,
                     attachment_name(source.key, extension),
-                    lambda sink, write=write, queryset=queryset: write(sink, queryset),
+                    functools.partial(_write_history, write, queryset),
                     description=_("Full change history: %(records)s (%(format)s)")
                     % {"records": source.label_plural, "format": extension.upper()},
                     media_type=media_type,
@@ -228,3 +229,7 @@ def _history_attachments(history, summary, workdir: Path | None) -> list[PacketA
                 )
             )
     return attachments
+
+
+def _write_history(write, queryset, sink) -> int:
+    return write(sink, queryset)

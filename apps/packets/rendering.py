@@ -28,13 +28,12 @@ import queue
 import signal
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from multiprocessing.context import ForkContext, ForkProcess
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
-from weasyprint import HTML, Attachment
+from weasyprint import HTML
 from weasyprint.urls import URLFetcher, URLFetcherResponse
 
 logger = logging.getLogger(__name__)
@@ -69,40 +68,9 @@ class StaticOnlyFetcher(URLFetcher):
         raise ValueError(f"packet rendering does not fetch {url!r}")
 
 
-@dataclass(frozen=True)
-class PdfAttachment:
-    name: str
-    content: bytes
-    description: str
-
-
-def render_pdf(
-    html: str,
-    target: Path,
-    *,
-    attachments: Sequence[PdfAttachment] = (),
-    on_laid_out: Callable[[int], None] | None = None,
-) -> int:
-    """Render ``html`` to a PDF file at ``target``; returns the page count.
-
-    ``on_laid_out(pages)`` is called between layout and writing, the two long steps.
-    """
-    fetcher = StaticOnlyFetcher()
-    document = HTML(string=html, base_url=BASE_URL, url_fetcher=fetcher).render()
-    if on_laid_out is not None:
-        on_laid_out(len(document.pages))
-    files = [
-        Attachment(
-            string=item.content,
-            name=item.name,
-            description=item.description,
-            relationship="Data",
-            url_fetcher=fetcher,
-        )
-        for item in attachments
-    ]
-    document.write_pdf(target, attachments=files)
-    return len(document.pages)
+def render_pdf(html: str, target: Path) -> int:
+    """Render ``html`` as one document to a PDF file at ``target``; returns the page count."""
+    return render_part(html, str(target))[0]
 
 
 # --- a packet in parts -------------------------------------------------------------
@@ -383,7 +351,7 @@ class _RenderProcess(ForkProcess):
 
 
 class _RenderContext(ForkContext):
-    Process = _RenderProcess  # type: ignore[assignment]
+    Process = _RenderProcess
 
 
 PR_SET_PDEATHSIG = 1
