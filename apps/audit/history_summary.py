@@ -17,14 +17,15 @@ Only the rows printed in full are kept.
 """
 
 import json
-from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Max, Min, QuerySet
 from django.utils.translation import gettext as _
+
+from apps.audit import history_files
 
 # A field with one of these names is a status (or a decision): every change is printed.
 STATUS_FIELDS = frozenset({"status", "state", "outcome", "verdict", "decision"})
@@ -275,7 +276,7 @@ def _key_changes(source, queryset: QuerySet) -> list[KeyChange]:
             *[name for name in labels if name not in watched],
             *columns,
         )
-        .iterator(chunk_size=2000)
+        .iterator(chunk_size=history_files.FETCH_ROWS)
     )
     record_type = str(source.model._meta.verbose_name)
     previous: dict[Any, tuple] = {}
@@ -346,7 +347,9 @@ def _display(model_field, value) -> str:
     if related is not None:
         return f"#{value}"
     if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value.tzinfo else value.isoformat()
+        if value.tzinfo is None:
+            return value.isoformat()
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, bool):
@@ -368,10 +371,3 @@ def _user_text(text: str, users: dict) -> str:
         return text
     user_id = int(text[len(USER_REF) :])
     return person_name(users[user_id]) if user_id in users else f"#{user_id}"
-
-
-def type_totals(summary: HistorySummary) -> dict[str, int]:
-    totals: dict[str, int] = defaultdict(int)
-    for item in summary.by_type:
-        totals[item.key] += item.changes
-    return dict(totals)
