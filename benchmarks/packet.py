@@ -1,23 +1,34 @@
-"""How long does a large case's signed packet take, and what does it cost beyond WeasyPrint?
+"""Does a signed packet scale with the case, not with its history?
 
-Builds a demo case in a throw-away SQLite database, through the same services
-as the application: dozens of offers with declared specs, two reviewers'
-scorecards per offer revised several times, so the case has thousands of
-history entries. Then, each in a fresh Python process so peak memory is its own:
+Builds a case in a throw-away SQLite database through the same services as
+the application (offers with declared specs, two reviewers' scorecards), then
+lengthens its history to each size asked for (default 1,000, 10,000 and
+100,000 rows): revisions of the score entries, written in bulk and linked into
+the audit chain as the application links them, so the attached history files
+carry real chain entries. At each size, in a fresh Python process (its peak
+memory its own):
 
-- **full**: the whole issue (gather the records, render, attach the manifest,
-  sign, hash, store), phase by phase, with the database queries counted;
-- **weasyprint**: WeasyPrint alone rendering the very same HTML, with the same
-  stylesheet and fetcher, to a PDF.
+- **full**: the whole issue (gather, write the history files, lay out the
+  chapters, join, embed, sign, hash, store), phase by phase, with the
+  worker's peak RSS and that of its layout processes, pages and file size;
 
-The target (issue 6): signing and data gathering add at most 25 % to the time
-WeasyPrint alone takes. It also checks that the number of queries does not
-grow with the history: the gathering is counted before and after another
-round of edits.
+and on the largest case:
 
-    python benchmarks/packet.py [--offers 36] [--rounds 2] [--repeats 1]
+- the same issue with parallel layout off (``PACKET_RENDER_PROCESSES=1``), for
+  the parallel / single-process ratio of wall time (target ≤ 0.65 on 2 cores);
+- **weasyprint**: WeasyPrint alone laying out and writing the very same parts
+  (every chapter, the cover, contents and page numbers) one after the other,
+  for the overhead of everything else over it, on CPU time (target ≤ 25 %).
 
-Writes benchmarks/results/packet.md.
+Targets: at 100,000 rows the wall time and the worker's peak RSS within 1.5×
+of those at 1,000. The gathering's queries are counted at each size: they must
+not change.
+
+    python benchmarks/packet.py                 # the full run; writes benchmarks/results/packet.md
+    python benchmarks/packet.py --quick         # small sizes, end to end; prints, writes nothing
+
+Run the full one on a machine with nothing else busy: wall times and the
+parallel ratio mean little when other work competes for the cores.
 """
 
 import argparse
@@ -35,15 +46,25 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
+TARGET_GROWTH = 1.5
+TARGET_PARALLEL = 0.65
 TARGET_OVERHEAD = 0.25
+FULL_SIZES = (1_000, 10_000, 100_000)
+QUICK_SIZES = (400, 800, 1_600)
+BATCH = 5_000
 
 
 def machine() -> dict:
     cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
     model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
     return {
         "cpu_model": model.group(1).strip() if model else platform.processor(),
         "cores": os.cpu_count(),
+        "usable_cores": usable,
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "os": f"{platform.system()} {platform.release()}",
@@ -64,18 +85,24 @@ def _setup_django(workdir: Path) -> None:
 
     django.setup()
     # WeasyPrint narrates every layout step at INFO; the numbers are what matter here.
-    logging.getLogger("weasyprint").setLevel(logging.WARNING)
+    logging.getLogger("weasyprint").setLevel(logging.ERROR)
     logging.getLogger("celery").setLevel(logging.WARNING)
 
 
-def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+def _peak_rss_mib(who=resource.RUSAGE_SELF) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024  # Linux: KiB
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 # --- building the case (parent process) ---------------------------------------------
 
 
-def build_case(offers: int, rounds: int):
+def build_case(offers: int):
     from decimal import Decimal
 
     from django.core.management import call_command
@@ -84,6 +111,7 @@ def build_case(offers: int, rounds: int):
     from apps.cases.services import case_create
     from apps.offers.services import declared_spec_update, offer_create
     from apps.scorecards.scoring import DEFAULT_CRITERIA
+    from apps.scorecards.services import scorecard_save
     from apps.sizing.services import compute_demand_save
     from apps.vendors.services import vendor_create
 
@@ -92,7 +120,7 @@ def build_case(offers: int, rounds: int):
     priya, tariq = users["priya"], users["tariq"]
     case = case_create(actor=priya, name="华东推理集群采购 — benchmark case", workload="inference")
     compute_demand_save(actor=tariq, case=case, fields=DEMO_DEMAND)
-    offer_list = []
+    keys = [c.key for c in DEFAULT_CRITERIA]
     for n in range(offers):
         vendor = vendor_create(actor=priya, name=f"Vendor {n:02d} 算力云", jurisdiction="Singapore")
         offer = offer_create(
@@ -123,31 +151,17 @@ def build_case(offers: int, rounds: int):
             },
             reason="Transcribed from the vendor's written spec",
         )
-        offer_list.append(offer)
-    keys = [c.key for c in DEFAULT_CRITERIA]
-    for round_number in range(rounds):
-        add_round(offer_list, keys, (priya, tariq), round_number)
-    return case, offer_list, keys, (priya, tariq)
-
-
-def add_round(offers, keys, reviewers, round_number: int) -> None:
-    from apps.scorecards.services import scorecard_save
-
-    for index, offer in enumerate(offers):
-        for reviewer in reviewers:
-            scores = {
-                key: {
-                    "score": (index + position + round_number) % 6,
-                    "comment": f"round {round_number}: 第{round_number + 1}轮评审",
-                }
-                for position, key in enumerate(keys)
-            }
+        for position, reviewer in enumerate((priya, tariq)):
             scorecard_save(
                 actor=reviewer,
                 offer=offer,
-                scores=scores,
-                reason=f"Review round {round_number + 1}",
+                scores={
+                    key: {"score": (n + i + position) % 6, "comment": "第1轮评审"}
+                    for i, key in enumerate(keys)
+                },
+                reason="Review round 1",
             )
+    return case
 
 
 def history_size(case) -> int:
@@ -156,7 +170,78 @@ def history_size(case) -> int:
     return sum(qs.count() for qs in case_history_querysets(case))
 
 
-def gathering_queries(case, requested_by) -> tuple[int, float]:
+def grow_history(case, target: int) -> None:
+    """Revisions of the case's score entries until its history has ``target`` rows.
+
+    Written in bulk, then linked into the audit chain exactly as
+    ``apps.audit.chain`` links a row (digest of the stored row, link hash).
+    """
+    from datetime import timedelta
+
+    from django.contrib.contenttypes.models import ContentType
+    from django.db import transaction
+    from django.utils import timezone
+
+    from apps.audit.chain import HEAD_PK, late_columns, link_hash, row_digest, row_fields
+    from apps.audit.models import ChainEntry, ChainHead
+    from apps.scorecards.models import ScoreEntry
+
+    history = ScoreEntry.history.model
+    templates = list(
+        history.objects.filter(scorecard__offer__case=case, history_type="+").order_by("history_id")
+    )
+    columns = [f.attname for f in history._meta.concrete_fields if f.attname != "history_id"]
+    fields, late = row_fields(history), late_columns(history)
+    content_type = ContentType.objects.get_for_model(history, for_concrete_model=False)
+    table = f"{content_type.app_label}.{content_type.model}"
+    missing, n, when = target - history_size(case), 0, timezone.now()
+    while missing > 0:
+        batch = []
+        for _ in range(min(BATCH, missing)):
+            base = templates[n % len(templates)]
+            values = {name: getattr(base, name) for name in columns}
+            values.update(
+                history_type="~",
+                history_date=when + timedelta(milliseconds=n),
+                history_change_reason=f"Review round {n // len(templates) + 2}",
+                score=(n * 7) % 6,
+                comment=f"round {n // len(templates) + 2}: 第{n % 97}条意见",
+            )
+            batch.append(history(**values))
+            n += 1
+        with transaction.atomic():
+            created = history.objects.bulk_create(batch)
+            ids = [row.pk for row in created]
+            stored = history.objects.filter(pk__in=ids).order_by("history_id").values(*fields)
+            head = ChainHead.objects.select_for_update().get(pk=HEAD_PK)
+            entries = []
+            for values in stored:
+                digest = row_digest(values, late=late)
+                seq = head.seq + 1
+                entry_hash = link_hash(
+                    prev_hash=head.entry_hash,
+                    row_digest=digest,
+                    table=table,
+                    history_id=values["history_id"],
+                    seq=seq,
+                )
+                entries.append(
+                    ChainEntry(
+                        seq=seq,
+                        content_type=content_type,
+                        history_id=values["history_id"],
+                        row_digest=digest,
+                        prev_hash=head.entry_hash,
+                        entry_hash=entry_hash,
+                    )
+                )
+                head.seq, head.entry_hash = seq, entry_hash
+            ChainEntry.objects.bulk_create(entries, batch_size=1000)
+            head.save(update_fields=["seq", "entry_hash"])
+        missing -= len(batch)
+
+
+def gathering_queries(case) -> tuple[int, float]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
@@ -165,16 +250,16 @@ def gathering_queries(case, requested_by) -> tuple[int, float]:
     from apps.packets.signing import get_signer
 
     signer = get_signer()
-    # Building the case filled the (bounded) query log; a full log would count nothing.
     connection.queries_log.clear()
     started = time.perf_counter()
-    with CaptureQueriesContext(connection) as queries:
+    with tempfile.TemporaryDirectory() as workdir, CaptureQueriesContext(connection) as queries:
         packet_document(
             case,
             number="DIL-0000-000000",
-            requested_by=requested_by,
+            requested_by=case.owner,
             packet_signer=signer,
             generated_at=timezone.now(),
+            workdir=Path(workdir),
         )
     return len(queries), time.perf_counter() - started
 
@@ -182,20 +267,20 @@ def gathering_queries(case, requested_by) -> tuple[int, float]:
 # --- measured children --------------------------------------------------------------
 
 
-def child_full(case_pk: int, html_out: Path) -> dict:
+def child_full(case_pk: int, processes: int, parts_out: Path) -> dict:
     """The real issue, phase by phase: the same calls ``packet_issue`` makes."""
+    from django.conf import settings
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
-    from django.utils import timezone
 
     import apps.packets.rendering as rendering
     import apps.packets.services as services
     from apps.cases.models import ProcurementCase
 
+    settings.PACKET_RENDER_PROCESSES = processes
     case = ProcurementCase.objects.get(pk=case_pk)
     phases: dict[str, float] = {}
-    original_document, original_render = services.packet_document, rendering.render_pdf
-    original_sign, original_store = services.sign_pdf, services._store
+    kept: dict = {}
 
     def timed(name, function):
         def wrapper(*args, **kwargs):
@@ -209,73 +294,70 @@ def child_full(case_pk: int, html_out: Path) -> dict:
 
     def document_and_keep(*args, **kwargs):
         document = original_document(*args, **kwargs)
-        html_out.write_text(document.html, encoding="utf-8")
+        kept["document"] = document
         return document
 
-    services.packet_document = timed("gather", document_and_keep)
-    rendering.render_pdf = timed("render", original_render)
-    services.sign_pdf = timed("sign", original_sign)
-    services._store = timed("store", original_store)
-    _warm_up()
-    original_document(  # warm the templates as a running worker has them
-        case,
-        number="DIL-0000-000000",
-        requested_by=case.owner,
-        packet_signer=services.get_signer(),
-        generated_at=timezone.now(),
-    )
+    original_document = services.packet_document
+    services.packet_document = timed("gather and write the history files", document_and_keep)
+    rendering.render_packet = timed("lay out and join", rendering.render_packet)
+    services.sign_pdf = timed("embed and sign", services.sign_pdf)
+    services._store = timed("store", services._store)
+    rendering.warm_up()  # fonts and stylesheets loaded, as in a worker that rendered before
     request = services.packet_request_create(actor=case.owner, case=case, queue=False)
     connection.queries_log.clear()
-    started, cpu_started = time.perf_counter(), time.process_time()
+    started, cpu_started = time.perf_counter(), _cpu_seconds()
     with CaptureQueriesContext(connection) as queries:
         packet = services.packet_issue(packet_request=request)
     total = time.perf_counter() - started
+    cpu = _cpu_seconds() - cpu_started
+    document = kept["document"]
+    request.refresh_from_db()
+    chapter_pages = [chapter["pages"] for chapter in request.chapters]
+    front_pages = packet.page_count - sum(chapter_pages)
+    starts, page = [], front_pages + 1
+    for pages in chapter_pages:
+        starts.append(page)
+        page += pages
+    parts = [chapter.html for chapter in document.chapters]
+    parts.append(document.front_html(starts, packet.page_count))
+    parts_out.write_text(json.dumps(parts), encoding="utf-8")
     return {
+        "processes": rendering.render_processes(),
         "seconds": total,
-        "cpu_seconds": time.process_time() - cpu_started,
+        "cpu_seconds": cpu,
         "phases": phases,
         "queries": len(queries),
         "pages": packet.page_count,
         "size_bytes": packet.size_bytes,
+        "attached_bytes": sum(a.size for a in document.attachments),
         "peak_rss_mib": _peak_rss_mib(),
+        "peak_rss_layout_mib": _peak_rss_mib(resource.RUSAGE_CHILDREN),
     }
 
 
-def child_weasyprint(html_path: Path) -> dict:
+def child_weasyprint(parts_path: Path) -> dict:
     from weasyprint import HTML
 
-    from apps.packets.rendering import BASE_URL, StaticOnlyFetcher
+    from apps.packets.rendering import BASE_URL, StaticOnlyFetcher, warm_up
 
-    html = html_path.read_text(encoding="utf-8")
-    _warm_up()
+    parts = json.loads(parts_path.read_text(encoding="utf-8"))
+    warm_up()
+    pages = 0
     with tempfile.TemporaryDirectory() as workdir:
-        started, cpu_started = time.perf_counter(), time.process_time()
-        document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
-        document.write_pdf(Path(workdir) / "plain.pdf")
-        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    return {
-        "seconds": seconds,
-        "cpu_seconds": cpu,
-        "pages": len(document.pages),
-        "peak_rss_mib": _peak_rss_mib(),
-    }
+        started, cpu_started = time.perf_counter(), _cpu_seconds()
+        for n, html in enumerate(parts):
+            document = HTML(
+                string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()
+            ).render()
+            document.write_pdf(Path(workdir) / f"part-{n}.pdf")
+            pages += len(document.pages)
+        seconds, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_started
+    return {"seconds": seconds, "cpu_seconds": cpu, "pages": pages, "peak_rss_mib": _peak_rss_mib()}
 
 
-def _warm_up() -> None:
-    """Load fonts and stylesheets once, as a worker that has rendered before has them."""
-    from apps.packets.rendering import render_pdf
-
-    with tempfile.TemporaryDirectory() as workdir:
-        render_pdf(
-            '<html lang="zh-CN"><link rel="stylesheet" href="/static/packets/packet.css">'
-            "<p>预热 warm-up</p></html>",
-            Path(workdir) / "warm.pdf",
-        )
-
-
-def run_child(mode: str, workdir: Path, argument: str) -> dict:
+def run_child(mode: str, workdir: Path, *arguments: str) -> dict:
     completed = subprocess.run(
-        [sys.executable, __file__, "--child", mode, "--workdir", str(workdir), argument],
+        [sys.executable, __file__, "--child", mode, "--workdir", str(workdir), *arguments],
         capture_output=True,
         text=True,
         check=False,
@@ -289,121 +371,144 @@ def run_child(mode: str, workdir: Path, argument: str) -> dict:
 # --- report -------------------------------------------------------------------------
 
 
-def write_report(report: dict) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    m, case = report["machine"], report["case"]
-    best_full = min(report["full"], key=lambda r: r["cpu_seconds"])
-    best_plain = min(report["weasyprint"], key=lambda r: r["cpu_seconds"])
-    overhead = report["overhead"]
+def _verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def report_text(report: dict) -> str:
+    m = report["machine"]
+    sizes = report["sizes"]
+    small, large = sizes[0], sizes[-1]
+    wall_growth = large["full"]["seconds"] / small["full"]["seconds"]
+    rss_growth = large["full"]["peak_rss_mib"] / small["full"]["peak_rss_mib"]
+    parallel, single = large["full"], report["single"]
+    ratio = parallel["seconds"] / single["seconds"]
+    plain = report["weasyprint"]
+    overhead = (single["cpu_seconds"] - plain["cpu_seconds"]) / plain["cpu_seconds"]
     lines = [
-        "# Signed audit packet: time, memory and queries for a large case",
+        "# Signed audit packet: a case's packet as its history grows",
         "",
-        "Produced by `python benchmarks/packet.py`.",
+        f"Produced by `python benchmarks/packet.py{' --quick' if report['quick'] else ''}`.",
         "",
-        f"- Machine: {m['cores']} cores, {m['cpu_model']}, {m['implementation']} {m['python']}, "
-        f"{m['os']}; load average at start {m['load_average_at_start']} (a shared machine: "
-        "other work ran alongside, so wall times carry noise).",
-        f"- Case: {case['offers']} offers with declared specs, 2 reviewers × {case['rounds']} "
-        f"scoring rounds; **{case['history_entries']} history entries**, "
-        f"{case['records']} records in the manifest.",
-        f"- Each measurement in a fresh Python process (peak RSS is its own); "
-        f"{len(report['full'])} run(s) each, the fastest shown.",
+        f"- Machine: {m['cores']} cores ({m['usable_cores']} usable), {m['cpu_model']}, "
+        f"{m['implementation']} {m['python']}, {m['os']}; load average at start "
+        f"{m['load_average_at_start']}.",
+        f"- Case: {report['offers']} offers with declared specs, two reviewers' scorecards; "
+        "its history lengthened with revisions of the scores, chained as the application "
+        "chains them.",
+        "- Each measurement in a fresh Python process, warmed first (fonts, stylesheets), as "
+        "a worker that has issued a packet before is.",
         "",
-        "| measurement | CPU time | wall time | peak RSS | pages | queries |",
-        "|---|---:|---:|---:|---:|---:|",
-        f"| WeasyPrint alone, same HTML | {best_plain['cpu_seconds']:.1f} s | "
-        f"{best_plain['seconds']:.1f} s | {best_plain['peak_rss_mib']:.0f} MiB | "
-        f"{best_plain['pages']} | — |",
-        f"| full issue (gather, render, attach, sign, hash, store) | "
-        f"{best_full['cpu_seconds']:.1f} s | {best_full['seconds']:.1f} s | "
-        f"{best_full['peak_rss_mib']:.0f} MiB | {best_full['pages']} | {best_full['queries']} |",
+        "## The history grows, the packet does not",
         "",
-        "Phases of the full issue (wall time, same run): "
-        + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in best_full["phases"].items())
-        + f"; file size {best_full['size_bytes'] / 1024 / 1024:.1f} MiB.",
-        "",
-        f"**Overhead of gathering, signing and storing over WeasyPrint alone: "
-        f"{overhead * 100:.1f} %** (target ≤ {TARGET_OVERHEAD * 100:.0f} %: "
-        f"{'met' if overhead <= TARGET_OVERHEAD else 'NOT met'}). Computed on CPU time, "
-        "which the other work on this shared machine disturbs far less than wall time, from "
-        "the run with the least CPU of each: (full − WeasyPrint alone) ÷ WeasyPrint alone. "
-        "Both processes were warmed first (fonts, stylesheets, templates), as a worker that "
-        "has issued a packet before is. The full issue includes the progress updates, the "
-        "manifest attachment, signing, hashing and storing; WeasyPrint alone has none.",
-        "",
-        "## Queries do not grow with the history",
-        "",
-        "| history entries | queries to gather the packet | gathering time |",
-        "|---:|---:|---:|",
+        "| history rows | wall time | CPU time | worker peak RSS | layout processes' peak RSS "
+        "| pages | PDF size | attached history | queries to gather |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for row in report["query_growth"]:
-        lines.append(f"| {row['history_entries']} | {row['queries']} | {row['seconds']:.2f} s |")
+    for size in sizes:
+        full = size["full"]
+        lines.append(
+            f"| {size['history_rows']:,} | {full['seconds']:.1f} s | {full['cpu_seconds']:.1f} s "
+            f"| {full['peak_rss_mib']:.0f} MiB | {full['peak_rss_layout_mib']:.0f} MiB "
+            f"| {full['pages']} | {full['size_bytes'] / 1024 / 1024:.1f} MiB "
+            f"| {full['attached_bytes'] / 1024 / 1024:.1f} MiB | {size['gathering_queries']} |"
+        )
     lines += [
         "",
-        "The timeline reads each history table once and the manifest reads each table's "
-        "newest rows once, so the count depends on the number of record types, not rows. "
-        "WeasyPrint's time grows with the pages (the change history is most of them).",
+        f"At {large['history_rows']:,} rows against {small['history_rows']:,}: wall time "
+        f"×{wall_growth:.2f}, worker peak RSS ×{rss_growth:.2f} (target ≤ ×{TARGET_GROWTH}: "
+        f"{_verdict(wall_growth <= TARGET_GROWTH and rss_growth <= TARGET_GROWTH)}).",
+        "",
+        "Phases at the largest size (wall time): "
+        + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in large["full"]["phases"].items())
+        + ".",
+        "",
+        f"## Parallel layout, {large['history_rows']:,} rows",
+        "",
+        "| layout | wall time | CPU time (all processes) | pages |",
+        "|---|---:|---:|---:|",
+        f"| {parallel['processes']} processes | {parallel['seconds']:.1f} s "
+        f"| {parallel['cpu_seconds']:.1f} s | {parallel['pages']} |",
+        f"| one process (`PACKET_RENDER_PROCESSES=1`) | {single['seconds']:.1f} s "
+        f"| {single['cpu_seconds']:.1f} s | {single['pages']} |",
+        "",
+        f"Parallel ÷ one process, wall time: {ratio:.2f} (target ≤ {TARGET_PARALLEL} on 2 cores: "
+        f"{_verdict(ratio <= TARGET_PARALLEL)}).",
+        "",
+        "## Overhead over WeasyPrint alone",
+        "",
+        f"WeasyPrint alone, laying out and writing the same parts (each chapter; the cover, "
+        f"contents and page numbers) one after the other: {plain['cpu_seconds']:.1f} s CPU "
+        f"({plain['seconds']:.1f} s wall, {plain['peak_rss_mib']:.0f} MiB). The whole issue in "
+        "one process: "
+        f"{single['cpu_seconds']:.1f} s CPU. **Overhead of gathering, the history files, "
+        f"joining, signing and storing: {overhead * 100:.1f} %** (target ≤ "
+        f"{TARGET_OVERHEAD * 100:.0f} %: {_verdict(overhead <= TARGET_OVERHEAD)}), on CPU time, "
+        "which other work on the machine disturbs less than wall time.",
         "",
     ]
-    (RESULTS / "packet.md").write_text("\n".join(lines))
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--offers", type=int, default=36)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--offers", type=int, default=None)
+    parser.add_argument(
+        "--sizes",
+        default=None,
+        help="history rows to measure, comma-separated (default 1000,10000,100000)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes, end to end; prints the report only"
+    )
     parser.add_argument("--child", choices=["full", "weasyprint"])
     parser.add_argument("--workdir", type=Path)
-    parser.add_argument("argument", nargs="?")
+    parser.add_argument("arguments", nargs="*")
     args = parser.parse_args()
 
     if args.child:
         _setup_django(args.workdir)
         if args.child == "full":
-            result = child_full(int(args.argument), args.workdir / "packet.html")
+            case_pk, processes, parts = args.arguments
+            result = child_full(int(case_pk), int(processes), Path(parts))
         else:
-            result = child_weasyprint(Path(args.argument))
+            result = child_weasyprint(Path(args.arguments[0]))
         print(json.dumps(result))
         return
 
-    report = {"machine": machine()}
+    offers = args.offers or (4 if args.quick else 24)
+    sizes = (
+        [int(size) for size in args.sizes.split(",")]
+        if args.sizes
+        else list(QUICK_SIZES if args.quick else FULL_SIZES)
+    )
+    report: dict = {"machine": machine(), "quick": args.quick, "offers": offers, "sizes": []}
     with tempfile.TemporaryDirectory(prefix="packet-bench-") as tmp:
         workdir = Path(tmp)
         _setup_django(workdir)
         started = time.perf_counter()
-        case, offers, keys, reviewers = build_case(args.offers, args.rounds)
+        case = build_case(offers)
         print(f"built the case in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        growth = []
-        for extra_round in range(2):
-            queries, seconds = gathering_queries(case, case.owner)
-            growth.append(
-                {"history_entries": history_size(case), "queries": queries, "seconds": seconds}
+        parts = workdir / "parts.json"
+        for size in sorted(sizes):
+            if history_size(case) > size:
+                raise SystemExit(f"The case already has more than {size} history rows.")
+            grow_history(case, size)
+            rows = history_size(case)
+            full = run_child("full", workdir, str(case.pk), "0", str(parts))
+            # Counted once a packet exists at every size (its request and record are history too).
+            queries, _seconds = gathering_queries(case)
+            report["sizes"].append(
+                {"history_rows": rows, "gathering_queries": queries, "full": full}
             )
-            if extra_round == 0:
-                add_round(offers, keys, reviewers, args.rounds)
-        from apps.audit.sources import case_history_querysets
-        from apps.packets.manifest import record_digests
-
-        report["case"] = {
-            "offers": args.offers,
-            "rounds": args.rounds + 1,
-            "history_entries": history_size(case),
-            "records": len(record_digests(case_history_querysets(case))),
-        }
-        report["query_growth"] = growth
-        report["full"], report["weasyprint"] = [], []
-        for _ in range(args.repeats):
-            report["full"].append(run_child("full", workdir, str(case.pk)))
-            report["weasyprint"].append(
-                run_child("weasyprint", workdir, str(workdir / "packet.html"))
-            )
-            print(report["full"][-1], report["weasyprint"][-1], file=sys.stderr)
-    full = min(r["cpu_seconds"] for r in report["full"])
-    plain = min(r["cpu_seconds"] for r in report["weasyprint"])
-    report["overhead"] = (full - plain) / plain
-    write_report(report)
-    print((RESULTS / "packet.md").read_text())
+            print(f"{size} rows: {full}", file=sys.stderr)
+        report["single"] = run_child("full", workdir, str(case.pk), "1", str(parts))
+        report["weasyprint"] = run_child("weasyprint", workdir, str(parts))
+    text = report_text(report)
+    if not args.quick:
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "packet.md").write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":
