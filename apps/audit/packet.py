@@ -31,13 +31,13 @@ def history_summary(history, *, record_counts=None) -> HistorySummary:
     return summarise_history(history, record_counts=record_counts)
 
 
-def history_section(summary: HistorySummary, attachments, *, order: int):
-    """The change-history chapter; ``attachments`` are the packet's history files."""
+def history_section(summary: HistorySummary, history_files, *, order: int):
+    """The change-history chapter; ``history_files`` name the files that carry it in full."""
     from apps.packets.sections import PacketSection
 
     return PacketSection(
         title=_("Change history"),
         template="audit/packet_history.html",
-        context={"summary": summary, "attachments": attachments},
+        context={"summary": summary, "history_files": history_files},
         order=order,
     )

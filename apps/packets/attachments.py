@@ -68,6 +68,7 @@ class _Sink:
     """What an attachment is written to: hashed, measured and compressed on the way."""
 
     def __init__(self, deflated: Path | None) -> None:
+        self.path = deflated
         self.sha256 = hashlib.sha256()
         self.md5 = hashlib.md5(usedforsecurity=False)
         self.size = 0
@@ -97,39 +98,47 @@ class _Sink:
             self._handle.close()
 
 
-def write_attachment(
-    workdir: Path | None,
-    name: str,
-    write: Callable[[_Sink], int | None],
-    *,
-    description: str,
-    media_type: str,
-    record_type: str = "",
-    record_label: str = "",
-) -> PacketAttachment:
-    """Write one attachment with ``write(sink)``; returns what the manifest lists of it.
+@dataclass(frozen=True)
+class AttachmentSpec:
+    """What an attachment will be, before it is written."""
 
-    With ``workdir`` None the file is only hashed (nothing is kept).
+    name: str
+    description: str
+    media_type: str
+    record_type: str = ""
+    record_label: str = ""
+
+
+def write_attachments(
+    workdir: Path | None, specs: Sequence[AttachmentSpec], write: Callable[..., int | None]
+) -> list[PacketAttachment]:
+    """Write attachments together with ``write(*sinks)`` (a sink per spec, in order).
+
+    Returns what the manifest lists of each; ``write`` returns their row count,
+    if any. With ``workdir`` None the files are only hashed (nothing is kept).
     """
-    deflated = workdir / f"{name}.deflate" if workdir is not None else None
-    sink = _Sink(deflated)
+    sinks = [_Sink(workdir / f"{spec.name}.deflate" if workdir else None) for spec in specs]
     try:
-        rows = write(sink)
+        rows = write(*sinks)
     finally:
-        sink.close()
-    return PacketAttachment(
-        name=name,
-        description=description,
-        media_type=media_type,
-        size=sink.size,
-        sha256=sink.sha256.hexdigest(),
-        md5=sink.md5.digest(),
-        rows=rows,
-        record_type=record_type,
-        record_label=record_label,
-        deflated=deflated,
-        deflated_size=sink.deflated_size,
-    )
+        for sink in sinks:
+            sink.close()
+    return [
+        PacketAttachment(
+            name=spec.name,
+            description=spec.description,
+            media_type=spec.media_type,
+            size=sink.size,
+            sha256=sink.sha256.hexdigest(),
+            md5=sink.md5.digest(),
+            rows=rows,
+            record_type=spec.record_type,
+            record_label=spec.record_label,
+            deflated=sink.path,
+            deflated_size=sink.deflated_size,
+        )
+        for spec, sink in zip(specs, sinks, strict=True)
+    ]
 
 
 def attachment_from_bytes(
@@ -138,7 +147,8 @@ def attachment_from_bytes(
     def write(sink: _Sink) -> None:
         sink.write(content)
 
-    return write_attachment(workdir, name, write, description=description, media_type=media_type)
+    spec = AttachmentSpec(name=name, description=description, media_type=media_type)
+    return write_attachments(workdir, [spec], write)[0]
 
 
 class _StreamedFile(EmbeddedFileObject):

@@ -6,16 +6,20 @@ each history table once or twice (``apps.audit.history_summary``), each
 attached history file is one streamed query (``apps.audit.history_files``),
 and the manifest reads each history table's newest rows once.
 
-The packet is laid out in parts (``apps.packets.rendering``): the front
-matter (cover and contents) and each chapter as a document of its own, so the
-chapters can be laid out side by side; ``html`` is the same packet as one
-document, for previews and for comparing with WeasyPrint on its own.
+The packet is laid out in parts (``apps.packets.rendering``): each chapter as
+a document of its own, so the chapters can be laid out side by side, and the
+front matter (cover, contents, attached files). No chapter prints a digest of
+an attached file, so the files can be written while the chapters are laid
+out; the front matter, which prints them and the manifest's, comes last.
+``html`` is the same packet as one document, for previews and for comparing
+with WeasyPrint on its own.
 """
 
 import functools
 import hashlib
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -26,10 +30,15 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from apps.audit import packet as audit_packet
-from apps.audit.history_files import FORMATS, WRITERS, attachment_name
+from apps.audit.history_files import FORMATS, attachment_name, write_history
 from apps.audit.history_summary import person_name
 from apps.audit.sources import case_history_querysets, sources_of
-from apps.packets.attachments import PacketAttachment, attachment_from_bytes, write_attachment
+from apps.packets.attachments import (
+    AttachmentSpec,
+    PacketAttachment,
+    attachment_from_bytes,
+    write_attachments,
+)
 from apps.packets.chapters import case_sections
 from apps.packets.manifest import (
     MANIFEST_NAME,
@@ -60,26 +69,101 @@ class PacketChapter:
         return len(self.html)
 
 
+@dataclass(frozen=True)
+class HistoryFile:
+    """One attached history file, as the change-history chapter names it before it is written."""
+
+    name: str
+    record_type: str
+    record_label: str
+    rows: int
+
+
 @dataclass
 class PacketDocument:
-    manifest: dict
-    manifest_json: bytes
-    manifest_sha256: str
+    """A gathered packet. Its chapters are ready to lay out; the attached files, the
+    manifest that lists them and the front matter that prints their digests follow
+    once ``write_attachments`` has run (``packet_document`` runs it unless deferred)."""
+
     sections: list[PacketSection]
     chapters: list[PacketChapter]
-    attachments: list[PacketAttachment]
     context: dict
+    manifest_fields: dict
+    history: list
+    history_files: list[HistoryFile]
+    attachments: list[PacketAttachment] = field(default_factory=list)
+    manifest: dict = field(default_factory=dict)
+    manifest_json: bytes = b""
+    manifest_sha256: str = ""
+
+    def write_attachments(
+        self, workdir: Path | None, *, between: Callable[[], None] | None = None
+    ) -> None:
+        """Write the full history (a CSV and a JSON file per record type) and the manifest.
+
+        With ``workdir`` None they are only hashed. ``between()`` is called
+        between record types (the layout reports its progress meanwhile).
+        """
+        attachments = []
+        planned = {f.record_type for f in self.history_files}
+        for source, queryset in self.history:
+            if source.key not in planned:
+                continue
+            label = str(source.model._meta.verbose_name)
+            specs = [
+                AttachmentSpec(
+                    name=attachment_name(source.key, extension),
+                    description=_("Full change history: %(records)s (%(format)s)")
+                    % {"records": source.label_plural, "format": extension.upper()},
+                    media_type=media_type,
+                    record_type=source.key,
+                    record_label=label,
+                )
+                for extension, media_type in FORMATS.items()
+            ]
+            attachments.extend(
+                write_attachments(workdir, specs, functools.partial(_write_history, queryset))
+            )
+            if between is not None:
+                between()
+        self.manifest = manifest_document(
+            **self.manifest_fields, attachments=[a.manifest_entry() for a in attachments]
+        )
+        self.manifest_json = manifest_bytes(self.manifest)
+        self.manifest_sha256 = hashlib.sha256(self.manifest_json).hexdigest()
+        # The manifest travels last, so it can list every other attachment.
+        attachments.append(
+            attachment_from_bytes(
+                workdir,
+                MANIFEST_NAME,
+                self.manifest_json,
+                description=_(
+                    "Digests of every record, evidence file and attachment in this packet"
+                ),
+                media_type="application/json",
+            )
+        )
+        self.attachments = attachments
+
+    def _front_context(self) -> dict:
+        if not self.manifest_json:
+            raise RuntimeError("The attachments are not written yet.")
+        return {
+            **self.context,
+            "manifest_sha256": self.manifest_sha256,
+            "attachments": self.attachments,
+        }
 
     def front_html(self, first_pages: list[int], pages: int) -> str:
-        """The cover and the contents, each chapter's first page printed beside it; then
-        a page for each of the packet's ``pages`` page numbers, to print over them."""
+        """The cover, the contents with each chapter's first page, and the attached files;
+        then a page for each of the packet's ``pages`` page numbers, to print over them."""
         toc = [
             {"anchor": c.anchor, "title": c.title, "page": first_pages[i]}
             for i, c in enumerate(self.chapters)
         ]
         return render_to_string(
             "packets/packet_front.html",
-            {**self.context, "toc": toc, "page_numbers": range(1, pages + 1)},
+            {**self._front_context(), "toc": toc, "page_numbers": range(1, pages + 1)},
         )
 
     @property
@@ -87,12 +171,9 @@ class PacketDocument:
         """The whole packet as one HTML document."""
         toc = [{"anchor": c.anchor, "title": c.title, "page": None} for c in self.chapters]
         return render_to_string(
-            "packets/packet.html", {**self.context, "toc": toc, "sections": self.sections}
+            "packets/packet.html",
+            {**self._front_context(), "toc": toc, "sections": self.sections},
         )
-
-
-def display_name(user) -> str:
-    return person_name(user)
 
 
 def packet_document(
@@ -103,11 +184,15 @@ def packet_document(
     packet_signer,
     generated_at: datetime,
     workdir: Path | None = None,
+    defer_attachments: bool = False,
 ) -> PacketDocument:
     """Gather the packet of ``case``.
 
-    With ``workdir``, the attached files are written there, ready to embed;
-    without, they are only hashed (for a preview or a test of the content).
+    The attached files are written to ``workdir``, ready to embed, or only
+    hashed without one (for a preview, or a test of the content). With
+    ``defer_attachments`` they are left to ``document.write_attachments``, so
+    they can be written while the chapters, which do not print their digests,
+    are laid out.
     """
     sections = case_sections(case)
     history_querysets = case_history_querysets(case)
@@ -125,21 +210,13 @@ def packet_document(
     summary = audit_packet.history_summary(
         history, record_counts=Counter(r.record_type for r in records)
     )
-    attachments = _history_attachments(history, summary, workdir)
+    history_files = [
+        HistoryFile(attachment_name(t.key, extension), t.key, t.label, t.changes)
+        for t in sorted(summary.by_type, key=lambda t: t.key)
+        for extension in FORMATS
+    ]
     organisation = settings.ORGANISATION_NAME
-    manifest = manifest_document(
-        number=number,
-        organisation=organisation,
-        case=case,
-        generated_at=generated_at,
-        generated_by=requested_by.get_username(),
-        records=records,
-        files=files,
-        attachments=[a.manifest_entry() for a in attachments],
-    )
-    manifest_json = manifest_bytes(manifest)
-    manifest_sha256 = hashlib.sha256(manifest_json).hexdigest()
-    sections.append(audit_packet.history_section(summary, list(attachments), order=HISTORY_ORDER))
+    sections.append(audit_packet.history_section(summary, history_files, order=HISTORY_ORDER))
     sections.append(
         PacketSection(
             title=_("Manifest"),
@@ -147,21 +224,9 @@ def packet_document(
             context={
                 "records": records,
                 "files": files,
-                "attachments": list(attachments),
                 "file_problems": [f for f in files if f.status != FileStatus.OK],
-                "manifest_sha256": manifest_sha256,
             },
             order=MANIFEST_ORDER,
-        )
-    )
-    # The manifest travels last, so it can list every other attachment.
-    attachments.append(
-        attachment_from_bytes(
-            workdir,
-            MANIFEST_NAME,
-            manifest_json,
-            description=_("Digests of every record, evidence file and attachment in this packet"),
-            media_type="application/json",
         )
     )
     context = {
@@ -169,12 +234,11 @@ def packet_document(
         "number": number,
         "organisation": organisation,
         "generated_at": generated_at,
-        "generated_by": display_name(requested_by),
+        "generated_by": person_name(requested_by),
         "signer": packet_signer,
-        "manifest_sha256": manifest_sha256,
         "record_count": len(records),
         "file_count": len(files),
-        "history_file_count": len(attachments) - 1,
+        "history_file_count": len(history_files),
         "file_problems": [f for f in files if f.status != FileStatus.OK],
         "html_lang": "zh-CN" if (get_language() or "").startswith("zh") else "en",
     }
@@ -195,41 +259,28 @@ def packet_document(
                 ),
             )
         )
-    return PacketDocument(
-        manifest=manifest,
-        manifest_json=manifest_json,
-        manifest_sha256=manifest_sha256,
+    document = PacketDocument(
         sections=sections,
         chapters=chapters,
-        attachments=attachments,
         context=context,
+        manifest_fields={
+            "number": number,
+            "organisation": organisation,
+            "case": case,
+            "generated_at": generated_at,
+            "generated_by": requested_by.get_username(),
+            "records": records,
+            "files": files,
+        },
+        history=history,
+        history_files=history_files,
     )
+    if not defer_attachments:
+        document.write_attachments(workdir)
+    return document
 
 
-def _history_attachments(history, summary, workdir: Path | None) -> list[PacketAttachment]:
-    """The full history, a CSV and a JSON file per record type that has any."""
-    changed = {item.key for item in summary.by_type}
-    attachments = []
-    for source, queryset in history:
-        if source.key not in changed:
-            continue
-        label = str(source.model._meta.verbose_name)
-        for extension, media_type in FORMATS.items():
-            write = WRITERS[extension]
-            attachments.append(
-                write_attachment(
-                    workdir,
-                    attachment_name(source.key, extension),
-                    functools.partial(_write_history, write, queryset),
-                    description=_("Full change history: %(records)s (%(format)s)")
-                    % {"records": source.label_plural, "format": extension.upper()},
-                    media_type=media_type,
-                    record_type=source.key,
-                    record_label=label,
-                )
-            )
-    return attachments
-
-
-def _write_history(write, queryset, sink) -> int:
-    return write(sink, queryset)
+def _write_history(queryset, *sinks) -> int:
+    # One sink per format, in the order of ``FORMATS``: both files from one read.
+    by_format = dict(zip(FORMATS, sinks, strict=True))
+    return write_history(queryset, csv_out=by_format["csv"], json_out=by_format["json"])

@@ -135,11 +135,15 @@ def render_packet(
     *,
     processes: int | None = None,
     on_chapter: Callable[[int, int], None] | None = None,
+    meanwhile: Callable[[Callable[[], None]], None] | None = None,
 ) -> int:
     """Lay out ``document`` (a ``PacketDocument``) in parts and join them at ``target``.
 
     ``on_chapter(index, pages)`` is called as each chapter is laid out (in the
-    order they finish). Returns the packet's page count.
+    order they finish). ``meanwhile(poll)`` runs while the chapters are laid
+    out in other processes (before they are, with one process); it calls
+    ``poll()`` now and then, which reports the chapters laid out so far. The
+    front matter is laid out after it. Returns the packet's page count.
     """
     processes = render_processes() if processes is None else processes
     chapters = document.chapters
@@ -147,7 +151,12 @@ def render_packet(
         parts = Path(tmp)
         groups = plan_groups([chapter.weight for chapter in chapters], processes)
         paths = [parts / f"chapters-{n:02d}.pdf" for n in range(len(groups))]
-        counts, links = _lay_out([chapter.html for chapter in chapters], groups, paths, on_chapter)
+        with ChapterLayout(
+            [chapter.html for chapter in chapters], groups, paths, on_chapter
+        ) as layout:
+            if meanwhile is not None:
+                meanwhile(layout.poll)
+            counts, links = layout.wait()
         # The front matter and the page numbers: one document laid out once every chapter
         # is counted, and again should the front matter not be as long as assumed.
         front_path = parts / "front.pdf"
@@ -229,39 +238,78 @@ def _outward_links(document) -> list[Link]:
     return outward
 
 
-def _lay_out(
-    htmls: list[str],
-    groups: list[list[int]],
-    paths: list[Path],
-    on_chapter: Callable[[int, int], None] | None,
-) -> tuple[list[int], list[list[Link]]]:
-    """Lay out every run of chapters: in this process when there is one, else one process each.
+class ChapterLayout:
+    """Runs of chapters being laid out: each in a forked process, or, when there is
+    one run, in this process once waited for."""
 
-    Returns each chapter's page count and each run's links to other runs.
-    """
-    counts = [0] * len(htmls)
-    links: dict[str, list[Link]] = {}
+    def __init__(
+        self,
+        htmls: list[str],
+        groups: list[list[int]],
+        paths: list[Path],
+        on_chapter: Callable[[int, int], None] | None,
+    ) -> None:
+        self.runs = [
+            ([(index, htmls[index]) for index in group], str(path))
+            for group, path in zip(groups, paths, strict=True)
+        ]
+        self.on_chapter = on_chapter
+        self.counts = [0] * len(htmls)
+        self.links: dict[str, list[Link]] = {}
+        self.workers: list = []
+        self.messages = None
 
-    def received(message: tuple) -> None:
+    def __enter__(self) -> "ChapterLayout":
+        if len(self.runs) > 1:
+            self.workers, self.messages = _start_workers(self.runs)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for worker in self.workers:
+            if worker.is_alive():
+                worker.kill()
+            worker.join()
+        if self.messages is not None:
+            self.messages.close()
+
+    def _received(self, message: tuple) -> None:
         if message[0] == "chapter":
             _kind, index, pages = message
-            counts[index] = pages
-            if on_chapter is not None:
-                on_chapter(index, pages)
+            self.counts[index] = pages
+            if self.on_chapter is not None:
+                self.on_chapter(index, pages)
         elif message[0] == "run":
-            links[message[1]] = message[2]
+            self.links[message[1]] = message[2]
         else:
             raise RuntimeError(f"A chapter could not be laid out: {message[1]}")
 
-    runs = [
-        ([(i, htmls[i]) for i in group], str(path))
-        for group, path in zip(groups, paths, strict=True)
-    ]
-    if len(runs) == 1:
-        lay_out_run(*runs[0], received)
-    else:
-        _lay_out_in_processes(runs, received)
-    return counts, [links[str(path)] for path in paths]
+    def poll(self) -> None:
+        """Take in what the layout processes reported so far, without waiting."""
+        while self.messages is not None:
+            try:
+                message = self.messages.get_nowait()
+            except queue.Empty:
+                return
+            self._received(message)
+
+    def wait(self) -> tuple[list[int], list[list[Link]]]:
+        """Each chapter's page count, and each run's links to other runs, once all are done."""
+        if self.messages is None:
+            lay_out_run(*self.runs[0], self._received)
+        while len(self.links) < len(self.runs):
+            assert self.messages is not None
+            try:
+                message = self.messages.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                codes = [worker.exitcode for worker in self.workers]
+                if any(code not in (None, 0) for code in codes) or None not in codes:
+                    raise RuntimeError(
+                        f"A layout process ended before its chapters were laid out "
+                        f"(exit codes {codes})."
+                    ) from None
+                continue
+            self._received(message)
+        return self.counts, [self.links[target] for _htmls, target in self.runs]
 
 
 _warmed_up = False
@@ -286,7 +334,8 @@ def warm_up() -> None:
     _warmed_up = True
 
 
-def _lay_out_in_processes(runs, received: Callable[[tuple], None]) -> None:
+def _start_workers(runs):
+    """A forked process for each run of chapters, and the queue they report on."""
     warm_up()
     context = _RenderContext()
     messages = context.Queue()
@@ -299,27 +348,12 @@ def _lay_out_in_processes(runs, received: Callable[[tuple], None]) -> None:
     try:
         for worker in workers:
             worker.start()
-        remaining = len(runs)
-        while remaining:
-            try:
-                message = messages.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                lost = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
-                if lost or all(w.exitcode is not None for w in workers):
-                    raise RuntimeError(
-                        f"A layout process ended before its chapters were laid out "
-                        f"(exit codes {[w.exitcode for w in workers]})."
-                    ) from None
-                continue
-            received(message)
-            if message[0] == "run":
-                remaining -= 1
-    finally:
+    except BaseException:
         for worker in workers:
             if worker.is_alive():
                 worker.kill()
-            worker.join()
-        messages.close()
+        raise
+    return workers, messages
 
 
 def _run_worker(htmls, target: str, messages, parent: int) -> None:

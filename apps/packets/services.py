@@ -167,7 +167,7 @@ def packet_issue(*, packet_request: PacketRequest) -> AuditPacket:
             requested_by=packet_request.requested_by,
             packet_signer=packet_signer,
             generated_at=generated_at,
-            workdir=Path(workdir),
+            defer_attachments=True,
         )
         chapters: list[dict] = [{"title": c.title, "pages": None} for c in document.chapters]
         packet_request = packet_request_progress(
@@ -185,7 +185,14 @@ def packet_issue(*, packet_request: PacketRequest) -> AuditPacket:
                 chapters=[dict(chapter) for chapter in chapters],
             )
 
-        page_count = render_packet(document, unsigned, on_chapter=chapter_laid_out)
+        def write_attachments(poll) -> None:
+            # The full history is written while the chapters are laid out: none prints
+            # a digest of it; the front matter, laid out last, does.
+            document.write_attachments(Path(workdir), between=poll)
+
+        page_count = render_packet(
+            document, unsigned, on_chapter=chapter_laid_out, meanwhile=write_attachments
+        )
         packet_request = packet_request_progress(packet_request, percent=85, step="Signing")
         signed_at = sign_pdf(
             unsigned,

@@ -15,7 +15,7 @@ from apps.audit import history_files
 from apps.audit.history_summary import summarise_history
 from apps.audit.sources import case_history_sources
 from apps.cases.models import ProcurementCase
-from apps.packets.attachments import write_attachment
+from apps.packets.attachments import AttachmentSpec, write_attachments
 from tests.factories import make_case
 
 pytestmark = pytest.mark.django_db
@@ -46,24 +46,24 @@ def _peak(function) -> int:
 
 
 def _write_all(case, workdir) -> int:
-    for source, queryset in case_history_sources(case):
-        if source.key != "cases.procurementcase":
-            continue
-        for extension, write in history_files.WRITERS.items():
-            attachment = write_attachment(
-                workdir,
-                f"{source.key}.{extension}",
-                lambda sink, write=write, queryset=queryset: write(sink, queryset),
-                description="",
-                media_type="text/plain",
-            )
-    return attachment.rows or 0
+    """The case's history files, as a packet writes them: both from one read."""
+    (queryset,) = [q for s, q in case_history_sources(case) if s.key == "cases.procurementcase"]
+    specs = [AttachmentSpec(name, "", "text/plain") for name in ("history.csv", "history.json")]
+    written = write_attachments(
+        workdir,
+        specs,
+        lambda csv_sink, json_sink: history_files.write_history(
+            queryset, csv_out=csv_sink, json_out=json_sink
+        ),
+    )
+    return written[0].rows or 0
 
 
 def test_the_history_files_and_the_summary_do_not_grow_with_the_history(
     priya, tmp_path, monkeypatch
 ):
     monkeypatch.setattr(history_files, "FETCH_ROWS", FETCH)
+    monkeypatch.setattr(history_files, "FLUSH_CHARS", 32 * 1024)
     case = make_case(priya)
     peaks = []
     for total in (300, 3000):

@@ -57,17 +57,17 @@ def document(priya):
     )
 
 
-IN_PROCESSES = rendering._lay_out_in_processes
+START_WORKERS = rendering._start_workers
 
 
 def _render(document, path, processes, monkeypatch):
     forked, laid_out = [], []
 
-    def spy(runs, received):
+    def spy(runs):
         forked.append(len(runs))
-        return IN_PROCESSES(runs, received)
+        return START_WORKERS(runs)
 
-    monkeypatch.setattr(rendering, "_lay_out_in_processes", spy)
+    monkeypatch.setattr(rendering, "_start_workers", spy)
     pages = render_packet(
         document, path, processes=processes, on_chapter=lambda i, n: laid_out.append((i, n))
     )
