@@ -21,6 +21,7 @@ chapters' bookmarks kept.
 import contextlib
 import ctypes
 import logging
+import math
 import mimetypes
 import multiprocessing
 import os
@@ -43,7 +44,10 @@ logger = logging.getLogger(__name__)
 BASE_URL = "https://packet.diligence.invalid/"
 # WeasyPrint lays out in CSS pixels; PDF pages are measured in points.
 POINTS_PER_PX = 0.75
-FRONT_MATTER_PAGES = 2  # cover and contents: the first guess, checked once laid out
+# The front matter's length, first guessed (then checked once laid out): the cover,
+# the contents, and the attached files at about this many a page.
+FRONT_MATTER_PAGES = 2
+ATTACHMENTS_A_PAGE = 55
 POLL_SECONDS = 1.0
 
 
@@ -160,7 +164,8 @@ def render_packet(
         # The front matter and the page numbers: one document laid out once every chapter
         # is counted, and again should the front matter not be as long as assumed.
         front_path = parts / "front.pdf"
-        front_pages = FRONT_MATTER_PAGES
+        listed = len(document.attachments) + 10  # the heading and the note take some room
+        front_pages = FRONT_MATTER_PAGES + math.ceil(listed / ATTACHMENTS_A_PAGE)
         for _attempt in range(3):
             starts = _first_pages(front_pages, counts)
             total = front_pages + sum(counts)
@@ -302,12 +307,15 @@ class ChapterLayout:
                 message = self.messages.get(timeout=POLL_SECONDS)
             except queue.Empty:
                 codes = [worker.exitcode for worker in self.workers]
-                if any(code not in (None, 0) for code in codes) or None not in codes:
+                if None in codes and all(code in (None, 0) for code in codes):
+                    continue  # still at work
+                self.poll()  # what a process sent just before it ended
+                if len(self.links) < len(self.runs):
                     raise RuntimeError(
                         f"A layout process ended before its chapters were laid out "
                         f"(exit codes {codes})."
                     ) from None
-                continue
+                break
             self._received(message)
         return self.counts, [self.links[target] for _htmls, target in self.runs]
 
@@ -432,6 +440,7 @@ def join_parts(
         raise RuntimeError(f"{len(layer)} page numbers for {len(writer.pages)} pages.")
     for page, numbered in zip(writer.pages, layer, strict=True):
         page.merge_page(numbered)
+        page.compress_content_streams()  # merging leaves the page's content uncompressed
     # WeasyPrint gives a link a box per piece of it (the line, its text, its leader): one
     # annotation per entry, over them all.
     boxes: dict[tuple[int, str], tuple[float, float, float, float]] = {}
