@@ -27,7 +27,8 @@ from django.utils.translation import gettext as _
 
 from apps.audit import history_files
 
-# A field with one of these names is a status (or a decision): every change is printed.
+# A field with one of these names, or named ``…_status``, is a status (or a decision):
+# every change is printed.
 STATUS_FIELDS = frozenset({"status", "state", "outcome", "verdict", "decision"})
 
 DECISION, WAIVER, SIGN_OFF, STATUS = "decision", "waiver", "sign-off", "status"
@@ -46,6 +47,11 @@ WAIVER_AND_SIGN_OFF_FIELDS = {
         "signed_off_by_id": SIGN_OFF,
         "signed_off_at": SIGN_OFF,
         "voided_sign_off": SIGN_OFF,
+        # The transfer mechanism's status, stated at the sign-off.
+        "mechanism_status": SIGN_OFF,
+        "mechanism_expected_on": SIGN_OFF,
+        "mechanism_reference": SIGN_OFF,
+        "mechanism_stated_for": SIGN_OFF,
     },
     "access.accessmatrix": {"reviewed_by_id": SIGN_OFF, "reviewed_at": SIGN_OFF},
 }
@@ -233,7 +239,9 @@ def _count(source, queryset: QuerySet, people: dict) -> TypeSummary:
 def watched_fields(source) -> dict[str, str]:
     """The history columns of ``source`` whose every change is printed, and what each holds."""
     columns = {f.attname for f in source.history_model._meta.concrete_fields}
-    watched = {name: STATUS for name in columns if name in STATUS_FIELDS}
+    watched = {
+        name: STATUS for name in columns if name in STATUS_FIELDS or name.endswith("_status")
+    }
     whole = WHOLE_RECORDS.get(source.key)
     if whole is not None:
         watched = dict.fromkeys(_printed_columns(source), whole)
