@@ -54,6 +54,13 @@ WAIVER_AND_SIGN_OFF_FIELDS = {
         "mechanism_stated_for": SIGN_OFF,
     },
     "access.accessmatrix": {"reviewed_by_id": SIGN_OFF, "reviewed_at": SIGN_OFF},
+    # A control not in place whose risk the tech lead accepted: a waiver, until its date.
+    "access.accesscontrol": {
+        "risk_reason": WAIVER,
+        "risk_expires_on": WAIVER,
+        "risk_accepted_by_id": WAIVER,
+        "risk_accepted_at": WAIVER,
+    },
 }
 
 # Machine state a decision or a sign-off is bound to (digests of the records it saw):

@@ -6,6 +6,7 @@ full; the rest of the history only as attached files.
 """
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -13,6 +14,7 @@ from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from apps.access.services import control_risk_accept
 from apps.audit import history_summary
 from apps.audit.history_summary import summarise_history, watched_fields
 from apps.audit.sources import case_history_sources, case_sources
@@ -21,6 +23,7 @@ from apps.contracts.services import red_flag_waive
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
 from apps.scorecards.services import scorecard_save
+from tests.access.factories import make_matrix
 from tests.assessments.factories import make_assessment
 from tests.contracts.factories import item, make_checklist, set_statuses
 from tests.factories import FULL_SPEC, make_case, make_offer
@@ -28,7 +31,7 @@ from tests.factories import FULL_SPEC, make_case, make_offer
 pytestmark = pytest.mark.django_db
 
 # Field names that hold a status, a decision, a waiver or a sign-off.
-KEY_FIELD = re.compile(r"status|state|outcome|verdict|decision|waive|sign|review(ed)?_")
+KEY_FIELD = re.compile(r"status|state|outcome|verdict|decision|waive|sign|accept|review(ed)?_")
 # Fields that match the pattern but are neither, each with the reason.
 NOT_KEY_FIELDS = {
     "assessments.dataexportassessment": {"review_by"},  # a due date, not a review done
@@ -68,7 +71,7 @@ def test_whole_records_print_every_field_but_machine_state():
         assert printed, key
 
 
-def _case_with_key_changes(priya, lena):
+def _case_with_key_changes(priya, lena, tariq):
     case = make_case(priya, name="Summarised case")
     offer = make_offer(priya, case, spec=FULL_SPEC)
     case_evaluation_start(actor=priya, case=case)  # a status change: draft → evaluating
@@ -77,6 +80,13 @@ def _case_with_key_changes(priya, lena):
     set_statuses(lena, checklist, {"sla": "missing"}, reason="Draft contract read")
     red_flag_waive(actor=lena, item=item(checklist, "sla"), reason="Service credits suffice")
     make_assessment(lena, case, signed=True)
+    matrix = make_matrix(tariq, case)
+    control_risk_accept(
+        actor=tariq,
+        control=matrix.controls.order_by("position").first(),
+        reason="Single sign-on arrives next quarter",
+        expires_on=timezone.localdate() + timedelta(days=30),
+    )
     for round_number in range(3):  # edits that are neither: counted, not printed
         scorecard_save(
             actor=priya,
@@ -96,8 +106,8 @@ def _summary(case):
     return summarise_history(case_history_sources(case))
 
 
-def test_the_summary_counts_per_record_type_and_person(priya, lena):
-    case, _offer = _case_with_key_changes(priya, lena)
+def test_the_summary_counts_per_record_type_and_person(priya, lena, tariq):
+    case, _offer = _case_with_key_changes(priya, lena, tariq)
     summary = _summary(case)
 
     by_key = {t.key: t for t in summary.by_type}
@@ -118,8 +128,8 @@ def test_the_summary_counts_per_record_type_and_person(priya, lena):
     assert "cases.procurementcase" not in lena_row.record_types
 
 
-def test_status_changes_decisions_waivers_and_sign_offs_are_printed_in_full(priya, lena):
-    case, _offer = _case_with_key_changes(priya, lena)
+def test_status_changes_decisions_waivers_and_sign_offs_are_printed_in_full(priya, lena, tariq):
+    case, _offer = _case_with_key_changes(priya, lena, tariq)
     summary = _summary(case)
 
     statuses = [
@@ -141,6 +151,11 @@ def test_status_changes_decisions_waivers_and_sign_offs_are_printed_in_full(priy
     fields = {f.field: f.new for f in red_flag.changes}
     assert fields["reason for the waiver"] == "Service credits suffice"
     assert "(lena)" in fields["waived by"]
+    accepted = next(c for c in waivers if c.record_type == "access control")
+    assert accepted.kind == "waiver"
+    fields = {f.field: f.new for f in accepted.changes}
+    assert fields["why the risk is accepted"] == "Single sign-on arrives next quarter"
+    assert "(tariq)" in fields["risk accepted by"]
     sign_off = next(c for c in waivers if c.record_type == "data-export assessment")
     assert sign_off.kind == "sign-off"
     assert {"signed off by", "signed off at"} <= {f.field for f in sign_off.changes}
@@ -152,8 +167,8 @@ def test_status_changes_decisions_waivers_and_sign_offs_are_printed_in_full(priy
         assert [c.when for c in changes] == sorted(c.when for c in changes)
 
 
-def test_the_chapter_prints_the_summary_and_says_how_to_check_the_attachments(priya, lena):
-    case, _offer = _case_with_key_changes(priya, lena)
+def test_the_chapter_prints_the_summary_and_says_how_to_check_the_attachments(priya, lena, tariq):
+    case, _offer = _case_with_key_changes(priya, lena, tariq)
     document = packet_document(
         case,
         number="DIL-2026-000007",
@@ -202,8 +217,8 @@ def _gathering_queries(case, priya) -> int:
     return len(queries)
 
 
-def test_gathering_takes_as_many_queries_whatever_the_length_of_the_history(priya, lena):
-    case, offer = _case_with_key_changes(priya, lena)
+def test_gathering_takes_as_many_queries_whatever_the_length_of_the_history(priya, lena, tariq):
+    case, offer = _case_with_key_changes(priya, lena, tariq)
     before = _gathering_queries(case, priya)
     for round_number in range(8):
         scorecard_save(
