@@ -439,6 +439,12 @@ class TemplateItemSerializer(serializers.ModelSerializer):
         fields = ["number", "key", "title", "sub_points", "guidance", "required", "high_severity"]
         read_only_fields = ["number"]
 
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        # Items published before severities existed hold NULL there: not high-severity.
+        data["high_severity"] = bool(data.get("high_severity"))
+        return data
+
 
 class ChecklistTemplateSerializer(serializers.ModelSerializer):
     published_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
