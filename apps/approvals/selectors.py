@@ -147,7 +147,7 @@ class _CaseRecords:
             expired=state.expired,
             review_by=state.review_by,
             exit_answered=rules.exit_readiness_answered(governing),
-            exit_gaps=tuple(rules.exit_hard_gaps(answers)),
+            exit_gaps=tuple(rules.exit_hard_gaps(answers, self.case.exit_window_days)),
             hardware_gaps=tuple(rules.hardware_hard_gaps(answers)),
             contradiction=rules.export_contradiction(answers),
             mechanism_held=mechanism.held,

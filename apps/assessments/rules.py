@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, NamedTuple
 
+from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
 
 from apps.assessments.questions import (
@@ -113,12 +114,13 @@ def _has_evidence(answers: Mapping[str, Any], key: str) -> bool:
     return answer is not None and bool((answer.note or "").strip() or answer.attachment)
 
 
-def exit_hard_gaps(answers: Mapping[str, Any]) -> list[str]:
+def exit_hard_gaps(answers: Mapping[str, Any], window_days: int | None = None) -> list[str]:
     """Exit-readiness items that block an approval, each named with why.
 
     Being able to leave is a hard requirement, not a question to answer: each
     item must be "yes" with an evidence note or attachment, and a bounded exit
-    must state its number of days. "No", "not applicable" or blank blocks.
+    must state its number of days, at most ``window_days`` (the case's need)
+    where the case states one. "No", "not applicable" or blank blocks.
     """
     gaps = []
     for key in EXIT_READINESS_KEYS:
@@ -128,8 +130,16 @@ def exit_hard_gaps(answers: Mapping[str, Any]) -> list[str]:
             gaps.append(f"{question.label} ({_answered(value)})")
         elif not _has_evidence(answers, key):
             gaps.append(f"{question.label} ({_('no evidence note or attachment')})")
-        elif question.kind == Kind.YES_NO_DAYS and _number(answers, key) is None:
-            gaps.append(f"{question.label} ({_('number of days not stated')})")
+        elif question.kind == Kind.YES_NO_DAYS:
+            days = _number(answers, key)
+            if days is None:
+                gaps.append(f"{question.label} ({_('number of days not stated')})")
+            elif window_days is not None and days > window_days:
+                longer = _("%(days)s days, longer than the %(window)s days the case needs") % {
+                    "days": number_format(days, force_grouping=True),
+                    "window": number_format(window_days, force_grouping=True),
+                }
+                gaps.append(f"{question.label} ({longer})")
     return gaps
 
 

@@ -32,6 +32,7 @@ class CaseSerializer(TrackedSerializer):
             "slo_p95_ttft_ms",
             "slo_error_rate_pct",
             "slo_peak_memory_pct",
+            "exit_window_days",
             "offer_minimum_waiver",
             "offer_count",
             "created_at",

@@ -386,6 +386,7 @@ def seed_approvable_case(users, vendors) -> ProcurementCase:
             "users at 32k context, from a region within 60 ms of our users. Three-year "
             "horizon, one-year commitment preferred; no customer personal data leaves."
         ),
+        exit_window_days=30,
     )
     compute_demand_save(actor=tariq, case=case, fields=DEMO_DEMAND)
     for vendor_name, offer_fields, spec_fields in DEMO_OFFERS:

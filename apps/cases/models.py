@@ -66,6 +66,16 @@ class ProcurementCase(TrackedModel):
         default=DEFAULT_SLO_PEAK_MEMORY_PCT,
         validators=[MinValueValidator(1), MaxValueValidator(100)],
     )
+    exit_window_days = models.PositiveIntegerField(
+        _("exit window needed (days)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_(
+            "Within how many days we must be able to move off a provider. An offer whose "
+            "stated exit takes longer cannot be approved."
+        ),
+    )
     submitted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -84,6 +94,7 @@ class ProcurementCase(TrackedModel):
     # names its author already, and a column added to a history table would change
     # the chained digest of every row written before it.
     history = HistoricalRecords(excluded_fields=["submitted_by"])
+    late_history_columns = ("exit_window_days",)
 
     class Meta:
         ordering = ["-created_at"]

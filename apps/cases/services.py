@@ -17,6 +17,7 @@ EDITABLE_FIELDS = (
     "slo_p95_ttft_ms",
     "slo_error_rate_pct",
     "slo_peak_memory_pct",
+    "exit_window_days",
 )
 
 

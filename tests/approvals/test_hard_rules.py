@@ -74,6 +74,52 @@ def test_an_exit_item_not_confirmed_blocks_the_approval_and_names_itself(
     assert tech.post(f"/api/v1/cases/{case.pk}/decision/", body, format="json").status_code == 201
 
 
+def test_an_exit_slower_than_the_cases_window_blocks_the_approval(
+    api_as, browser_as, people, ready
+):
+    """The assessment says we can leave in 30 days; the case needs to leave within 20."""
+    case, offer = ready
+    owner, tech = api_as("priya"), api_as("tariq")
+    version = owner.get(f"/api/v1/cases/{case.pk}/").json()["version"]
+    narrowed = owner.patch(
+        f"/api/v1/cases/{case.pk}/",
+        {"exit_window_days": 20, "version": version, "change_reason": "Exit needs"},
+        format="json",
+    )
+    assert narrowed.status_code == 200, narrowed.content
+    named = "(30 days, longer than the 20 days the case needs)"
+    gate = _gates(tech, case, offer)["exit_readiness"]
+    assert gate["held"] is False and named in gate["reason"]
+    page = browser_as("tariq").get(f"/cases/{case.pk}/")
+    assert named in page.content.decode()
+    case_submit_for_approval(actor=people["priya"], case=case)
+    body = {"offer": offer.pk, "decision": "approved", "comment": "Go"}
+    refused = tech.post(f"/api/v1/cases/{case.pk}/decision/", body, format="json")
+    assert refused.status_code == 400 and named in str(refused.json()["offer"])
+    # The need widened to what the vendor can do: approvable again.
+    version = owner.get(f"/api/v1/cases/{case.pk}/").json()["version"]
+    widened = owner.patch(
+        f"/api/v1/cases/{case.pk}/",
+        {"exit_window_days": 30, "version": version, "change_reason": "Exit needs"},
+        format="json",
+    )
+    assert widened.status_code == 200, widened.content
+    assert _gates(tech, case, offer)["exit_readiness"]["held"] is True
+    assert tech.post(f"/api/v1/cases/{case.pk}/decision/", body, format="json").status_code == 201
+
+
+def test_the_exit_window_is_a_positive_number_of_days(api_as, ready):
+    case, _offer = ready
+    owner = api_as("priya")
+    version = owner.get(f"/api/v1/cases/{case.pk}/").json()["version"]
+    refused = owner.patch(
+        f"/api/v1/cases/{case.pk}/",
+        {"exit_window_days": 0, "version": version, "change_reason": "Exit needs"},
+        format="json",
+    )
+    assert refused.status_code == 400 and "exit_window_days" in refused.json()
+
+
 def test_unknown_hardware_origin_blocks_approval(api_as, ready):
     case, offer = ready
     tech = api_as("tariq")

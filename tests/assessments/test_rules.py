@@ -443,6 +443,27 @@ def test_exit_hard_gaps(change, gap):
 
 
 @pytest.mark.parametrize(
+    "days,window,gap",
+    [
+        (30, None, None),  # the case states no need: any stated number holds
+        (30, 30, None),  # exactly the need holds
+        (30, 45, None),
+        (31, 30, "(31 days, longer than the 30 days the case needs)"),
+        (1200, 30, "(1,200 days, longer than the 30 days the case needs)"),
+    ],
+)
+def test_exit_hard_gaps_hold_the_stated_exit_to_the_cases_window(days, window, gap):
+    from apps.assessments.rules import exit_hard_gaps
+
+    given = {**EXIT_CONFIRMED, "exit_bounded_time": Answer("yes", days, note=NOTE)}
+    gaps = exit_hard_gaps(given, window)
+    if gap is None:
+        assert gaps == []
+    else:
+        assert gaps == [f"{QUESTIONS_BY_KEY['exit_bounded_time'].label} {gap}"]
+
+
+@pytest.mark.parametrize(
     "export_control,authorisation,gaps",
     [
         ("yes", "yes", 0),
