@@ -4,8 +4,12 @@ Exit readiness needs every item "yes" with its evidence; the hardware's export-c
 status and authorisation documents can be neither skipped nor waived.
 """
 
-import pytest
+import html
 
+import pytest
+from django.template.loader import render_to_string
+
+from apps.approvals import packet as approvals_packet
 from apps.approvals.services import case_submit_for_approval
 from apps.contracts.models import RedFlagWaiver
 from tests.approvals.factories import make_ready_case
@@ -24,6 +28,14 @@ def _gates(api, case, offer) -> dict:
     data = api.get(f"/api/v1/cases/{case.pk}/gates/").json()
     entry = next(o for o in data["offers"] if o["offer"] == offer.pk)
     return {g["key"]: g for g in entry["gates"]}
+
+
+def _packet_chapter(case) -> str:
+    """The approval chapter as the signed packet prints it."""
+    section = approvals_packet.packet_section(case)
+    return html.unescape(
+        render_to_string(section.template, {**section.context, "section": section})
+    )
 
 
 def _answer(api, assessment_pk: int, key: str, answer: dict):
@@ -91,7 +103,9 @@ def test_an_exit_slower_than_the_cases_window_blocks_the_approval(
     gate = _gates(tech, case, offer)["exit_readiness"]
     assert gate["held"] is False and named in gate["reason"]
     page = browser_as("tariq").get(f"/cases/{case.pk}/")
-    assert named in page.content.decode()
+    assert named in html.unescape(page.content.decode())
+    case.refresh_from_db()  # the packet task reads the case as stored
+    assert named in _packet_chapter(case)
     case_submit_for_approval(actor=people["priya"], case=case)
     body = {"offer": offer.pk, "decision": "approved", "comment": "Go"}
     refused = tech.post(f"/api/v1/cases/{case.pk}/decision/", body, format="json")
