@@ -357,7 +357,7 @@ class QuestionnaireView(APIView):
                         "choices": [c for c, _label in q.choices] if q.takes_value else [],
                         "takes_number": q.takes_number,
                         "section": q.section,
-                        "source": q.source,
+                        "source": str(q.source),
                     }
                     for q in QUESTIONS
                 ],

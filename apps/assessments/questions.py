@@ -49,7 +49,7 @@ class Question:
     kind: str
     block: "_StrOrPromise"
     section: str
-    source: str
+    source: "_StrOrPromise"
     options: "tuple[tuple[str, _StrOrPromise], ...]" = ()
     help: "_StrOrPromise" = ""
 
@@ -81,74 +81,119 @@ ART5_EXEMPTIONS = (
     ("emergency", _("Emergency: protecting life, health or property (Art. 5(3))")),
 )
 
+# Where each question comes from, in words a reviewer can look up: the statute and
+# article, or the practice it follows where no statute speaks.
+SRC_ASSESSMENT_4 = _("Measures for the Security Assessment of Outbound Data Transfers, Art. 4")
+SRC_ASSESSMENT_5_1 = _(
+    "Measures for the Security Assessment of Outbound Data Transfers, Art. 5(1): purpose "
+    "and scope of the transfer"
+)
+SRC_ASSESSMENT_5_2 = _(
+    "Measures for the Security Assessment of Outbound Data Transfers, Art. 5(2): the data "
+    "sent abroad and its risks"
+)
+SRC_DSL_21 = _("Data Security Law, Art. 21: data classified by importance")
+SRC_PIPL_19 = _("Personal Information Protection Law, Art. 19: kept no longer than needed")
+SRC_PIPL_38 = _("Personal Information Protection Law, Art. 38: a legal basis to send abroad")
+SRC_PIPL_51 = _(
+    "Personal Information Protection Law, Art. 51: access permissions, encryption and "
+    "de-identification"
+)
+SRC_PIPL_54 = _("Personal Information Protection Law, Art. 54: regular compliance audits")
+SRC_CSL_21 = _("Cybersecurity Law, Art. 21(3): activity logged and the logs kept")
+SRC_GENAI_7 = _(
+    "Interim Measures for the Management of Generative AI Services, Art. 7: lawful sources "
+    "of training data"
+)
+SRC_EXPORT_CONTROL = _(
+    "US Export Administration Regulations (advanced computing chips) and the PRC Export Control Law"
+)
+SRC_EXIT = _(
+    "Exit strategy for a critical outsourced service, as the EU Digital Operational "
+    "Resilience Act asks (Art. 28(8))"
+)
+SRC_SUPPLIER = _("The upstream supplier's terms of supply")
+SRC_2024_2 = _("Provisions on Promoting and Regulating Cross-Border Data Flows (2024), Art. 2")
+SRC_2024_4 = _("Provisions on Promoting and Regulating Cross-Border Data Flows (2024), Art. 4")
+SRC_2024_5 = _(
+    "Provisions on Promoting and Regulating Cross-Border Data Flows (2024), Art. 5(1)–(3)"
+)
+SRC_2024_5_4 = _(
+    "Provisions on Promoting and Regulating Cross-Border Data Flows (2024), Art. 5(4), 7(2) and 8"
+)
+SRC_2024_7_1 = _("Provisions on Promoting and Regulating Cross-Border Data Flows (2024), Art. 7(1)")
+SRC_2024_7_2 = _(
+    "Provisions on Promoting and Regulating Cross-Border Data Flows (2024), Art. 7(2) and 8"
+)
+
 Q = Question
 # fmt: off
 QUESTIONS: tuple[Question, ...] = (
     Q("purpose", _("Purpose of the compute"), Kind.CHOICE, BLOCK_SCOPE, SECTION_ACTIVITY,
-      "seed 000 三.1, 步骤二", PURPOSES),
+      SRC_ASSESSMENT_5_1, PURPOSES),
     Q("purpose_declared", _("Has the purpose of the compute been declared?"), Kind.YES_NO,
-      BLOCK_SCOPE, SECTION_ACTIVITY, "seed 000 步骤二 (算力用途是否已申报)"),
+      BLOCK_SCOPE, SECTION_ACTIVITY, SRC_ASSESSMENT_5_1),
     Q("data_classified", _("Has the data been classified by sensitivity?"), Kind.YES_NO,
-      BLOCK_SCOPE, SECTION_ACTIVITY, "seed 000 三.1 (数据分级)"),
+      BLOCK_SCOPE, SECTION_ACTIVITY, SRC_DSL_21),
     Q("raw_data_leaves", _("Must raw training or inference data be sent abroad?"), Kind.YES_NO,
-      BLOCK_SCOPE, SECTION_ACTIVITY, "seed 000 三.4 (是否需要出境)"),
+      BLOCK_SCOPE, SECTION_ACTIVITY, SRC_ASSESSMENT_5_2),
     Q("personal_information", _("Does the training or inference data contain personal "
-      "information?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_RISK, "seed 000 步骤二"),
+      "information?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_RISK, SRC_PIPL_38),
     Q("important_data", _("Does it contain important data (as notified or published by the "
-      "authorities)?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_RISK, "seed 000 步骤二",
+      "authorities)?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_RISK, SRC_2024_2,
       help=_("2024 provisions Art. 2: data not notified or published as important data need "
              "not be declared as such.")),
     Q("export_assessment_completed", _("Has the required data-export assessment been "
-      "completed?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_OVERVIEW, "seed 000 步骤二"),
+      "completed?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_OVERVIEW, SRC_ASSESSMENT_4),
     Q("upstream_region_constraints", _("Does the upstream supplier require a share of "
       "customers from particular regions?"), Kind.YES_NO, BLOCK_SCOPE, SECTION_ACTIVITY,
-      "seed 000 步骤二 (客户地域构成比例要求)"),
+      SRC_SUPPLIER),
     Q("access_personnel_defined", _("Is the set of people who may access the remote "
       "resources defined?"), Kind.YES_NO, BLOCK_ACCESS, SECTION_ACTIVITY,
-      "seed 000 三.1 (访问人员范围)"),
+      SRC_PIPL_51),
     Q("access_traceable", _("Are access subjects and access locations traceable?"),
-      Kind.YES_NO, BLOCK_ACCESS, SECTION_RISK, "seed 000 步骤二"),
+      Kind.YES_NO, BLOCK_ACCESS, SECTION_RISK, SRC_CSL_21),
     Q("access_logging_required", _("Must every access be fully logged?"), Kind.YES_NO,
-      BLOCK_ACCESS, SECTION_RISK, "seed 000 步骤二 (访问行为需完整留痕)"),
+      BLOCK_ACCESS, SECTION_RISK, SRC_CSL_21),
     Q("lawful_source", _("Is the data's source lawful and documented?"), Kind.YES_NO,
-      BLOCK_BASELINE, SECTION_RISK, "seed 004 三.4, 八.3"),
+      BLOCK_BASELINE, SECTION_RISK, SRC_GENAI_7),
     Q("deidentification_rules", _("Are de-identification rules defined and applied?"),
-      Kind.YES_NO, BLOCK_BASELINE, SECTION_RISK, "seed 004 三.4, 四.4"),
+      Kind.YES_NO, BLOCK_BASELINE, SECTION_RISK, SRC_PIPL_51),
     Q("retention_period", _("Is a retention period set for the data and artefacts?"),
-      Kind.YES_NO, BLOCK_BASELINE, SECTION_RISK, "seed 004 三.4"),
+      Kind.YES_NO, BLOCK_BASELINE, SECTION_RISK, SRC_PIPL_19),
     Q("audit_requirements", _("Are audit requirements defined (model versions, calls, "
       "permission and configuration changes logged)?"), Kind.YES_NO, BLOCK_BASELINE,
-      SECTION_RISK, "seed 004 三.4, 八.4"),
+      SECTION_RISK, SRC_PIPL_54),
     Q("cross_border_legal_basis", _("Does the cross-border transfer have a clear legal "
-      "basis?"), Kind.YES_NO, BLOCK_BASELINE, SECTION_RISK, "seed 004 八.3"),
+      "basis?"), Kind.YES_NO, BLOCK_BASELINE, SECTION_RISK, SRC_PIPL_38),
     Q("export_control_licence", _("Are the hardware's export-control status and licences "
-      "confirmed?"), Kind.YES_NO, BLOCK_HARDWARE, SECTION_RISK, "seed 004 二, 八.2"),
+      "confirmed?"), Kind.YES_NO, BLOCK_HARDWARE, SECTION_RISK, SRC_EXPORT_CONTROL),
     Q("authorization_documents", _("Are the contract, authorisation documents and written "
       "spec on file (no hardware of unknown origin in production)?"), Kind.YES_NO,
-      BLOCK_HARDWARE, SECTION_RISK, "seed 004 八.1"),
+      BLOCK_HARDWARE, SECTION_RISK, SRC_EXPORT_CONTROL),
     Q("image_rebuildable", _("Can the container images be rebuilt elsewhere?"), Kind.YES_NO,
-      BLOCK_EXIT, SECTION_RISK, "seed 000 步骤二 注意, 七 (镜像可重建)"),
+      BLOCK_EXIT, SECTION_RISK, SRC_EXIT),
     Q("data_fully_exportable", _("Can all data be exported in full?"), Kind.YES_NO,
-      BLOCK_EXIT, SECTION_RISK, "seed 000 步骤二 注意, 七 (数据可全量导出)"),
+      BLOCK_EXIT, SECTION_RISK, SRC_EXIT),
     Q("orchestration_portable", _("Are the orchestration files portable to another "
       "provider?"), Kind.YES_NO, BLOCK_EXIT, SECTION_RISK,
-      "seed 000 步骤二 注意, 七 (编排文件可迁移)"),
+      SRC_EXIT),
     Q("exit_bounded_time", _("Can we exit within a bounded time? (number of days)"),
-      Kind.YES_NO_DAYS, BLOCK_EXIT, SECTION_RISK, "seed 000 步骤二 注意 (限定时间内迁移退出)"),
+      Kind.YES_NO_DAYS, BLOCK_EXIT, SECTION_RISK, SRC_EXIT),
     Q("prc_collected_in_china", _("Was the data collected or generated in mainland China?"),
-      Kind.YES_NO, BLOCK_PRC, SECTION_ACTIVITY, "2024 provisions Art. 4"),
+      Kind.YES_NO, BLOCK_PRC, SECTION_ACTIVITY, SRC_2024_4),
     Q("prc_ciio", _("Is the data handler a critical-information-infrastructure operator?"),
-      Kind.YES_NO, BLOCK_PRC, SECTION_ACTIVITY, "2024 provisions Art. 7(1)"),
+      Kind.YES_NO, BLOCK_PRC, SECTION_ACTIVITY, SRC_2024_7_1),
     Q("prc_art5_exemption", _("Does the whole transfer fall under an Art. 5 exemption?"),
-      Kind.CHOICE, BLOCK_PRC, SECTION_RISK, "2024 provisions Art. 5(1)–(3)", ART5_EXEMPTIONS),
+      Kind.CHOICE, BLOCK_PRC, SECTION_RISK, SRC_2024_5, ART5_EXEMPTIONS),
     Q("prc_individuals_non_sensitive", _("Individuals whose (non-sensitive) personal "
       "information is sent abroad since 1 January this year"), Kind.COUNT, BLOCK_PRC,
-      SECTION_ACTIVITY, "2024 provisions Art. 5(4), 7(2), 8",
+      SECTION_ACTIVITY, SRC_2024_5_4,
       help=_("Cumulative, including this transfer; leave out individuals exempt under "
              "Art. 3, 4 and 5(1)–(3).")),
     Q("prc_individuals_sensitive", _("Individuals whose sensitive personal information is "
       "sent abroad since 1 January this year"), Kind.COUNT, BLOCK_PRC, SECTION_ACTIVITY,
-      "2024 provisions Art. 7(2), 8"),
+      SRC_2024_7_2),
 )
 # fmt: on
 

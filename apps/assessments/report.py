@@ -41,7 +41,7 @@ def _item(row) -> dict:
         "attachment": posixpath.basename(answer.attachment.name)
         if answer and answer.attachment
         else None,
-        "source": row.question.source,
+        "source": str(row.question.source),
     }
 
 

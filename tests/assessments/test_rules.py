@@ -488,3 +488,13 @@ def test_hardware_hard_gaps_and_sign_off(export_control, authorisation, gaps):
     hardware_blockers = [b for b in blockers if "export-control law" in b]
     # An unanswered item is already reported as unanswered; a "no" is refused by name.
     assert bool(hardware_blockers) == (gaps > 0 and authorisation != "")
+
+
+def test_every_question_cites_a_public_source_in_both_languages():
+    from django.utils import translation
+
+    for question in QUESTIONS_BY_KEY.values():
+        english = str(question.source)
+        assert english and not any(w in english for w in ("seed", "DESIGN", "§", ".py"))
+        with translation.override("zh-hans"):
+            assert str(question.source) != english, english
