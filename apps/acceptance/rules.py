@@ -424,9 +424,9 @@ def stability_criteria(
         "fault_kinds",
         "Required kinds injected",
         NOT_MEASURED if missing else PASSED,
-        "" if missing else ", ".join(sorted(done)),
-        ", ".join(kinds),
-        "missing: " + ", ".join(missing) if missing else "",
+        "" if missing else _fault_kinds(sorted(done)),
+        _fault_kinds(kinds),
+        "missing: " + _fault_kinds(missing) if missing else "",
     )
     return [
         count,
@@ -435,6 +435,19 @@ def stability_criteria(
         _each(injections, "no_duplicates", "No duplicated data", False, "none duplicated"),
         _outcomes(injections, "fault_outcomes", "Outcome of each injection"),
     ]
+
+
+# Each kind of fault in words, as the acceptance page and the packet print it.
+FAULT_KIND_WORDS = {
+    "network": "network jitter",
+    "node_killed": "a node killed",
+    "maintenance": "a maintenance window",
+    "other": "other",
+}
+
+
+def _fault_kinds(kinds) -> str:
+    return ", ".join(FAULT_KIND_WORDS.get(kind, kind) for kind in kinds)
 
 
 def _each(injections, key: str, title: str, wanted: bool, required: str) -> Criterion:

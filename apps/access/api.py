@@ -126,7 +126,10 @@ class ReviewSerializer(serializers.Serializer):
 class WorkloadLinkSerializer(serializers.Serializer):
     workload = serializers.ChoiceField(choices=WorkloadType.choices)
     key_metric = serializers.CharField(
-        max_length=200, required=False, allow_blank=True, help_text="Seed default if blank."
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        help_text="The recommended default when blank.",
     )
     link = serializers.ChoiceField(choices=LinkChoice.choices)
     notes = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")

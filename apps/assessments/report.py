@@ -9,6 +9,7 @@ The same dictionary feeds the printable page, the JSON and the Markdown download
 import posixpath
 
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from apps.assessments.questions import (
     SECTION_ACTIVITY,
@@ -106,12 +107,39 @@ def _md(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|").replace("#", "\\#")
 
 
+# How the overview's facts are named where people read them (the page, Markdown);
+# the JSON keeps the keys.
+FACT_LABELS = {
+    "case": _("Case"),
+    "scope": _("Scope"),
+    "jurisdiction": _("Jurisdiction"),
+    "questionnaire_version": _("Questionnaire version"),
+    "status": _("Status"),
+    "signed_off_by": _("Signed off by"),
+    "signed_off_at": _("Signed off at"),
+    "review_by": _("Review by"),
+    "voided_sign_off": _("Voided sign-off"),
+}
+STATUS_LABELS = {"draft": _("Draft"), "signed_off": _("Signed off"), "expired": _("Expired")}
+
+
+def labelled_facts(facts: dict) -> list[tuple[str, object]]:
+    """The overview's facts as (label, value) pairs, each status in words."""
+    return [
+        (
+            str(FACT_LABELS.get(name, name)),
+            str(STATUS_LABELS.get(value, value)) if name == "status" else value,
+        )
+        for name, value in facts.items()
+    ]
+
+
 def report_markdown(report: dict) -> str:
     lines = [f"# {report['title']}", "", f"_Generated {report['generated_at']}_", ""]
     for section in report["sections"]:
         lines += [f"## {section['number']}、{section['title_zh']} — {section['title_en']}", ""]
-        for name, value in section.get("facts", {}).items():
-            lines.append(f"- **{name.replace('_', ' ')}**: {_md(value) if value else '—'}")
+        for label, value in labelled_facts(section.get("facts", {})):
+            lines.append(f"- **{label}**: {_md(str(value)) if value else '—'}")
         if section["items"]:
             lines += ["", "| Question | Answer | Note | Attachment |", "| --- | --- | --- | --- |"]
             for item in section["items"]:

@@ -15,7 +15,7 @@ from apps.assessments import services
 from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for, sign_off_initial
 from apps.assessments.models import MAX_ATTACHMENT_BYTES, AssessmentAnswer
 from apps.assessments.questions import QUESTIONS_BY_KEY
-from apps.assessments.report import build_report, report_markdown
+from apps.assessments.report import build_report, labelled_facts, report_markdown
 from apps.assessments.rules import default_review_by
 from apps.assessments.selectors import (
     assessment_get_for,
@@ -193,7 +193,12 @@ def assessment_report(request, pk: int, fmt: str = "html"):
         return render(
             request,
             "assessments/assessment_report.html",
-            {"assessment": assessment, "case": assessment.case, "report": report},
+            {
+                "assessment": assessment,
+                "case": assessment.case,
+                "report": report,
+                "facts": labelled_facts(report["sections"][0].get("facts", {})),
+            },
         )
     response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return response

@@ -26,6 +26,7 @@ from django.db.models import Count, Max, Min, QuerySet
 from django.utils.translation import gettext as _
 
 from apps.audit import history_files
+from apps.core.history import LABEL_FIELDS, record_label
 
 # A field with one of these names, or named ``…_status``, is a status (or a decision):
 # every change is printed.
@@ -79,7 +80,6 @@ HISTORY_COLUMNS = frozenset(
         "updated_at",
     }
 )
-LABEL_FIELDS = ("name", "title", "criterion_key", "question_key", "key")
 ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 
 
@@ -342,10 +342,7 @@ def _key_changes(source, queryset: QuerySet) -> list[KeyChange]:
 
 
 def _label(row: dict, labels: list[str]) -> str:
-    for name in labels:
-        if row.get(name):
-            return str(row[name])
-    return f"#{row['id']}"
+    return record_label({name: row.get(name) for name in labels}) or f"#{row['id']}"
 
 
 USER_REF = "\x00user:"

@@ -18,10 +18,9 @@ from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.utils import timezone
 
 from apps.audit.sources import HistorySource, sources_of
-from apps.core.history import SKIPPED_FIELDS
+from apps.core.history import SKIPPED_FIELDS, record_label
 
 ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
-LABEL_FIELDS = ("name", "title", "number", "criterion_key", "key", "question_key")
 HIDDEN_FIELDS = SKIPPED_FIELDS | {"created_at", "history_relation_id"}
 NEWEST_FIRST = ("-history_date", "-history_id")
 
@@ -259,8 +258,5 @@ def _text(value) -> str | None:
 
 
 def _label(row, object_pk: str) -> str:
-    for name in LABEL_FIELDS:
-        value = getattr(row, name, None)
-        if value not in (None, ""):
-            return str(value)[:80]
-    return f"#{getattr(row, object_pk)}"
+    label = record_label(row)
+    return label[:80] if label else f"#{getattr(row, object_pk)}"

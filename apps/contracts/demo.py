@@ -11,25 +11,31 @@ ACCEPTABLE = "acceptable"
 
 # (clause reference, excerpt) per item key, from each vendor's draft contract.
 AURORA = {
-    "sla": ("MSA §7.1", "99.9 % monthly availability per node; credits 10–30 % of the fee."),
-    "planned_maintenance": ("MSA §7.4", "At most one 4-hour window per month, 7 days' notice."),
-    "hardware_lock": ("Order form §2", "64 × H200 SXM locked for the term; no substitution."),
-    "quota_priority": ("MSA §5.2", "Dedicated nodes; no pre-emption by other tenants."),
-    "data_deletion": ("DPA §9", "Deletion certificate within 14 days of termination."),
-    "audit_rights": ("MSA §11", "Customer monitoring agents allowed; logs exported daily."),
-    "billing_basis": ("Order form §3", "Per hour; no cross-region fees; storage itemised."),
-    "termination_exit": ("MSA §14", "60-day export window; OCI images; no exit penalty."),
-    "prepayment": ("Order form §4", "30 % prepaid; list price, no premium."),
-    "upstream_constraints": ("MSA §18.3", "No upstream customer-region quota disclosed."),
+    "sla": ("MSA clause 7.1", "99.9 % monthly availability per node; credits 10–30 % of the fee."),
+    "planned_maintenance": (
+        "MSA clause 7.4",
+        "At most one 4-hour window per month, 7 days' notice.",
+    ),
+    "hardware_lock": ("Order form clause 2", "64 × H200 SXM locked for the term; no substitution."),
+    "quota_priority": ("MSA clause 5.2", "Dedicated nodes; no pre-emption by other tenants."),
+    "data_deletion": ("DPA clause 9", "Deletion certificate within 14 days of termination."),
+    "audit_rights": ("MSA clause 11", "Customer monitoring agents allowed; logs exported daily."),
+    "billing_basis": ("Order form clause 3", "Per hour; no cross-region fees; storage itemised."),
+    "termination_exit": ("MSA clause 14", "60-day export window; OCI images; no exit penalty."),
+    "prepayment": ("Order form clause 4", "30 % prepaid; list price, no premium."),
+    "upstream_constraints": ("MSA clause 18.3", "No upstream customer-region quota disclosed."),
     "authorization_documents": ("Annex B", "Contract, licences and written spec on file."),
 }
 
 BOREALIS = {
     **AURORA,
-    "sla": ("Service terms §3", "99.5 % availability; credits capped at one month's fee."),
-    "hardware_lock": ("Schedule 2 §1", "64 × H200 SXM; equivalent substitution with notice."),
-    "prepayment": ("Order form BGC-7781 §5", "50 % prepaid for 24 months (premium ≈ 40 %)."),
-    "termination_exit": ("Service terms §12", "Termination clause silent on data export."),
+    "sla": ("Service terms clause 3", "99.5 % availability; credits capped at one month's fee."),
+    "hardware_lock": (
+        "Schedule 2, clause 1",
+        "64 × H200 SXM; equivalent substitution with notice.",
+    ),
+    "prepayment": ("Order form BGC-7781 clause 5", "50 % prepaid for 24 months (premium ≈ 40 %)."),
+    "termination_exit": ("Service terms clause 12", "Termination clause silent on data export."),
 }
 BOREALIS_STATUS = {"prepayment": "needs_negotiation", "termination_exit": "missing"}
 BOREALIS_WAIVER = (
@@ -39,9 +45,9 @@ BOREALIS_WAIVER = (
 )
 
 CUMULUS = {
-    "sla": ("Term sheet §2", "99.9 % availability; service credits."),
-    "planned_maintenance": ("Term sheet §2", "Monthly window, 72 hours' notice."),
-    "hardware_lock": ("Term sheet §1", "48 × H200 SXM reserved."),
+    "sla": ("Term sheet clause 2", "99.9 % availability; service credits."),
+    "planned_maintenance": ("Term sheet clause 2", "Monthly window, 72 hours' notice."),
+    "hardware_lock": ("Term sheet clause 1", "48 × H200 SXM reserved."),
     "authorization_documents": ("—", "No licence or origin documents offered for the hardware."),
 }
 CUMULUS_STATUS = {"authorization_documents": "missing"}

@@ -22,7 +22,7 @@ class ChecklistItemForm(forms.Form):
         label=_("Clause reference"),
         max_length=200,
         required=False,
-        widget=forms.TextInput(attrs={"size": 14, "placeholder": _("e.g. §7.2")}),
+        widget=forms.TextInput(attrs={"size": 14, "placeholder": _("e.g. clause 7.2")}),
     )
     excerpt = forms.CharField(
         label=_("Excerpt"), required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 32})

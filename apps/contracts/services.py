@@ -289,8 +289,10 @@ def red_flag_waive(
             return tracked_create(
                 RedFlagWaiver,
                 actor=actor,
-                reason=f"Red flag waived on item {current.number} ({current.status}): "
-                + reason.strip(),
+                reason=(
+                    f"Red flag waived on item {current.number} "
+                    f"({current.get_status_display()}): {reason.strip()}"
+                ),
                 item=current,
                 waived_status=current.status,
                 justification=reason.strip(),

@@ -75,8 +75,36 @@ def timeline(history_querysets: list) -> list[TimelineEntry]:
 
 
 def _label(row) -> str:
-    for name in ("name", "title", "criterion_key", "question_key", "key"):
-        value = getattr(row, name, None)
-        if value:
-            return str(value)
-    return f"#{row.id}"
+    return record_label(row) or f"#{row.id}"
+
+
+# A stored answer's ``number`` is the answer, not a name: the question comes first.
+LABEL_FIELDS = ("name", "title", "criterion_key", "question_key", "number", "key")
+
+
+def record_label(row) -> str | None:
+    """How a record (or its history row) is named to a reader: its name, title or
+    number, or the label of the question or criterion it answers, never a stored key."""
+    for name in LABEL_FIELDS:
+        value = row.get(name) if isinstance(row, dict) else getattr(row, name, None)
+        if value in (None, ""):
+            continue
+        if name == "question_key":
+            from apps.assessments.questions import QUESTIONS_BY_KEY
+
+            question = QUESTIONS_BY_KEY.get(value)
+            return str(question.label) if question else _humanised(value)
+        if name == "criterion_key":
+            from apps.scorecards.scoring import DEFAULT_CRITERIA
+
+            labels = {criterion.key: criterion.label for criterion in DEFAULT_CRITERIA}
+            return str(labels[value]) if value in labels else _humanised(value)
+        if name == "key":
+            return _humanised(value)
+        return str(value)
+    return None
+
+
+def _humanised(key: str) -> str:
+    """A stored key read aloud: "egress_allow_list" → "Egress allow list"."""
+    return key.replace("_", " ").replace("-", " ").capitalize()

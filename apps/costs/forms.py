@@ -2,6 +2,8 @@
 
 from django import forms
 from django.core.validators import MaxValueValidator
+from django.utils.html import conditional_escape, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from apps.core.forms import EditReasonMixin
@@ -68,6 +70,17 @@ class BudgetForm(EditReasonMixin, forms.ModelForm):
         return {name: fields[name] for name in BUDGET_FIELDS}, reason or "", version
 
 
+def _columns_help(text, required, optional) -> str:
+    """The file's columns as the header row spells them, each set as code."""
+
+    def names(columns):
+        return format_html_join(", ", "<code>{}</code>", ((column,) for column in columns))
+
+    return mark_safe(  # noqa: S308 - the text is escaped, the names are format_html'd
+        conditional_escape(text) % {"required": names(required), "optional": names(optional)}
+    )
+
+
 class ImportForm(forms.Form):
     file = forms.FileField(label=_("Usage and bill file (CSV, UTF-8)"))
     replace = forms.BooleanField(
@@ -79,12 +92,11 @@ class ImportForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["file"].help_text = _(
-            "Columns: %(required)s; optional: %(optional)s. One row per month, oldest first."
-        ) % {
-            "required": ", ".join(REQUIRED_COLUMNS),
-            "optional": ", ".join(c for c in COLUMNS if c not in REQUIRED_COLUMNS),
-        }
+        self.fields["file"].help_text = _columns_help(
+            _("Columns: %(required)s; optional: %(optional)s. One row per month, oldest first."),
+            REQUIRED_COLUMNS,
+            [c for c in COLUMNS if c not in REQUIRED_COLUMNS],
+        )
 
 
 class DailySpendImportForm(forms.Form):
@@ -93,11 +105,12 @@ class DailySpendImportForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["file"].help_text = _(
-            "Columns: %(required)s; optional: %(optional)s. One row per charge; times in "
-            "ISO 8601 with their offset from UTC (2026-03-04T23:30:00Z), or a day "
-            "(2026-03-04)."
-        ) % {
-            "required": ", ".join(spend_rows.REQUIRED_COLUMNS),
-            "optional": ", ".join(spend_rows.OPTIONAL_COLUMNS),
-        }
+        self.fields["file"].help_text = _columns_help(
+            _(
+                "Columns: %(required)s; optional: %(optional)s. One row per charge; times in "
+                "ISO 8601 with their offset from UTC (2026-03-04T23:30:00Z), or a day "
+                "(2026-03-04)."
+            ),
+            spend_rows.REQUIRED_COLUMNS,
+            spend_rows.OPTIONAL_COLUMNS,
+        )

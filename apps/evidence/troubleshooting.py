@@ -1,7 +1,7 @@
 """Likely causes and what to look at next, for each failing or warning check.
 
-From the troubleshooting tables of seed 000 §六 and seed 004 §六 and the
-pitfalls of harness-anchors (§0, §3.3, §4). Both seeds insist on the order:
+Drawn from common troubleshooting practice for remote GPU services and the
+known ways GPUs are misreported or spoofed. The order matters:
 locate the layer first (network → environment → framework → business; compute,
 queueing or network) before changing parameters, one change at a time.
 """
@@ -10,8 +10,7 @@ from apps.evidence.rules import FAIL, WARN, Check
 
 GENERAL = (
     "Locate the layer first (network → environment → framework → business), then the side "
-    "(client or server), then resources; change one parameter at a time "
-    "[seed 000 §六, seed 004 §六]."
+    "(client or server), then resources; change one parameter at a time."
 )
 
 # (key prefix, causes, next steps); the first matching prefix wins.
@@ -19,36 +18,33 @@ TABLE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         "identity.device_count",
         (
-            "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES hide GPUs from the container "
-            "[harness-anchors §3.3]",
-            "MIG or vGPU exposes one instance per process [§3.3]",
-            "The vendor delivered fewer cards than the written spec [seed 004 §2]",
+            "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES hide GPUs from the container",
+            "MIG or vGPU exposes one instance per process",
+            "The vendor delivered fewer cards than the written spec",
         ),
         (
             "Compare the visible-devices variables and attached_gpus in the bundle",
-            "Open a ticket with the vendor: the runtime's count is what you can use [seed 004 §2]",
+            "Open a ticket with the vendor: the runtime's count is what you can use",
         ),
     ),
     (
         "identity.sku",
         (
-            "A look-alike SKU sharing the die (H800/H20 for H100, 4090D for 4090) "
-            "[harness-anchors §0 item 4, §4.1]",
-            "A user-space shim rewriting the NVML name [§0 item 4, HAMi-core/softmig]",
-            "A substituted or downgraded model, which the contract should forbid "
-            "[DESIGN §2.4 item 3]",
+            "A look-alike SKU sharing the die (H800/H20 for H100, 4090D for 4090)",
+            "A user-space shim rewriting the NVML name (as HAMi-core and softmig do)",
+            "A substituted or downgraded model, which the contract should forbid",
         ),
         (
             "Read the PCI device and subsystem ids from lspci/sysfs outside the container",
             "Compare the matmul and bandwidth fingerprint with the datasheet's healthy fraction",
-            "Ask for the authorisation documents and written spec [seed 004 §八]",
+            "Ask for the authorisation documents and written spec",
         ),
     ),
     (
         "identity.memory",
         (
-            "ECC changes the visible size on GDDR parts (L40S 46068 MiB with ECC on) [§3.3]",
-            "GB vs GiB confusion in the written spec (H200 141 GB = 143771 MiB) [§3.3]",
+            "ECC changes the visible size on GDDR parts (L40S 46068 MiB with ECC on)",
+            "GB vs GiB confusion in the written spec (H200 141 GB = 143771 MiB)",
             "An LD_PRELOAD shim rewriting memory totals (softmig shows an L40S as 16384 MiB)",
             "MIG or vGPU slicing",
         ),
@@ -60,8 +56,7 @@ TABLE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         "identity.alloc_probe",
         (
-            "Memory that is not there, or oversubscribed to host memory (UVM or a shim) "
-            "[harness-anchors §6 idea 3]",
+            "Memory that is not there, or oversubscribed to host memory (UVM or a shim)",
             "Another tenant holding device memory",
         ),
         ("Re-run the probe on an idle GPU; compare write GB/s with HBM bandwidth",),
@@ -69,16 +64,15 @@ TABLE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         "identity.sources_agree",
         (
-            "NVML answers rewritten in user space while the runtime or kernel sees the truth "
-            "[§6 idea 1]",
+            "NVML answers rewritten in user space while the runtime or kernel sees the truth",
             "The inventory was edited after the run (it no longer matches the raw XML)",
-            "Device ordering differs (join on UUID / bus id, never index) [§3.3]",
+            "Device ordering differs (join on UUID / bus id, never index)",
         ),
-        ("Trust the runtime's answer and open a ticket [seed 004 §2]",),
+        ("Trust the runtime's answer and open a ticket",),
     ),
     (
         "identity.interposer",
-        ("A GPU-sharing or spoofing shim (HAMi-core/softmig) is loaded [harness-anchors §0]",),
+        ("A GPU-sharing or spoofing shim (HAMi-core/softmig) is loaded",),
         ("Ask the vendor why; re-run in a clean container without LD_PRELOAD",),
     ),
     (
@@ -135,94 +129,87 @@ TABLE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     (
         "versions",
         (
-            "Image not pinned by digest; runtime version drift [seed 004 §六 环境不一致]",
+            "Image not pinned by digest; runtime version drift",
             "Defaults left in place: /dev/shm too small, low file limits — the usual "
-            "'runs locally, hangs remotely' [seed 000 §4 step 6]",
+            "'runs locally, hangs remotely'",
         ),
         (
-            "Pin the image by tag and digest; write runtime versions into the start-up check "
-            "[seed 004 §六]",
-            "Declare shm size, ulimits and NTP in the job spec and check them at start "
-            "[seed 000 §4 step 6]",
+            "Pin the image by tag and digest; write runtime versions into the start-up check",
+            "Declare shm size, ulimits and NTP in the job spec and check them at start",
         ),
     ),
     (
         "performance",
         (
-            "Power cap or shared cooling: sustained falls below burst [harness-anchors §6 idea 4]",
-            "A look-alike or cut-down SKU behind a familiar name [§4.1]",
-            "Noisy neighbour or time-slicing; MIG/vGPU [§6 idea 14]",
-            "Silent TF32, small shapes or a different cuBLAS version [§4.2]",
+            "Power cap or shared cooling: sustained falls below burst",
+            "A look-alike or cut-down SKU behind a familiar name",
+            "Noisy neighbour or time-slicing; MIG/vGPU",
+            "Silent TF32, small shapes or a different cuBLAS version",
         ),
         (
             "Check enforced against default power limit and clock-event reasons in telemetry",
             "Re-run with all other GPUs idle, then loaded; compare rounds",
-            "Results differing widely between vendors point at spec or isolation problems "
-            "[seed 004 §2]",
+            "Results differing widely between vendors point at spec or isolation problems",
         ),
     ),
     (
         "service.ttft",
         (
-            "Cold start: weights loading, replicas not warmed up [seed 004 §六 首字时延高; "
-            "seed 000 §六 首个 token 延迟抖动大]",
-            "Queue backlog; max_wait_ms too high; inputs too long [seed 004 §六]",
-            "Network RTT eating the budget [seed 000 §4]",
+            "Cold start: weights loading, replicas not warmed up",
+            "Queue backlog; max_wait_ms too high; inputs too long",
+            "Network RTT eating the budget",
         ),
         (
-            "Send warm-up requests of fixed length; tune max_wait_ms; split long inputs "
-            "[seed 004 §六]",
-            "Add replicas and fail fast on queue timeout [seed 000 §六]",
+            "Send warm-up requests of fixed length; tune max_wait_ms; split long inputs",
+            "Add replicas and fail fast on queue timeout",
         ),
     ),
     (
         "service.error_rate",
         (
-            "Timeouts shorter than long generations (sporadic 5xx without logs) [seed 004 §六]",
-            "Rate limiting or quota on the vendor's side [seed 000 §六 供应商侧限流或降级]",
-            "Out of memory at this concurrency: weights + KV cache over budget [seed 004 §六]",
+            "Timeouts shorter than long generations (sporadic 5xx without logs)",
+            "Rate limiting or quota on the vendor's side",
+            "Out of memory at this concurrency: weights + KV cache over budget",
         ),
         (
-            "Derive the timeout from the P99 output length; stream responses [seed 004 §六]",
-            "Lower max_batch_size and concurrency and re-measure peak memory [seed 004 §六]",
+            "Derive the timeout from the P99 output length; stream responses",
+            "Lower max_batch_size and concurrency and re-measure peak memory",
         ),
     ),
     (
         "service.max_concurrency",
         (
             "Throughput far below baseline: batching limit too small, padding from mixed "
-            "lengths, CPU-side preprocessing [seed 000 §六, seed 004 §六 吞吐远低于基线]",
-            "Continuous batching not enabled [seed 004 §六]",
+            "lengths, CPU-side preprocessing",
+            "Continuous batching not enabled",
         ),
         (
-            "Look at per-GPU utilisation to tell 'compute saturated' from 'waiting in queue' "
-            "[seed 004 §六]",
-            "Bucket by length or enable variable-length batching [seed 000 §六]",
+            "Look at per-GPU utilisation to tell 'compute saturated' from 'waiting in queue'",
+            "Bucket by length or enable variable-length batching",
         ),
     ),
     (
         "service.round_cv",
         (
-            "Noisy neighbour or throttling between rounds [DESIGN §2.7]",
-            "Autoscaling flapping on averages [seed 004 §六 实例频繁扩缩容抖动]",
+            "Noisy neighbour or throttling between rounds",
+            "Autoscaling flapping on averages",
         ),
         ("Re-run at a quiet hour; ask about tenant isolation and reserved capacity",),
     ),
     (
         "service.client_limited",
-        ("The load generator's machine is the bottleneck, not the server [§2.3]",),
+        ("The load generator's machine is the bottleneck, not the server",),
         ("Run the harness on a bigger client or lower the ladder; see the calibrate step",),
     ),
     (
         "network",
         (
-            "Users far from the serving region [seed 000 §4]",
-            "Port not open, egress allow-list missing, middlebox blocking [seed 000 §六 "
-            "连接超时、握手失败]",
+            "Users far from the serving region",
+            "Port not open, egress allow-list missing, middlebox blocking",
         ),
         (
-            "Serve from a region closer to the users rather than squeezing the model [seed 000 §4]",
-            "Probe hop by hop: local → access point → jump host → service port [seed 000 §六]",
+            "Serve from a region closer to the users rather than squeezing the model",
+            "Probe hop by hop: local → access point → jump host → service port",
         ),
     ),
 )

@@ -101,5 +101,11 @@ class ScoreEntry(TrackedModel):
             ),
         ]
 
+    @property
+    def criterion_label(self) -> str:
+        from apps.core.history import record_label
+
+        return record_label(self) or self.criterion_key
+
     def __str__(self) -> str:
         return f"{self.criterion_key}: {self.score}"

@@ -283,7 +283,7 @@ def _inference_warnings(
             f"Fits with weights only — a failure, not a fit: after {_gib_text(weights)} of "
             f"weights and the {reserve} reserve, {cards} leave {_gib_text(headroom)}, less "
             f"than the {_gib_text(per_sequence)} of KV cache one {inputs.context_tokens:,}-token "
-            "sequence needs. The KV cache is the largest item (seeds 000 §1, 004 §1)."
+            "sequence needs. The KV cache is the largest item."
         )
     warnings.extend(_context_warning(arch, inputs.context_tokens))
     if arch.attention_heads % tp:

@@ -4,7 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from apps.sizing.inputs import HOURS_MAX, INPUT_MAX
-from apps.sizing.models import DTYPE_CHOICES, ComputeDemand
+from apps.sizing.models import DTYPE_CHOICES, OPTIMIZER_LABELS, ComputeDemand
 from apps.sizing.presets import preset_choices
 from apps.sizing.training import Optimizer
 
@@ -106,7 +106,7 @@ class SizingForm(forms.Form):
         label=_("Optimizer"),
         required=False,
         initial="adamw",
-        choices=[(o.value, o.value) for o in Optimizer],
+        choices=[(o.value, OPTIMIZER_LABELS[o.value]) for o in Optimizer],
     )
     gradient_checkpointing = forms.BooleanField(label=_("Gradient checkpointing"), required=False)
     data_parallel_replicas = forms.IntegerField(

@@ -18,6 +18,13 @@ DTYPE_CHOICES = [
     ("int4", "INT4"),
 ]
 
+# The optimizers the training sizing knows (apps.sizing.training.Optimizer), by name.
+OPTIMIZER_LABELS = {
+    "adamw": _("AdamW (two moments)"),
+    "sgd_momentum": _("SGD with momentum (one buffer)"),
+    "adafactor": _("Adafactor (factored moments)"),
+}
+
 
 class ComputeDemand(TrackedModel):
     """Sizing inputs for a case; results are recomputed from them, never stored."""
@@ -104,6 +111,10 @@ class ComputeDemand(TrackedModel):
     class Meta:
         verbose_name = _("compute demand")
         verbose_name_plural = _("compute demands")
+
+    @property
+    def optimizer_label(self) -> str:
+        return str(OPTIMIZER_LABELS.get(self.optimizer, self.optimizer))
 
     def __str__(self) -> str:
         return f"Compute demand of {self.case}"

@@ -138,11 +138,11 @@ def test_publishing_a_template_version(api_as):
     }
     response = api_as("lena").post("/api/v1/checklist-templates/", body, format="json")
     assert response.status_code == 201, response.content
-    assert response.json()["number"] == 2 and response.json()["published_by"] == "lena"
+    assert response.json()["number"] == 3 and response.json()["published_by"] == "lena"
     duplicate = {**body, "items": [{"key": "a", "title": "A"}, {"key": "a", "title": "B"}]}
     response = api_as("lena").post("/api/v1/checklist-templates/", duplicate, format="json")
     assert response.status_code == 400 and "items[1].key" in response.json()
-    assert ChecklistTemplate.objects.count() == 2
+    assert ChecklistTemplate.objects.count() == 3
 
 
 def test_demo_has_a_checklist_per_offer_and_one_with_two_red_flags_one_waived(db):

@@ -142,7 +142,7 @@ def test_publishing_a_template_version_in_the_browser(browser_as, lena):
         reverse("contracts:template-publish"), template_form_data(rows, "Shorter list")
     )
     assert response.status_code == 302, response.context["formset"].errors
-    latest = ChecklistTemplate.objects.get(number=2)
+    latest = ChecklistTemplate.objects.get(number=3)
     assert [(i.key, i.sub_points, i.required) for i in latest.items.all()] == [
         ("sla", ["Value", "Credits"], True),
         ("sovereignty", ["Where"], False),
@@ -157,7 +157,7 @@ def test_a_template_with_a_duplicate_key_is_refused_in_place(browser_as):
     )
     assert response.status_code == 200
     assert "used by another item" in response.content.decode()
-    assert ChecklistTemplate.objects.count() == 1
+    assert ChecklistTemplate.objects.count() == 2
 
 
 def build_case(lena, priya, offers):

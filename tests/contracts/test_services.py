@@ -29,7 +29,7 @@ def snapshot(checklist):
 
 
 def test_a_new_checklist_copies_the_latest_template_with_every_item_unreviewed(checklist):
-    assert checklist.template.number == 1
+    assert checklist.template.number == 2  # the default, version 2
     items = list(checklist.items.order_by("number"))
     assert len(items) == 11
     assert all(i.status == "" and i.reviewer is None for i in items)
@@ -239,13 +239,13 @@ NEW_ITEMS = [
 def test_a_new_version_is_used_by_new_checklists_and_old_ones_keep_theirs(lena, priya):
     old = make_checklist(lena, creator=priya)
     template = checklist_template_publish(actor=lena, items=NEW_ITEMS, note="Add sovereignty")
-    assert (template.number, template.published_by) == (2, lena)
-    assert template.history.get().history_change_reason.startswith("Template v2 published")
+    assert (template.number, template.published_by) == (3, lena)
+    assert template.history.get().history_change_reason.startswith("Template v3 published")
     new = make_checklist(lena, creator=priya)
     assert new.template == template
     assert [i.key for i in new.items.order_by("number")] == ["sla", "sovereignty"]
     old.refresh_from_db()
-    assert old.template.number == 1 and old.items.count() == 11
+    assert old.template.number == 2 and old.items.count() == 11
     assert item(old, "sla").title == "Service level agreement (SLA)"
 
 
@@ -264,7 +264,7 @@ def test_an_invalid_template_is_refused_and_nothing_published(lena, items, note,
     with pytest.raises(ValidationError) as error:
         checklist_template_publish(actor=lena, items=items, note=note)
     assert key in error.value.message_dict
-    assert ChecklistTemplate.objects.count() == 1
+    assert ChecklistTemplate.objects.count() == 2  # the default, versions 1 and 2
 
 
 def test_case_red_flags_per_offer(lena, priya):

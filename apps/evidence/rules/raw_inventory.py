@@ -81,8 +81,8 @@ class Topic:
 
 
 SOURCE_UUID = (
-    "NVIDIA nvidia-smi documentation: a UUID identifies one physical GPU, attached_gpus counts "
-    "the GPUs the driver has"
+    "NVIDIA nvidia-smi documentation: a UUID identifies one physical GPU; the attached GPU "
+    "count is how many GPUs the driver sees"
 )
 SOURCE_PARTITION = (
     "NVIDIA Multi-Instance GPU and Virtual GPU user guides: a MIG instance or a vGPU is a slice "
@@ -102,9 +102,9 @@ TOPICS = (
     ),
     Topic(
         "identity.smi_attached",
-        _noop("attached_gpus matches the GPUs listed"),
+        _noop("The attached GPU count matches the GPUs listed"),
         ("INV-ATTACHED",),
-        "attached_gpus equals the number of GPUs listed",
+        "the attached GPU count equals the number of GPUs listed",
         SOURCE_UUID,
         measured_attached,
     ),
