@@ -78,7 +78,7 @@ def seed(*, case, users) -> None:
         fields={
             "target_latency_ms": Decimal("400"),
             "user_to_gateway_ms": Decimal("8"),
-            "measured_rtt_ms": Decimal("210"),
+            "estimated_rtt_ms": Decimal("210"),
             "rtt_source": "mtr, office gateway → Aurora ap-southeast-1, 100 probes (by hand)",
             "queueing_and_first_token_ms": Decimal("260"),
             "multi_node_training_in_one_cluster": True,
