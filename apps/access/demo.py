@@ -4,9 +4,10 @@ The matrix is the seed default, with one shortcut the reviewer caught: the
 data engineer was also given cluster admin, which together with data write is
 a segregation-of-duties violation. The history keeps that version; the grant
 was then withdrawn, every control is in place with its evidence, and tariq
-marked the matrix reviewed. The network plan measures a 210 ms RTT
-against a 400 ms first-token budget: the RTT alone takes over half of it, so
-the seed's advice is to serve from closer to the users.
+marked the matrix reviewed. The network plan's typed RTT is an estimate of
+210 ms against a 400 ms first-token budget (over half of it); each offer's own
+RTT comes from the demo network probe (``apps.evidence.demo_network``), which
+puts one offer within target, one over target and one over half the budget.
 """
 
 from decimal import Decimal
