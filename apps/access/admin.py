@@ -49,7 +49,7 @@ class WorkloadLinkInline(ReadOnlyInline):
 class NetworkPlanAdmin(TrackedAdmin):
     """The plan's own fields go through the app's service; its links are kept as they are."""
 
-    list_display = ["case", "target_latency_ms", "measured_rtt_ms", "rtt_source"]
+    list_display = ["case", "target_latency_ms", "estimated_rtt_ms", "rtt_source"]
     list_select_related = ["case"]
     inlines = [WorkloadLinkInline]
     editable_fields = services.PLAN_FIELDS

@@ -142,7 +142,7 @@ def _ms(**kwargs):
 class PlanWriteSerializer(serializers.Serializer):
     target_latency_ms = _ms(min_value=1)
     user_to_gateway_ms = _ms(min_value=0)
-    measured_rtt_ms = _ms(min_value=0, required=False, allow_null=True, default=None)
+    estimated_rtt_ms = _ms(min_value=0, required=False, allow_null=True, default=None)
     rtt_source = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
     queueing_and_first_token_ms = _ms(min_value=0, required=False, allow_null=True, default=None)
     multi_node_training_in_one_cluster = serializers.BooleanField(
@@ -202,9 +202,46 @@ class BudgetSerializer(serializers.Serializer):
     missing = serializers.ListField(child=serializers.CharField())
 
 
+class LegSerializer(serializers.Serializer):
+    ms = serializers.DecimalField(max_digits=10, decimal_places=1, allow_null=True)
+    kind = serializers.ChoiceField(
+        choices=["measured", "estimate", "unknown"],
+        help_text="measured: from an evidence bundle; estimate: the plan's typed value.",
+    )
+    p95_ms = serializers.DecimalField(
+        max_digits=10,
+        decimal_places=1,
+        allow_null=True,
+        help_text="Measured RTTs only; null when too few connects for a defensible P95.",
+    )
+    bundle = serializers.IntegerField(
+        allow_null=True, help_text="The evidence bundle measuring it."
+    )
+    bundle_sha256_prefix = serializers.CharField(allow_blank=True)
+    measured_at = serializers.DateTimeField(allow_null=True)
+    probed_host = serializers.CharField(allow_blank=True)
+    samples = serializers.IntegerField(allow_null=True, help_text="Connects behind an RTT.")
+    demo = serializers.BooleanField(help_text="A demo bundle's value, not a measurement.")
+
+
+class OfferBudgetSerializer(serializers.Serializer):
+    offer = serializers.IntegerField()
+    offer_name = serializers.CharField()
+    user_to_gateway_ms = serializers.DecimalField(max_digits=10, decimal_places=1, allow_null=True)
+    gateway_to_remote_service = LegSerializer()
+    queueing_and_first_token = LegSerializer()
+    verdict = serializers.ChoiceField(
+        choices=["within_target", "over_target", "rtt_over_half", "incomplete"]
+    )
+    budget = BudgetSerializer()
+
+
 class PlanReadSerializer(PlanWriteSerializer):
     case = serializers.IntegerField()
-    budget = BudgetSerializer()
+    budget = BudgetSerializer(help_text="On the plan's estimates alone.")
+    offer_budgets = OfferBudgetSerializer(
+        many=True, help_text="Per offer: measured legs where its evidence has them."
+    )
     training_problems = serializers.ListField(child=serializers.CharField())
 
     class Meta:
@@ -268,8 +305,39 @@ def plan_payload(plan) -> dict:
         "version": plan.version,
         **{name: getattr(plan, name) for name in services.PLAN_FIELDS},
         "links": view.links,
-        "budget": {**vars(budget), "advice": list(budget.advice), "missing": list(budget.missing)},
+        "budget": _budget_payload(budget),
+        "offer_budgets": [_offer_budget_payload(row) for row in view.offers],
         "training_problems": view.training_problems,
+    }
+
+
+def _budget_payload(budget) -> dict:
+    return {**vars(budget), "advice": list(budget.advice), "missing": list(budget.missing)}
+
+
+def _leg_payload(leg) -> dict:
+    return {
+        "ms": leg.ms,
+        "kind": leg.kind,
+        "p95_ms": leg.p95_ms,
+        "bundle": leg.bundle,
+        "bundle_sha256_prefix": leg.bundle_label,
+        "measured_at": leg.measured_at,
+        "probed_host": leg.target,
+        "samples": leg.samples,
+        "demo": leg.demo,
+    }
+
+
+def _offer_budget_payload(row) -> dict:
+    return {
+        "offer": row.offer_id,
+        "offer_name": row.offer,
+        "user_to_gateway_ms": row.user_to_gateway_ms,
+        "gateway_to_remote_service": _leg_payload(row.rtt),
+        "queueing_and_first_token": _leg_payload(row.queueing),
+        "verdict": row.verdict,
+        "budget": _budget_payload(row.budget),
     }
 
 

@@ -4,9 +4,10 @@ The matrix is the seed default, with one shortcut the reviewer caught: the
 data engineer was also given cluster admin, which together with data write is
 a segregation-of-duties violation. The history keeps that version; the grant
 was then withdrawn, every control is in place with its evidence, and tariq
-marked the matrix reviewed. The network plan measures a 210 ms RTT
-against a 400 ms first-token budget: the RTT alone takes over half of it, so
-the seed's advice is to serve from closer to the users.
+marked the matrix reviewed. The network plan's typed RTT is an estimate of
+210 ms against a 400 ms first-token budget (over half of it); each offer's own
+RTT comes from the demo network probe (``apps.evidence.demo_network``), which
+puts one offer within target, one over target and one over half the budget.
 """
 
 from decimal import Decimal
@@ -78,7 +79,7 @@ def seed(*, case, users) -> None:
         fields={
             "target_latency_ms": Decimal("400"),
             "user_to_gateway_ms": Decimal("8"),
-            "measured_rtt_ms": Decimal("210"),
+            "estimated_rtt_ms": Decimal("210"),
             "rtt_source": "mtr, office gateway → Aurora ap-southeast-1, 100 probes (by hand)",
             "queueing_and_first_token_ms": Decimal("260"),
             "multi_node_training_in_one_cluster": True,

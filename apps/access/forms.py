@@ -309,7 +309,7 @@ class NetworkPlanForm(EditReasonMixin, forms.ModelForm):
         fields = [
             "target_latency_ms",
             "user_to_gateway_ms",
-            "measured_rtt_ms",
+            "estimated_rtt_ms",
             "rtt_source",
             "queueing_and_first_token_ms",
             "multi_node_training_in_one_cluster",

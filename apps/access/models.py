@@ -298,19 +298,24 @@ class NetworkPlan(TrackedModel):
         validators=[MinValueValidator(0)],
         help_text=_("The latency budget allows at most 10 ms for this hop."),
     )
-    measured_rtt_ms = models.DecimalField(
-        _("measured RTT gateway → remote service (ms)"),
+    # Typed by hand: the budget uses it only for an offer whose RTT no evidence
+    # bundle has measured, and every page labels it an estimate.
+    estimated_rtt_ms = models.DecimalField(
+        _("estimated RTT gateway → remote service (ms)"),
         max_digits=8,
         decimal_places=1,
         null=True,
         blank=True,
         validators=[MinValueValidator(0)],
+        help_text=_(
+            "An estimate, used only for an offer whose RTT the harness has not measured yet."
+        ),
     )
     rtt_source = models.CharField(
-        _("RTT source"),
+        _("source of the RTT estimate"),
         max_length=300,
         blank=True,
-        help_text=_("Where the RTT comes from: tool, from where to where, when."),
+        help_text=_("Where the estimate comes from: tool, from where to where, when."),
     )
     queueing_and_first_token_ms = models.DecimalField(
         _("queueing + first token (ms)"),
@@ -319,6 +324,10 @@ class NetworkPlan(TrackedModel):
         null=True,
         blank=True,
         validators=[MinValueValidator(0)],
+        help_text=_(
+            "An estimate, used only for an offer whose load test has not measured the "
+            "first-token time yet."
+        ),
     )
     multi_node_training_in_one_cluster = models.BooleanField(
         _("multi-node training stays inside one cluster"),
@@ -336,8 +345,8 @@ class NetworkPlan(TrackedModel):
         return f"{self.case} — network plan"
 
     def clean(self) -> None:
-        if self.measured_rtt_ms is not None and not self.rtt_source.strip():
-            raise ValidationError({"rtt_source": _("Say where the measured RTT comes from.")})
+        if self.estimated_rtt_ms is not None and not self.rtt_source.strip():
+            raise ValidationError({"rtt_source": _("Say where the RTT estimate comes from.")})
 
 
 class WorkloadLink(TrackedModel):

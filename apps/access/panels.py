@@ -15,7 +15,7 @@ CASE_PANEL_CACHEABLE = True
 
 
 def case_panel(case, *, actor) -> CasePanel | None:
-    """One panel, two clearly separated parts; 7 queries however large the matrix."""
+    """One panel, two clearly separated parts; 9 queries however large the matrix."""
     if not actor.has_perm("access.view_accessmatrix"):
         return None
     matrix = access_matrix_of(case)
@@ -68,20 +68,37 @@ def plan_missing(view) -> list[str]:
     if view is None:
         return [_("No network plan yet: list the workloads, their links and the latency budget.")]
     missing = []
-    budget = view.budget
     if not view.links:
         missing.append(_("Network plan: no workload listed."))
-    if view.rtt is None:
-        missing.append(
-            _("Network plan: no measured RTT to the remote service yet (enter it with its source).")
-        )
-    elif budget.missing:
-        missing.append(_("Network plan: the latency budget is incomplete."))
-    if budget.over_target:
-        missing.append(
-            _("Network plan: the latency budget of %(total)s ms is over the %(target)s ms target.")
-            % {"total": f"{budget.total.normalize():f}", "target": f"{budget.target.normalize():f}"}
-        )
-    missing += [_("Network plan: %(advice)s") % {"advice": line} for line in budget.advice]
+    if not view.offers:
+        missing += _budget_missing(view.budget, "")
+    for row in view.offers:
+        if not row.rtt.measured:
+            missing.append(
+                _(
+                    "Network plan: %(offer)s: no RTT measured by the harness yet; the budget "
+                    "uses the estimate."
+                )
+                % {"offer": row.offer}
+            )
+        missing += _budget_missing(row.budget, row.offer)
     missing += [_("Network plan: %(problem)s") % {"problem": p} for p in view.training_problems]
     return missing
+
+
+def _budget_missing(budget, offer: str) -> list[str]:
+    lines = []
+    if budget.missing:
+        lines.append(_("the latency budget is incomplete."))
+    if budget.over_target:
+        lines.append(
+            _("the latency budget of %(total)s ms is over the %(target)s ms target.")
+            % {"total": f"{budget.total.normalize():f}", "target": f"{budget.target.normalize():f}"}
+        )
+    lines += list(budget.advice)
+    if offer:
+        return [
+            _("Network plan: %(offer)s: %(problem)s") % {"offer": offer, "problem": line}
+            for line in lines
+        ]
+    return [_("Network plan: %(problem)s") % {"problem": line} for line in lines]

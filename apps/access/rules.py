@@ -201,24 +201,26 @@ class Budget:
 
 
 def latency_budget(plan: Any) -> Budget:
-    """User → gateway + one measured RTT + queueing and first token, against the target.
+    """User → gateway + one RTT gateway → remote service + queueing and first token,
+    against the target.
 
     ``plan`` is anything with ``target_latency_ms``, ``user_to_gateway_ms``,
-    ``measured_rtt_ms`` and ``queueing_and_first_token_ms`` (None = not stated).
+    ``rtt_ms`` and ``queueing_and_first_token_ms`` (None = not known). Whether
+    the RTT was measured or estimated is the caller's to say (``offer_budget``).
     The RTT share is taken of the target: that is the budget being spent.
     """
     target = Decimal(plan.target_latency_ms)
     parts = {
         "user_to_gateway_ms": plan.user_to_gateway_ms,
-        "measured_rtt_ms": plan.measured_rtt_ms,
+        "rtt_ms": plan.rtt_ms,
         "queueing_and_first_token_ms": plan.queueing_and_first_token_ms,
     }
     missing = tuple(name for name, value in parts.items() if value is None)
     gateway = plan.user_to_gateway_ms
-    rtt = plan.measured_rtt_ms
+    rtt = plan.rtt_ms
     gateway_over = gateway is not None and Decimal(gateway) > USER_TO_GATEWAY_LIMIT_MS
     share = (Decimal(rtt) / target) if rtt is not None and target > 0 else None
-    # Seed 000 §4: "over half" — an RTT of exactly half the budget still passes.
+    # "Over half": an RTT of exactly half the budget still passes.
     over_half = rtt is not None and Decimal(rtt) * 2 > target
     total = None if missing else sum((Decimal(v) for v in parts.values()), Decimal(0))
     over = total is not None and total > target
@@ -228,8 +230,8 @@ def latency_budget(plan: Any) -> Budget:
         assert share is not None
         advice.append(
             _(
-                "The measured RTT alone takes %(share)s %% of the %(target)s ms budget: serve "
-                "from a region closer to the users instead of squeezing the model."
+                "The RTT gateway → remote service alone takes %(share)s %% of the %(target)s ms "
+                "budget: serve from a region closer to the users instead of squeezing the model."
             )
             % {"share": (share * 100).quantize(Decimal("0.1")), "target": _ms(target)}
         )
@@ -264,6 +266,129 @@ def latency_budget(plan: Any) -> Budget:
 
 def _ms(value: Decimal) -> str:
     return f"{value.normalize():f}"
+
+
+# --- The latency budget of each offer ----------------------------------------
+# The RTT gateway → remote service and the first-token time are measured per
+# offer by the harness (network probe, load test); the plan's typed values are
+# estimates, used only for an offer without a measurement.
+
+MEASURED = "measured"
+ESTIMATE = "estimate"
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One leg of an offer's budget: its value and where it comes from.
+
+    A measured leg names the evidence bundle (``bundle``, ``bundle_label``) and
+    when it was measured; ``p95_ms`` is the RTT's 95th percentile where probed.
+    """
+
+    ms: Decimal | None
+    kind: str = UNKNOWN
+    p95_ms: Decimal | None = None
+    bundle: int | None = None
+    bundle_label: str = ""
+    measured_at: datetime | None = None
+    target: str = ""  # the host probed
+    samples: int | None = None  # connects behind a measured RTT
+    demo: bool = False  # a demo bundle's value, not measured on the vendor's machines
+
+    @property
+    def measured(self) -> bool:
+        return self.kind == MEASURED
+
+    @property
+    def estimate(self) -> bool:
+        return self.kind == ESTIMATE
+
+
+def leg_of(measured: Leg | None, estimate: Decimal | int | None) -> Leg:
+    """The measurement where there is one; else the plan's estimate, labelled so."""
+    if measured is not None and measured.ms is not None:
+        return measured
+    if estimate is not None:
+        return Leg(ms=Decimal(estimate), kind=ESTIMATE)
+    return Leg(ms=None)
+
+
+WITHIN_TARGET = "within_target"
+OVER_TARGET = "over_target"
+RTT_OVER_HALF = "rtt_over_half"
+INCOMPLETE = "incomplete"
+
+
+@dataclass(frozen=True)
+class OfferBudget:
+    offer_id: int
+    offer: str
+    user_to_gateway_ms: Decimal | None
+    rtt: Leg
+    queueing: Leg
+    budget: Budget
+
+    @property
+    def verdict(self) -> str:
+        """The RTT over half the budget first (the remedy is another region), then the
+        total against the target."""
+        if self.budget.rtt_over_half:
+            return RTT_OVER_HALF
+        if self.budget.missing:
+            return INCOMPLETE
+        return OVER_TARGET if self.budget.over_target else WITHIN_TARGET
+
+    @property
+    def verdict_label(self) -> str:
+        return {
+            RTT_OVER_HALF: _("RTT over half the budget"),
+            INCOMPLETE: _("Budget incomplete"),
+            OVER_TARGET: _("over target"),
+            WITHIN_TARGET: _("within target"),
+        }[self.verdict]
+
+    @property
+    def measured(self) -> bool:
+        return self.rtt.measured
+
+
+@dataclass(frozen=True)
+class _Legs:
+    target_latency_ms: Decimal
+    user_to_gateway_ms: Decimal | None
+    rtt_ms: Decimal | None
+    queueing_and_first_token_ms: Decimal | None
+
+
+def offer_budget(
+    *,
+    offer_id: int,
+    offer: str,
+    target_latency_ms: Decimal | int,
+    user_to_gateway_ms: Decimal | int | None,
+    rtt: Leg,
+    queueing: Leg,
+) -> OfferBudget:
+    """One offer's budget: the plan's user → gateway leg, the offer's RTT and first-token
+    time (measured or estimated, as each leg says), against the plan's target."""
+    gateway = None if user_to_gateway_ms is None else Decimal(user_to_gateway_ms)
+    budget = latency_budget(
+        _Legs(
+            target_latency_ms=Decimal(target_latency_ms),
+            user_to_gateway_ms=gateway,
+            rtt_ms=rtt.ms,
+            queueing_and_first_token_ms=queueing.ms,
+        )
+    )
+    return OfferBudget(
+        offer_id=offer_id,
+        offer=offer,
+        user_to_gateway_ms=gateway,
+        rtt=rtt,
+        queueing=queueing,
+        budget=budget,
+    )
 
 
 TRAINING = "multi_node_training"

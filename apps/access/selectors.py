@@ -19,13 +19,18 @@ from apps.access.models import (
 )
 from apps.access.rules import (
     CONTROL_PERIOD,
+    MEASURED,
     Budget,
     ControlGap,
     ControlsState,
+    Leg,
     MatrixState,
+    OfferBudget,
     controls_state,
     latency_budget,
+    leg_of,
     matrix_state,
+    offer_budget,
     period_label,
     training_traffic_problems,
 )
@@ -157,65 +162,162 @@ def network_plan_of(case) -> NetworkPlan | None:
 
 
 @dataclass(frozen=True)
-class MeasuredRtt:
-    rtt_ms: Decimal
-    source: str
-
-
-def network_plan_rtt(case, plan: NetworkPlan | None = None) -> MeasuredRtt | None:
-    """The RTT gateway → remote service that the latency budget uses.
-
-    Today it is the value entered by hand on the plan with its stated source.
-    Once harness evidence exists, the evidence app records its network-probe
-    RTT through ``services.network_plan_rtt_record`` (or this function reads
-    it first); every budget computed on a page, in the API or in a packet
-    goes through here.
-    """
-    plan = plan if plan is not None else NetworkPlan.objects.filter(case=case).first()
-    if plan is None or plan.measured_rtt_ms is None:
-        return None
-    return MeasuredRtt(rtt_ms=plan.measured_rtt_ms, source=plan.rtt_source)
-
-
-@dataclass(frozen=True)
-class _BudgetInputs:
+class _EstimateInputs:
     target_latency_ms: Decimal
     user_to_gateway_ms: Decimal | None
-    measured_rtt_ms: Decimal | None
+    rtt_ms: Decimal | None
     queueing_and_first_token_ms: Decimal | None
 
 
-def network_plan_budget(plan: NetworkPlan) -> Budget:
-    rtt = network_plan_rtt(plan.case, plan)
+def estimate_budget(plan: NetworkPlan) -> Budget:
+    """The budget on the plan's typed values alone: every leg an estimate."""
     return latency_budget(
-        _BudgetInputs(
+        _EstimateInputs(
             target_latency_ms=plan.target_latency_ms,
             user_to_gateway_ms=plan.user_to_gateway_ms,
-            measured_rtt_ms=rtt.rtt_ms if rtt else None,
+            rtt_ms=plan.estimated_rtt_ms,
             queueing_and_first_token_ms=plan.queueing_and_first_token_ms,
         )
     )
 
 
+def _decimal(value) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return Decimal(str(value)).quantize(Decimal("0.1"))
+
+
+def rtt_of_summary(summary: dict) -> tuple[str, Decimal, Decimal | None, int] | None:
+    """The probed host with the slowest median RTT in a bundle's network section, with its
+    median, 95th percentile and number of connects; None when the bundle probed nothing."""
+    probes = [
+        p
+        for p in (summary or {}).get("netprobe") or []
+        if isinstance(p, dict)
+        and isinstance(p.get("rtt_ms"), dict)
+        and p["rtt_ms"].get("n")
+        and _decimal(p["rtt_ms"].get("p50")) is not None
+    ]
+    if not probes:
+        return None
+    worst = max(probes, key=lambda p: p["rtt_ms"]["p50"])
+    rtt = worst["rtt_ms"]
+    median = _decimal(rtt["p50"])
+    assert median is not None
+    # Too few connects for a defensible 95th percentile: it is not shown.
+    p95 = None if "p95" in (rtt.get("insufficient") or ()) else _decimal(rtt.get("p95"))
+    return str(worst.get("host") or ""), median, p95, int(rtt["n"])
+
+
+@dataclass(frozen=True)
+class OfferMeasurements:
+    rtt: Leg | None = None
+    queueing: Leg | None = None
+
+
+def offer_measurements(case) -> dict[int, OfferMeasurements]:
+    """Per offer of the case, the RTT and first-token time its evidence measured (3 queries).
+
+    Each comes from the offer's newest composed verification: the network part from the
+    newest bundle with a network probe, the first-token time from the newest load test.
+    """
+    from apps.evidence.composition import measured_at
+    from apps.evidence.models import EvidenceBundle, SpecVerification
+    from apps.evidence.rules.composition import LOADTEST, NETPROBE
+
+    latest: dict[int, SpecVerification] = {}
+    rows = (
+        SpecVerification.objects.filter(offer__case=case)
+        .only("offer_id", "bundle_id", "sources", "headline", "created_at")
+        .order_by("-created_at", "-pk")
+    )
+    for verification in rows:
+        if verification.offer_id is not None:
+            latest.setdefault(verification.offer_id, verification)
+
+    def source(verification: SpecVerification, part: str) -> int | None:
+        if verification.sources is None:  # recorded before composition: its bundle alone
+            return verification.bundle_id
+        found = verification.sources.get(part)
+        return found.get("bundle") if isinstance(found, dict) else None
+
+    wanted = {source(v, part) for v in latest.values() for part in (NETPROBE, LOADTEST)}
+    bundles = {
+        b.pk: b
+        for b in EvidenceBundle.objects.filter(pk__in=[pk for pk in wanted if pk]).only(
+            "pk", "sha256", "summary", "run_finished_at", "received_at", "demo_note"
+        )
+    }
+
+    def measured_leg(bundle, ms, **extra) -> Leg:
+        return Leg(
+            ms=ms,
+            kind=MEASURED,
+            bundle=bundle.pk,
+            bundle_label=bundle.sha256[:12],
+            measured_at=measured_at(bundle),
+            demo=bool(bundle.demo_note),
+            **extra,
+        )
+
+    found: dict[int, OfferMeasurements] = {}
+    for offer_id, verification in latest.items():
+        rtt = queueing = None
+        network = bundles.get(source(verification, NETPROBE) or 0)
+        probed = rtt_of_summary(network.summary) if network is not None else None
+        if network is not None and probed is not None:
+            host, median, p95, samples = probed
+            rtt = measured_leg(network, median, p95_ms=p95, target=host, samples=samples)
+        load = bundles.get(source(verification, LOADTEST) or 0)
+        ttft = _decimal((verification.headline or {}).get("ttft_p50_ms_lowest_level"))
+        if load is not None and ttft is not None:
+            queueing = measured_leg(load, ttft)
+        found[offer_id] = OfferMeasurements(rtt=rtt, queueing=queueing)
+    return found
+
+
+def offer_budgets(plan: NetworkPlan) -> list[OfferBudget]:
+    """Every offer's latency budget: measured legs where the evidence has them, the plan's
+    estimates elsewhere (4 queries)."""
+    from apps.offers.selectors import offers_of_case
+
+    offers = offers_of_case(plan.case)
+    measurements = offer_measurements(plan.case)
+    budgets = []
+    for offer in offers:
+        measured = measurements.get(offer.pk, OfferMeasurements())
+        budgets.append(
+            offer_budget(
+                offer_id=offer.pk,
+                offer=str(offer),
+                target_latency_ms=plan.target_latency_ms,
+                user_to_gateway_ms=plan.user_to_gateway_ms,
+                rtt=leg_of(measured.rtt, plan.estimated_rtt_ms),
+                queueing=leg_of(measured.queueing, plan.queueing_and_first_token_ms),
+            )
+        )
+    return budgets
+
+
 @dataclass
 class PlanView:
     plan: NetworkPlan
-    budget: Budget
+    budget: Budget  # on the plan's estimates alone
+    offers: list[OfferBudget]
     links: list[WorkloadLink]
     training_problems: list[str]
-    rtt: MeasuredRtt | None
 
 
 def plan_view(plan: NetworkPlan) -> PlanView:
     links = list(plan.links.all())
     return PlanView(
         plan=plan,
-        budget=network_plan_budget(plan),
+        budget=estimate_budget(plan),
+        offers=offer_budgets(plan),
         links=links,
         training_problems=training_traffic_problems(
             in_one_cluster=plan.multi_node_training_in_one_cluster, links=links
         ),
-        rtt=network_plan_rtt(plan.case, plan),
     )
 
 

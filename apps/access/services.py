@@ -262,7 +262,7 @@ def control_risk_accept(
 PLAN_FIELDS = (
     "target_latency_ms",
     "user_to_gateway_ms",
-    "measured_rtt_ms",
+    "estimated_rtt_ms",
     "rtt_source",
     "queueing_and_first_token_ms",
     "multi_node_training_in_one_cluster",
@@ -342,15 +342,3 @@ def clean_links(links: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     if errors:
         raise ValidationError(errors)
     return wanted
-
-
-def network_plan_rtt_record(
-    *, actor, plan: NetworkPlan, rtt_ms, source: str, reason: str = ""
-) -> NetworkPlan:
-    """Store a measured RTT with its source; the evidence app calls this with probe results."""
-    return tracked_update(
-        plan,
-        actor=actor,
-        reason=reason or f"Measured RTT recorded from {source}",
-        fields={"measured_rtt_ms": rtt_ms, "rtt_source": source},
-    )

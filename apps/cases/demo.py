@@ -31,6 +31,7 @@ from apps.cases.services import case_create
 from apps.contracts import demo as contracts_demo
 from apps.costs import demo as costs_demo
 from apps.evidence import demo as evidence_demo
+from apps.evidence import demo_network as evidence_demo_network
 from apps.offers.models import Offer
 from apps.offers.services import declared_spec_update, offer_create
 from apps.scorecards.services import scorecard_save
@@ -45,6 +46,8 @@ DEMO_EXTENSIONS = (
     assessments_demo,
     access_demo,
     evidence_demo,
+    # After the leading offer's bundle: a network probe of every other offer.
+    evidence_demo_network,
     costs_demo,
     # Last: submits the demo case for approval once every record is in place.
     approvals_demo,

@@ -7,8 +7,8 @@ the H200 SXM's PCI device id and driver-reported memory, matmul and memory
 bandwidth at the healthy fraction of the datasheet peak. It is then uploaded
 with a harness token and verified like any bundle, and marked as demo data so
 that every page and packet chapter showing it says the numbers were not
-measured. The load test and network probe were not run, so their checks read
-"not measured".
+measured. The load test was not run, so its checks read "not measured"; the
+network probe is the made-up one of ``apps.evidence.demo_network``.
 """
 
 import hashlib
@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from apps.evidence import datasheet, gpu_tables
+from apps.evidence import datasheet, demo_network, gpu_tables
 from apps.evidence.models import EvidenceBundle
 from apps.evidence.recompute import bandwidth_gbps, matmul_tflops
 from apps.evidence.services import bundle_mark_demo, bundle_receive, harness_token_create
@@ -28,7 +28,7 @@ DEMO_VENDOR = "Aurora Compute Pte. Ltd."
 DEMO_SKU = "h200-sxm"
 DEMO_NOTE = (
     "Demo data: built from the H200 SXM datasheet values (PCI device id, memory, peak "
-    "throughput), not measured on the vendor's machines."
+    "throughput) and made-up network round trips, not measured on the vendor's machines."
 )
 TOKEN_LABEL = "Demo evidence (datasheet values)"
 GPUS = 8
@@ -244,7 +244,7 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
             "bench": _step(_bench(sku), when),
             "loadtest": _step(None, when, reason=not_run),
             "calibrate": _step(None, when, reason=not_run),
-            "netprobe": _step(None, when, reason=not_run),
+            "netprobe": _step(demo_network.netprobe_result(offer), when),
             "authprobe": _step(None, when, reason=not_run),
         },
         "findings": [],

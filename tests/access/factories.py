@@ -42,7 +42,7 @@ def make_matrix_in_place(actor, case, *, reason="", **changes):
 PLAN_FIELDS = {
     "target_latency_ms": Decimal("400"),
     "user_to_gateway_ms": Decimal("8"),
-    "measured_rtt_ms": Decimal("120"),
+    "estimated_rtt_ms": Decimal("120"),
     "rtt_source": "mtr from the office gateway to ap-southeast-1, 2026-01-12",
     "queueing_and_first_token_ms": Decimal("200"),
     "multi_node_training_in_one_cluster": True,

@@ -127,7 +127,7 @@ def test_plan_put_and_get_with_budget(api_as, case):
     body = {
         "target_latency_ms": "400",
         "user_to_gateway_ms": "8",
-        "measured_rtt_ms": "210",
+        "estimated_rtt_ms": "210",
         "rtt_source": "mtr by hand",
         "queueing_and_first_token_ms": "260",
         "links": [{"workload": "online_inference", "link": "encrypted_tunnel"}],
@@ -154,7 +154,7 @@ def test_invalid_plan_input_names_the_field_and_saves_nothing(api_as, tariq, cas
     body = {
         "target_latency_ms": "400",
         "user_to_gateway_ms": "8",
-        "measured_rtt_ms": "120",
+        "estimated_rtt_ms": "120",
         "rtt_source": "mtr",
         "queueing_and_first_token_ms": "200",
         "links": [],

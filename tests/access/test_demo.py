@@ -1,16 +1,24 @@
-"""The demo case's SoD violation was caught and withdrawn; its latency budget is over target."""
+"""The demo case's SoD violation was caught and withdrawn; its network plan holds a measured
+RTT per offer (demo data), the typed RTT only an estimate."""
 
 import pytest
+from django.urls import reverse
 
 from apps.access.selectors import (
     access_matrix_of,
     access_matrix_state,
-    network_plan_budget,
+    estimate_budget,
     network_plan_of,
+    plan_view,
 )
 from apps.cases.demo import seed_demo
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
 
 
 def test_demo_matrix_and_plan():
@@ -19,9 +27,29 @@ def test_demo_matrix_and_plan():
     # The version that granted cluster admin to data engineering stays in the history.
     matrix = access_matrix_of(case)
     assert matrix.history.filter(history_change_reason__startswith="Controls").exists()
-    budget = network_plan_budget(network_plan_of(case))
+    # On the typed estimates alone the RTT takes over half the budget ...
+    budget = estimate_budget(network_plan_of(case))
     assert budget.over_target and budget.rtt_over_half
+    # ... but each offer's RTT is measured (demo data), and they differ.
+    rows = {row.offer.split(" — ")[0]: row for row in plan_view(network_plan_of(case)).offers}
+    assert len(rows) == 3 and all(row.rtt.measured and row.rtt.demo for row in rows.values())
+    assert all(row.rtt.bundle and row.rtt.measured_at for row in rows.values())
+    assert all(row.queueing.estimate for row in rows.values())  # no demo load test
+    assert rows["Aurora Compute Pte. Ltd."].verdict == "within_target"
+    assert rows["Borealis GPU Cloud K.K."].verdict == "over_target"
+    assert rows["Cumulus AI Infrastructure Sdn. Bhd."].verdict == "rtt_over_half"
     assert seed_demo().pk == case.pk  # a second run changes nothing
+
+
+def test_demo_plan_page_shows_a_measured_rtt_per_offer(client, django_user_model):
+    case = seed_demo()
+    client.force_login(django_user_model.objects.get(username="tariq"))
+    page = client.get(reverse("access:plan", kwargs={"pk": case.pk})).content.decode()
+    for row in plan_view(network_plan_of(case)).offers:
+        assert f"{row.rtt.ms:f} ms median" in page
+        assert reverse("evidence:detail", args=[row.rtt.bundle]) in page
+    assert page.count("demo data, not measured on the vendor") == 3
+    assert "210 ms" in page and "estimate" in page  # the typed RTT, labelled
 
 
 def test_packet_chapter_shows_the_matrix_the_plan_and_their_history():
@@ -34,6 +62,8 @@ def test_packet_chapter_shows_the_matrix_the_plan_and_their_history():
     section = packet_section(case)
     html = render_to_string(section.template, {**section.context, "section": section})
     assert "No segregation-of-duties violation" in html
-    assert "478 / 400 ms" in html and "closer to the users" in html
+    # Aurora: 8 + 118.3 measured + 260 estimated; Cumulus's RTT takes over half.
+    assert "386.3 / 400 ms" in html and "closer to the users" in html
+    assert "118.3 ms median" in html and "estimate" in html
     assert any(qs.exists() for qs in section.history_querysets)
     assert packet_section(make_case(case.owner)) is None

@@ -10,14 +10,24 @@ from apps.access.defaults import default_matrix_payload
 from apps.access.rules import (
     AUDIT_ROLE_WRITE,
     CLUSTER_ADMIN_WITH_DATA_WRITE,
+    ESTIMATE,
     GRANT_WITHOUT_JUSTIFICATION,
+    INCOMPLETE,
+    MEASURED,
+    OVER_TARGET,
     ROLE_HOLDS_EVERY_PERMISSION,
+    RTT_OVER_HALF,
+    UNKNOWN,
+    WITHIN_TARGET,
     GrantData,
+    Leg,
     MatrixData,
     PermissionData,
     RoleData,
     latency_budget,
+    leg_of,
     matrix_state,
+    offer_budget,
     review_by_after,
     review_expired,
     sod_violations,
@@ -185,7 +195,7 @@ def test_matrix_state_reports_reviewed_expired_and_violations():
 class Plan:
     target_latency_ms: Decimal | int
     user_to_gateway_ms: Decimal | int | None
-    measured_rtt_ms: Decimal | int | None
+    rtt_ms: Decimal | int | None
     queueing_and_first_token_ms: Decimal | int | None
 
 
@@ -234,11 +244,95 @@ def test_gateway_leg_over_ten_ms_is_flagged():
     assert "at most 10 ms" in budget.advice[0]
 
 
-def test_an_unmeasured_rtt_leaves_the_budget_incomplete():
+def test_a_budget_without_an_rtt_is_incomplete():
     budget = latency_budget(Plan(400, 8, None, 200))
     assert budget.total is None
-    assert budget.missing == ("measured_rtt_ms",)
+    assert budget.missing == ("rtt_ms",)
     assert not budget.over_target and not budget.rtt_over_half
+
+
+# --- Per offer: measured legs, else the plan's estimates -------------------
+
+WHEN = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+
+def probed(ms, p95=None) -> Leg:
+    return Leg(
+        ms=Decimal(ms),
+        kind=MEASURED,
+        p95_ms=None if p95 is None else Decimal(p95),
+        bundle=7,
+        bundle_label="3f2a9c1e2b4d",
+        measured_at=WHEN,
+        target="api.vendor.example:443",
+        samples=130,
+    )
+
+
+@pytest.mark.parametrize(
+    "measured,estimate,kind,ms",
+    [
+        (probed(118), Decimal("210"), MEASURED, Decimal("118")),  # measured wins
+        (None, Decimal("210"), ESTIMATE, Decimal("210")),  # no measurement: the estimate
+        (Leg(ms=None, kind=MEASURED), 210, ESTIMATE, Decimal("210")),  # an empty one too
+        (None, None, UNKNOWN, None),  # neither
+        (probed(0), None, MEASURED, Decimal("0")),  # a measured 0 ms is a value
+    ],
+)
+def test_leg_of(measured, estimate, kind, ms):
+    leg = leg_of(measured, estimate)
+    assert (leg.kind, leg.ms) == (kind, ms)
+    assert leg.measured is (kind == MEASURED) and leg.estimate is (kind == ESTIMATE)
+
+
+@pytest.mark.parametrize(
+    "gateway,rtt,queueing,verdict,total,over_target",
+    [
+        # Measured RTT exactly half the 400 ms budget: not over half.
+        (0, probed(200), probed(200), WITHIN_TARGET, 400, False),
+        # A tenth of a millisecond more: over half, which is the verdict.
+        (0, probed("200.1"), probed(100), RTT_OVER_HALF, Decimal("300.1"), False),
+        # The same boundary on an estimate.
+        (8, leg_of(None, 200), leg_of(None, 192), WITHIN_TARGET, 400, False),
+        (8, leg_of(None, 201), leg_of(None, 100), RTT_OVER_HALF, 309, False),
+        # Over target with a short RTT.
+        (8, probed(118), leg_of(None, 300), OVER_TARGET, 426, True),
+        # No RTT measured and no estimate: incomplete, never within target.
+        (8, leg_of(None, None), probed(100), INCOMPLETE, None, False),
+        # No first-token time at all: incomplete, though the RTT alone is known.
+        (8, probed(150), leg_of(None, None), INCOMPLETE, None, False),
+        # Over half wins over incomplete: the remedy does not depend on the rest.
+        (8, probed(250), leg_of(None, None), RTT_OVER_HALF, None, False),
+    ],
+)
+def test_offer_budget(gateway, rtt, queueing, verdict, total, over_target):
+    row = offer_budget(
+        offer_id=3,
+        offer="Aurora",
+        target_latency_ms=400,
+        user_to_gateway_ms=gateway,
+        rtt=rtt,
+        queueing=queueing,
+    )
+    assert row.verdict == verdict
+    assert row.budget.total == total and row.budget.over_target is over_target
+    assert row.rtt is rtt and row.queueing is queueing
+    assert row.measured is rtt.measured
+
+
+def test_offer_budget_verdict_labels_and_advice():
+    over_half = offer_budget(
+        offer_id=1,
+        offer="Cumulus",
+        target_latency_ms=400,
+        user_to_gateway_ms=8,
+        rtt=probed(231),
+        queueing=leg_of(None, 260),
+    )
+    assert over_half.verdict_label == "RTT over half the budget"
+    assert over_half.budget.over_target
+    assert "57.8 %" in over_half.budget.advice[0]
+    assert "closer to the users" in over_half.budget.advice[0]
 
 
 @dataclass
