@@ -255,6 +255,7 @@ def loadtest_config(args: argparse.Namespace):
         continuous_usage=not args.no_continuous_usage,
         requests_per_stream=args.requests_per_stream,
         min_requests_per_cell=args.min_requests_per_cell,
+        min_requests_per_level=args.min_requests_per_level,
         warmup_requests=args.warmup_requests,
         timeout_s=args.timeout_s,
         seed=args.seed,

@@ -141,7 +141,7 @@ HARNESS_CPU_FLAGS = [
     *("--ladder", "1,2", "--rounds", "2", "--prompt-sets", "short", "--max-tokens", "16"),
     *("--requests-per-stream", "2", "--min-requests-per-cell", "4", "--warmup-requests", "1"),
     *("--quick", "--bench-rounds", "2", "--sustained-s", "0.2", "--skip", "calibrate"),
-    *("--net-count", "3", "--no-alloc-probe"),
+    *("--net-count", "3", "--no-alloc-probe", "--min-requests-per-level", "0"),
 ]
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 NVIDIA_SMI_XML = HARNESS / "tests" / "fixtures" / "nvidia-smi" / "rtx-4090-1x-v12.xml"
