@@ -17,7 +17,7 @@ from diligence_harness.loadtest import (
     run_loadtest,
 )
 from diligence_harness.mockserver import MockConfig, MockServerThread
-from diligence_harness.steps import loadtest_config
+from diligence_harness.steps import _level_sample_findings, loadtest_config
 
 
 def test_the_minimum_is_the_p95_bound_of_the_metric_definitions():
@@ -71,3 +71,26 @@ def test_the_load_test_sends_the_planned_requests_at_each_level():
         sent[cell["concurrency"]] = sent.get(cell["concurrency"], 0) + len(cell["requests"])
     assert sent == {1: 22, 2: 22} == requests_per_level(cfg)
     assert result["workload"]["min_requests_per_level"] == 21
+
+
+def _cell(concurrency: int, ok: int, failed: int = 0) -> dict:
+    good = {"error": None, "t_first_ns": 2, "t_send_ns": 1}
+    bad = {"error": {"kind": "http_500"}, "t_first_ns": None, "t_send_ns": 1}
+    return {"concurrency": concurrency, "requests": [good] * ok + [bad] * failed}
+
+
+@pytest.mark.parametrize(
+    "cells,expected",
+    [
+        ([_cell(1, 65), _cell(1, 65)], []),  # pooled over the level's cells: 130
+        ([_cell(1, 65), _cell(1, 64)], [("c1", "send 1 more")]),
+        ([_cell(2, 120, failed=20)], [("c2", "120 requests with a first token")]),
+        ([_cell(1, 12), _cell(4, 200)], [("c1", "a P95 needs at least 130: send 118 more")]),
+    ],
+)
+def test_a_level_short_of_the_p95_sample_is_a_finding(cells, expected):
+    found = _level_sample_findings(cells)
+    assert [f["id"] for f in found] == ["LT-FEW-SAMPLES"] * len(expected)
+    for finding, (subject, text) in zip(found, expected):
+        assert finding["subject"] == subject and text in finding["message"]
+        assert finding["evidence"]["needed"] == 130
