@@ -321,7 +321,7 @@ def safe_operating_level(levels: Iterable[LadderLevel], slo: Slo) -> int | None:
 
 
 def level_shortfall(concurrency: int, level: LadderLevel | None) -> str:
-    """ "" when the level has a P95; else what it lacks, with how many more requests to send."""
+    """Empty when the level has a P95; else what it lacks, with how many more requests to send."""
     if level is None:
         return f"{concurrency} (not run; a P95 needs at least {P95_MIN_SAMPLES} requests)"
     if level.ttft_samples < P95_MIN_SAMPLES:

@@ -50,7 +50,7 @@ def samples_missing(n: int, pct: int = 95) -> int:
 
 
 def samples_shortfall(n: int, pct: int = 95) -> str:
-    """ "" when ``n`` is enough; else the count, the least sample and how many more to send."""
+    """Empty when ``n`` is enough; else the count, the least sample and how many more to send."""
     missing = samples_missing(n, pct)
     if not missing:
         return ""
