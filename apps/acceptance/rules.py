@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
+from apps.evidence.recompute import P95_MIN_SAMPLES, samples_shortfall
 
 PASSED, FAILED, NOT_MEASURED, IN_PROGRESS = "passed", "failed", "not_measured", "in_progress"
 
@@ -29,8 +30,6 @@ CONNECTIVITY, CORRECTNESS, PERFORMANCE, STABILITY = (
 )
 LAYERS = (CONNECTIVITY, CORRECTNESS, PERFORMANCE, STABILITY)
 REQUIRED_FAULT_KINDS = ("network", "node_killed", "maintenance")
-# harness-anchors §2.3 (MLPerf early stopping): a P95 needs at least 130 samples.
-P95_MIN_SAMPLES = 130
 
 
 @dataclass(frozen=True)
@@ -321,6 +320,17 @@ def safe_operating_level(levels: Iterable[LadderLevel], slo: Slo) -> int | None:
     return safe
 
 
+def level_shortfall(concurrency: int, level: LadderLevel | None) -> str:
+    """Empty when the level has a P95; else what it lacks, with how many more requests to send."""
+    if level is None:
+        return f"{concurrency} (not run; a P95 needs at least {P95_MIN_SAMPLES} requests)"
+    if level.ttft_samples < P95_MIN_SAMPLES:
+        return f"{concurrency} ({samples_shortfall(level.ttft_samples)})"
+    if level.ttft_p95_ms is None:
+        return f"{concurrency} (no time to first token recorded)"
+    return ""
+
+
 def ladder_criterion(
     measurement: PerformanceMeasurement | None, ladder: tuple[int, ...]
 ) -> Criterion:
@@ -329,13 +339,8 @@ def ladder_criterion(
     if measurement is None or not measurement.levels:
         return Criterion("ladder", title, NOT_MEASURED, required=required, reason="no load test")
     by_level = {lvl.concurrency: lvl for lvl in measurement.levels}
-    missing = [
-        str(c)
-        for c in ladder
-        if c not in by_level
-        or by_level[c].ttft_p95_ms is None
-        or by_level[c].ttft_samples < P95_MIN_SAMPLES
-    ]
+    missing = [level_shortfall(c, by_level.get(c)) for c in ladder]
+    missing = [text for text in missing if text]
     if missing:
         return Criterion(
             "ladder",

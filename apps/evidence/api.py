@@ -51,6 +51,9 @@ class EvidenceBundleSerializer(serializers.ModelSerializer):
         serializers.PrimaryKeyRelatedField(read_only=True)
     )
     token_prefix = serializers.CharField(source="token.prefix", read_only=True, default=None)
+    evidence_url = serializers.SerializerMethodField(
+        help_text="The bundle's evidence page, where a person reads its verdict"
+    )
 
     class Meta:
         model = EvidenceBundle
@@ -74,7 +77,17 @@ class EvidenceBundleSerializer(serializers.ModelSerializer):
             "client_summary_disagreements",
             "verification",
             "verdict",
+            "evidence_url",
         ]
+
+    def get_evidence_url(self, bundle) -> str:
+        return evidence_url(bundle.pk, self.context.get("request"))
+
+
+def evidence_url(bundle_id: int, request) -> str:
+    """The bundle's page for people (absolute where the request says where the site is)."""
+    location = reverse("evidence:detail", args=[bundle_id])
+    return request.build_absolute_uri(location) if request is not None else location
 
 
 class EvidenceBundleDetailSerializer(EvidenceBundleSerializer):
@@ -98,6 +111,7 @@ def upload_status(upload: EvidenceUpload, request) -> dict:
         ),
         "bundle": upload.bundle_id,
         "verdict": verification.verdict if verification else None,
+        "evidence_url": evidence_url(upload.bundle_id, request) if upload.bundle_id else None,
         "detail": upload.refusal,
         "field": upload.refusal_field,
         "http_status": upload.refusal_status,
@@ -117,6 +131,9 @@ UPLOAD_STATUS = inline_serializer(
         "finished_at": serializers.DateTimeField(allow_null=True),
         "bundle": serializers.IntegerField(allow_null=True),
         "verdict": serializers.CharField(allow_null=True),
+        "evidence_url": serializers.URLField(
+            allow_null=True, help_text="The verified bundle's evidence page"
+        ),
         "detail": serializers.CharField(help_text="Why it was refused or failed"),
         "field": serializers.CharField(help_text="The part of the bundle refused"),
         "http_status": serializers.IntegerField(
@@ -185,7 +202,7 @@ class EvidenceUploadView(APIView):
                 pk=receipt.bundle.pk
             )
             return Response(
-                EvidenceBundleSerializer(bundle).data,
+                EvidenceBundleSerializer(bundle, context={"request": request}).data,
                 status=status.HTTP_201_CREATED if receipt.created else status.HTTP_200_OK,
             )
         if upload.finished:  # read in this process, and refused (or failed)

@@ -20,6 +20,23 @@ class HarnessTokenForm(forms.Form):
         initial=lambda: settings.EVIDENCE_TOKEN_TTL_HOURS,
     )
     label = forms.CharField(label=_("Label"), max_length=200, required=False)
+    # Only to fill in the command shown with the token; neither is stored.
+    endpoint = forms.URLField(
+        label=_("Endpoint to test"),
+        required=False,
+        assume_scheme="https",
+        max_length=500,
+        help_text=_(
+            "The vendor's OpenAI-compatible base URL, e.g. https://host:8000/v1; blank leaves a "
+            "placeholder in the command."
+        ),
+    )
+    model = forms.CharField(
+        label=_("Model name"),
+        required=False,
+        max_length=200,
+        help_text=_("The model name the endpoint serves; blank leaves a placeholder."),
+    )
 
     def __init__(self, *args, offers, **kwargs):
         super().__init__(*args, **kwargs)

@@ -14,6 +14,9 @@ METRIC_DEFINITIONS_VERSION = "diligence-metrics/1"
 PERCENTILES = (50, 90, 95, 99)
 # harness-anchors §2.3: MLPerf early stopping, the least n for a defensible percentile.
 MIN_SAMPLES = {50: 11, 90: 64, 95: 130, 99: 662}
+# The one least sample the service rules and the acceptance's performance layer both use:
+# a level with fewer requests has no P95 to judge and is "not measured", never passed or failed.
+P95_MIN_SAMPLES = MIN_SAMPLES[95]
 # Floats recomputed in a different order differ in the last bits, nothing more.
 REL_TOLERANCE = 1e-6
 ABS_TOLERANCE = 1e-6
@@ -39,6 +42,20 @@ def describe(values) -> dict:
         result[f"p{pct}"] = percentile(ordered, pct)
     result["insufficient"] = [f"p{p}" for p in PERCENTILES if n < MIN_SAMPLES[p]]
     return result
+
+
+def samples_missing(n: int, pct: int = 95) -> int:
+    """How many more requests a level of ``n`` needs before its percentile can be stated."""
+    return max(MIN_SAMPLES[pct] - n, 0)
+
+
+def samples_shortfall(n: int, pct: int = 95) -> str:
+    """Empty when ``n`` is enough; else the count, the least sample and how many more to send."""
+    missing = samples_missing(n, pct)
+    if not missing:
+        return ""
+    noun = "request" if n == 1 else "requests"
+    return f"{n} {noun}; a P{pct} needs at least {MIN_SAMPLES[pct]}: send {missing} more"
 
 
 def spread(values: list[float]) -> dict:

@@ -1,7 +1,5 @@
 """Browser pages: a case's evidence and comparison, one bundle, raw download, harness tokens."""
 
-import shlex
-
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
@@ -15,7 +13,7 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
-from apps.evidence import inventory, services, zipapp
+from apps.evidence import harness_command, inventory, services, zipapp
 from apps.evidence.charts import load_charts
 from apps.evidence.forms import HarnessTokenForm, RevokeForm
 from apps.evidence.models import HarnessToken
@@ -102,28 +100,23 @@ def harness_zipapp(request):
     return response
 
 
-def command_line(request, *, case, token: str, nonce: str) -> str:
-    upload = request.build_absolute_uri(reverse("evidence-upload"))
-    parts = [
-        "python3",
-        "diligence-harness.pyz",
-        "run",
-        "--case",
-        str(case.pk),
-        "--endpoint",
-        "<OPENAI_COMPATIBLE_URL>",
-        "--model",
-        "<MODEL_NAME>",
-        "--upload",
-        upload,
-        "--token",
-        token,
-        "--nonce",
-        nonce,
-        "--out",
-        "bundle.json",
-    ]
-    return " ".join(p if p.startswith("<") else shlex.quote(p) for p in parts)
+def harness_commands(request, *, case, issued, form) -> dict:
+    """The whole run with the case's settings, and the reference recording before it."""
+    data = form.cleaned_data
+    settings = harness_command.run_settings(
+        case=case,
+        offer=issued.record.offer,
+        upload_url=request.build_absolute_uri(reverse("evidence-upload")),
+        token=issued.token,
+        nonce=issued.record.nonce,
+        endpoint=data.get("endpoint") or "",
+        model=(data.get("model") or "").strip(),
+    )
+    return {
+        "command": harness_command.run_command(settings),
+        "reference_command": harness_command.reference_command(settings),
+        "run_settings": settings,
+    }
 
 
 @role_required("evidence.view_harnesstoken")
@@ -131,7 +124,7 @@ def harness_tokens(request, pk: int):
     case = case_get_for(request.user, pk)
     offers = case.offers.select_related("vendor")
     form = HarnessTokenForm(request.POST or None, offers=offers)
-    issued = None
+    issued, commands = None, {}
     if request.method == "POST":
         if not request.user.has_perm("evidence.add_harnesstoken"):
             raise PermissionDenied
@@ -147,6 +140,7 @@ def harness_tokens(request, pk: int):
             except ValidationError as error:
                 apply_service_errors(form, error)
             else:
+                commands = harness_commands(request, case=case, issued=issued, form=form)
                 form = HarnessTokenForm(offers=offers)
     context = {
         "case": case,
@@ -156,10 +150,7 @@ def harness_tokens(request, pk: int):
         "revoke_form": RevokeForm(),
         "zipapp_url": request.build_absolute_uri(reverse("evidence:zipapp")),
     }
-    if issued:
-        context["command"] = command_line(
-            request, case=case, token=issued.token, nonce=issued.record.nonce
-        )
+    context.update(commands)
     response = render(request, "evidence/harness_tokens.html", context)
     if issued:
         response["Cache-Control"] = "no-store"  # the token is shown once; never cache it

@@ -5,7 +5,7 @@ import json
 import sys
 
 from diligence_harness import __version__
-from diligence_harness.loadtest import DEFAULT_LADDER
+from diligence_harness.loadtest import DEFAULT_LADDER, P95_MIN_SAMPLES
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -43,6 +43,14 @@ def _add_loadtest_args(parser: argparse.ArgumentParser, required: bool) -> None:
     parser.add_argument("--no-continuous-usage", action="store_true")
     parser.add_argument("--requests-per-stream", type=int, default=4)
     parser.add_argument("--min-requests-per-cell", type=int, default=8)
+    parser.add_argument(
+        "--min-requests-per-level",
+        type=int,
+        default=P95_MIN_SAMPLES,
+        help=f"requests per concurrency level, all rounds and prompt sets together (default "
+        f"{P95_MIN_SAMPLES}: the least sample the server states a P95 from; below it the level "
+        "is not measured)",
+    )
     parser.add_argument("--warmup-requests", type=int, default=2)
     parser.add_argument("--timeout-s", type=float, default=300.0)
     parser.add_argument("--slo-ttft-ms", type=float)

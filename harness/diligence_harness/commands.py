@@ -11,7 +11,7 @@ from diligence_harness.clock import utc_now
 from diligence_harness.mockserver import MockConfig, serve_forever
 from diligence_harness.steps import OPTIONAL_STEPS, STEPS, Evidence, run_step
 from diligence_harness.torchprobe import ALLOC_PROBE_SEED
-from diligence_harness.upload import upload_bundle
+from diligence_harness.upload import upload_bundle, verdict_lines
 
 EXIT_SCHEMA_INVALID = 3
 EXIT_UPLOAD_FAILED = 4
@@ -68,7 +68,15 @@ def _finish(args, argv, steps: dict, evidence: Evidence, started: str) -> int:
         if result["outcome"] != "uploaded":
             code = EXIT_UPLOAD_FAILED
     print_json(receipt)
+    if getattr(args, "upload", None):
+        _say_verdict(result, getattr(args, "upload_wait_s", 600.0))
     return code
+
+
+def _say_verdict(result: dict, wait_s: float) -> None:
+    """The verdict and the evidence page (or the status URL) for the person at the console."""
+    for line in verdict_lines(result, wait_s):
+        print(f"[diligence-harness] {line}", file=sys.stderr, flush=True)
 
 
 def command_run(args: argparse.Namespace, argv: list[str]) -> int:
@@ -206,6 +214,7 @@ def command_upload(args: argparse.Namespace, argv: list[str]) -> int:
         args.upload, data, args.token, attempts=args.upload_attempts, wait_s=args.upload_wait_s
     )
     print_json({k: v for k, v in result.items() if k != "response_body"})
+    _say_verdict(result, args.upload_wait_s)
     return 0 if result["outcome"] == "uploaded" else EXIT_UPLOAD_FAILED
 
 

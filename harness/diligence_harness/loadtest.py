@@ -43,6 +43,11 @@ except ImportError:  # not on Linux/macOS: CPU accounting is then not recorded
 
 API_PATHS = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
 DEFAULT_LADDER = (1, 2, 4, 8, 16, 32)
+# The server judges each concurrency level by its P95 time to first token, pooled over every
+# round, prompt set and API of that level, and only when the level has at least this many
+# requests (MLPerf's early-stopping bound for a P95); with fewer the level is "not measured".
+# By default every level sends at least this many, spread evenly over its cells.
+P95_MIN_SAMPLES = metrics.MIN_SAMPLES_FOR_PERCENTILE[95]
 
 
 @dataclass
@@ -59,6 +64,7 @@ class LoadtestConfig:
     continuous_usage: bool = True
     requests_per_stream: int = 4
     min_requests_per_cell: int = 8
+    min_requests_per_level: int = P95_MIN_SAMPLES
     warmup_requests: int = 2
     timeout_s: float = 300.0
     seed: int = 1234
@@ -66,6 +72,23 @@ class LoadtestConfig:
     api_key: str | None = None  # a secret: used for requests, never recorded
     busy_poll: bool = False  # see eventloop.py: lower timing error, one core fully used
     extras_accepted: bool = True  # set by the preflight: did the server take the extras?
+
+
+def cells_per_level(cfg: LoadtestConfig) -> int:
+    """The cells one concurrency level is measured in: every round, API and prompt set."""
+    return cfg.rounds * len(cfg.apis) * len(cfg.prompt_sets)
+
+
+def requests_per_cell(cfg: LoadtestConfig, concurrency: int) -> int:
+    """Enough for every stream to send several, and for the level to reach its P95 sample."""
+    cells = max(cells_per_level(cfg), 1)
+    for_level = -(-cfg.min_requests_per_level // cells)  # ceiling division
+    return max(cfg.min_requests_per_cell, concurrency * cfg.requests_per_stream, for_level)
+
+
+def requests_per_level(cfg: LoadtestConfig) -> dict[int, int]:
+    """How many requests each concurrency level of the ladder sends, all its cells together."""
+    return {c: requests_per_cell(cfg, c) * cells_per_level(cfg) for c in cfg.ladder}
 
 
 @dataclass
@@ -331,7 +354,7 @@ async def _warmup(cfg: LoadtestConfig, endpoint: Endpoint, prompt_sets: dict, ru
 
 
 async def _measure_cell(cfg, endpoint, api, set_name, prompt_list, round_no, concurrency, run_tag):
-    count = max(cfg.min_requests_per_cell, concurrency * cfg.requests_per_stream)
+    count = requests_per_cell(cfg, concurrency)
     prefix = f"{run_tag}-{api}-r{round_no}-c{concurrency}-{set_name}"
     jobs = prepare(cfg, endpoint, api, prompt_list, [f"{prefix}-{i}" for i in range(count)])
     results, client = await run_cell(endpoint, jobs, concurrency, cfg.timeout_s)
@@ -358,6 +381,7 @@ def _workload_description(cfg: LoadtestConfig, prompt_sets: dict) -> dict:
         "request_body_template": sample_body,
         "requests_per_stream": cfg.requests_per_stream,
         "min_requests_per_cell": cfg.min_requests_per_cell,
+        "min_requests_per_level": cfg.min_requests_per_level,
         "timeout_s": cfg.timeout_s,
         "stream": True,
         "busy_poll": cfg.busy_poll,

@@ -255,6 +255,7 @@ def loadtest_config(args: argparse.Namespace):
         continuous_usage=not args.no_continuous_usage,
         requests_per_stream=args.requests_per_stream,
         min_requests_per_cell=args.min_requests_per_cell,
+        min_requests_per_level=args.min_requests_per_level,
         warmup_requests=args.warmup_requests,
         timeout_s=args.timeout_s,
         seed=args.seed,
@@ -295,6 +296,7 @@ def loadtest_findings(result: dict, max_tokens: int) -> list[dict]:
         )
     for cell in result["cells"]:
         found += _cell_findings(cell, max_tokens, result["preflight"])
+    found += _level_sample_findings(result["cells"])
     for group in result["across_rounds"]:
         cv = group["metrics"]["output_tok_s"].get("cv")
         if cv is not None and cv > 0.10 and len(group["rounds"]) > 1:
@@ -309,6 +311,33 @@ def loadtest_findings(result: dict, max_tokens: int) -> list[dict]:
                 )
             )
     return found
+
+
+def _level_sample_findings(cells: list[dict]) -> list[dict]:
+    """Levels the server cannot state a P95 for: too few requests with a first token."""
+    from diligence_harness.loadtest import P95_MIN_SAMPLES
+
+    samples: dict[int, int] = {}
+    for cell in cells:
+        timed = sum(
+            1
+            for r in cell["requests"]
+            if r["error"] is None and r["t_first_ns"] is not None and r["t_send_ns"] is not None
+        )
+        samples[cell["concurrency"]] = samples.get(cell["concurrency"], 0) + timed
+    return [
+        _lt_finding(
+            "LT-FEW-SAMPLES",
+            "warn",
+            f"c{concurrency}",
+            f"{n} requests with a first token at this level; a P95 needs at least "
+            f"{P95_MIN_SAMPLES}: send {P95_MIN_SAMPLES - n} more (the level is not measured)",
+            samples=n,
+            needed=P95_MIN_SAMPLES,
+        )
+        for concurrency, n in sorted(samples.items())
+        if n < P95_MIN_SAMPLES
+    ]
 
 
 def _cell_findings(cell: dict, max_tokens: int, preflight: dict) -> list[dict]:

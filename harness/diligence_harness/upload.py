@@ -10,6 +10,9 @@ the bytes are stored; the upload then polls it until the bundle is verified
 (outcome "uploaded") or refused ("rejected"). A server that failed to read it
 is sent the same bytes again, as after a 5xx. If no answer comes within
 ``wait_s`` the outcome is "pending", with the status URL to look at later.
+
+``verdict_lines`` says in a few plain lines what came of it: the verdict and the
+evidence page where the bundle was verified, else the status URL to look at.
 """
 
 import hashlib
@@ -59,8 +62,9 @@ def upload_bundle(
                 body = response.read(2000).decode("utf-8", errors="replace")
                 history.append({"attempt": attempt, "status": response.status})
                 location = response.headers.get("Location")
-            if response.status != 202:
-                return _receipt("uploaded", response.status, history, digest, body)
+            if response.status != 202:  # verified before the answer: the body is the bundle
+                stored = _stored_bundle(body)
+                return _receipt("uploaded", response.status, history, digest, body, stored)
             status_url = _status_url(body, location)
             if status_url is None:
                 return _receipt("pending", 202, history, digest, body)
@@ -93,6 +97,22 @@ def upload_bundle(
             delay = base_delay_s * 2 ** (attempt - 1) * (0.5 + random.random() / 2)
             sleep(max(delay, retry_after or 0.0))
     return _receipt("failed", history[-1].get("status"), history, digest, None, status)
+
+
+def _stored_bundle(body: str) -> dict | None:
+    """The verdict and evidence page of a bundle the server verified before answering."""
+    try:
+        bundle = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(bundle, dict) or bundle.get("id") is None:
+        return None
+    return {
+        "state": "verified",
+        "bundle": bundle["id"],
+        "verdict": bundle.get("verdict"),
+        "evidence_url": bundle.get("evidence_url"),
+    }
 
 
 def _status_url(body: str, location: str | None) -> str | None:
@@ -147,7 +167,53 @@ def _receipt(
     if upload:
         receipt["upload"] = {
             k: upload.get(k)
-            for k in ("state", "status_url", "bundle", "verdict", "detail", "field", "poll_error")
+            for k in (
+                "state",
+                "status_url",
+                "bundle",
+                "verdict",
+                "evidence_url",
+                "detail",
+                "field",
+                "poll_error",
+            )
             if upload.get(k) not in (None, "")
         }
     return receipt
+
+
+def verdict_lines(receipt: dict, wait_s: float) -> list[str]:
+    """What a person reads at the end of a run: the verdict and where to see it."""
+    upload = receipt.get("upload") or {}
+    outcome = receipt["outcome"]
+    if outcome == "uploaded":
+        lines = [f"verdict: {upload.get('verdict') or 'not given'}"]
+        if upload.get("evidence_url"):
+            lines.append(f"evidence page: {upload['evidence_url']}")
+        elif upload.get("status_url"):
+            lines.append(f"upload status: {upload['status_url']}")
+        return lines
+    if outcome == "pending":
+        if upload.get("poll_error"):
+            waited = f"the server would not say how it stands ({upload['poll_error']})"
+        else:
+            waited = f"no verdict within {wait_s:g} s"
+        if upload.get("status_url"):
+            return [f"{waited}; the upload's status: {upload['status_url']}"]
+        return [f"{waited}; the case's evidence page will show the upload"]
+    if outcome == "rejected":
+        reason = upload.get("detail") or _detail(receipt.get("response_body"))
+        return [
+            f"upload refused (HTTP {receipt.get('http_status')}): {reason or 'no reason given'}"
+        ]
+    return [
+        f"upload failed after {len(receipt.get('attempts') or [])} attempts; the bundle is kept"
+    ]
+
+
+def _detail(body: str | None) -> str | None:
+    try:
+        detail = json.loads(body or "").get("detail")
+    except (ValueError, AttributeError):
+        return None
+    return str(detail) if detail else None

@@ -4,10 +4,14 @@ import base64
 import hashlib
 import http.server
 import json
+import os
+import subprocess
+import sys
 import threading
 
 import jsonschema
 import pytest
+from conftest import HARNESS_ROOT
 from diligence_harness import schema
 from diligence_harness.bundle import (
     assemble,
@@ -15,7 +19,7 @@ from diligence_harness.bundle import (
     redact_argv,
     serialise,
 )
-from diligence_harness.upload import upload_bundle
+from diligence_harness.upload import upload_bundle, verdict_lines
 
 TOKEN = "upl-0123456789abcdef"
 API_KEY = "sk-live-abcdefghijklmnop"
@@ -275,3 +279,113 @@ def test_a_token_that_expires_while_waiting_leaves_the_upload_pending_with_the_r
     assert receipt["upload"]["state"] == "unknown"
     assert receipt["upload"]["poll_error"] == "HTTP 403: " + expired["detail"]
     assert receipt["upload"]["status_url"].endswith("/api/v1/evidence/uploads/7/")
+
+
+VERIFIED = {
+    "state": "verified",
+    "bundle": 12,
+    "verdict": "failed",
+    "evidence_url": "http://app.example/evidence/12/",
+}
+
+
+def _upload_command(url: str, bundle_path, *extra: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=HARNESS_ROOT)
+    command = [sys.executable, "-m", "diligence_harness", "upload", str(bundle_path)]
+    command += ["--upload", url, "--token", TOKEN, *extra]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_after_a_202_the_upload_command_prints_the_verdict_and_the_evidence_page(
+    upload_server, tmp_path
+):
+    _server, url = upload_server
+    bundle_path = tmp_path / "bundle.json"
+    bundle_path.write_bytes(b'{"a": 1}')
+    _Scripted.script = [ACCEPTED]
+    _Scripted.polls = [(200, {"state": "received"}), (200, VERIFIED)]
+    done = _upload_command(url, bundle_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-2:] == [
+        "[diligence-harness] verdict: failed",
+        "[diligence-harness] evidence page: http://app.example/evidence/12/",
+    ]
+    assert json.loads(done.stdout)["upload"]["evidence_url"] == VERIFIED["evidence_url"]
+
+
+def test_when_the_wait_runs_out_the_upload_command_prints_the_status_url(upload_server, tmp_path):
+    _server, url = upload_server
+    bundle_path = tmp_path / "bundle.json"
+    bundle_path.write_bytes(b'{"a": 1}')
+    _Scripted.script = [ACCEPTED]
+    _Scripted.polls = [(200, {"state": "received"})] * 20
+    done = _upload_command(url, bundle_path, "--upload-wait-s", "0.3")
+    assert done.returncode == 4
+    status_url = url.split("/api/")[0] + "/api/v1/evidence/uploads/7/"
+    assert done.stderr.splitlines()[-1] == (
+        f"[diligence-harness] no verdict within 0.3 s; the upload's status: {status_url}"
+    )
+
+
+@pytest.mark.parametrize(
+    "receipt,lines",
+    [
+        (
+            {"outcome": "uploaded", "upload": VERIFIED},
+            ["verdict: failed", "evidence page: http://app.example/evidence/12/"],
+        ),
+        (
+            # A server that answers 201 at once: the body is the bundle.
+            {"outcome": "uploaded", "upload": {"state": "verified", "verdict": "verified"}},
+            ["verdict: verified"],
+        ),
+        (
+            {"outcome": "pending", "upload": {"state": "received", "status_url": "http://s/u/7/"}},
+            ["no verdict within 600 s; the upload's status: http://s/u/7/"],
+        ),
+        (
+            {
+                "outcome": "pending",
+                "upload": {
+                    "state": "unknown",
+                    "status_url": "http://s/u/7/",
+                    "poll_error": "HTTP 403",
+                },
+            },
+            [
+                "the server would not say how it stands (HTTP 403); the upload's status: http://s/u/7/"
+            ],
+        ),
+        (
+            {"outcome": "pending", "http_status": 202, "attempts": [{}]},
+            ["no verdict within 600 s; the case's evidence page will show the upload"],
+        ),
+        (
+            {"outcome": "rejected", "http_status": 400, "response_body": '{"detail": "Bad nonce"}'},
+            ["upload refused (HTTP 400): Bad nonce"],
+        ),
+        (
+            {"outcome": "rejected", "http_status": 202, "upload": {"detail": "Not the schema"}},
+            ["upload refused (HTTP 202): Not the schema"],
+        ),
+        (
+            {"outcome": "failed", "attempts": [{}, {}, {}]},
+            ["upload failed after 3 attempts; the bundle is kept"],
+        ),
+    ],
+)
+def test_verdict_lines(receipt, lines):
+    assert verdict_lines(receipt, 600.0) == lines
+
+
+def test_a_201_answer_keeps_the_bundles_verdict_and_page(upload_server):
+    _server, url = upload_server
+    answer = {"id": 5, "verdict": "verified", "evidence_url": "http://app.example/evidence/5/"}
+    _Scripted.script = [(201, {}, json.dumps(answer).encode())]
+    receipt = upload_bundle(url, b"{}", TOKEN, sleep=lambda s: None)
+    assert receipt["upload"] == {
+        "state": "verified",
+        "bundle": 5,
+        "verdict": "verified",
+        "evidence_url": "http://app.example/evidence/5/",
+    }

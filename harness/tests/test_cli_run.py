@@ -49,6 +49,7 @@ def run_bundle(tmp_path_factory):
             "--upload", f"http://127.0.0.1:{receiver.server_address[1]}/evidence",
             "--token", UPLOAD_TOKEN, "--ladder", "1,2", "--rounds", "2", "--prompt-sets", "short",
             "--max-tokens", "6", "--requests-per-stream", "2", "--min-requests-per-cell", "2",
+            "--min-requests-per-level", "0",
             "--warmup-requests", "1", "--calibrate-ladder", "1", "--calibrate-requests-per-stream",
             "1", "--net-count", "3", "--rate-limit-rps", "5",
         )  # fmt: skip

@@ -62,6 +62,7 @@ def test_zipapp_runs_on_a_bare_python(tmp_path):
         run = subprocess.run(
             [*bare, "run", "--endpoint", mock.url, "--model", "m", "--ladder", "1", "--rounds", "1",
              "--prompt-sets", "short", "--max-tokens", "4", "--min-requests-per-cell", "2",
+             "--min-requests-per-level", "0",
              "--requests-per-stream", "1", "--warmup-requests", "0", "--skip", "bench,netprobe",
              "--calibrate-ladder", "1", "--calibrate-requests-per-stream", "1", "--out", str(out)],
             capture_output=True, text=True, env=_bare_env(), timeout=120,

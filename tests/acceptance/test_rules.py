@@ -157,9 +157,41 @@ def test_ladder_must_be_measured_in_full():
     partial = ladder(level(1), level(4), level(8))
     criterion = rules.ladder_criterion(partial, (1, 4, 8, 16, 32))
     assert criterion.status == NOT_MEASURED
-    assert "16, 32" in criterion.reason
+    assert "16 (not run; a P95 needs at least 130 requests), 32 (not run" in criterion.reason
     full = ladder(*(level(c) for c in (1, 4, 8, 16, 32)))
     assert rules.ladder_criterion(full, (1, 4, 8, 16, 32)).status == PASSED
+
+
+@pytest.mark.parametrize(
+    "samples,status,reason",
+    [
+        # Too few for a P95: not measured, never passed or failed, with what is missing.
+        (0, NOT_MEASURED, "1 (0 requests; a P95 needs at least 130: send 130 more)"),
+        (1, NOT_MEASURED, "1 (1 request; a P95 needs at least 130: send 129 more)"),
+        (12, NOT_MEASURED, "1 (12 requests; a P95 needs at least 130: send 118 more)"),
+        (129, NOT_MEASURED, "1 (129 requests; a P95 needs at least 130: send 1 more)"),
+        (130, PASSED, ""),
+        (400, PASSED, ""),
+    ],
+)
+def test_a_level_below_the_p95_minimum_is_not_measured_and_says_how_many_more(
+    samples, status, reason
+):
+    criterion = rules.ladder_criterion(ladder(level(1, n=samples)), (1,))
+    assert criterion.status == status
+    assert criterion.reason == (
+        f"levels not measured with enough samples: {reason}" if reason else ""
+    )
+
+
+@pytest.mark.parametrize(
+    "samples,p95,holds",
+    [(129, 100.0, None), (129, 9000.0, None), (130, 100.0, True), (130, 9000.0, False)],
+)
+def test_a_p95_from_too_few_samples_neither_passes_nor_fails(samples, p95, holds):
+    assert rules.level_holds(level(1, n=samples, p95=p95), SLO) is holds
+    state = rules.safe_level_criterion(ladder(level(1, n=samples, p95=p95)), SLO, None)
+    assert state.status == {None: NOT_MEASURED, True: PASSED, False: FAILED}[holds]
 
 
 def test_performance_layer_is_in_progress_without_memory_samples():

@@ -141,7 +141,7 @@ HARNESS_CPU_FLAGS = [
     *("--ladder", "1,2", "--rounds", "2", "--prompt-sets", "short", "--max-tokens", "16"),
     *("--requests-per-stream", "2", "--min-requests-per-cell", "4", "--warmup-requests", "1"),
     *("--quick", "--bench-rounds", "2", "--sustained-s", "0.2", "--skip", "calibrate"),
-    *("--net-count", "3", "--no-alloc-probe"),
+    *("--net-count", "3", "--no-alloc-probe", "--min-requests-per-level", "0"),
 ]
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 NVIDIA_SMI_XML = HARNESS / "tests" / "fixtures" / "nvidia-smi" / "rtx-4090-1x-v12.xml"
@@ -308,7 +308,8 @@ def harness_uploads_evidence(page, case_url, sign_in, screenshot, downloads, tmp
     expect(page.locator("h2")).to_contain_text(["New token — copy it now"])
     token = page.locator("dt:has-text('Token') + dd code").inner_text()
     nonce = page.locator("dt:has-text('Run nonce') + dd code").inner_text()
-    command = shlex.split(page.locator("pre code").inner_text())
+    command = shlex.split(page.locator("#run-command").inner_text())
+    reference = shlex.split(page.locator("#reference-command").inner_text())
     # The whole command is readable without scrolling the page sideways.
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     screenshot("harness-token")
@@ -321,15 +322,28 @@ def harness_uploads_evidence(page, case_url, sign_in, screenshot, downloads, tmp
     # this machine, the vendor's endpoint is the harness's own loopback mock, and a real
     # nvidia-smi capture stands in for the GPUs (no person would do this part).
     with mock_server(harness) as endpoint:
+        placeholders = {
+            "<OPENAI_COMPATIBLE_URL>": endpoint,
+            "<YOUR_BASELINE_URL>": endpoint,
+            "<MODEL_NAME>": "mock",
+        }
+        # The reference answers first, recorded on a baseline (the same mock here).
+        reference[:2] = [sys.executable, str(harness)]
+        reference = [placeholders.get(part, part) for part in reference]
+        recorded = subprocess.run(
+            reference, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert recorded.returncode == 0, recorded.stderr[-2000:]
         command[:2] = [sys.executable, str(harness)]
-        placeholders = {"<OPENAI_COMPATIBLE_URL>": endpoint, "<MODEL_NAME>": "mock"}
         command = [placeholders.get(part, part) for part in command]
         command[command.index("--out") + 1] = str(tmp_path / "bundle.json")
         command += [*HARNESS_CPU_FLAGS, "--nvidia-smi-xml", str(NVIDIA_SMI_XML)]
+        command += ["--soak-duration", "2s", "--soak-interval", "0.5s"]  # not the plan's
         assert ["--token", token] == command[command.index("--token") :][:2]
         assert ["--nonce", nonce] == command[command.index("--nonce") :][:2]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=180)
+        result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "[diligence-harness] evidence page: " in result.stderr
 
     page.goto(case_url)
     evidence = page.locator("section.panel", has_text="evidence bundle")

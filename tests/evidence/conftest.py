@@ -51,6 +51,7 @@ def run_harness(endpoint: str, out: Path, *extra: str, xml: str = "rtx-4090-1x-v
     command += ["--endpoint", endpoint, "--model", "mock", "--ladder", "1,2", "--rounds", "2"]
     command += ["--prompt-sets", "short", "--max-tokens", "16", "--requests-per-stream", "2"]
     command += ["--min-requests-per-cell", "4", "--warmup-requests", "1", "--quick"]
+    command += ["--min-requests-per-level", "0"]  # small on purpose: levels stay unmeasured
     command += ["--bench-rounds", "2", "--sustained-s", "0.2", "--skip", "calibrate"]
     command += ["--net-count", "3", "--no-alloc-probe", "--nvidia-smi-xml", str(FIXTURES / xml)]
     command += ["--out", str(out), *extra]

@@ -1,6 +1,8 @@
 """Every evidence page and endpoint for every role; pages, downloads, tokens, query counts."""
 
 import hashlib
+import html
+import shlex
 
 import pytest
 from django.urls import reverse
@@ -141,6 +143,92 @@ def test_tokens_page_issues_once_with_the_command_line(browser_as, world):
     assert "/harness/diligence-harness.pyz" in body
     again = browser_as("tariq").get(reverse("evidence:tokens", args=[world["case"].pk]))
     assert "python3 diligence-harness.pyz run" not in again.content.decode()
+
+
+def _command(body: str, element_id: str) -> list[str]:
+    start = body.index(f'<code id="{element_id}">') + len(f'<code id="{element_id}">')
+    return shlex.split(html.unescape(body[start : body.index("</code>", start)]))
+
+
+def test_the_token_page_gives_one_command_that_runs_everything_the_acceptance_needs(
+    browser_as, people, tariq
+):
+    from diligence_harness.cli import build_parser
+    from diligence_harness.steps import OPTIONAL_STEPS, STEPS
+
+    from apps.core.services import tracked_update
+    from tests.acceptance.factories import approved_offer, make_plan
+
+    case, offer = approved_offer(people)
+    case = tracked_update(case, actor=tariq, reason="Tighter SLO", fields={"slo_p95_ttft_ms": 1200})
+    make_plan(tariq, offer, ladder="1,4,16", soak_minutes=45)
+    response = browser_as("tariq").post(
+        reverse("evidence:tokens", args=[case.pk]),
+        {
+            "offer": offer.pk,
+            "ttl_hours": 24,
+            "label": "full run",
+            "endpoint": "https://gpu.vendor.example:8000/v1",
+            "model": "Qwen/Qwen2.5-72B-Instruct",
+        },
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    record = HarnessToken.objects.get(label="full run")
+    command = _command(body, "run-command")
+    assert command[:3] == ["python3", "diligence-harness.pyz", "run"]
+    # The harness itself reads the command: every option is one it knows.
+    args = build_parser().parse_args(command[2:])
+    assert args.case == str(case.pk)
+    assert args.endpoint == "https://gpu.vendor.example:8000/v1"
+    assert args.model == "Qwen/Qwen2.5-72B-Instruct"
+    assert args.ladder == (1, 4, 16)  # the offer's acceptance ladder
+    assert args.slo_ttft_ms == 1200  # the case's P95 time-to-first-token SLO
+    assert args.soak_duration == "45m"  # the plan's restart-free soak
+    assert args.reference == "reference.json"
+    assert args.upload == "http://testserver/api/v1/evidence/"
+    assert (
+        args.token.startswith("dlh_")
+        and record.token_hash == hashlib.sha256(args.token.encode()).hexdigest()
+    )
+    assert args.nonce == record.nonce and args.out == "bundle.json"
+    assert args.min_requests_per_level == 130 and args.skip == ()
+    # Every step runs: the optional ones (soak, correctness) are asked for, none is skipped.
+    assert all(getattr(args, option) for option in OPTIONAL_STEPS.values())
+    assert {"inventory", "environment", "bench", "loadtest", "netprobe", "authprobe"} <= set(STEPS)
+    reference = _command(body, "reference-command")
+    assert reference[2:3] == ["correctness"] and reference[-2:] == [
+        "--record-reference",
+        "reference.json",
+    ]
+    assert str(offer.vendor) in body
+
+
+def test_without_a_plan_or_endpoint_the_command_has_defaults_and_placeholders(browser_as, tariq):
+    case = make_case(tariq)
+    offer = make_offer(tariq, case, spec=FULL_SPEC)
+    response = browser_as("tariq").post(
+        reverse("evidence:tokens", args=[case.pk]), {"offer": offer.pk, "ttl_hours": 2}
+    )
+    command = _command(response.content.decode(), "run-command")
+    options = dict(zip(command[3::2], command[4::2]))
+    assert options["--endpoint"] == "<OPENAI_COMPATIBLE_URL>"
+    assert options["--model"] == "<MODEL_NAME>"
+    assert options["--ladder"] == "1,4,8,16,32" and options["--soak-duration"] == "30m"
+    assert options["--slo-ttft-ms"] == str(case.slo_p95_ttft_ms)
+
+
+def test_the_token_page_in_chinese_explains_the_command(browser_as, tariq):
+    case = make_case(tariq)
+    offer = make_offer(tariq, case, spec=FULL_SPEC)
+    response = browser_as("tariq").post(
+        reverse("evidence:tokens", args=[case.pk]),
+        {"offer": offer.pk, "ttl_hours": 2},
+        HTTP_ACCEPT_LANGUAGE="zh-hans",
+    )
+    body = response.content.decode()
+    assert "用一条命令运行验收所需的全部内容" in body and "1, 4, 8, 16, 32" in body
+    assert "30 分钟无重启连续运行" in body and "请替换尖括号中的占位符" in body
 
 
 def test_tokens_page_refuses_bad_input_and_saves_nothing(browser_as, world):

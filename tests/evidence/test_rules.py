@@ -291,9 +291,54 @@ def test_service_levels_only_graded_with_enough_samples():
     assert checks["service.ttft_p95.c1"].status == "pass"
     assert checks["service.ttft_p95.c16"].status == "fail"
     assert checks["service.ttft_p95.c32"].status == "not_measured"
-    assert "Insufficient samples" in checks["service.ttft_p95.c32"].detail
+    assert checks["service.ttft_p95.c32"].detail == (
+        "Not measured: too few completed requests for a P95 "
+        "(40 requests; a P95 needs at least 130: send 90 more)."
+    )
     assert checks["service.max_concurrency"].measured == 8
     assert checks["service.peak_memory"].status == "not_measured"
+
+
+@pytest.mark.parametrize(
+    "completed,status,shortfall",
+    [
+        (0, "not_measured", "0 requests; a P95 needs at least 130: send 130 more"),
+        (12, "not_measured", "12 requests; a P95 needs at least 130: send 118 more"),
+        (129, "not_measured", "129 requests; a P95 needs at least 130: send 1 more"),
+        (130, "fail", ""),  # P95 over the SLO: with enough samples it is graded
+    ],
+)
+def test_a_level_below_the_p95_minimum_is_not_measured_never_passed_or_failed(
+    completed, status, shortfall
+):
+    level = _level(4, completed + 1, 9000.0, errors=1)  # errors have no first token
+    checks = by_key(service.checks(Facts(levels=[level]), declared("H100", 8)))
+    check = checks["service.ttft_p95.c4"]
+    assert check.status == status
+    if shortfall:
+        assert shortfall in check.detail
+        assert checks["service.max_concurrency"].status == "not_measured"
+        assert f"concurrency 4: {shortfall}" in checks["service.max_concurrency"].detail
+    else:
+        assert checks["service.max_concurrency"].status == "fail"
+
+
+@pytest.mark.parametrize(
+    "n,missing,text",
+    [
+        (0, 130, "0 requests; a P95 needs at least 130: send 130 more"),
+        (1, 129, "1 request; a P95 needs at least 130: send 129 more"),
+        (129, 1, "129 requests; a P95 needs at least 130: send 1 more"),
+        (130, 0, ""),
+        (1000, 0, ""),
+    ],
+)
+def test_samples_shortfall(n, missing, text):
+    from apps.evidence.recompute import P95_MIN_SAMPLES, samples_missing, samples_shortfall
+
+    assert P95_MIN_SAMPLES == 130
+    assert samples_missing(n) == missing
+    assert samples_shortfall(n) == text
 
 
 @pytest.mark.parametrize(

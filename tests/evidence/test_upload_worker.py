@@ -48,6 +48,7 @@ def test_the_upload_answers_202_at_once_and_the_worker_verifies_it(
     assert response.status_code == 202, response.json()
     body = response.json()
     assert body["state"] == "received" and body["bundle"] is None
+    assert body["evidence_url"] is None  # no page before the bundle is verified
     assert body["sha256"] == hashlib.sha256(raw).hexdigest() and body["size"] == len(raw)
     assert response["Location"] == body["status_url"]
     assert body["status_url"].endswith(f"/api/v1/evidence/uploads/{body['id']}/")
@@ -65,6 +66,8 @@ def test_the_upload_answers_202_at_once_and_the_worker_verifies_it(
     bundle = EvidenceBundle.objects.get()
     assert status["state"] == "verified" and status["bundle"] == bundle.pk
     assert status["verdict"] == bundle.verification.verdict
+    # The bundle's page for people, where the harness sends whoever ran it.
+    assert status["evidence_url"] == f"http://testserver/evidence/{bundle.pk}/"
     assert status["finished_at"] and status["detail"] == ""
     assert bundle.storage_name == EvidenceUpload.objects.get().storage_name
     assert bundle.received_at == EvidenceUpload.objects.get().received_at
@@ -73,6 +76,7 @@ def test_the_upload_answers_202_at_once_and_the_worker_verifies_it(
     # Sending the same bytes again answers with the bundle, as before workers.
     again = post(raw, world["token"], django_capture_on_commit_callbacks)
     assert again.status_code == 200 and again.json()["id"] == bundle.pk
+    assert again.json()["evidence_url"] == f"http://testserver/evidence/{bundle.pk}/"
     assert worker.queued == [] and EvidenceUpload.objects.count() == 1
 
 

@@ -75,6 +75,7 @@ def bundle(stack, token):
             *["run", "--case", "1", "--endpoint", f"http://127.0.0.1:{listening[1]}/v1"],
             *["--model", "mock", "--ladder", "1,2", "--rounds", "2", "--prompt-sets", "short"],
             *["--max-tokens", "16", "--requests-per-stream", "2", "--min-requests-per-cell", "4"],
+            *["--min-requests-per-level", "0"],
             *["--warmup-requests", "1", "--quick", "--bench-rounds", "2", "--sustained-s", "0.2"],
             *["--skip", "calibrate", "--net-count", "3", "--no-alloc-probe"],
             *["--nvidia-smi-xml", str(fixture), "--nonce", token["nonce"], "--out", str(out)],

@@ -5,11 +5,13 @@ peak memory < 90 %; the case may set its own); harness-anchors §2.3 sets
 the least sample for each percentile (P95 needs n ≥ 130).
 """
 
-from apps.evidence.recompute import MIN_SAMPLES
+from apps.evidence.recompute import P95_MIN_SAMPLES, samples_shortfall
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
 
 SLO_SOURCE = "the case's service levels (P95 time to first token, error rate, peak memory)"
-SAMPLE_SOURCE = "MLPerf Inference early-stopping rule: a P95 needs at least 130 samples"
+SAMPLE_SOURCE = (
+    f"MLPerf Inference early-stopping rule: a P95 needs at least {P95_MIN_SAMPLES} samples"
+)
 CV_LIMIT = 0.10
 CLIENT_LIMITED = 0.9  # effective concurrency below 90 % of the target: the client limited it
 
@@ -41,7 +43,7 @@ def checks(facts: Facts, context: Context) -> list[Check]:
 def ttft_holds(level: dict, context: Context) -> bool | None:
     """None when the sample is too small for P95; else whether P95 TTFT is under the SLO."""
     ttft = level["ttft_ms"]
-    if ttft.get("n", 0) < MIN_SAMPLES[95]:
+    if ttft.get("n", 0) < P95_MIN_SAMPLES:
         return None
     return ttft["p95"] < float(context.slo["p95_ttft_ms"])
 
@@ -59,14 +61,15 @@ def check_ttft(level: dict, context: Context) -> Check:
         f"P95 time to first token at concurrency {c}",
         NOT_MEASURED,
         expected=f"< {context.slo['p95_ttft_ms']} ms",
-        tolerance=f"only with n ≥ {MIN_SAMPLES[95]}",
+        tolerance=f"only with n ≥ {P95_MIN_SAMPLES}",
         source=f"{SLO_SOURCE}; {SAMPLE_SOURCE}",
     )
     holds = ttft_holds(level, context)
     if holds is None:
         p50 = f"; P50 {ttft['p50']:,.0f} ms" if ttft.get("p50") is not None else ""
         check.measured = f"n = {ttft.get('n', 0)}{p50}"
-        check.detail = f"Insufficient samples for P95 (n = {ttft.get('n', 0)} < 130)."
+        shortfall = samples_shortfall(ttft.get("n", 0))
+        check.detail = f"Not measured: too few completed requests for a P95 ({shortfall})."
         return check
     check.measured = f"{ttft['p95']:,.0f} ms (n = {ttft['n']})"
     check.status = PASS if holds else FAIL
@@ -136,7 +139,7 @@ def check_highest_concurrency(levels: list[dict], context: Context) -> Check:
         "Highest concurrency at which the SLOs hold",
         NOT_MEASURED,
         expected="at least one measured level within the SLOs",
-        tolerance=f"levels with P95 samples (n ≥ {MIN_SAMPLES[95]}) only",
+        tolerance=f"levels with P95 samples (n ≥ {P95_MIN_SAMPLES}) only",
         source="goodput: the highest load at which the service levels still hold",
     )
     graded = [
@@ -145,7 +148,11 @@ def check_highest_concurrency(levels: list[dict], context: Context) -> Check:
         if ttft_holds(level, context) is not None
     ]
     if not graded:
-        check.detail = "No level had enough requests for P95."
+        short = [
+            f"concurrency {level['concurrency']}: {samples_shortfall(level['ttft_ms'].get('n', 0))}"
+            for level in levels
+        ]
+        check.detail = "No level had enough requests for a P95 (" + "; ".join(short) + ")."
         return check
     holding = [c for c, ok in graded if ok]
     check.measured = max(holding) if holding else "none"

@@ -1,0 +1,79 @@
+"""The command the token page gives: the harness's whole `run`, with the case's settings.
+
+One command runs everything the acceptance reads from a bundle: inventory,
+environment, benchmarks, the load ladder, the soak, the correctness set, and
+the network and authentication probes; then it uploads the bundle and waits
+for the server's verdict. What the app knows is filled in (the case's P95
+time-to-first-token SLO, the offer's acceptance ladder and soak, the upload
+URL, the token and its nonce); what only the person knows (the vendor's
+endpoint and model, unless given on the form) stays a visible placeholder.
+"""
+
+import shlex
+from dataclasses import dataclass
+
+ENDPOINT_PLACEHOLDER = "<OPENAI_COMPATIBLE_URL>"
+MODEL_PLACEHOLDER = "<MODEL_NAME>"
+BASELINE_PLACEHOLDER = "<YOUR_BASELINE_URL>"
+PLACEHOLDERS = frozenset({ENDPOINT_PLACEHOLDER, MODEL_PLACEHOLDER, BASELINE_PLACEHOLDER})
+REFERENCE_FILE = "reference.json"
+BUNDLE_FILE = "bundle.json"
+HARNESS = ("python3", "diligence-harness.pyz")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    case_id: int
+    upload_url: str
+    token: str
+    nonce: str
+    ladder: tuple[int, ...]
+    soak_minutes: int
+    slo_p95_ttft_ms: int
+    endpoint: str = ""
+    model: str = ""
+
+
+def _line(parts: list[str]) -> str:
+    """Shell-quoted, except the placeholders, which stay readable to be replaced."""
+    return " ".join(p if p in PLACEHOLDERS else shlex.quote(p) for p in parts)
+
+
+def run_command(settings: RunSettings) -> str:
+    parts = [*HARNESS, "run", "--case", str(settings.case_id)]
+    parts += ["--endpoint", settings.endpoint or ENDPOINT_PLACEHOLDER]
+    parts += ["--model", settings.model or MODEL_PLACEHOLDER]
+    parts += ["--ladder", ",".join(str(c) for c in settings.ladder)]
+    parts += ["--slo-ttft-ms", str(settings.slo_p95_ttft_ms)]
+    parts += ["--soak-duration", f"{settings.soak_minutes}m"]
+    parts += ["--reference", REFERENCE_FILE]
+    parts += ["--upload", settings.upload_url, "--token", settings.token]
+    parts += ["--nonce", settings.nonce, "--out", BUNDLE_FILE]
+    return _line(parts)
+
+
+def reference_command(settings: RunSettings) -> str:
+    """Records the correctness reference on the team's own baseline, before the run."""
+    parts = [*HARNESS, "correctness", "--endpoint", BASELINE_PLACEHOLDER]
+    parts += ["--model", settings.model or MODEL_PLACEHOLDER]
+    parts += ["--record-reference", REFERENCE_FILE]
+    return _line(parts)
+
+
+def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoint="", model=""):
+    """The case's SLO and the offer's acceptance plan (its defaults where it has none)."""
+    from apps.acceptance import rules  # the acceptance reads evidence, not the other way
+
+    plan = getattr(offer, "acceptance_plan", None) if offer is not None else None
+    criteria = rules.PlanCriteria()
+    return RunSettings(
+        case_id=case.pk,
+        upload_url=upload_url,
+        token=token,
+        nonce=nonce,
+        ladder=rules.parse_ladder(plan.ladder) if plan else criteria.ladder,
+        soak_minutes=plan.soak_minutes if plan else criteria.soak_minutes,
+        slo_p95_ttft_ms=case.slo_p95_ttft_ms,
+        endpoint=endpoint,
+        model=model,
+    )
