@@ -143,7 +143,7 @@ def test_a_high_severity_waiver_blocks_until_a_second_legal_reviewer_confirms_it
         format="json",
     )
     assert published.status_code == 201, published.content
-    assert ChecklistTemplate.objects.get(number=2).items.get(key="hardware_lock").high_severity
+    assert ChecklistTemplate.objects.get(number=3).items.get(key="hardware_lock").high_severity
     case, offer, _offers = make_ready_case(people)
     assert all(g["held"] for g in _gates(tech, case, offer).values())
 
