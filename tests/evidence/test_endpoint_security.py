@@ -8,6 +8,7 @@ verification and read by the "endpoint refuses" gate, which names the probe.
 
 import copy
 import json
+from decimal import Decimal
 
 import pytest
 from django.urls import reverse
@@ -171,3 +172,22 @@ def test_an_approval_goes_stale_when_a_probe_it_relied_on_fails(
     )  # fmt: skip
     [change] = changes_for([approval])[approval.pk]
     assert "security.no_token pass → fail" in change.reason
+
+
+def test_a_rate_limit_in_the_declared_spec_is_the_one_probed(
+    ready, people, api_as, django_capture_on_commit_callbacks
+):
+    """The vendor states 10 requests/s in writing: a burst sized for 2/s says nothing."""
+    from apps.offers.services import declared_spec_update
+
+    case, offer = ready
+    declared_spec_update(
+        actor=people["priya"],
+        spec=offer.declared_spec,
+        reason="Rate limit from the quote",
+        fields={"rate_limit_rps": Decimal("10")},
+    )
+    _upload(people, offer, PASSING, django_capture_on_commit_callbacks)
+    gate = _gate(api_as("aude"), case, offer)
+    assert gate["held"] is False
+    assert "below the declared 10 requests/s" in gate["reason"]

@@ -89,6 +89,12 @@ def test_forbidden_token_probe(probe, expected_status, words):
             NOT_MEASURED,
             "no rate limit was declared",
         ),
+        (
+            {"probe": "rate_limit", "ran": False, "status": None, "expected": 429},
+            5,
+            NOT_MEASURED,
+            "not given the declared rate limit of 5 requests/s",
+        ),
     ],
 )  # fmt: skip
 def test_rate_limit_probe(burst, declared, expected_status, words):

@@ -164,7 +164,13 @@ def check_rate_limit(probe: dict | None, probed: bool, declared_rps=None) -> Che
         check.detail = "The bundle has no endpoint security probe."
         return check
     if probe is None or not probe.get("ran", True):
-        check.detail = "Not run: no rate limit was declared for the endpoint."
+        if declared_rps:
+            check.detail = (
+                f"Not run: the harness was not given the declared rate limit of "
+                f"{float(declared_rps):g} requests/s."
+            )
+        else:
+            check.detail = "Not run: no rate limit was declared for the endpoint."
         return check
     burst_rps = probe.get("declared_rps")
     burst_rps = burst_rps if isinstance(burst_rps, int | float) and burst_rps > 0 else None
