@@ -92,6 +92,11 @@ class VerificationFacts:
     url: str | None = None
     blocked: tuple[str, ...] = ()  # why the verification cannot be confirmed, whatever it says
     verification_id: int | None = None  # the verification read, which a decision binds to
+    # The endpoint security probes of that verification, each named with what it saw:
+    # failed, required but not measured, and optional ones not run.
+    security_failed: tuple[str, ...] = ()
+    security_missing: tuple[str, ...] = ()
+    security_not_run: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -277,6 +282,26 @@ def gate_verification(inputs: GateInputs) -> Gate:
     return Gate(key, title, True, reason, facts.url)
 
 
+def gate_endpoint_security(inputs: GateInputs) -> Gate:
+    """Every probe of the endpoint judged; a probe not measured is never a pass."""
+    key = "endpoint_security"
+    title = _("Endpoint refuses unauthenticated and over-limit requests")
+    facts = inputs.verification
+    if not facts.exists:
+        return Gate(key, title, False, _("No spec verification for this offer yet."), facts.url)
+    problems = []
+    if facts.security_failed:
+        problems.append(_("Failed: %(items)s.") % {"items": _list(facts.security_failed, 4)})
+    if facts.security_missing:
+        problems.append(_("Not measured: %(items)s.") % {"items": _list(facts.security_missing, 4)})
+    if problems:
+        return Gate(key, title, False, " ".join(problems), facts.url)
+    reason = _("Every required probe of the endpoint passed.")
+    if facts.security_not_run:
+        reason += " " + _("Not run: %(items)s.") % {"items": _list(facts.security_not_run, 4)}
+    return Gate(key, title, True, reason, facts.url)
+
+
 def gate_exit_readiness(inputs: GateInputs) -> Gate:
     key, title = "exit_readiness", _("Exit readiness confirmed")
     facts = inputs.assessment
@@ -343,6 +368,7 @@ GATES: tuple[Callable[[GateInputs], Gate], ...] = (
     gate_assessment,
     gate_access_matrix,
     gate_verification,
+    gate_endpoint_security,
     gate_exit_readiness,
     gate_hardware_compliance,
     gate_demand_fit,

@@ -209,7 +209,30 @@ class _CaseRecords:
             url=_url("evidence:detail", latest.bundle_id) or url,
             blocked=tuple(self.evidence.blocking_reasons(latest)),
             verification_id=latest.pk,
+            **_security_facts(self.evidence.endpoint_security(latest)),
         )
+
+
+def _probe_line(check: dict, *, seen: bool) -> str:
+    """A probe as the gate names it: its title, and what it saw or why it is missing."""
+    # The check's stored title, translated where the catalogue has it.
+    title = _(check["title"]) if check.get("title") else (check.get("key") or "—")
+    if seen and check.get("measured"):
+        return _("%(probe)s (answered %(seen)s; expected %(expected)s)") % {
+            "probe": title,
+            "seen": check.get("measured"),
+            "expected": check.get("expected") or "—",
+        }
+    detail = str(check.get("detail") or "").removeprefix("Not run: ").rstrip(".")
+    return f"{title} ({detail})" if detail else title
+
+
+def _security_facts(state) -> dict:
+    return {
+        "security_failed": tuple(_probe_line(c, seen=True) for c in state.failed),
+        "security_missing": tuple(_probe_line(c, seen=False) for c in state.missing),
+        "security_not_run": tuple(_probe_line(c, seen=False) for c in state.not_run),
+    }
 
 
 def case_gates(case, offers=None) -> list[OfferGates]:

@@ -338,6 +338,7 @@ def interpret(document: dict) -> Reading:
         cells=cells,
         levels=levels,
         netprobe=probes,
+        authprobe=_result(document, "authprobe"),
     )
     summary = {
         "metric_definitions_version": recompute.METRIC_DEFINITIONS_VERSION,

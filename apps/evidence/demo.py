@@ -28,7 +28,8 @@ DEMO_VENDOR = "Aurora Compute Pte. Ltd."
 DEMO_SKU = "h200-sxm"
 DEMO_NOTE = (
     "Demo data: built from the H200 SXM datasheet values (PCI device id, memory, peak "
-    "throughput) and made-up network round trips, not measured on the vendor's machines."
+    "throughput), made-up network round trips and made-up endpoint answers, not measured on "
+    "the vendor's machines."
 )
 TOKEN_LABEL = "Demo evidence (datasheet values)"
 GPUS = 8
@@ -245,7 +246,7 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
             "loadtest": _step(None, when, reason=not_run),
             "calibrate": _step(None, when, reason=not_run),
             "netprobe": _step(demo_network.netprobe_result(offer), when),
-            "authprobe": _step(None, when, reason=not_run),
+            "authprobe": _step(_authprobe(), when),
         },
         "findings": [],
         "artifacts": [artifact],
@@ -255,6 +256,24 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
                 {"name": artifact["name"], "sha256": artifact["sha256"], "size": artifact["size"]}
             ],
         },
+    }
+
+
+def _authprobe() -> dict:
+    """Demo answers of an endpoint that refuses what it must (demo data: nothing was sent)."""
+    sent = "demo data: not sent to a real endpoint"
+    burst = {"declared_rps": 2.0, "requests": 9, "status_counts": {"200": 3, "429": 6}}
+    return {
+        "url_path": "/v1/models",
+        "statuses": {"no_token": 401, "wrong_token": 401, "valid_token": 200},
+        "rate_limit": burst,
+        "probes": [
+            {"probe": "no_token", "ran": True, "sent": sent, "status": 401, "expected": 401},
+            {"probe": "wrong_token", "ran": True, "sent": sent, "status": 401, "expected": 401},
+            {"probe": "forbidden_token", "ran": True, "sent": sent, "status": 403, "expected": 403},
+            {"probe": "rate_limit", "ran": True, "sent": sent, "status": 429, "expected": 429}
+            | burst,
+        ],
     }
 
 

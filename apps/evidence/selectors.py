@@ -18,7 +18,7 @@ from apps.evidence.models import (
     SpecVerification,
     Verdict,
 )
-from apps.evidence.rules import composition
+from apps.evidence.rules import composition, security
 from apps.offers.models import Offer
 
 # A passing verification has no failing check; warnings ("findings") are shown
@@ -124,6 +124,7 @@ SECTION_TITLES = {
     composition.BENCH: gettext_lazy("Micro-benchmarks"),
     composition.LOADTEST: gettext_lazy("Load test"),
     composition.NETPROBE: gettext_lazy("Network probe"),
+    composition.AUTHPROBE: gettext_lazy("Endpoint security probe"),
     composition.SOAK: gettext_lazy("Soak"),
     composition.CORRECTNESS: gettext_lazy("Correctness"),
 }
@@ -180,6 +181,25 @@ def verification_sources(verification: SpecVerification | None) -> list[Source]:
     order = {section: i for i, section in enumerate(composition.SECTIONS)}
     parts = sorted(verification.sources.items(), key=lambda p: (order.get(p[0], 99), p[0]))
     return [_source(section, entry) for section, entry in parts]
+
+
+def endpoint_security(verification: SpecVerification | None) -> security.SecurityState | None:
+    """The endpoint security probes as the approval gate reads them (None: no verification)."""
+    if verification is None:
+        return None
+    return security.gate_state(list(verification.checks or []))
+
+
+def endpoint_security_checks(verification: SpecVerification | None) -> list[dict]:
+    """Each endpoint security probe of the verification, in a fixed order, with a
+    placeholder for any it does not hold (a verification recorded before the probes)."""
+    if verification is None:
+        return []
+    mine = {c.get("key"): c for c in verification.checks or []}
+    return [
+        mine.get(key) or {"key": key, "title": security.TITLES[key], "status": "not_measured"}
+        for key in security.KEYS
+    ]
 
 
 def checks_with_sources(verification: SpecVerification | None) -> list[dict]:
@@ -334,6 +354,10 @@ class OfferEvidence:
     @property
     def blocked(self) -> list[str]:
         return blocking_reasons(self.verification)
+
+    @property
+    def security(self) -> list[dict]:
+        return endpoint_security_checks(self.verification)
 
 
 def offers_evidence(

@@ -92,6 +92,7 @@ def verification_context(case, offer) -> Context:
             "driver_version": spec.driver_version,
             "cuda_version": spec.cuda_version,
             "inter_node_network": spec.inter_node_network,
+            "rate_limit_rps": spec.rate_limit_rps,
         }
     return Context(
         declared=declared,

@@ -33,7 +33,7 @@ from apps.evidence.selectors import (
 )
 from apps.offers.selectors import offers_of_case
 
-GROUPS = ("identity", "versions", "performance", "service", "network")
+GROUPS = ("identity", "versions", "performance", "service", "network", "security")
 
 
 @role_required("evidence.view_evidencebundle")

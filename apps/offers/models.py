@@ -154,7 +154,20 @@ class DeclaredSpec(TrackedModel):
         blank=True,
         help_text=_("Where the vendor states this in writing (quote number, annex)."),
     )
+    rate_limit_rps = models.DecimalField(
+        _("endpoint rate limit (requests/s)"),
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.01"))],
+        help_text=_(
+            "The inference endpoint's rate limit as the vendor states it; requests over it "
+            "must be refused with HTTP 429."
+        ),
+    )
     history = HistoricalRecords()
+    late_history_columns = ("rate_limit_rps",)
 
     class Meta:
         verbose_name = _("declared spec")

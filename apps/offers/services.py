@@ -34,6 +34,7 @@ SPEC_FIELDS = (
     "cuda_version",
     "runtime_versions",
     "source_document",
+    "rate_limit_rps",
 )
 
 

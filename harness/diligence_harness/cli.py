@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import os
 import sys
 
 from diligence_harness import __version__
@@ -75,6 +76,15 @@ def _add_probe_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rate-limit-rps", type=float, help="declared rate limit to probe")
 
 
+def _add_authprobe_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--forbidden-token",
+        default=os.environ.get("DILIGENCE_FORBIDDEN_TOKEN") or None,
+        help="a token scoped to another model or without the permission, to show the endpoint "
+        "answers it 403 (never recorded; default: $DILIGENCE_FORBIDDEN_TOKEN)",
+    )
+
+
 def _add_soak_args(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     """The soak's options; inside `run` the duration and interval carry a `soak-` prefix."""
     parser.add_argument(
@@ -141,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_loadtest_args(run, required=False)
     _add_bench_args(run)
     _add_probe_args(run)
+    _add_authprobe_args(run)
     _add_bundle_args(run)
     _add_soak_args(run, prefix="soak-")
     _add_correctness_args(run, standalone=False)
@@ -200,7 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     auth = sub.add_parser("authprobe", help="does the endpoint refuse missing/wrong tokens?")
     auth.add_argument("--endpoint", required=True)
     auth.add_argument("--api-key", help="a valid key, to show the probe itself is accepted")
-    auth.add_argument("--rate-limit-rps", type=float)
+    auth.add_argument("--rate-limit-rps", type=float, help="declared rate limit to probe")
+    auth.add_argument("--model", help="the model the forbidden token must not reach")
+    _add_authprobe_args(auth)
     auth.add_argument("--out")
     auth.add_argument("--case")
     auth.add_argument("--nonce")
@@ -233,6 +246,16 @@ def build_parser() -> argparse.ArgumentParser:
     mock.add_argument("--error-kinds", type=_names, default=("http_500", "truncate"))
     mock.add_argument("--api-key")
     mock.add_argument("--rate-limit-rps", type=float)
+    mock.add_argument("--forbidden-key", help="a known token without the permission: 403")
+    mock.add_argument(
+        "--unauthenticated-status",
+        type=int,
+        default=401,
+        help="what a missing or wrong token gets (200: the endpoint is open)",
+    )
+    mock.add_argument(
+        "--forbidden-allowed", action="store_true", help="serve the forbidden key anyway"
+    )
     mock.add_argument("--max-seconds", type=float, default=3600.0, help="stop after this long")
     mock.add_argument("--busy-poll", action="store_true", help="never sleep in epoll")
     mock.add_argument("--down", action="append", default=[], help="downtime FROM:TO seconds")

@@ -18,7 +18,8 @@ EXIT_UPLOAD_FAILED = 4
 
 
 def _secrets(args: argparse.Namespace) -> list[str]:
-    return [s for s in (getattr(args, "token", None), getattr(args, "api_key", None)) if s]
+    names = ("token", "api_key", "forbidden_token")
+    return [s for s in (getattr(args, name, None) for name in names) if s]
 
 
 def _seeds(args: argparse.Namespace) -> dict:
@@ -249,6 +250,9 @@ def command_mock_server(args: argparse.Namespace, argv: list[str]) -> int:
         error_kinds=args.error_kinds,
         api_key=args.api_key,
         rate_limit_rps=args.rate_limit_rps,
+        forbidden_key=args.forbidden_key,
+        unauthenticated_status=args.unauthenticated_status,
+        forbidden_allowed=args.forbidden_allowed,
         injections=injections,
     )
     serve_forever(config, args.host, args.port, args.max_seconds, busy_poll=args.busy_poll)

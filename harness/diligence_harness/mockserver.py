@@ -47,6 +47,12 @@ class MockConfig:
     error_kinds: tuple[str, ...] = ("http_500", "truncate")
     default_output_tokens: int = 16
     api_key: str | None = None  # when set, /v1/* requires "Authorization: Bearer <key>"
+    # The endpoint's answers to the security probes, right by default: a missing or wrong
+    # token gets `unauthenticated_status` (401; 200 serves it: an open endpoint), the
+    # `forbidden_key` a 403 (or is served, with `forbidden_allowed`).
+    unauthenticated_status: int = 401
+    forbidden_key: str | None = None
+    forbidden_allowed: bool = False
     rate_limit_rps: float | None = None  # token bucket, burst = one second's worth
     model: str = "mock-model"
     injections: Injections = Injections()  # downtime, restart, correctness answers
@@ -238,8 +244,11 @@ class _MockProtocol:
             self.write(_json_response(200, {"ok": True}, "OK"))
         elif not path.startswith("/v1/"):
             self.write(_json_response(404, {"error": {"message": "not found"}}, "Not Found"))
+        elif self._forbidden(request):
+            self.write(_json_response(403, {"error": {"message": "not permitted"}}, "Forbidden"))
         elif not self._authorised(request):
-            self.write(_json_response(401, {"error": {"message": "invalid token"}}, "Unauthorized"))
+            status = server.config.unauthenticated_status
+            self.write(_json_response(status, {"error": {"message": "invalid token"}}, "Refused"))
         elif server.rate_limited():
             self.write(_json_response(429, {"error": {"message": "rate limited"}}, "Too Many"))
         elif path == "/v1/models":
@@ -251,8 +260,22 @@ class _MockProtocol:
             self.write(_json_response(404, {"error": {"message": "not found"}}, "Not Found"))
 
     def _authorised(self, request: _Request) -> bool:
-        key = self.server.config.api_key
-        return key is None or request.headers.get("authorization") == f"Bearer {key}"
+        config = self.server.config
+        key, sent = config.api_key, request.headers.get("authorization")
+        if key is None or sent == f"Bearer {key}":
+            return True
+        if config.forbidden_key and sent == f"Bearer {config.forbidden_key}":
+            return config.forbidden_allowed
+        return 200 <= config.unauthenticated_status < 300  # an open endpoint serves anyone
+
+    def _forbidden(self, request: _Request) -> bool:
+        """The forbidden key is known but not permitted (unless the mock is told to serve it)."""
+        config = self.server.config
+        return (
+            config.forbidden_key is not None
+            and not config.forbidden_allowed
+            and request.headers.get("authorization") == f"Bearer {config.forbidden_key}"
+        )
 
     def _completion(self, request: _Request, api: str) -> None:
         try:

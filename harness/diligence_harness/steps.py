@@ -464,7 +464,13 @@ def step_authprobe(args: argparse.Namespace, evidence: Evidence) -> dict:
 
     if not getattr(args, "endpoint", None):
         raise Skip("no --endpoint given")
-    result, findings = run_authprobe(args.endpoint, args.api_key, args.rate_limit_rps)
+    result, findings = run_authprobe(
+        args.endpoint,
+        args.api_key,
+        args.rate_limit_rps,
+        forbidden_token=getattr(args, "forbidden_token", None),
+        model=getattr(args, "model", None),
+    )
     evidence.findings += findings
     return result
 

@@ -12,7 +12,7 @@ from apps.core.services import tracked_create
 from apps.evidence import acceptance as harness_values
 from apps.evidence.models import EvidenceBundle, SpecVerification
 from apps.evidence.services import harness_token_create
-from tests.approvals.factories import make_ready_case
+from tests.approvals.factories import make_ready_case, security_checks
 
 _n = itertools.count(1)
 GPU = "GPU-aaaa"
@@ -72,7 +72,7 @@ def make_evidence(actor, offer, *, summary=None, checks_status="pass", verdict="
     checks = [
         {"key": key, "title": key, "status": checks_status, "measured": "ok", "expected": "ok"}
         for key in GREEN
-    ]
+    ] + security_checks()  # an endpoint that refuses what it must
     return tracked_create(
         SpecVerification,
         actor=actor,

@@ -13,6 +13,7 @@ from django.utils import timezone
 from apps.access.services import access_matrix_review
 from apps.core.services import tracked_create
 from apps.evidence.models import EvidenceBundle, SpecVerification
+from apps.evidence.rules import security
 from apps.evidence.services import harness_token_create
 from apps.scorecards.scoring import DEFAULT_CRITERIA
 from apps.scorecards.services import scorecard_save
@@ -23,8 +24,30 @@ from tests.factories import FULL_SPEC, make_case, make_offer
 
 _n = {"n": 0}
 
+# An endpoint that refuses what it must: as the harness records its probes.
+PASSING_PROBES = {
+    "probes": [
+        {"probe": "no_token", "ran": True, "status": 401, "expected": 401},
+        {"probe": "wrong_token", "ran": True, "status": 401, "expected": 401},
+        {"probe": "forbidden_token", "ran": True, "status": 403, "expected": 403},
+        {
+            "probe": "rate_limit",
+            "ran": True,
+            "declared_rps": 2,
+            "requests": 9,
+            "status_counts": {"200": 3, "429": 6},
+            "expected": 429,
+        },
+    ]
+}
 
-def make_verification(actor, offer, *, verdict="verified", age_days=1):
+
+def security_checks(probes: dict | None = PASSING_PROBES) -> list[dict]:
+    """The verification's endpoint security checks, judged by the server's own rule."""
+    return [c.as_dict() for c in security.judge(probes)]
+
+
+def make_verification(actor, offer, *, verdict="verified", age_days=1, checks=None):
     _n["n"] += 1
     when = timezone.now() - timedelta(days=age_days)
     token = harness_token_create(actor=actor, case=offer.case, offer=offer).record
@@ -51,7 +74,7 @@ def make_verification(actor, offer, *, verdict="verified", age_days=1):
         bundle=bundle,
         offer=offer,
         verdict=verdict,
-        checks=[],
+        checks=security_checks() if checks is None else checks,
         headline={},
         rules_version="test",
     )

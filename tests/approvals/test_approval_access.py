@@ -169,9 +169,13 @@ def test_api_gates_and_refusal_name_the_open_gates(api_as, people, ready_world):
     case = world["case"]
     data = api_as("aude").get(_gates(world)).json()
     first = next(o for o in data["offers"] if o["offer"] == world["offer"].pk)
-    assert first["all_held"] is True and len(first["gates"]) == 9
+    assert first["all_held"] is True and len(first["gates"]) == 10
     other = next(o for o in data["offers"] if o["offer"] != world["offer"].pk)
-    assert {g["key"] for g in other["gates"] if not g["held"]} == {"red_flags", "verification"}
+    assert {g["key"] for g in other["gates"] if not g["held"]} == {
+        "red_flags",
+        "verification",
+        "endpoint_security",
+    }
     case_submit_for_approval(actor=people["priya"], case=case)
     refused = api_as("tariq").post(
         f"/api/v1/cases/{case.pk}/decision/",
@@ -179,7 +183,7 @@ def test_api_gates_and_refusal_name_the_open_gates(api_as, people, ready_world):
         format="json",
     )
     assert refused.status_code == 400
-    assert len(refused.json()["offer"]) == 2
+    assert len(refused.json()["offer"]) == 3
     bad = api_as("tariq").post(
         f"/api/v1/cases/{case.pk}/decision/", {"decision": "maybe", "comment": ""}, format="json"
     )

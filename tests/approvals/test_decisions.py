@@ -63,7 +63,8 @@ def test_approval_is_refused_while_any_gate_is_open_with_the_reasons(ready, peop
     reasons = refused.value.message_dict["offer"]
     assert any("No clause checklist for this offer yet." in r for r in reasons)
     assert any("No spec verification for this offer yet." in r for r in reasons)
-    assert len(reasons) == 2
+    assert any("Endpoint refuses unauthenticated" in r for r in reasons)
+    assert len(reasons) == 3
     assert Approval.objects.count() == 0
     case.refresh_from_db()
     assert case.status == Status.PENDING_APPROVAL
@@ -77,7 +78,7 @@ def test_the_tech_lead_approves_a_ready_offer_bound_to_its_state(ready, people):
     case.refresh_from_db()
     assert case.status == Status.APPROVED
     assert approval.decided_by == people["tariq"]
-    assert all(g["held"] for g in approval.gates) and len(approval.gates) == 9
+    assert all(g["held"] for g in approval.gates) and len(approval.gates) == 10
     models = {r["model"] for r in approval.bound_state["records"]}
     assert {
         "cases.procurementcase",

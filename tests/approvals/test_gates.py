@@ -53,6 +53,7 @@ def test_every_gate_holds_on_a_complete_offer():
         "assessment",
         "access_matrix",
         "verification",
+        "endpoint_security",
         "exit_readiness",
         "hardware_compliance",
         "demand_fit",
@@ -157,6 +158,26 @@ NOT_HELD = [
     ),
     ("hardware_compliance", {"assessment": AssessmentFacts(exists=False)}, "No assessment"),
     (
+        "endpoint_security",
+        {
+            "verification": replace(
+                HELD.verification,
+                security_failed=("Request without a token is refused (answered HTTP 200)",),
+            )
+        },
+        "Failed: Request without a token is refused (answered HTTP 200).",
+    ),
+    (
+        "endpoint_security",
+        {
+            "verification": replace(
+                HELD.verification,
+                security_missing=("Requests over the rate limit are refused (Not run)",),
+            )
+        },
+        "Not measured: Requests over the rate limit are refused (Not run).",
+    ),
+    (
         "demand_fit",
         {
             "demand_fit": DemandFitFacts(
@@ -183,7 +204,19 @@ def test_each_gate_not_held_says_why(key, change, words):
     assert words in gate.reason
     others = [g for g in evaluate_gates(inputs) if g.key != key]
     assessment_gates = ("assessment", "exit_readiness", "hardware_compliance")
-    assert all(g.held for g in others if g.key not in assessment_gates)
+    # Without a verification, its endpoint probes are missing too.
+    shared = (
+        ("endpoint_security",) if change.get("verification") == VerificationFacts(False) else ()
+    )
+    assert all(g.held for g in others if g.key not in assessment_gates + shared)
+
+
+def test_the_endpoint_gate_names_the_probe_not_run_but_holds():
+    verification = replace(HELD.verification, security_not_run=("Token without the permission",))
+    gate = _gate(replace(HELD, verification=verification), "endpoint_security")
+    assert gate.held
+    assert "Every required probe of the endpoint passed." in gate.reason
+    assert "Not run: Token without the permission." in gate.reason
 
 
 def test_the_demand_fit_holds_without_a_demand_and_when_met():

@@ -39,7 +39,7 @@ from tests.factories import FULL_SPEC, make_case, make_offer
 
 RTX_4090 = "GPU-71d1acc2-662d-2166-bf9f-65272d2fc437"  # in rtx-4090-1x-v12.xml
 ELSEWHERE = "GPU-00000000-0000-4000-8000-00000000beef"
-PARTS = ("inventory", "environment", "bench", "loadtest", "netprobe")
+PARTS = ("inventory", "environment", "bench", "loadtest", "netprobe", "authprobe")
 
 
 @pytest.fixture(scope="session")

@@ -23,11 +23,12 @@ ENVIRONMENT = "environment"
 BENCH = "bench"
 LOADTEST = "loadtest"
 NETPROBE = "netprobe"
+AUTHPROBE = "authprobe"
 SOAK = "soak"
 CORRECTNESS = "correctness"
 
 # Parts judged by the verification's own checks, in the order they are listed.
-CHECK_SECTIONS = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE)
+CHECK_SECTIONS = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
 # Runs judged by the acceptance criteria: composed by presence, without checks here.
 RUN_SECTIONS = (SOAK, CORRECTNESS)
 SECTIONS = CHECK_SECTIONS + RUN_SECTIONS
@@ -45,6 +46,7 @@ _PREFIXES = (
     ("performance.", BENCH),
     ("service.", LOADTEST),
     ("network.", NETPROBE),
+    ("security.", AUTHPROBE),
 )
 
 # The verified numbers compared across a case, by the part that measured them.

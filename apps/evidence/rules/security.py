@@ -1,0 +1,244 @@
+"""Endpoint security: does the inference endpoint refuse what it must refuse?
+
+The harness sends a few requests and records the HTTP status each got; the
+server judges each against what an OpenAI-compatible endpoint is expected to
+answer (RFC 9110 and RFC 6585: 401 without valid credentials, 403 for
+credentials without the permission, 429 over the rate limit). A probe that did
+not run, or got no HTTP answer, is "not measured", never a pass.
+
+These checks are listed with the verification, composed like its other parts,
+but leave its verdict (what the hardware and the service measured) to the
+other checks: an approval gate of their own reads them (``gate_state``).
+"""
+
+from dataclasses import dataclass
+
+from django.utils.translation import gettext_noop as _noop
+
+from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, Check, Context, Facts
+
+GROUP = "security"
+PREFIX = GROUP + "."
+NO_TOKEN = "security.no_token"
+WRONG_TOKEN = "security.wrong_token"
+FORBIDDEN_TOKEN = "security.forbidden_token"
+RATE_LIMIT = "security.rate_limit"
+KEYS = (NO_TOKEN, WRONG_TOKEN, FORBIDDEN_TOKEN, RATE_LIMIT)
+# Without these the evidence cannot say the endpoint refuses strangers and floods; the
+# token of another model is only probed where the operator could supply one.
+REQUIRED = (NO_TOKEN, WRONG_TOKEN, RATE_LIMIT)
+
+NOT_SUPPLIED = "no such token supplied"
+
+SOURCE_AUTH = "HTTP semantics (RFC 9110): 401 without valid credentials, 403 without permission"
+SOURCE_RATE = "HTTP status 429 Too Many Requests (RFC 6585) over the declared rate limit"
+
+MEANING = {
+    200: "accepted",
+    401: "refused: not authenticated",
+    403: "refused: not permitted",
+    404: "not found",
+    429: "refused: too many requests",
+}
+
+TITLES = {
+    NO_TOKEN: _noop("Request without a token is refused"),
+    WRONG_TOKEN: _noop("Request with a wrong token is refused"),
+    FORBIDDEN_TOKEN: _noop("Token without the permission is refused"),
+    RATE_LIMIT: _noop("Requests over the rate limit are refused"),
+}
+
+# Per token probe: the probe's name in the bundle, the status expected, what was sent.
+_TOKEN_PROBES = (
+    (NO_TOKEN, "no_token", 401, "a request without a token"),
+    (WRONG_TOKEN, "wrong_token", 401, "a request with a made-up token"),
+    (
+        FORBIDDEN_TOKEN,
+        "forbidden_token",
+        403,
+        "a request with a token scoped to another model or lacking the permission",
+    ),
+)
+
+
+def status_words(status: int) -> str:
+    """'HTTP 401 (refused: not authenticated)'."""
+    meaning = MEANING.get(status)
+    if meaning is None and 200 <= status < 300:
+        meaning = "accepted"
+    return f"HTTP {status} ({meaning})" if meaning else f"HTTP {status}"
+
+
+def _status(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _probes(result: dict) -> dict[str, dict]:
+    """The bundle's probes by name; an older bundle only has the statuses and the burst."""
+    found: dict[str, dict] = {}
+    for probe in result.get("probes") or []:
+        if isinstance(probe, dict) and isinstance(probe.get("probe"), str):
+            found[probe["probe"]] = probe
+    statuses = result.get("statuses")
+    for name, status in (statuses if isinstance(statuses, dict) else {}).items():
+        if name not in found and status is not None:
+            found[name] = {"probe": name, "ran": True, "status": status}
+    burst = result.get("rate_limit")
+    if "rate_limit" not in found and isinstance(burst, dict):
+        found["rate_limit"] = {"probe": "rate_limit", "ran": True, **burst}
+    return found
+
+
+def checks(facts: Facts, context: Context) -> list[Check]:
+    return judge(facts.authprobe, context.declared.get("rate_limit_rps"))
+
+
+def judge(result: dict | None, declared_rps=None) -> list[Check]:
+    """One check per probe. ``result``: the bundle's probe section (None: it did not run);
+    ``declared_rps``: the rate limit the vendor declared in writing, if any."""
+    if not isinstance(result, dict):
+        found = [check_token_probe(key, None, code, sent) for key, _n, code, sent in _TOKEN_PROBES]
+        return [*found, check_rate_limit(None, False, declared_rps)]
+    probes = _probes(result)
+    found = []
+    for key, name, expected, sent in _TOKEN_PROBES:
+        unrecorded = NOT_SUPPLIED if key == FORBIDDEN_TOKEN else "not recorded in the bundle"
+        probe = probes.get(name) or {"ran": False, "reason": unrecorded}
+        found.append(check_token_probe(key, probe, expected, sent))
+    found.append(check_rate_limit(probes.get("rate_limit"), True, declared_rps))
+    return found
+
+
+def _check(key: str, expected: str, source: str) -> Check:
+    return Check(key, GROUP, TITLES[key], NOT_MEASURED, expected=expected, source=source)
+
+
+def check_token_probe(key: str, probe: dict | None, expected: int, sent: str) -> Check:
+    check = _check(key, status_words(expected), SOURCE_AUTH)
+    check.tolerance = f"only HTTP {expected}"
+    if probe is None:
+        check.detail = "The bundle has no endpoint security probe."
+        return check
+    if not probe.get("ran", True):
+        check.detail = "Not run: " + str(probe.get("reason") or NOT_SUPPLIED) + "."
+        return check
+    status = _status(probe.get("status"))
+    if status is None:
+        check.detail = f"Sent {sent}; it got no HTTP answer ({probe.get('status') or 'none'})."
+        return check
+    check.measured = status_words(status)
+    if status == expected:
+        check.status = PASS
+        check.detail = f"Sent {sent}; it was refused as expected."
+        return check
+    check.status = FAIL
+    check.detail = (
+        f"Sent {sent}; the endpoint answered {status_words(status)} "
+        f"where {status_words(expected)} was expected."
+    )
+    return check
+
+
+def _counts(probe: dict) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    raw = probe.get("status_counts")
+    for name, count in (raw if isinstance(raw, dict) else {}).items():
+        try:
+            status = int(name)
+        except (TypeError, ValueError):
+            continue  # a connection error, not an HTTP answer
+        if isinstance(count, int) and count > 0:
+            counts[status] = counts.get(status, 0) + count
+    return counts
+
+
+def _answers(counts: dict[int, int]) -> str:
+    return ", ".join(f"HTTP {status} × {n}" for status, n in sorted(counts.items()))
+
+
+def check_rate_limit(probe: dict | None, probed: bool, declared_rps=None) -> Check:
+    expected = "at least one HTTP 429 (refused: too many requests)"
+    check = _check(RATE_LIMIT, expected, SOURCE_RATE)
+    check.tolerance = "any request over the limit answered HTTP 429"
+    if not probed:
+        check.detail = "The bundle has no endpoint security probe."
+        return check
+    if probe is None or not probe.get("ran", True):
+        if declared_rps:
+            check.detail = (
+                f"Not run: the harness was not given the declared rate limit of "
+                f"{float(declared_rps):g} requests/s."
+            )
+        else:
+            check.detail = "Not run: no rate limit was declared for the endpoint."
+        return check
+    burst_rps = probe.get("declared_rps")
+    burst_rps = burst_rps if isinstance(burst_rps, int | float) and burst_rps > 0 else None
+    if declared_rps and burst_rps and burst_rps < float(declared_rps):
+        check.detail = (
+            f"The burst was sized for {burst_rps:g} requests/s, below the declared "
+            f"{float(declared_rps):g} requests/s, so it never went over the limit."
+        )
+        return check
+    counts = _counts(probe)
+    total = sum(counts.values())
+    requests = probe.get("requests") if isinstance(probe.get("requests"), int) else total
+    limit = f"{burst_rps:g} requests/s" if burst_rps else "the declared limit"
+    if not total:
+        check.detail = f"None of the {requests} requests got an HTTP answer."
+        return check
+    refused = counts.get(429, 0)
+    if refused:
+        check.status = PASS
+        check.measured = f"{refused} of {requests} requests answered HTTP 429"
+        check.detail = f"Sent {requests} requests within about a second, over {limit}."
+        return check
+    if set(counts) <= {401, 403}:
+        check.measured = _answers(counts)
+        check.detail = (
+            "Every request of the burst was refused for its token, so the limit was never "
+            "reached: the harness needs a valid key for this probe."
+        )
+        return check
+    check.status = FAIL
+    check.measured = _answers(counts)
+    check.detail = (
+        f"Sent {requests} requests within about a second, over {limit}; none was answered "
+        "HTTP 429, so the endpoint did not enforce its rate limit."
+    )
+    return check
+
+
+# --- what the approval gate reads -------------------------------------------
+
+
+@dataclass(frozen=True)
+class SecurityState:
+    """The endpoint's probes as the gate reads them, each a check (dict) of the verification."""
+
+    failed: tuple[dict, ...] = ()
+    missing: tuple[dict, ...] = ()  # required, not measured
+    not_run: tuple[dict, ...] = ()  # optional, not measured
+    passed: tuple[dict, ...] = ()
+
+    @property
+    def held(self) -> bool:
+        return not self.failed and not self.missing
+
+
+def gate_state(checks: list[dict]) -> SecurityState:
+    """Sort a verification's checks: a probe missing from it counts as not measured."""
+    mine = {c["key"]: c for c in checks if str(c.get("key", "")).startswith(PREFIX)}
+    failed, missing, not_run, passed = [], [], [], []
+    for key in KEYS:
+        check = mine.get(key) or {"key": key, "title": TITLES[key], "status": NOT_MEASURED}
+        status = check.get("status")
+        if status == FAIL:
+            failed.append(check)
+        elif status == PASS:
+            passed.append(check)
+        elif key in REQUIRED:
+            missing.append(check)
+        else:
+            not_run.append(check)
+    return SecurityState(tuple(failed), tuple(missing), tuple(not_run), tuple(passed))
