@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from django.utils.translation import gettext as _
+
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
 from apps.evidence.recompute import P95_MIN_SAMPLES, samples_shortfall
 
@@ -154,28 +156,44 @@ def longest_clean_window_s(soak: SoakMeasurement) -> float:
 
 def soak_events(soak: SoakMeasurement) -> list[str]:
     """Every restart (endpoint, host or a GPU that vanished) and outage, in time order."""
-    events = [(at, f"restart at {at / 60:.1f} min") for at in soak.restarts_at_s]
+    events = [(at, _("restart at %(at)s min") % {"at": _minutes(at)}) for at in soak.restarts_at_s]
     events += [
-        (begin, f"outage {begin / 60:.1f}–{end / 60:.1f} min") for begin, end in soak.outages
+        (
+            begin,
+            _("outage %(begin)s–%(end)s min") % {"begin": _minutes(begin), "end": _minutes(end)},
+        )
+        for begin, end in soak.outages
     ]
     return [text for _at, text in sorted(events)]
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f}"
 
 
 def soak_criterion(soak: SoakMeasurement | None, minutes: int) -> Criterion:
     """Continuous means continuous: one restart, outage or vanished GPU anywhere in the
     soak fails it, however long the clean stretches around it (seed 000 §五)."""
-    title = "Restart-free soak"
-    required = f"≥ {minutes} min with no restart, outage or vanished GPU anywhere"
+    title = _("Restart-free soak")
+    required = _("≥ %(minutes)s min with no restart, outage or vanished GPU anywhere") % {
+        "minutes": minutes
+    }
     if soak is None:
-        return Criterion("soak", title, NOT_MEASURED, required=required, reason="no soak run yet")
+        return Criterion(
+            "soak", title, NOT_MEASURED, required=required, reason=_("no soak run yet")
+        )
     events = soak_events(soak)
-    measured = (
-        f"{longest_clean_window_s(soak) / 60:.1f} min longest clean stretch of a "
-        f"{soak.duration_s / 60:.1f} min window "
-        f"({len(soak.restarts_at_s)} restarts, {len(soak.outages)} outages)"
-    )
+    measured = _(
+        "%(longest)s min longest clean stretch of a %(window)s min window "
+        "(%(restarts)s restarts, %(outages)s outages)"
+    ) % {
+        "longest": _minutes(longest_clean_window_s(soak)),
+        "window": _minutes(soak.duration_s),
+        "restarts": len(soak.restarts_at_s),
+        "outages": len(soak.outages),
+    }
     if events:
-        measured += f"; events: {'; '.join(events)}"
+        measured += _("; events: %(events)s") % {"events": "; ".join(events)}
     status = PASSED if not events and soak.duration_s / 60 >= minutes else FAILED
     return Criterion("soak", title, status, measured, required)
 

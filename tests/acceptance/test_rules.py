@@ -43,6 +43,19 @@ def test_soak_window_is_reported_measured_against_required():
     assert "required ≥ 30 min with no restart, outage or vanished GPU" in criterion.explanation
 
 
+def test_the_soak_report_speaks_chinese():
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        criterion = rules.soak_criterion(soak(minutes=60, restarts=[29], outages=[(40, 41)]), 30)
+    assert criterion.title == "无重启连续运行"
+    assert criterion.measured == (
+        "在 60.0 分钟的窗口内，最长无故障时段为 29.0 分钟（重启 1 次，中断 1 次）"
+        "；事件：第 29.0 分钟重启; 第 40.0–41.0 分钟中断"
+    )
+    assert criterion.required == "≥ 30 分钟，全程无重启、无中断、无 GPU 消失"
+
+
 @pytest.mark.parametrize(
     "measurement,expected",
     [
