@@ -1,5 +1,6 @@
 """REST API: a case's packets, requesting a new one (202 + status URL), downloading one."""
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
@@ -79,6 +80,7 @@ class PacketRequestSerializer(serializers.ModelSerializer):
             "step",
             "chapters",
             "error",
+            "language",
             "created_at",
             "status_url",
             "packet",
@@ -98,6 +100,14 @@ class PacketRequestSerializer(serializers.ModelSerializer):
         return AuditPacketSerializer(packet, context=self.context).data
 
 
+class PacketRequestCreateSerializer(serializers.Serializer):
+    language = serializers.ChoiceField(
+        choices=settings.LANGUAGES,
+        required=False,
+        help_text="The language the packet is written in; by default the request's language.",
+    )
+
+
 class CasePacketsView(APIView):
     """GET: the packets issued for a case. POST: request a new packet (202, with a status URL)."""
 
@@ -112,10 +122,14 @@ class CasePacketsView(APIView):
             AuditPacketSerializer(packets, many=True, context={"request": request}).data
         )
 
-    @extend_schema(request=None, responses={202: PacketRequestSerializer})
+    @extend_schema(request=PacketRequestCreateSerializer, responses={202: PacketRequestSerializer})
     def post(self, request, case_pk: int):
         case = case_get_for(request.user, case_pk)
-        packet_request = packet_request_create(actor=request.user, case=case)
+        given = PacketRequestCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        packet_request = packet_request_create(
+            actor=request.user, case=case, language=given.validated_data.get("language")
+        )
         packet_request = packet_request_get_for(request.user, packet_request.pk)
         body = PacketRequestSerializer(packet_request, context={"request": request}).data
         return Response(

@@ -1,6 +1,7 @@
 """The upload form of the verification page."""
 
 from django import forms
+from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext_lazy as _
 
@@ -13,6 +14,15 @@ def too_large_message() -> str:
     return _("The file is larger than %(limit)s; packets issued by Diligence are smaller.") % {
         "limit": filesizeformat(MAX_UPLOAD_BYTES)
     }
+
+
+class PacketRequestForm(forms.Form):
+    language = forms.ChoiceField(
+        label=_("Language of the packet"),
+        choices=settings.LANGUAGES,
+        required=False,  # a one-click request is written in the page's language
+        help_text=_("Every heading, label and generated sentence is written in it."),
+    )
 
 
 class PacketVerifyForm(forms.Form):

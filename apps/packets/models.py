@@ -53,8 +53,13 @@ class PacketRequest(TrackedModel):
     # before the layout starts (and for requests made before chapters were reported).
     chapters = models.JSONField(_("chapters"), null=True, blank=True)
     error = models.TextField(_("error"), blank=True)
+    # The language the packet is written in; null for requests made before packets
+    # could be issued in another language than the default (they are in English).
+    language = models.CharField(
+        _("language"), max_length=10, choices=settings.LANGUAGES, null=True, blank=True
+    )
     history = HistoricalRecords()
-    late_history_columns = ("chapters",)
+    late_history_columns = ("chapters", "language")
 
     class Meta:
         ordering = ["-created_at"]
@@ -70,6 +75,10 @@ class PacketRequest(TrackedModel):
 
     def __str__(self) -> str:
         return f"{self.number} ({self.get_status_display()})"
+
+    @property
+    def language_code(self) -> str:
+        return self.language or settings.LANGUAGE_CODE
 
     @property
     def finished(self) -> bool:

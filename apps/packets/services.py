@@ -17,7 +17,8 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Max
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
 from apps.audit.services import chain_head_record
 from apps.core.services import tracked_create, tracked_update
@@ -40,18 +41,40 @@ def organisation() -> str:
     return settings.ORGANISATION_NAME or "Diligence"
 
 
-def packet_request_create(*, actor, case, queue: bool = True) -> PacketRequest:
+def packet_language(requested: str | None) -> str:
+    """The language a packet is written in: the one asked for, or the one the request
+    came in, or the site's default; always one the catalogue has."""
+    codes = [code for code, _name in settings.LANGUAGES]
+    if requested:
+        if requested not in codes:
+            raise ValidationError(
+                {
+                    "language": _("Packets are written in %(languages)s.")
+                    % {"languages": ", ".join(codes)}
+                }
+            )
+        return requested
+    current = translation.get_language() or settings.LANGUAGE_CODE
+    return next((code for code in codes if current.startswith(code.split("-")[0])), codes[0])
+
+
+def packet_request_create(
+    *, actor, case, queue: bool = True, language: str | None = None
+) -> PacketRequest:
     """Reserve the next packet number for ``case`` and queue the task after commit.
 
-    A second request while one is still in progress returns that one, so a
-    double click never issues two packets. ``queue=False`` leaves running the
-    task to the caller (the ``issue_packet`` command runs it in-process).
+    A second request in the same language while one is still in progress
+    returns that one, so a double click never issues two packets. ``queue=False``
+    leaves running the task to the caller (the ``issue_packet`` command runs it
+    in-process). ``language`` defaults to the language of the request.
     """
     if not actor.has_perm("packets.add_packetrequest"):
         raise PermissionDenied("You may not request audit packets.")
+    language = packet_language(language)
     active = (
         PacketRequest.objects.filter(
             case=case,
+            language=language,
             status__in=[PacketRequest.Status.QUEUED, PacketRequest.Status.RUNNING],
             created_at__gte=timezone.now() - STALE_AFTER,
         )
@@ -62,13 +85,13 @@ def packet_request_create(*, actor, case, queue: bool = True) -> PacketRequest:
         return active
     from apps.packets.tasks import issue_packet_task
 
-    packet_request = _reserve_number(actor=actor, case=case)
+    packet_request = _reserve_number(actor=actor, case=case, language=language)
     if queue:
         issue_packet_task.delay_on_commit(packet_request.pk)
     return packet_request
 
 
-def _reserve_number(*, actor, case) -> PacketRequest:
+def _reserve_number(*, actor, case, language: str = settings.LANGUAGE_CODE) -> PacketRequest:
     org, year = organisation(), timezone.now().year
     for attempt in range(NUMBER_ATTEMPTS):
         sequence = (
@@ -91,6 +114,7 @@ def _reserve_number(*, actor, case) -> PacketRequest:
                     year=year,
                     sequence=sequence,
                     number=packet_number(year, sequence),
+                    language=language,
                 )
         except (IntegrityError, ValidationError):
             # Another request took this number between our read and our insert.
@@ -138,12 +162,17 @@ def packet_storage_path(packet_request: PacketRequest, sha256: str) -> str:
 
 
 def packet_issue(*, packet_request: PacketRequest) -> AuditPacket:
-    """Render, sign and store the packet of a request; idempotent.
+    """Render, sign and store the packet of a request, in its language; idempotent.
 
     Re-running a request that already issued returns its packet; a failure
     leaves no packet row and removes the file it stored. Each chapter is
     reported on the request as it is laid out.
     """
+    with translation.override(packet_request.language_code):
+        return _issue(packet_request)
+
+
+def _issue(packet_request: PacketRequest) -> AuditPacket:
     # WeasyPrint is imported here, not at module level: importing it parses its
     # stylesheets, which every page view and management command would pay for.
     from apps.packets.rendering import render_packet

@@ -8,7 +8,12 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.uploads import UploadPolicy, refused_unread
-from apps.packets.forms import MAX_UPLOAD_BYTES, PacketVerifyForm, too_large_message
+from apps.packets.forms import (
+    MAX_UPLOAD_BYTES,
+    PacketRequestForm,
+    PacketVerifyForm,
+    too_large_message,
+)
 from apps.packets.selectors import (
     packet_get_for,
     packet_request_get_for,
@@ -16,7 +21,7 @@ from apps.packets.selectors import (
     packet_stored_file,
     packets_of_case,
 )
-from apps.packets.services import packet_request_create
+from apps.packets.services import packet_language, packet_request_create
 from apps.packets.verification import verify_packet_bytes
 
 # Multipart framing around the file; a body beyond the limit plus this is refused unread.
@@ -41,10 +46,16 @@ def packet_list(request, pk: int):
 @require_http_methods(["GET", "POST"])
 def packet_request(request, pk: int):
     case = case_get_for(request.user, pk)
-    if request.method == "POST":
-        packet_request = packet_request_create(actor=request.user, case=case)
+    form = PacketRequestForm(
+        request.POST if request.method == "POST" else None,
+        initial={"language": packet_language(None)},
+    )
+    if request.method == "POST" and form.is_valid():
+        packet_request = packet_request_create(
+            actor=request.user, case=case, language=form.cleaned_data["language"] or None
+        )
         return redirect("packets:status", pk=packet_request.pk)
-    return render(request, "packets/packet_request.html", {"case": case})
+    return render(request, "packets/packet_request.html", {"case": case, "form": form})
 
 
 @role_required("packets.view_auditpacket")

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.files.storage import default_storage
@@ -22,13 +23,21 @@ class Command(BaseCommand):
             help="Username the packet is issued by (default: the case owner); "
             "needs the permission to request packets.",
         )
+        parser.add_argument(
+            "--language",
+            choices=[code for code, _name in settings.LANGUAGES],
+            default=settings.LANGUAGE_CODE,
+            help="The language the packet is written in (default: %(default)s).",
+        )
 
-    def handle(self, *args, case_id, user=None, **options):
+    def handle(self, *args, case_id, user=None, language=None, **options):
         actor = self._actor(case_id, user)
         case = case_list_for(actor).filter(pk=case_id).first()
         if case is None:
             raise CommandError(f"No case #{case_id} visible to {actor.get_username()}.")
-        packet_request = packet_request_create(actor=actor, case=case, queue=False)
+        packet_request = packet_request_create(
+            actor=actor, case=case, queue=False, language=language
+        )
         # Run here rather than on a worker, so the command can say where the packet is.
         issue_packet_task.apply(args=(packet_request.pk,))
         packet_request.refresh_from_db()
