@@ -1,4 +1,4 @@
-"""The demo: two realistic cases, built through the same services as the UI.
+"""The demo: three realistic cases, built through the same services as the UI.
 
 The first case can be approved. Inference of Llama 3.1 70B for 600 concurrent
 32k-token sequences needs 8 instances of 8 H200 cards = 64 cards (see
@@ -11,6 +11,10 @@ The second case is blocked by a rule nothing waives: its only offer comes with
 hardware whose export licence and origin documents the vendor cannot show, so
 the export-control gate stays shut whatever else is done.
 
+The third is half-way: two offers for a fine-tuning run, one scored and one
+without its written spec, one contract half-read, no data-export assessment or
+access matrix yet, so every role has work waiting on it.
+
 Running it twice changes nothing.
 """
 
@@ -22,6 +26,8 @@ from django.db import transaction
 
 from apps.acceptance import demo as acceptance_demo
 from apps.access import demo as access_demo
+from apps.access.defaults import default_matrix_payload
+from apps.access.services import access_matrix_save
 from apps.accounts.roles import Role
 from apps.approvals import demo as approvals_demo
 from apps.assessments import demo as assessments_demo
@@ -29,6 +35,7 @@ from apps.assessments.services import Answers, assessment_create
 from apps.cases.models import ProcurementCase
 from apps.cases.services import case_create
 from apps.contracts import demo as contracts_demo
+from apps.contracts.services import checklist_create, checklist_save
 from apps.costs import demo as costs_demo
 from apps.evidence import demo as evidence_demo
 from apps.evidence import demo_network as evidence_demo_network
@@ -92,6 +99,60 @@ BLOCKED_ANSWERS = {
         "no",
         "No purchase or origin documents for the hardware; the reseller is not named.",
     ),
+}
+
+# A third case, half-way: offers in, the work of each role still open.
+MIDWAY_CASE_NAME = "Fine-tuning Llama 3.1 8B on support tickets — under review"
+MIDWAY_DEMAND = {
+    "mode": "training",
+    "model_preset": "llama-3.1-8b",
+    "weight_dtype": "bf16",
+    "card_memory_gib": Decimal("79.6"),
+    "reserve_pct": Decimal("15"),
+    "micro_batch_sequences": 2,
+    "sequence_tokens": 8192,
+    "optimizer": "adamw",
+    "gradient_checkpointing": True,
+    "data_parallel_replicas": 2,
+    "checkpoints_kept": 3,
+    "hours_needed": Decimal("120"),
+}
+MIDWAY_OFFERS = [
+    (
+        "Borealis GPU Cloud K.K.",
+        {
+            "accelerator_model": "NVIDIA H100 SXM5 80GB",
+            "accelerator_count": 16,
+            "unit_price": Decimal("2.45"),
+            "currency": "USD",
+            "billing_basis": "per_hour",
+            "prepayment_ratio": Decimal("0.00"),
+            "contract_term_months": 3,
+        },
+        {**BLOCKED_SPEC, "source_document": "Quote BGC-8120"},
+    ),
+    (
+        "Aurora Compute Pte. Ltd.",
+        {
+            "accelerator_model": "NVIDIA H100 SXM5 80GB",
+            "accelerator_count": 16,
+            "unit_price": Decimal("2.80"),
+            "currency": "USD",
+            "billing_basis": "per_hour",
+            "prepayment_ratio": Decimal("0.20"),
+            "contract_term_months": 3,
+        },
+        # Not transcribed yet: the tech lead has the vendor's spec sheet to enter.
+        {},
+    ),
+]
+# Legal has read the first half of Borealis's contract; the rest waits.
+MIDWAY_REVIEWED = ("sla", "planned_maintenance", "hardware_lock", "quota_priority")
+MIDWAY_ANSWERS = {
+    "purpose": ("fine_tuning", "Fine-tuning on anonymised support tickets."),
+    "purpose_declared": ("yes", "Declared in the project charter of 12 May."),
+    "data_classified": ("yes", "Tickets classified internal; names and contacts removed."),
+    "raw_data_leaves": ("yes", "The anonymised tickets are copied to the vendor's storage."),
 }
 
 DEMO_USERS = [
@@ -324,7 +385,7 @@ def seed_vendors(users) -> dict:
 
 @transaction.atomic
 def seed_demo() -> ProcurementCase:
-    """Both demo cases; returns the first, the one that can be approved."""
+    """The three demo cases; returns the first, the one that can be approved."""
     users = seed_users()
     vendors = seed_vendors(users)
     case = ProcurementCase.objects.filter(name=DEMO_CASE_NAME).first()
@@ -332,6 +393,71 @@ def seed_demo() -> ProcurementCase:
         case = seed_approvable_case(users, vendors)
     if not ProcurementCase.objects.filter(name=BLOCKED_CASE_NAME).exists():
         seed_blocked_case(users, vendors)
+    if not ProcurementCase.objects.filter(name=MIDWAY_CASE_NAME).exists():
+        seed_midway_case(users, vendors)
+    return case
+
+
+def seed_midway_case(users, vendors) -> ProcurementCase:
+    """A case half-way through: two offers, one scored, one contract half-read, no
+    assessment or access matrix yet, so each role's dashboard has work waiting."""
+    priya, lena, tariq = users["priya"], users["lena"], users["tariq"]
+    case = case_create(
+        actor=priya,
+        name=MIDWAY_CASE_NAME,
+        workload="fine_tuning",
+        requirements=(
+            "Fine-tune Llama 3.1 8B on two years of anonymised support tickets: about 120 "
+            "hours on two data-parallel replicas, for a three-month trial."
+        ),
+        exit_window_days=14,
+    )
+    compute_demand_save(actor=tariq, case=case, fields=MIDWAY_DEMAND)
+    offers = {}
+    for vendor_name, offer_fields, spec_fields in MIDWAY_OFFERS:
+        offer = offer_create(actor=priya, case=case, vendor=vendors[vendor_name], **offer_fields)
+        if spec_fields:
+            declared_spec_update(
+                actor=tariq,
+                spec=offer.declared_spec,
+                fields=spec_fields,
+                reason="Transcribed from the vendor's written spec",
+            )
+        offers[vendor_name] = offer
+    borealis = offers["Borealis GPU Cloud K.K."]
+    scorecard_save(
+        actor=priya,
+        offer=borealis,
+        scores={
+            key: {"score": score, "comment": ""}
+            for key, score in DEMO_SCORES["priya"]["Borealis GPU Cloud K.K."].items()
+        },
+    )
+    # The first draft of the data-export assessment, not signed off: the scope is
+    # answered, the rest waits on the data owners.
+    assessment_create(
+        actor=lena,
+        case=case,
+        answers={
+            key: {"value": value, "note": note} for key, (value, note) in MIDWAY_ANSWERS.items()
+        },
+        conclusion="",
+    )
+    # The least-privilege default, started by the tech lead and not yet reviewed.
+    access_matrix_save(
+        actor=tariq,
+        case=case,
+        reason="Started from the least-privilege default",
+        **default_matrix_payload(),
+    )
+    checklist = checklist_create(actor=lena, offer=borealis)
+    items = {item.key: item for item in checklist.items.all()}
+    checklist_save(
+        actor=lena,
+        checklist=checklist,
+        items=[{"id": items[key].pk, "status": "acceptable"} for key in MIDWAY_REVIEWED],
+        reason="First half of the draft contract read",
+    )
     return case
 
 

@@ -6,7 +6,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from apps.approvals.selectors import case_gates
-from apps.cases.demo import BLOCKED_CASE_NAME, DEMO_CASE_NAME
+from apps.cases.demo import BLOCKED_CASE_NAME, DEMO_CASE_NAME, MIDWAY_CASE_NAME
 from apps.cases.models import ProcurementCase
 from apps.costs.models import CostImport
 from apps.evidence.models import EvidenceBundle
@@ -40,7 +40,7 @@ def test_seed_demo_builds_the_cases_once(demo):
     before = _counts()
     call_command("seed_demo", stdout=StringIO())
     assert _counts() == before
-    assert before["cases"] == 2 and Vendor.objects.count() == 3 and Offer.objects.count() == 4
+    assert before["cases"] == 3 and Vendor.objects.count() == 3 and Offer.objects.count() == 6
     assert get_user_model().objects.count() == 5
     case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
     result, error = demand_result(case.compute_demand)
@@ -80,6 +80,24 @@ def test_the_second_case_is_blocked_by_the_hard_rule(demo, client):
     page = client.get(f"/cases/{case.pk}/").content.decode()
     assert HARD_RULE in page
     assert HARD_RULE in client.get(f"/cases/{case.pk}/approval/").content.decode()
+
+
+def test_the_third_case_is_half_way_with_work_for_every_role(demo, client):
+    case = ProcurementCase.objects.get(name=MIDWAY_CASE_NAME)
+    assert case.status == ProcurementCase.Status.EVALUATING
+    assert all(not entry.all_held for entry in case_gates(case))
+    waiting = {
+        "priya": "1 offer(s) not scored",  # and only two offers so far
+        "lena": "Not signed off",  # the data-export assessment is a draft
+        "tariq": "Access matrix not reviewed",
+    }
+    for username, work in waiting.items():
+        client.force_login(get_user_model().objects.get(username=username))
+        board = client.get("/dashboard/").content.decode()
+        assert MIDWAY_CASE_NAME in board and work in board, username
+    client.force_login(get_user_model().objects.get(username="tariq"))
+    page = client.get(f"/cases/{case.pk}/").content.decode()
+    assert "Not sized yet." not in page and "14 days" in page
 
 
 def test_every_demo_user_can_sign_in(demo, client):
