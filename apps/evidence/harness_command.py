@@ -32,6 +32,8 @@ class RunSettings:
     slo_p95_ttft_ms: int
     endpoint: str = ""
     model: str = ""
+    # The vendor's declared rate limit, so the security probe sends its burst over it.
+    rate_limit_rps: str = ""
 
 
 def _line(parts: list[str]) -> str:
@@ -46,6 +48,8 @@ def run_command(settings: RunSettings) -> str:
     parts += ["--ladder", ",".join(str(c) for c in settings.ladder)]
     parts += ["--slo-ttft-ms", str(settings.slo_p95_ttft_ms)]
     parts += ["--soak-duration", f"{settings.soak_minutes}m"]
+    if settings.rate_limit_rps:
+        parts += ["--rate-limit-rps", settings.rate_limit_rps]
     parts += ["--reference", REFERENCE_FILE]
     parts += ["--upload", settings.upload_url, "--token", settings.token]
     parts += ["--nonce", settings.nonce, "--out", BUNDLE_FILE]
@@ -66,6 +70,8 @@ def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoi
 
     plan = getattr(offer, "acceptance_plan", None) if offer is not None else None
     criteria = rules.PlanCriteria()
+    spec = getattr(offer, "declared_spec", None) if offer is not None else None
+    rate = getattr(spec, "rate_limit_rps", None)
     return RunSettings(
         case_id=case.pk,
         upload_url=upload_url,
@@ -76,4 +82,5 @@ def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoi
         slo_p95_ttft_ms=case.slo_p95_ttft_ms,
         endpoint=endpoint,
         model=model,
+        rate_limit_rps=f"{rate.normalize():f}" if rate else "",
     )

@@ -3,6 +3,7 @@
 import hashlib
 import html
 import shlex
+from decimal import Decimal
 
 import pytest
 from django.urls import reverse
@@ -162,6 +163,12 @@ def test_the_token_page_gives_one_command_that_runs_everything_the_acceptance_ne
     case, offer = approved_offer(people)
     case = tracked_update(case, actor=tariq, reason="Tighter SLO", fields={"slo_p95_ttft_ms": 1200})
     make_plan(tariq, offer, ladder="1,4,16", soak_minutes=45)
+    tracked_update(
+        offer.declared_spec,
+        actor=tariq,
+        reason="Rate limit from the vendor's terms",
+        fields={"rate_limit_rps": Decimal("5.0")},
+    )
     response = browser_as("tariq").post(
         reverse("evidence:tokens", args=[case.pk]),
         {
@@ -185,6 +192,7 @@ def test_the_token_page_gives_one_command_that_runs_everything_the_acceptance_ne
     assert args.ladder == (1, 4, 16)  # the offer's acceptance ladder
     assert args.slo_ttft_ms == 1200  # the case's P95 time-to-first-token SLO
     assert args.soak_duration == "45m"  # the plan's restart-free soak
+    assert args.rate_limit_rps == 5.0  # the declared limit the security probe exceeds
     assert args.reference == "reference.json"
     assert args.upload == "http://testserver/api/v1/evidence/"
     assert (
@@ -216,6 +224,7 @@ def test_without_a_plan_or_endpoint_the_command_has_defaults_and_placeholders(br
     assert options["--model"] == "<MODEL_NAME>"
     assert options["--ladder"] == "1,4,8,16,32" and options["--soak-duration"] == "30m"
     assert options["--slo-ttft-ms"] == str(case.slo_p95_ttft_ms)
+    assert "--rate-limit-rps" not in options  # no limit declared: the probe says so
 
 
 def test_the_token_page_in_chinese_explains_the_command(browser_as, tariq):
