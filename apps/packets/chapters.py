@@ -20,6 +20,7 @@ from apps.packets.sections import (
     declared_specs_section,
     demand_section,
 )
+from apps.packets.summary import summary_section
 
 PACKET_SECTION_PROVIDERS = (
     contracts_packet,
@@ -42,4 +43,6 @@ def case_sections(case) -> list[PacketSection]:
         section = module.packet_section(case)
         if section is not None:
             sections.append(section)
+    # The executive summary comes first, drawn from what the other chapters gathered.
+    sections.append(summary_section(sections))
     return sorted(sections, key=lambda section: section.order)

@@ -6,9 +6,10 @@ querysets of its records (they join the change history and the manifest) and its
 ``(name, storage path, expected SHA-256)`` (re-hashed from storage for the
 manifest). Every section must gather its data in a fixed number of queries.
 
-Orders used so far: demand 10, comparison 20, declared specs 30, clause
-checklists 40, data-export assessment 50, access matrix 60, evidence 70,
-approval 80; the change history and the manifest always come last.
+Orders used so far: executive summary 5 (always first), demand 10, comparison
+20, declared specs 30, clause checklists 40, data-export assessment 50, access
+matrix 60, evidence 70, approval 80; the change history and the manifest always
+come last.
 """
 
 from dataclasses import dataclass, field

@@ -28,6 +28,7 @@ from tests.packets.pdftools import parse_pdfsig, pdffonts, pdfsig, pdftotext
 
 SECTION_HEADINGS = [
     "Contents",
+    "Executive summary",
     "Compute demand and sizing",
     "Comparison of offers and scorecards",
     "Declared specs",
@@ -84,6 +85,12 @@ def test_the_signed_packet_validates_and_reads_completely(packet, tmp_path):
     assert f"Page 1 of {packet.page_count}" in text
     assert packet.signer_certificate_sha256 in text
     assert "Unconfirmed" in text  # the second offer's empty declared spec
+
+    # The executive summary is the first chapter and fits on one page.
+    pages = text.split("\f")
+    (summary,) = [page for page in pages if "Open blockers" in page]
+    assert "1. Executive summary" in summary and "Audit chain head" in summary
+    assert "No offer holds every gate." in summary
 
     # Chinese glyphs come from the embedded Simplified Chinese face, not boxes.
     fonts = pdffonts(path)
