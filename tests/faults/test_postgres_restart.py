@@ -109,7 +109,12 @@ def receipt(process) -> dict:
     process.process.wait(timeout=120)
     assert process.process.returncode == 0, process.log()
     process.stop()
-    return json.loads(process.log())
+    # The receipt is the JSON document the harness writes to stdout; the log holds its
+    # console lines too (retries before it, the verdict and evidence page after it).
+    text = process.log()
+    start = re.search(r"^\{", text, re.MULTILINE)
+    assert start is not None, text
+    return json.JSONDecoder().raw_decode(text, start.start())[0]
 
 
 def bundles_with(stack, sha256: str) -> list[tuple]:
