@@ -214,22 +214,7 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
     stamp = when.isoformat().replace("+00:00", "Z")
     not_run = "demo data: not run"
     return {
-        "format_version": "diligence-evidence/1",
-        "metric_definitions_version": "diligence-metrics/1",
-        "metric_definitions": {},
-        "bundle_id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"diligence-demo/{offer.pk}")),
-        "created_utc": stamp,
-        "started_utc": stamp,
-        "finished_utc": stamp,
-        "case": str(offer.case_id),
-        "nonce": nonce,
-        "harness": {
-            "name": "diligence-harness",
-            "version": "demo",
-            "python": "—",
-            "packaging": "source",
-            "source_sha256": "0" * 64,
-        },
+        **envelope(offer, nonce, stamp, f"diligence-demo/{offer.pk}"),
         "command_line": ["demo"],
         "seeds": {"bench": 42},
         "host_id": "sha256:" + hashlib.sha256(f"diligence-demo-{offer.pk}".encode()).hexdigest(),
@@ -255,6 +240,28 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
             "artifacts": [
                 {"name": artifact["name"], "sha256": artifact["sha256"], "size": artifact["size"]}
             ],
+        },
+    }
+
+
+def envelope(offer, nonce: str, stamp: str, name: str) -> dict:
+    """The fields every demo bundle opens with: format, identity, times, case and harness."""
+    return {
+        "format_version": "diligence-evidence/1",
+        "metric_definitions_version": "diligence-metrics/1",
+        "metric_definitions": {},
+        "bundle_id": str(uuid.uuid5(uuid.NAMESPACE_URL, name)),
+        "created_utc": stamp,
+        "started_utc": stamp,
+        "finished_utc": stamp,
+        "case": str(offer.case_id),
+        "nonce": nonce,
+        "harness": {
+            "name": "diligence-harness",
+            "version": "demo",
+            "python": "—",
+            "packaging": "source",
+            "source_sha256": "0" * 64,
         },
     }
 

@@ -9,7 +9,6 @@ data, so the network plan never reads these numbers as measurements.
 """
 
 import json
-import uuid
 from datetime import timedelta
 
 from django.utils import timezone
@@ -67,7 +66,7 @@ def netprobe_result(offer) -> dict | None:
 
 def network_bundle(offer, *, nonce: str, when) -> dict:
     """A bundle with the network probe alone, as ``diligence-harness netprobe`` writes it."""
-    from apps.evidence.demo import _step
+    from apps.evidence.demo import _step, envelope
 
     stamp = when.isoformat().replace("+00:00", "Z")
     not_run = "demo data: not run"
@@ -77,22 +76,7 @@ def network_bundle(offer, *, nonce: str, when) -> dict:
     }
     steps["netprobe"] = _step(netprobe_result(offer), when)
     return {
-        "format_version": "diligence-evidence/1",
-        "metric_definitions_version": "diligence-metrics/1",
-        "metric_definitions": {},
-        "bundle_id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"diligence-demo-network/{offer.pk}")),
-        "created_utc": stamp,
-        "started_utc": stamp,
-        "finished_utc": stamp,
-        "case": str(offer.case_id),
-        "nonce": nonce,
-        "harness": {
-            "name": "diligence-harness",
-            "version": "demo",
-            "python": "—",
-            "packaging": "source",
-            "source_sha256": "0" * 64,
-        },
+        **envelope(offer, nonce, stamp, f"diligence-demo-network/{offer.pk}"),
         "command_line": ["demo", "netprobe"],
         "seeds": {},
         "host_id": "sha256:" + "d" * 64,
