@@ -62,6 +62,11 @@ def _plain(value):
     return value
 
 
+def plain_value(value):
+    """One value as the chain digests it (a date as ISO text, a decimal as text...)."""
+    return _plain(value)
+
+
 def plain_values(values: dict) -> dict:
     """A history row's values as the chain digests them: JSON-ready, one spelling each."""
     return _plain(values)

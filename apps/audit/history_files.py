@@ -29,7 +29,7 @@ from typing import Any
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import F, OuterRef, QuerySet, Subquery
 
-from apps.audit.chain import plain_values, row_fields
+from apps.audit.chain import plain_value, row_fields
 from apps.audit.models import ChainEntry
 from apps.core import csv_safe
 
@@ -87,10 +87,12 @@ _AS_THEY_ARE = (str, int, float, bool, type(None))
 
 
 def _plain(values: dict[str, Any]) -> dict[str, Any]:
-    # ``plain_values`` for a flat row, faster: most values need no change.
-    if all(type(value) in _AS_THEY_ARE for value in values.values()):
-        return values
-    return plain_values(values)
+    # ``plain_values`` for a flat row, faster: most values need no change, and only
+    # the others (dates, decimals, nested JSON) go through the chain's spelling.
+    return {
+        name: value if type(value) in _AS_THEY_ARE else plain_value(value)
+        for name, value in values.items()
+    }
 
 
 def write_history(queryset: QuerySet, *, json_out=None, csv_out=None) -> int:
