@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any, overload
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection
 from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from apps.audit.sources import HistorySource, sources_of
 from apps.core.history import SKIPPED_FIELDS, record_label
@@ -75,6 +77,51 @@ class TimelineEntry:
                 {"field": c.name, "old": _text(c.old), "new": _text(c.new)} for c in self.changes
             ],
         }
+
+
+# Rows one save writes (a form of twelve clauses, a plan and its links) carry the same
+# person and reason and are written within this much of each other.
+ONE_SAVE = timedelta(seconds=2)
+
+
+@dataclass
+class TimelineEvent:
+    """One save as a person made it: the history rows it wrote, newest first."""
+
+    entries: list[TimelineEntry]
+
+    @property
+    def first(self) -> TimelineEntry:
+        return self.entries[0]
+
+    @property
+    def records(self) -> str:
+        """What the save touched, by kind: "network plan, 3 workload links"."""
+        counts: dict[HistorySource, int] = {}
+        for entry in reversed(self.entries):  # oldest first: the order it was written in
+            counts[entry.source] = counts.get(entry.source, 0) + 1
+        return ", ".join(
+            source.label
+            if n == 1
+            else gettext("%(count)s %(records)s") % {"count": n, "records": source.label_plural}
+            for source, n in counts.items()
+        )
+
+
+def events(entries: list[TimelineEntry]) -> list[TimelineEvent]:
+    """``entries`` (newest first) with the rows of each save gathered into one event."""
+    grouped: list[TimelineEvent] = []
+    for entry in entries:
+        last = grouped[-1].entries[-1] if grouped else None
+        if (
+            last is not None
+            and (last.user, last.reason) == (entry.user, entry.reason)
+            and grouped[-1].first.when - entry.when <= ONE_SAVE
+        ):
+            grouped[-1].entries.append(entry)
+        else:
+            grouped.append(TimelineEvent([entry]))
+    return grouped
 
 
 def _day_start(day: date) -> datetime:
@@ -163,7 +210,11 @@ class Timeline:
         for _when, history_id, src in page:
             wanted[src].append(history_id)
         rows = {src: _rows_with_predecessors(self.sources[src], ids) for src, ids in wanted.items()}
-        return [_entry(self.sources[src], rows[src], history_id) for _when, history_id, src in page]
+        entries = [
+            _entry(self.sources[src], rows[src], history_id) for _when, history_id, src in page
+        ]
+        name_related(entries)
+        return entries
 
 
 def history_timeline(querysets: list[QuerySet]) -> Timeline:
@@ -245,6 +296,60 @@ def diff(before, after) -> list[Change]:
                 )
             )
     return changes
+
+
+def name_related(entries: list[TimelineEntry]) -> None:
+    """Show a reference to another record by that record's name, not its number.
+
+    One query per kind of record referred to on the page (a person, an offer, a
+    checklist...), however many entries refer to it. A record deleted since is
+    shown by its number, as "#7".
+    """
+    wanted: dict[Any, set] = defaultdict(set)
+    references = []
+    for entry in entries:
+        fields = _reference_fields(entry.source.history_model)
+        for change in entry.changes:
+            related = fields.get(change.field)
+            if related is None:
+                continue
+            references.append((change, related))
+            wanted[related].update(v for v in (change.old, change.new) if v is not None)
+    names = {
+        # ``select_related()`` follows the required references a name is made of
+        # (an offer's vendor, a record's case), in the same query.
+        related: {
+            obj.pk: _name_of(obj)
+            for obj in related._base_manager.select_related().filter(pk__in=ids)
+        }
+        for related, ids in wanted.items()
+    }
+    for change, related in references:
+        change.old = _named(names[related], change.old)
+        change.new = _named(names[related], change.new)
+
+
+def _reference_fields(history_model) -> dict[str, Any]:
+    """The record's references to other records, by column: the model each points to."""
+    return {
+        model_field.attname: model_field.related_model
+        for model_field in history_model._meta.concrete_fields
+        if model_field.is_relation
+        and model_field.related_model is not None
+        and model_field.attname not in HIDDEN_FIELDS
+    }
+
+
+def _name_of(obj) -> str:
+    if isinstance(obj, AbstractBaseUser):
+        return obj.get_username()
+    return str(obj)
+
+
+def _named(names: dict, value):
+    if value is None:
+        return None
+    return names.get(value, f"#{value}")
 
 
 def _display(model_field, value):

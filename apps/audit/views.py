@@ -20,7 +20,7 @@ from apps.audit.models import ChainVerification
 from apps.audit.selectors import chain_status
 from apps.audit.sources import case_history_sources, may_read, source_by_key
 from apps.audit.tasks import verify_audit_chain_task
-from apps.audit.timeline import Timeline
+from apps.audit.timeline import Timeline, events
 from apps.cases.selectors import case_get_for
 from apps.core import csv_safe
 from apps.core.access import role_required
@@ -55,7 +55,13 @@ def case_timeline(request, pk: int):
     return render(
         request,
         "audit/case_timeline.html",
-        {"case": case, "form": form, "page": page, "query": query.urlencode()},
+        {
+            "case": case,
+            "form": form,
+            "page": page,
+            "events": events(page.object_list),
+            "query": query.urlencode(),
+        },
     )
 
 
@@ -75,7 +81,13 @@ def record_timeline(request, content_type: str, object_id: int):
     return render(
         request,
         "audit/record_timeline.html",
-        {"source": source, "object_id": object_id, "page": page, "query": ""},
+        {
+            "source": source,
+            "object_id": object_id,
+            "page": page,
+            "events": events(page.object_list),
+            "query": "",
+        },
     )
 
 

@@ -321,3 +321,37 @@ def test_the_first_page_costs_the_same_queries_however_many_rows(
     assert response.context["page"].paginator.count > 2_000
     with django_assert_max_num_queries(small_api):
         assert client.get(api_url).status_code == 200
+
+
+def test_one_save_is_one_event_and_references_read_as_names(browser_as, priya, lena):
+    """A checklist saved with three clauses is one event, and the reviewer is a name."""
+    from apps.contracts.services import checklist_create, checklist_save
+
+    case = make_case(priya, name="One save")
+    offer = make_offer(priya, case, spec=FULL_SPEC)
+    checklist = checklist_create(actor=lena, offer=offer)
+    items = list(checklist.items.order_by("number")[:3])
+    checklist_save(
+        actor=lena,
+        checklist=checklist,
+        items=[{"id": item.pk, "status": "acceptable"} for item in items],
+        reason="First reading of the draft",
+    )
+    response = browser_as("aude").get(reverse("audit:case-timeline", args=[case.pk]))
+    assert response.status_code == 200
+    newest = response.context["events"][0]
+    assert newest.first.reason == "First reading of the draft"
+    # The three clauses and the checklist they belong to: one save, one event.
+    assert len(newest.entries) == 4
+    assert newest.records == "3 checklist items, clause checklist"
+    reviewers = {
+        (change.old, change.new)
+        for entry in newest.entries
+        for change in entry.changes
+        if change.field == "reviewer_id"
+    }
+    assert reviewers == {(None, "lena")}
+    html = response.content.decode()
+    assert html.count("First reading of the draft") == 1
+    assert "One save, 4 records" in html
+    assert f"→ <ins>{lena.pk}</ins>" not in html and "→ <ins>lena</ins>" in html
