@@ -8,7 +8,7 @@ number of queries: the count, the page, and at most one per record type.
 """
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any, overload
@@ -108,7 +108,7 @@ class TimelineEvent:
         )
 
 
-def events(entries: list[TimelineEntry]) -> list[TimelineEvent]:
+def events(entries: Iterable[TimelineEntry]) -> list[TimelineEvent]:
     """``entries`` (newest first) with the rows of each save gathered into one event."""
     grouped: list[TimelineEvent] = []
     for entry in entries:
