@@ -26,6 +26,7 @@ class GateSerializer(serializers.Serializer):
     reason = serializers.CharField()
     fix_url = serializers.CharField(allow_null=True)
     waivers = serializers.ListField(child=serializers.CharField())
+    basis = serializers.CharField(help_text="The public source or stated need the gate rests on.")
 
 
 class OfferGatesSerializer(serializers.Serializer):

@@ -1,4 +1,4 @@
-"""The approval gates of DESIGN §2.8, as plain functions on plain data.
+"""The approval gates, as plain functions on plain data.
 
 Each gate reads one slice of ``GateInputs`` (gathered by
 ``apps.approvals.selectors.gate_inputs``) and answers held or not, with the
@@ -12,6 +12,55 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+# What each gate rests on, in plain words: the public law, standard or datasheet,
+# or the case's own stated need. Shown with the gate on the approval page, in the
+# API and in the packet.
+GATE_BASIS = {
+    "declared_spec": gettext_lazy(
+        "The vendor's written specification of what it offers, held to its datasheet "
+        "(for example NVIDIA's datasheet for the card), so that measurement can check it."
+    ),
+    "offer_minimum": gettext_lazy(
+        "Competitive quotations from at least three suppliers, as in the PRC Government "
+        "Procurement Law, Art. 38 (competitive negotiation) and Art. 40 (request for "
+        "quotations)."
+    ),
+    "red_flags": gettext_lazy(
+        "Key contractual provisions for outsourced ICT services: the EU Digital Operational "
+        "Resilience Act (DORA), Art. 30."
+    ),
+    "assessment": gettext_lazy(
+        "Transfers of personal information abroad: the Personal Information Protection Law, "
+        "Art. 38 to 40, and the Measures for the Security Assessment of Outbound Data "
+        "Transfers (2022)."
+    ),
+    "access_matrix": gettext_lazy(
+        "Access control, authentication and access rights reviewed at intervals: "
+        "ISO/IEC 27001:2022, Annex A 5.15 to 5.18."
+    ),
+    "verification": gettext_lazy(
+        "Hardware claims verified by measurement: the GPU inventory as NVIDIA's nvidia-smi "
+        "reports it, and a load test whose percentiles follow the MLPerf Inference rules."
+    ),
+    "endpoint_security": gettext_lazy(
+        "OWASP API Security Top 10 (2023): API2 Broken Authentication and API4 Unrestricted "
+        "Resource Consumption."
+    ),
+    "exit_readiness": gettext_lazy(
+        "Exit strategies for ICT third-party services: the EU Digital Operational Resilience "
+        "Act (DORA), Art. 28(8)."
+    ),
+    "hardware_compliance": gettext_lazy(
+        "Export controls on advanced computing items: the US Export Administration "
+        "Regulations (ECCN 3A090 and 4A090) and the PRC Export Control Law."
+    ),
+    "demand_fit": gettext_lazy(
+        "The case's own compute demand: GPU memory for the model's weights and KV cache at "
+        "the stated load, in whole nodes of the offer's cards."
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -24,6 +73,11 @@ class Gate:
     reason: str
     fix_url: str | None = None
     waivers: tuple[str, ...] = ()
+
+    @property
+    def basis(self) -> str:
+        """The public source or stated need the gate rests on."""
+        return str(GATE_BASIS.get(self.key, ""))
 
 
 @dataclass(frozen=True)
@@ -376,7 +430,7 @@ GATES: tuple[Callable[[GateInputs], Gate], ...] = (
 
 
 def evaluate_gates(inputs: GateInputs) -> list[Gate]:
-    """Every gate of DESIGN §2.8, in the order the design lists them."""
+    """Every gate, in the order the approval page lists them."""
     return [gate(inputs) for gate in GATES]
 
 

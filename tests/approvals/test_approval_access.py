@@ -207,3 +207,25 @@ def test_whoever_submitted_the_case_cannot_decide_it(api_as, people, ready_world
     assert decided.status_code == 201
     case.refresh_from_db()
     assert case.status == "approved"
+
+
+def test_every_gate_names_what_it_rests_on_in_page_api_and_both_languages(
+    api_as, browser_as, ready_world
+):
+    """Each gate carries its public source (or the case's stated need), as data with the rule."""
+    from apps.approvals.gates import GATE_BASIS
+
+    data = api_as("aude").get(_gates(ready_world)).json()
+    gates = data["offers"][0]["gates"]
+    assert {g["key"] for g in gates} == set(GATE_BASIS)
+    basis = {g["key"]: g["basis"] for g in gates}
+    assert "Personal Information Protection Law, Art. 38 to 40" in basis["assessment"]
+    assert "DORA), Art. 28(8)" in basis["exit_readiness"]
+    assert "OWASP API Security Top 10 (2023)" in basis["endpoint_security"]
+    assert all(text.strip() for text in basis.values())
+    page = browser_as("aude").get(reverse("approvals:case", args=[ready_world["case"].pk]))
+    assert "ISO/IEC 27001:2022, Annex A 5.15 to 5.18" in page.content.decode()
+    chinese = browser_as("aude").get(
+        reverse("approvals:case", args=[ready_world["case"].pk]), HTTP_ACCEPT_LANGUAGE="zh-hans"
+    )
+    assert "《个人信息保护法》第三十八条至第四十条" in chinese.content.decode()
