@@ -13,8 +13,29 @@ class SubmitForm(forms.Form):
     )
 
 
+class OfferSelect(forms.Select):
+    """A choice of offers where those that cannot be approved are shown, but disabled."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.blocked: set[int] = set()
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        if getattr(value, "value", value) in self.blocked:
+            option["attrs"]["disabled"] = True
+        return option
+
+
 class DecisionForm(forms.Form):
-    offer = forms.TypedChoiceField(label=_("Offer"), coerce=int, empty_value=None, required=False)
+    offer = forms.TypedChoiceField(
+        label=_("Offer"),
+        coerce=int,
+        empty_value=None,
+        required=False,
+        widget=OfferSelect,
+        help_text=_("An offer with a gate not held cannot be approved; its gates are listed."),
+    )
     decision = forms.ChoiceField(
         label=_("Decision"), choices=Approval.Decision.choices, widget=forms.RadioSelect
     )
@@ -25,13 +46,27 @@ class DecisionForm(forms.Form):
         help_text=_("Kept with the decision, in the history and in the packet."),
     )
 
-    def __init__(self, *args, offers, **kwargs):
+    def __init__(self, *args, offers, open_gates=None, **kwargs):
+        """``open_gates``: for each offer that cannot be approved, the titles of its open gates."""
         super().__init__(*args, **kwargs)
+        open_gates = open_gates or {}
         self.offers = {offer.pk: offer for offer in offers}
         self.fields["offer"].choices = [("", _("— the case as a whole (reject only) —"))] + [
-            (offer.pk, str(offer)) for offer in offers
+            (offer.pk, _offer_label(offer, open_gates.get(offer.pk))) for offer in offers
         ]
+        widget = self.fields["offer"].widget
+        assert isinstance(widget, OfferSelect)
+        widget.blocked = {pk for pk, titles in open_gates.items() if titles}
 
     def clean_offer(self):
         pk = self.cleaned_data.get("offer")
         return self.offers.get(pk) if pk is not None else None
+
+
+def _offer_label(offer, open_titles) -> str:
+    if not open_titles:
+        return str(offer)
+    return _("%(offer)s — cannot be approved: %(gates)s") % {
+        "offer": offer,
+        "gates": "; ".join(str(title) for title in open_titles),
+    }

@@ -32,6 +32,7 @@ from apps.assessments import selectors as assessments_selectors
 from apps.cases.selectors import offer_minimum_status
 from apps.contracts import selectors as contracts_selectors
 from apps.evidence import selectors as evidence_selectors
+from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.selectors import case_comparison, not_comparable_reasons
 from apps.sizing.selectors import demand_of, demand_result
@@ -49,7 +50,7 @@ def _url(name: str, *args) -> str:
 class OfferGates:
     """One offer's gate inputs and verdicts, and the records they were computed from."""
 
-    offer: object
+    offer: Offer
     inputs: GateInputs
     gates: list[Gate]
     scopes: list[Scope] = field(default_factory=list)

@@ -60,7 +60,8 @@ def case_decide(request, pk: int):
     initial = {}
     if request.GET.get("offer", "").isdigit():
         initial["offer"] = int(request.GET["offer"])
-    form = DecisionForm(request.POST or None, offers=offers, initial=initial)
+    open_gates = {entry.offer.pk: [gate.title for gate in entry.open] for entry in overview.offers}
+    form = DecisionForm(request.POST or None, offers=offers, open_gates=open_gates, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             services.approval_decide(

@@ -229,3 +229,22 @@ def test_every_gate_names_what_it_rests_on_in_page_api_and_both_languages(
         reverse("approvals:case", args=[ready_world["case"].pk]), HTTP_ACCEPT_LANGUAGE="zh-hans"
     )
     assert "《个人信息保护法》第三十八条至第四十条" in chinese.content.decode()
+
+
+def test_the_decision_form_disables_offers_that_cannot_be_approved_with_the_reason(
+    browser_as, people, ready_world
+):
+    import re
+
+    case, ready = ready_world["case"], ready_world["offer"]
+    case_submit_for_approval(actor=people["priya"], case=case)
+    html = browser_as("tariq").get(reverse("approvals:decide", args=[case.pk])).content.decode()
+    options = dict(re.findall(r'<option value="(\d+)"([^>]*>[^<]*)</option>', html))
+    assert "disabled" not in options[str(ready.pk)] and "cannot" not in options[str(ready.pk)]
+    others = [text for pk, text in options.items() if pk != str(ready.pk)]
+    assert others and all(text.startswith(" disabled>") for text in others)
+    assert any(
+        "cannot be approved: No open red flag; Passing spec verification newer than 30 days; "
+        "Endpoint refuses unauthenticated and over-limit requests" in text
+        for text in others
+    )
