@@ -248,3 +248,28 @@ def test_the_decision_form_disables_offers_that_cannot_be_approved_with_the_reas
         "Endpoint refuses unauthenticated and over-limit requests" in text
         for text in others
     )
+
+
+@pytest.mark.parametrize("role", ["priya", "lena", "tariq", "aude", "ada"])
+def test_the_gates_link_only_to_pages_the_reader_may_open(browser_as, role, ready_world):
+    """A gate's "open the record" is shown to those who may open it; others read who can."""
+    import re
+
+    client = browser_as(role)
+    html = client.get(reverse("approvals:case", args=[ready_world["case"].pk])).content.decode()
+    tables = "".join(re.findall(r"(?s)<table>.*?</table>", html))
+    links = set(re.findall(r'<a href="([^"]+)">open the record</a>', tables))
+    for url in links:
+        assert client.get(url, follow=True).status_code == 200, url
+    if role == "ada":  # the administrator may open everything
+        assert links and "Fixed by: " not in tables
+
+
+def test_a_link_the_reader_may_not_follow_names_who_may(people, ready_world):
+    from apps.core.links import may_open, who_may_open
+
+    edit = reverse("cases:edit", args=[ready_world["case"].pk])
+    assert may_open(people["priya"], edit) and not may_open(people["aude"], edit)
+    assert "Administrator" in who_may_open(edit) and "Auditor" not in who_may_open(edit)
+    assert may_open(people["aude"], reverse("approvals:case", args=[ready_world["case"].pk]))
+    assert not may_open(people["aude"], "") and who_may_open("/no/such/page/") == []

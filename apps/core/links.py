@@ -1,0 +1,39 @@
+"""Links a reader may follow: a page links to another only when the reader may open it.
+
+Every browser view names its permission (``apps.core.access.role_required``); a
+link's target is resolved to its view to read that permission. A link the
+reader may not follow is replaced by who may, never by a link to a 403.
+"""
+
+from urllib.parse import urlsplit
+
+from django.urls import Resolver404, get_script_prefix, resolve
+
+from apps.core.access import roles_holding
+
+
+def required_permission(url: str) -> str | None:
+    """The permission the page at ``url`` (a path on this site) requires, if it names one."""
+    path = urlsplit(url).path
+    prefix = get_script_prefix()
+    if prefix != "/" and path.startswith(prefix):
+        path = "/" + path[len(prefix) :]
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return None
+    return getattr(match.func, "required_permission", None)
+
+
+def may_open(user, url: str) -> bool:
+    """Whether ``user`` may open ``url``, as far as the page's permission says."""
+    if not url or not getattr(user, "is_authenticated", False):
+        return False
+    permission = required_permission(url)
+    return permission is None or user.has_perm(permission)
+
+
+def who_may_open(url: str) -> list[str]:
+    """The roles (their labels) whose members may open ``url``."""
+    permission = required_permission(url)
+    return roles_holding(permission) if permission else []
