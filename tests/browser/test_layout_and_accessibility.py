@@ -5,8 +5,9 @@ person of the demo signs in once per language. Each page is opened at a desktop
 width (1440 px) and a phone width (390 px): the document may not be wider than
 the window (a wide table scrolls inside its own container, never the page), and
 axe-core, injected from ``node_modules`` (``make test-deps`` installs it from
-npm), may report no violation of impact serious or critical. A full-page
-screenshot of each goes to ``test-artifacts/screenshots/``.
+npm), may report no violation of impact serious or critical. Every chart
+names the table that holds its figures. A full-page screenshot of each goes to
+``test-artifacts/screenshots/``.
 """
 
 import os
@@ -193,13 +194,25 @@ def _overflow(page) -> str | None:
     return None
 
 
+def _charts_without_text(page) -> list[str]:
+    """Charts whose figures a screen reader cannot reach: each names a table that holds them."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('svg.chart')]
+            .filter((svg) => {
+                const text = document.getElementById(svg.getAttribute('aria-describedby'));
+                return !svg.getAttribute('aria-label') || !text || !text.closest('table');
+            })
+            .map((svg) => 'chart without a text alternative: ' + svg.getAttribute('aria-label'))"""
+    )
+
+
 def _walk(page, url: str, name: str) -> list[str]:
     """Open one page at each width; what is wrong with it there, in words."""
     response = page.goto(url)
     if response is None or response.status == 403:
         pytest.skip("not open to this role")
     assert response.status == 200, f"{url} answered {response.status}"
-    problems = []
+    problems = _charts_without_text(page)
     for label, width in WIDTHS.items():
         page.set_viewport_size({"width": width, "height": 900})
         overflow = _overflow(page)
