@@ -40,7 +40,13 @@ lint: $(VENV)/.test
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy apps config harness/diligence_harness
 
-test-deps:
+# axe-core (the accessibility checker the browser tests inject) comes from npm, pinned in
+# package-lock.json; reinstalled whenever the lock file changes.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+test-deps: node_modules/.installed
 	@sh scripts/system-deps.sh test
 
 test: test-deps $(VENV)/.runtime $(VENV)/.test messages lint
