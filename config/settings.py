@@ -218,6 +218,14 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# Without a broker, a long task started from a page (issuing a packet, verifying
+# the chain) runs in a small thread pool of the web process after its request
+# commits, so the page answers at once and shows the task's progress
+# (apps.core.background). Off, it runs inside the request. No effect with a broker.
+BACKGROUND_TASKS = env_bool("BACKGROUND_TASKS", True)
+BACKGROUND_TASK_THREADS = env_int("BACKGROUND_TASK_THREADS", 2)
+if BACKGROUND_TASK_THREADS < 1:
+    raise ImproperlyConfigured("BACKGROUND_TASK_THREADS must be at least 1")
 # A task is acknowledged only once it has finished: a worker killed mid-task
 # (SIGKILL, out of memory, a lost machine) leaves its message to be delivered
 # again, so a task must be safe to run twice (the packet task is). A pool

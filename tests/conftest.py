@@ -57,6 +57,13 @@ def _fast_passwords(settings):
 
 
 @pytest.fixture(autouse=True)
+def _tasks_inline(settings):
+    """Tasks started from a page run inside the request, as the tests expect their
+    results when it returns; the background runner's own tests turn it on."""
+    settings.BACKGROUND_TASKS = False
+
+
+@pytest.fixture(autouse=True)
 def _clear_throttle_cache():
     from django.core.cache import cache
 

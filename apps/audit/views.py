@@ -24,6 +24,7 @@ from apps.audit.timeline import Timeline, events
 from apps.cases.selectors import case_get_for
 from apps.core import csv_safe
 from apps.core.access import role_required
+from apps.core.background import dispatch
 from apps.core.uploads import UploadPolicy, refused_unread
 
 PAGE_SIZE = 50
@@ -139,7 +140,7 @@ def chain_page(request):
 @require_POST
 @role_required("audit.verify_chain")
 def chain_verify(request):
-    verify_audit_chain_task.delay(requested_by_pk=request.user.pk)
+    dispatch(verify_audit_chain_task, requested_by_pk=request.user.pk)
     messages.success(request, _("Chain verification started; the result appears when it ends."))
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):

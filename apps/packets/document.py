@@ -241,6 +241,8 @@ def packet_document(
         "history_file_count": len(history_files),
         "file_problems": [f for f in files if f.status != FileStatus.OK],
         "html_lang": "zh-CN" if (get_language() or "").startswith("zh") else "en",
+        # The PDF's document language, in BCP 47 as readers and screen readers expect.
+        "pdf_lang": "zh-Hans" if (get_language() or "").startswith("zh") else "en",
     }
     chapters = []
     for index, section in enumerate(sections, start=1):

@@ -16,6 +16,11 @@ out with each chapter's first page, the page numbers ("Page 3 of 40") are laid
 out as a layer of their own, and the parts are joined with pypdf: the numbers
 printed over the pages, each entry of the contents linked to its chapter, the
 chapters' bookmarks kept.
+
+Every part is written as a tagged PDF, and the joined packet is one too: the
+parts' structure trees are joined under one ``Document`` element with one
+parent tree (``join_structure``), the page numbers are printed as artifacts,
+and the packet declares its language and shows its title.
 """
 
 import contextlib
@@ -88,7 +93,7 @@ def render_part(html: str, target: str) -> tuple[int, list[Link]]:
     to anchors it does not hold (the joined packet resolves them)."""
     document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
     links = _outward_links(document)
-    document.write_pdf(target)
+    document.write_pdf(target, pdf_tags=True)
     return len(document.pages), links
 
 
@@ -195,7 +200,7 @@ def render_packet(
             target,
             links=outward,
             anchors=anchors,
-            lang=document.context.get("html_lang", "en"),
+            lang=document.context.get("pdf_lang", "en"),
         )
     return total
 
@@ -223,7 +228,7 @@ def lay_out_run(
         report(("chapter", index, len(document.pages)))
     combined = documents[0].copy([page for document in documents for page in document.pages])
     links = _outward_links(combined)
-    combined.write_pdf(target)
+    combined.write_pdf(target, pdf_tags=True)
     report(("run", target, links))
 
 
@@ -425,22 +430,30 @@ def join_parts(
 
     The rest of ``front`` is the page-number layer, a page for each page of the
     packet, printed over them. ``links`` point at ``anchors`` (each anchor's page index).
+    The result is tagged: one structure tree over every page, in language ``lang``.
     """
     from pypdf import PdfReader, PdfWriter
     from pypdf.annotations import Link as LinkAnnotation
-    from pypdf.generic import NameObject, TextStringObject
+    from pypdf.generic import BooleanObject, DictionaryObject, NameObject, TextStringObject
 
-    writer = PdfWriter()
-    writer.append(str(front), pages=(0, front_pages), import_outline=True)
-    for path in runs:
-        writer.append(str(path), import_outline=True)
+    # Readers, not paths: the structure tree is copied from the same readers as the
+    # pages, so its references to their pages land on the pages already copied.
     numbers = PdfReader(str(front))
+    sources = [(numbers, front_pages)] + [
+        (reader, len(reader.pages)) for reader in map(PdfReader, map(str, runs))
+    ]
+    writer = PdfWriter()
+    writer.append(numbers, pages=(0, front_pages), import_outline=True)
+    for reader, _count in sources[1:]:
+        writer.append(reader, import_outline=True)
     layer = numbers.pages[front_pages:]
     if len(layer) != len(writer.pages):
         raise RuntimeError(f"{len(layer)} page numbers for {len(writer.pages)} pages.")
     for page, numbered in zip(writer.pages, layer, strict=True):
+        _mark_as_artifact(numbered)
         page.merge_page(numbered)
         page.compress_content_streams()  # merging leaves the page's content uncompressed
+    join_structure(writer, sources)
     # WeasyPrint gives a link a box per piece of it (the line, its text, its leader): one
     # annotation per entry, over them all.
     boxes: dict[tuple[int, str], tuple[float, float, float, float]] = {}
@@ -461,7 +474,158 @@ def join_parts(
         )
     if numbers.metadata:
         writer.add_metadata(dict(numbers.metadata.items()))
-    writer.root_object[NameObject("/Lang")] = TextStringObject(lang)
+    root = writer.root_object
+    root[NameObject("/Lang")] = TextStringObject(lang)
+    root[NameObject("/MarkInfo")] = DictionaryObject({NameObject("/Marked"): BooleanObject(True)})
+    # A reader's title bar shows the packet's title (number and case), not the file name.
+    root[NameObject("/ViewerPreferences")] = DictionaryObject(
+        {NameObject("/DisplayDocTitle"): BooleanObject(True)}
+    )
     writer.compress_identical_objects(remove_duplicates=True, remove_unreferenced=True)
     with open(target, "wb") as handle:
         writer.write(handle)
+
+
+def _mark_as_artifact(page) -> None:
+    """Make a page of the page-number layer one artifact, to be printed over a page.
+
+    Laid out as tagged content, its marks would number their content from 0
+    again, over the marks of the page it is printed on; a page number is no
+    part of the text (PDF 1.7, 14.8.2.2), so it is unmarked and marked as an artifact.
+    """
+    from pypdf.generic import ArrayObject, ContentStream, NameObject
+
+    content = ContentStream(page.get_contents(), page.pdf)
+    operations = [op for op in content.operations if op[1] not in (b"BDC", b"BMC", b"EMC")]
+    content.operations = [
+        (ArrayObject([NameObject("/Artifact")]), b"BMC"),
+        *operations,
+        (ArrayObject(), b"EMC"),
+    ]
+    # Only read by merge_page, never written: a direct stream is good enough here.
+    page[NameObject("/Contents")] = content
+
+
+def join_structure(writer, sources) -> None:
+    """One structure tree for the joined packet, from each part's tree.
+
+    ``sources`` are the readers the pages were appended from, in order, each
+    with how many of its first pages were taken. Each part's top-level elements
+    on pages taken become children of one ``Document`` element; each page's
+    marks (``/StructParents``) and each link's (``/StructParent``) get a new,
+    packet-wide key in a new parent tree. A link pypdf re-created while joining
+    is no longer the object the part's tree pointed at: that reference is dropped.
+    """
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
+
+    top_level = ArrayObject()
+    document = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/StructElem"),
+            NameObject("/S"): NameObject("/Document"),
+            NameObject("/K"): top_level,
+        }
+    )
+    document_ref = writer._add_object(document)
+    nums = ArrayObject()
+    parent_tree = DictionaryObject({NameObject("/Nums"): nums})
+    tree_root = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/StructTreeRoot"),
+            NameObject("/K"): ArrayObject([document_ref]),
+            NameObject("/ParentTree"): writer._add_object(parent_tree),
+        }
+    )
+    tree_root_ref = writer._add_object(tree_root)
+    document[NameObject("/P")] = tree_root_ref
+    offset = 0
+    for reader, taken in sources:
+        part_tree = reader.root_object["/StructTreeRoot"].get_object()
+        part_keys = _number_tree(part_tree["/ParentTree"].get_object())
+        taken_pages = {reader.pages[index].indirect_reference.idnum for index in range(taken)}
+        for kid in _kids(_first_element(part_tree)):
+            element = kid.get_object()
+            if element.get("/Pg") is not None and element.raw_get("/Pg").idnum in taken_pages:
+                top_level.append(kid.clone(writer, ignore_fields=("/P",)))
+        for index in range(taken):
+            # pypdf leaves a page's key out when appending it: read it from the part.
+            page = writer.pages[offset + index]
+            old = reader.pages[index].get("/StructParents")
+            if old is None or int(old) not in part_keys:
+                continue
+            page[NameObject("/StructParents")] = NumberObject(len(nums) // 2)
+            marks = part_keys[int(old)].clone(writer, ignore_fields=("/P",))
+            nums.extend([NumberObject(len(nums) // 2), marks])
+        offset += taken
+    _link_parents(writer, document_ref, tree_root_ref, nums)
+    writer.root_object[NameObject("/StructTreeRoot")] = tree_root_ref
+
+
+def _number_tree(tree) -> dict:
+    """A number tree's entries (flat or with kids), by key."""
+    entries = {}
+    nums = tree.get("/Nums", [])
+    for index in range(0, len(nums), 2):
+        entries[int(nums[index])] = nums[index + 1]
+    for kid in tree.get("/Kids", []):
+        entries.update(_number_tree(kid.get_object()))
+    return entries
+
+
+def _kids(element) -> list:
+    kids = element.get("/K", [])
+    return list(kids) if isinstance(kids, list) else [kids]
+
+
+def _first_element(tree_root):
+    return _kids(tree_root)[0].get_object()
+
+
+def _link_parents(writer, document_ref, tree_root_ref, nums) -> None:
+    """Point each element at its parent, and give each link annotation still on its
+    page a key in the parent tree; drop references to annotations no page shows."""
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
+
+    on_pages = {
+        annotation.idnum: page.indirect_reference
+        for page in writer.pages
+        for annotation in page.get("/Annots", [])
+        if hasattr(annotation, "idnum")
+    }
+    for annotation in on_pages:
+        writer.get_object(annotation).pop(NameObject("/StructParent"), None)
+    pages_keys = len(nums) // 2
+    stack, visited = [(document_ref, tree_root_ref)], set()
+    while stack:
+        ref, parent = stack.pop()
+        visited.add(ref.idnum)
+        element = ref.get_object()
+        element[NameObject("/P")] = parent
+        kids, kept = _kids(element), ArrayObject()
+        for kid in kids:
+            node = kid.get_object() if hasattr(kid, "get_object") else kid
+            if isinstance(node, DictionaryObject) and node.get("/Type") == "/OBJR":
+                target = node.raw_get("/Obj")
+                if target.idnum not in on_pages:
+                    continue
+                annotation = target.get_object()
+                annotation[NameObject("/StructParent")] = NumberObject(len(nums) // 2)
+                nums.extend([NumberObject(len(nums) // 2), ref])
+                node[NameObject("/Pg")] = on_pages[target.idnum]
+            elif (
+                isinstance(node, DictionaryObject)
+                and node.get("/Type", "/StructElem") == ("/StructElem")
+                and "/S" in node
+            ):
+                stack.append((kid, ref))
+            kept.append(kid)
+        if isinstance(element.get("/K"), list) or len(kept) != 1:
+            element[NameObject("/K")] = kept
+        else:
+            element[NameObject("/K")] = kept[0]
+    # Marks outside the tree (a running header's): kept under the document, as
+    # WeasyPrint leaves them in a part of its own.
+    for index in range(pages_keys):
+        for ref in nums[2 * index + 1]:
+            if hasattr(ref, "idnum") and ref.idnum not in visited:
+                ref.get_object()[NameObject("/P")] = document_ref

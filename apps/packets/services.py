@@ -21,6 +21,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from apps.audit.services import chain_head_record
+from apps.core.background import dispatch_on_commit
 from apps.core.services import tracked_create, tracked_update
 from apps.packets.document import packet_document
 from apps.packets.models import AuditPacket, PacketRequest, packet_number
@@ -87,7 +88,7 @@ def packet_request_create(
 
     packet_request = _reserve_number(actor=actor, case=case, language=language)
     if queue:
-        issue_packet_task.delay_on_commit(packet_request.pk)
+        dispatch_on_commit(issue_packet_task, packet_request.pk)
     return packet_request
 
 
