@@ -370,7 +370,7 @@ def child_weasyprint(parts_path: Path) -> dict:
             document = HTML(
                 string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()
             ).render()
-            document.write_pdf(Path(workdir) / f"part-{n}.pdf")
+            document.write_pdf(Path(workdir) / f"part-{n}.pdf", pdf_tags=True)  # as the packet
             pages += len(document.pages)
         seconds, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_started
     return {"seconds": seconds, "cpu_seconds": cpu, "pages": pages, "peak_rss_mib": _peak_rss_mib()}
