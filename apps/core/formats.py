@@ -57,11 +57,15 @@ def number(value: Number | None, places: int | None = None) -> str:
     """A number grouped by thousands in the active language.
 
     ``places`` fixes the decimal places (rounded half up); without it the number
-    shows the places it needs and no trailing zeros.
+    shows the places it needs and no trailing zeros; a negative ``places`` (as with
+    ``floatformat:"-1"``) rounds to that many places and drops trailing zeros.
     """
     exact = None if value is None else _decimal(value)
     if exact is None:
         return MISSING if value is None or value == "" else str(value)
+    if places is not None and places < 0:
+        # As with floatformat:"-1": up to that many places, none when they are zeros.
+        exact, places = _plain(exact, -places), None
     exact = _plain(exact, None) if places is None else _round(exact, places)
     if exact == 0:
         exact = abs(exact)  # never "-0.00"
