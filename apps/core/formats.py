@@ -80,6 +80,21 @@ def money(amount: Number | None, currency: str = "", places: int = MONEY_PLACES)
     return f"{text} {currency}".strip() if currency else text
 
 
+def price(amount: Number | None, currency: str = "") -> str:
+    """A quoted unit price: cents at least, and every further digit the vendor quoted.
+
+    ``1150000.000000`` reads ``1,150,000.00 USD``; ``2.123456`` keeps its six places,
+    since rounding a quoted price would misstate the quote.
+    """
+    exact = None if amount is None or amount == "" else _decimal(amount)
+    if exact is None:
+        return money(amount, currency)
+    shown = _plain(exact, 6)
+    exponent = shown.as_tuple().exponent
+    places = max(MONEY_PLACES, -exponent if isinstance(exponent, int) else 0)
+    return money(shown, currency, places)
+
+
 def rate(amount: Number | None, currency: str = "") -> str:
     """A unit price (per GPU-hour), to four places, where cents would hide differences."""
     return money(amount, currency, RATE_PLACES)
@@ -96,15 +111,15 @@ def percent(value: Number | None, places: int | None = None, *, ratio: bool = Tr
     """A share as a percentage: 0.3 → ``30 %`` (``30%`` in Chinese).
 
     ``ratio=False`` takes a value already in percent (30 → ``30 %``). Without
-    ``places`` it shows up to one decimal place and no trailing zeros.
+    ``places`` it shows up to one decimal place and no trailing zeros; ``places``
+    works as in :func:`number`, negative meaning "up to, without trailing zeros".
     """
     exact = None if value is None else _decimal(value)
     if exact is None:
         return MISSING if value is None or value == "" else str(value)
     if ratio:
         exact *= 100
-    shown = _plain(exact, PERCENT_PLACES) if places is None else exact
-    return _percent_sign(number(shown, places))
+    return _percent_sign(number(exact, -PERCENT_PLACES if places is None else places))
 
 
 def date(value: dt.date | None) -> str:

@@ -124,3 +124,18 @@ def test_template_filters(lang, expected):
     )
     with translation.override(lang):
         assert template.render(context) == expected
+
+
+@pytest.mark.parametrize(
+    ("amount", "expected"),
+    [
+        (Decimal("1150000.000000"), "1,150,000.00 USD"),
+        (Decimal("3.100000"), "3.10 USD"),
+        (Decimal("2.123456"), "2.123456 USD"),
+        (Decimal("2150.5"), "2,150.50 USD"),
+        (0, "0.00 USD"),
+        (None, "—"),
+    ],
+)
+def test_a_quoted_price_keeps_the_digits_quoted(amount, expected):
+    assert formats.price(amount, "USD") == expected

@@ -1,6 +1,7 @@
 """Template filters for the one formatting layer (``{% load formats %}``).
 
-``{{ amount|money:currency }}``, ``{{ price|rate:currency }}``, ``{{ n|number }}`` or
+``{{ amount|money:currency }}``, ``{{ price|rate:currency }}`` (four places),
+``{{ offer.unit_price|price:currency }}`` (as quoted, cents at least), ``{{ n|number }}`` or
 ``{{ n|number:2 }}``, ``{{ share|percent }}`` (a ratio, 0.3 → 30 %),
 ``{{ pct|pct }}`` (already in percent), ``{{ day|isodate }}``, ``{{ moment|isodatetime }}``.
 Each reads a missing value as an em dash.
@@ -16,6 +17,11 @@ register = template.Library()
 @register.filter
 def money(amount, currency=""):
     return formats.money(amount, currency or "")
+
+
+@register.filter
+def price(amount, currency=""):
+    return formats.price(amount, currency or "")
 
 
 @register.filter
