@@ -192,6 +192,11 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
+# Numbers are grouped only where apps.core.formats asks for it (amounts people read);
+# raw values in attributes, inputs and exports stay ungrouped. config/formats gives
+# Chinese pages the same comma grouping as English ones, as finance documents use.
+USE_THOUSAND_SEPARATOR = False
+FORMAT_MODULE_PATH = ["config.formats"]
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

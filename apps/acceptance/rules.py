@@ -19,6 +19,7 @@ from decimal import Decimal
 
 from django.utils.translation import gettext as _
 
+from apps.core import formats
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
 from apps.evidence.recompute import P95_MIN_SAMPLES, samples_shortfall
 
@@ -296,7 +297,8 @@ def correctness_criterion(
     passed = sum(1 for item in core if item.passed)
     pct = Decimal(passed * 100) / Decimal(len(core))
     failing = [f"{i.item_id} ({i.reason or 'mismatch'})" for i in core if not i.passed]
-    measured = f"{passed} of {len(core)} ({pct:.2f} %) against {measurement.reference_name}"
+    shown = formats.percent(pct, 2, ratio=False)
+    measured = f"{passed} of {len(core)} ({shown}) against {measurement.reference_name}"
     reason = "mismatches: " + ", ".join(failing[:10]) if failing else ""
     status = PASSED if pct >= required_pct else FAILED
     return Criterion("core_set", title, status, measured, required, reason)
@@ -407,7 +409,7 @@ def memory_criterion(measurement: PerformanceMeasurement | None, slo: Slo) -> Cr
         )
     peak = max(shares)
     status = PASSED if peak < slo.peak_memory_pct else FAILED
-    return Criterion("peak_memory", title, status, f"{peak:.1f} %", required)
+    return Criterion("peak_memory", title, status, formats.percent(peak, 1, ratio=False), required)
 
 
 def performance_layer(inputs: AcceptanceInputs) -> LayerState:

@@ -9,6 +9,7 @@ cumulative bill against the total budget (a line).
 from dataclasses import dataclass
 from decimal import Decimal
 
+from apps.core import formats
 from apps.costs.rules import BudgetLimits, Reconciliation
 
 WIDTH, HEIGHT = 460, 230
@@ -96,7 +97,7 @@ def monthly_chart(reconciliation: Reconciliation, limits: BudgetLimits) -> Spend
                 y=y,
                 width=round(slot * 0.7, 1),
                 height=round(HEIGHT - BOTTOM - y, 1),
-                label=f"{row.usage.period:%Y-%m}: {row.usage.amount:,.2f}",
+                label=f"{row.usage.period:%Y-%m}: {formats.number(row.usage.amount, 2)}",
                 colour=THRESHOLD_COLOURS[False] if crossed else BAR_COLOUR,
             )
         )

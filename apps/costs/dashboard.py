@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.accounts.roles import Role
+from apps.core import formats
 from apps.costs.models import ThresholdAlert
 
 RECENT_DAYS = 62  # this month's and last month's crossings
@@ -33,8 +34,8 @@ def dashboard_section(user, *, roles: set[str], today: date):
                     "pct": alert.threshold_pct,
                     "scope": alert.get_scope_display().lower(),
                     "period": alert.period_text,
-                    "spent": f"{alert.spent:,.2f}",
-                    "limit": f"{alert.limit:,.2f}",
+                    "spent": formats.number(alert.spent, formats.MONEY_PLACES),
+                    "limit": formats.number(alert.limit, formats.MONEY_PLACES),
                 },
                 reverse("costs:case", args=[alert.case_id]),
                 "bad" if alert.threshold_pct >= 100 else "warn",

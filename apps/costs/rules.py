@@ -22,6 +22,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 
 from django.utils.translation import gettext as _
 
+from apps.core import formats
 from apps.scorecards.pricing import (
     SECONDS_PER_HOUR,
     BillingBasis,
@@ -566,8 +567,8 @@ def training_guardrail_problems(
 
 
 def _plain(value: Decimal) -> str:
-    return f"{Decimal(value).normalize():,f}"
+    return formats.number(value)
 
 
 def _percent(value: Decimal) -> str:
-    return f"{(value * 100).quantize(Decimal('0.1'), ROUND_HALF_UP):f} %"
+    return formats.percent(value, 1)

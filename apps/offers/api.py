@@ -45,6 +45,13 @@ class OfferSerializer(TrackedSerializer):
             "change_reason",
         ]
         read_only_fields = ["created_at", "updated_at"]
+        # The web form takes percent; the API keeps the stored unit, a share of 1.
+        extra_kwargs = {
+            "prepayment_ratio": {
+                "help_text": "Share of the contract value paid in advance, as a fraction "
+                "from 0 to 1: 0.3 means 30 %. (The web form asks for percent.)"
+            }
+        }
 
     @extend_schema_field(SpecStatusSerializer)
     def get_spec_status(self, offer) -> dict:

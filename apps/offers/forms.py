@@ -1,11 +1,19 @@
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
-from apps.core.forms import EditReasonMixin
+from apps.core.forms import EditReasonMixin, PercentField
 from apps.offers.models import DeclaredSpec, Offer
 from apps.offers.services import OFFER_FIELDS, SPEC_FIELDS
 
 
 class OfferForm(forms.ModelForm):
+    # Stored as a share of 1 (the API takes 0.3); typed here as the pages show it, 30 %.
+    prepayment_ratio = PercentField(
+        label=_("Prepayment (%)"),
+        required=False,
+        help_text=_("Share of the contract value paid in advance, in percent: 30 means 30 %."),
+    )
+
     class Meta:
         model = Offer
         fields = OFFER_FIELDS

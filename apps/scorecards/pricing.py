@@ -37,6 +37,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from enum import Enum
 from typing import TypeVar
 
+from apps.core import formats
+
 K = TypeVar("K", bound=Hashable)  # whatever names an offer: a pk, a name
 
 # 8,760 h in a 365-day year ÷ 12: vendors' monthly prices assume an average
@@ -273,22 +275,22 @@ def _fraction(field: str, value: object, *, allow_zero: bool) -> Decimal:
     return value
 
 
+# The explanation lines write numbers as every page does (apps.core.formats):
+# grouped, rounded half up as on an invoice, no trailing zeros where places vary.
 def _plain(value: Decimal) -> str:
-    # normalize() drops trailing zeros; format "f" avoids exponents (5E+1 → 50).
-    return f"{value.normalize():,f}"
+    return formats.number(value)
 
 
 def _money(value: Decimal) -> str:
-    # Half up, as on an invoice; Decimal's own formatting would round half even.
-    return f"{value.quantize(Decimal('0.01'), ROUND_HALF_UP):,f}"
+    return formats.number(value, formats.MONEY_PLACES)
 
 
 def _rate(value: Decimal) -> str:
-    return f"{value.quantize(_RANKING_QUANTUM, ROUND_HALF_UP):,f}"
+    return formats.number(value, formats.RATE_PLACES)
 
 
 def _percent(value: Decimal) -> str:
-    return f"{_plain(value * 100)} %"
+    return formats.percent(value, -6)
 
 
 @dataclass(frozen=True)

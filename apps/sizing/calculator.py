@@ -14,6 +14,8 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from apps.core import formats
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -98,7 +100,7 @@ def _byte_fields_in_gib(result: DataclassInstance) -> dict[str, Decimal]:
 
 
 def _percent(value: Fraction | Decimal) -> str:
-    return f"{float(value) * 100:g} %"
+    return formats.percent(value, -4)
 
 
 def _gib_text(value_bytes: int) -> str:

@@ -29,6 +29,7 @@ from decimal import ROUND_CEILING, Decimal
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from apps.core import formats
 from apps.sizing.calculator import InferenceSizing, OfferCapacity, offer_capacity
 from apps.sizing.training import TrainingSizing, size_training
 
@@ -306,7 +307,7 @@ def _fit(
 
 
 def _plain(value: Decimal) -> str:
-    return f"{Decimal(value).normalize():,f}"
+    return formats.number(value)
 
 
 def _tb(value_bytes: int, *, up: bool = False) -> str:
@@ -314,4 +315,4 @@ def _tb(value_bytes: int, *, up: bool = False) -> str:
     value = Decimal(value_bytes) / TB
     if up:
         value = value.quantize(Decimal("0.01"), rounding=ROUND_CEILING)
-    return f"{value:,.2f}"
+    return formats.number(value, 2)

@@ -34,9 +34,9 @@ from tests.packets.pdftools import pdftotext
 pytestmark = [pytest.mark.slow]
 
 VENDORS = [
-    ("Aurora Compute", "Singapore", "64", "3.10", "per_hour", "0.3", "12"),
-    ("Borealis Cloud", "Japan", "64", "2150", "per_month", "0.5", "24"),
-    ("Cumulus AI", "Malaysia", "48", "1150000", "reserved", "1", "12"),
+    ("Aurora Compute", "Singapore", "64", "3.10", "per_hour", "30", "12"),
+    ("Borealis Cloud", "Japan", "64", "2150", "per_month", "50", "24"),
+    ("Cumulus AI", "Malaysia", "48", "1150000", "reserved", "100", "12"),
 ]
 
 

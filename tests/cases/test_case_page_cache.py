@@ -263,9 +263,9 @@ def test_a_budget_and_a_bill_show_at_once(browser_as, priya):
     assert "No budget yet." in page(client, case)  # served from the cache
     make_budget(priya, case)
     html = page(client, case)
-    assert "No budget yet." not in html and "1900000.00 USD" in html
+    assert "No budget yet." not in html and "1,900,000.00 USD" in html
     make_import(priya, case, ("2026-09", CLEAN))
-    assert "2026-09: 145252.00" in page(client, case)
+    assert "2026-09: 145,252.00" in page(client, case)
 
 
 def test_an_acceptance_plan_and_its_results_show_at_once(browser_as, people):

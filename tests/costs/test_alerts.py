@@ -43,7 +43,7 @@ def test_an_import_alerts_the_owner_once_per_crossing(
     assert len(mail.outbox) == 2
     assert mail.outbox[0].to == ["priya@example.org"]
     assert "90 % of the monthly budget reached" in mail.outbox[1].subject
-    assert "145252.00" in mail.outbox[1].body
+    assert "145,252.00 USD" in mail.outbox[1].body
     # The daily beat run finds nothing new to send.
     assert send_reminders_task() == 0
     assert send_threshold_alerts_task(case.pk) == 0

@@ -35,9 +35,27 @@ def test_the_cost_page_shows_the_reconciliation_causes_and_chart(browser_as, cas
     page = browser_as("lena").get(reverse("costs:case", args=[case.pk])).content.decode()
     assert "Reconciliation by month" in page
     assert "Idle instances" in page and "61.9 % idle" in page
-    assert "145252.00" in page and "1737984.00" in page  # billed; committed spend
+    # Billed and committed spend, grouped and with the currency, never as raw decimals.
+    assert "145,252.00 USD" in page and "1,737,984.00 USD" in page
+    assert "145252.00" not in page and "1737984.00" not in page
     assert page.count('class="threshold"') == 6  # 70/90/100 on both charts
     assert "<script" not in page.split("<main", 1)[-1]
+
+
+@pytest.mark.parametrize("accept", ["en", "zh-CN,zh;q=0.9"])
+def test_the_cost_page_writes_amounts_for_people_in_both_languages(browser_as, case, accept):
+    client = browser_as("lena")
+    page = client.get(reverse("costs:case", args=[case.pk]), HTTP_ACCEPT_LANGUAGE=accept)
+    html = page.content.decode()
+    assert "1,900,000.00 USD" in html  # the total budget
+    assert "1900000" not in html.replace('value="1900000', "")
+
+
+def test_the_packet_chapter_writes_amounts_for_people(case):
+    section = packet_section(case)
+    html = render_to_string(section.template, {"section": section})
+    assert "145,252.00" in html
+    assert "145252.00" not in html
 
 
 def test_the_chart_draws_the_thresholds_at_their_share_of_the_budget(case):

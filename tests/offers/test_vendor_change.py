@@ -132,7 +132,8 @@ def _edit_form(offer, vendor) -> dict:
         "unit_price": offer.unit_price,
         "currency": offer.currency,
         "billing_basis": offer.billing_basis,
-        "prepayment_ratio": offer.prepayment_ratio,
+        # The web form takes the prepayment in percent.
+        "prepayment_ratio": "" if offer.prepayment_ratio is None else offer.prepayment_ratio * 100,
         "contract_term_months": offer.contract_term_months,
         "notes": offer.notes,
         "version": offer.version,

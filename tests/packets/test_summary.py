@@ -67,7 +67,7 @@ def test_the_summary_comes_first_and_names_the_decision_and_the_recommended_offe
     row = next(r for r in case_comparison(case).rows if r.offer.pk == offer.pk)
     assert f"Recommended offer {offer.vendor} — holds every gate" in text
     assert f"score {row.score.total} out of 100" in text
-    cost = f"{row.price.effective_cost_per_gpu_hour:.4f} {offer.currency}"
+    cost = f"{row.price.effective_cost_per_gpu_hour:,.4f} {offer.currency}"
     assert f"effective cost per GPU-hour {cost}" in text
     # Its gates all hold: no blockers.
     assert f"Open blockers {offer.vendor}: none: every gate held" in text
@@ -117,6 +117,9 @@ def test_the_demo_summary_in_chinese_states_acceptance_cost_and_verdicts(setting
         assert label in text
     assert "尚无验收" not in text and str(state.plan.offer.vendor) in text
     assert "暂无预算" not in text
-    assert f"总预算 {budget.total_amount:.2f} {budget.currency}" in text
+    # Amounts read as people write them, grouped by thousands, in Chinese as in English.
+    assert budget.total_amount >= 1000
+    assert f"总预算 {budget.total_amount:,.2f} {budget.currency}" in text
+    assert f"{budget.total_amount:.2f}" not in text
     assert "证据结论" in text and "审计链头" in text
     assert "Executive summary" not in text and "Decision in force" not in text
