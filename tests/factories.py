@@ -53,3 +53,18 @@ def make_offer(actor, case, *, vendor=None, spec=None, **fields):
         )
         offer.refresh_from_db()
     return offer
+
+
+def restore_default_templates() -> None:
+    """Publish the clause templates the migrations publish, when a transactional test's
+    flush has emptied the tables (versions 1 and 2, as a migrated database has them)."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from apps.contracts.models import ChecklistTemplate
+
+    if ChecklistTemplate.objects.exists():
+        return
+    import_module("apps.contracts.migrations.0002_default_template").publish_default(apps, None)
+    import_module("apps.contracts.migrations.0005_default_template_v2").publish_v2(apps, None)

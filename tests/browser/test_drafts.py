@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from apps.contracts.services import checklist_create
-from tests.factories import FULL_SPEC, make_case, make_offer
+from tests.factories import FULL_SPEC, make_case, make_offer, restore_default_templates
 
 pytestmark = pytest.mark.slow
 
@@ -12,6 +12,7 @@ pytestmark = pytest.mark.slow
 def test_a_checklist_draft_survives_a_reload_until_it_is_saved_or_discarded(
     transactional_db, people, page, live_server, sign_in
 ):
+    restore_default_templates()  # a transactional test starts from empty tables
     case = make_case(people["priya"], name="Drafts")
     offer = make_offer(people["priya"], case, spec=FULL_SPEC)
     checklist_create(actor=people["lena"], offer=offer)

@@ -400,10 +400,10 @@ def approval(page, case_url, sign_in, screenshot, people) -> None:
     expect(aurora).to_contain_text("cannot be approved")
     expect(aurora).to_contain_text("The latest verification did not pass (Failed)")
     expect(aurora).to_contain_text("1 red flag(s) waived")
-    decide(page, "Aurora Compute", "Approve Aurora for the pilot.")
-    expect(page.locator("#error-summary")).to_contain_text(
-        "Gate not held — Passing spec verification"
-    )
+    # It cannot be chosen for approval, and the choice says why.
+    blocked = page.get_by_label("Offer").locator("option", has_text="Aurora Compute")
+    expect(blocked).to_be_disabled()
+    expect(blocked).to_contain_text("cannot be approved: Passing spec verification")
 
     # No GPU here: the passing run on the vendor's H200 nodes is recorded directly, as the
     # upload service records one (a person uploads it with the harness on the rented machine).

@@ -22,6 +22,7 @@ from django.test.testcases import LiveServerThread
 from django.test.utils import override_settings
 
 from tests.browser.conftest import ARTIFACTS
+from tests.factories import restore_default_templates
 
 pytestmark = [pytest.mark.slow]
 
@@ -116,6 +117,7 @@ def demo_server(browser, django_db_setup, django_db_blocker, tmp_path_factory):
                 PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
             )
         )
+        restore_default_templates()  # emptied by a transactional test that ran before
         call_command("seed_demo", stdout=StringIO())
         ids = _ids()
         server = LiveServerThread("localhost", static_handler=_StaticFilesHandler, port=0)
