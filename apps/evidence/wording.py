@@ -118,7 +118,13 @@ def in_words(text) -> str:
     if not isinstance(text, str) or not text:
         return "" if text is None else str(text)
     _load_rules()
-    found = _segments(text.split("; "), "; ") if "; " in text else _one(text)
+    # Each way of cutting tries the shortest sentences first and the whole text last, so
+    # a placeholder never swallows the sentence after it.
+    found = None
+    if "; " in text:
+        found = _segments(text.split("; "), "; ")
     if found is None and ". " in text:
         found = _segments(re.split(r"(?<=\.) ", text), " ")
+    if found is None:
+        found = _one(text)
     return text if found is None else found

@@ -1,0 +1,309 @@
+"""Every sentence the rules generate reads in Chinese on a Chinese page.
+
+Acceptance criteria, the expected cost of a month, the price normalisation and the
+endpoint security and raw-inventory checks each produce sentences from numbers. In
+zh-hans each must come out in Chinese: with Chinese in it and no run of three English
+words left over (product names, standards and units aside). The verification's checks
+are stored in English and worded anew when shown, so they are read through
+``in_words`` as the pages read them, and one page is fetched over HTTP in Chinese.
+"""
+
+import re
+from dataclasses import replace
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+from django.utils import translation
+
+from apps.acceptance import rules as acceptance
+from apps.costs import rules as costs
+from apps.evidence.inventory import MESSAGES
+from apps.evidence.rules import raw_inventory, security
+from apps.evidence.wording import in_words
+from apps.scorecards import pricing
+from tests.acceptance.measures import THREE_FAULTS, correctness, fault, ladder, level, soak
+from tests.test_i18n import _compiled_catalogue  # noqa: F401  (compiles the catalogue)
+
+ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}
+HAN = re.compile(r"[\u4e00-\u9fff]")
+ENGLISH_RUN = re.compile(r"\b[A-Za-z][A-Za-z'’]*(?:\s+[A-Za-z][A-Za-z'’]*){2,}\b")
+# Names kept in English in Chinese text: standards, product and table names.
+NAMES = (
+    "Too Many Requests",
+    "CUDA Toolkit and Corresponding Driver Versions",
+    "NVIDIA CUDA Toolkit",
+    "PCI ID Repository",
+)
+SLO = acceptance.Slo(p95_ttft_ms=1500, error_rate_pct=0.5, peak_memory_pct=90)
+
+
+def assert_chinese(text: str) -> None:
+    assert HAN.search(text), f"no Chinese in {text!r}"
+    assert_no_english(text)
+
+
+def assert_no_english(text: str) -> None:
+    """No English words left: a text with a lower-case word has Chinese, and no run of three
+    English words remains (numbers, symbols and units such as "< 90 %" need no Chinese)."""
+    if re.search(r"\b[a-z]{2,}\b", text):
+        assert HAN.search(text), f"no Chinese in {text!r}"
+    rest = text
+    for name in NAMES:
+        rest = rest.replace(name, "")
+    leftover = ENGLISH_RUN.findall(rest)
+    assert not leftover, f"English left in {text!r}: {leftover}"
+
+
+def _check(key, status, measured="", title="驱动版本"):
+    return acceptance.VerificationCheck(key, title, status, measured)
+
+
+def _criteria():
+    """Each criterion in each of its states: every kind of sentence it can say."""
+    # What engineers typed is shown as typed: here, in Chinese.
+    stability = [
+        replace(fault("network"), activity="断网 30 秒"),
+        replace(fault("node_killed", resumed=False), activity="杀掉节点 2"),
+        replace(
+            fault("maintenance", resumed=None, duplicated=True, outcome="failed"),
+            activity="模拟维护",
+        ),
+    ]
+    recorded = acceptance.ResultFacts("correctness", "failed", "人工抽查")
+    return [
+        acceptance.soak_criterion(None, 30),
+        acceptance.soak_criterion(soak(minutes=60, restarts=[29]), 30),
+        acceptance.health_criterion(None),
+        acceptance.health_criterion(soak(checks=(180, 179))),
+        acceptance.gpu_errors_criterion(None),
+        acceptance.gpu_errors_criterion(soak(xid=[(600.0, "GPU-1", 79)], ecc=2)),
+        acceptance.gpu_errors_criterion(soak(ecc=None, xid_measured=False)),
+        acceptance.gpu_errors_criterion(soak(ecc=None)),
+        acceptance.gpu_errors_criterion(soak(xid_measured=False)),
+        acceptance.checks_criterion("versions", "版本", "声明的版本", []),
+        acceptance.checks_criterion(
+            "versions", "版本", "声明的版本", [_check("v", "not_measured")]
+        ),
+        acceptance.checks_criterion("versions", "版本", "声明的版本", [_check("v", "fail")]),
+        *acceptance.connectivity_layer(
+            acceptance.AcceptanceInputs(
+                acceptance.PlanCriteria(),
+                SLO,
+                verification_checks=(_check("versions.driver", "pass"),),
+            )
+        ).criteria,
+        acceptance.correctness_criterion(None, Decimal("100")),
+        acceptance.correctness_criterion(correctness(0, 0), Decimal("100")),
+        acceptance.correctness_criterion(correctness(9, 10), Decimal("100")),
+        acceptance.ladder_criterion(None, (1, 4)),
+        acceptance.ladder_criterion(ladder(level(1, n=20), level(4, p95=None)), (1, 4, 8)),
+        acceptance.safe_level_criterion(None, SLO, 8),
+        acceptance.safe_level_criterion(ladder(level(1, p95=2000.0)), SLO, None),
+        acceptance.safe_level_criterion(ladder(level(1), level(4)), SLO, 8),
+        acceptance.memory_criterion(None, SLO),
+        acceptance.memory_criterion(ladder(level(1, memory=95.0)), SLO),
+        *acceptance.stability_criteria([], 3, acceptance.REQUIRED_FAULT_KINDS),
+        *acceptance.stability_criteria(stability, 3, acceptance.REQUIRED_FAULT_KINDS),
+        *acceptance.stability_criteria(THREE_FAULTS, 3, acceptance.REQUIRED_FAULT_KINDS),
+        *acceptance.manual_criteria("correctness", [recorded]),
+    ]
+
+
+def test_every_acceptance_criterion_speaks_chinese():
+    with translation.override("zh-hans"):
+        criteria = _criteria()
+        for criterion in criteria:
+            assert_chinese(criterion.title)
+            if criterion.status != acceptance.PASSED:
+                assert_chinese(criterion.explanation)
+            for text in (criterion.required, criterion.measured, criterion.reason):
+                assert_no_english(text)
+        assert "连续运行无法读取内核日志（Xid）和 GPU 的 ECC 计数器" in [c.reason for c in criteria]
+    with translation.override("en"):
+        english = _criteria()
+    # The English wording is unchanged: the same sentences, built the same way.
+    assert (
+        english[3].explanation
+        == "Health checks: measured 179 of 180 passed, required every health check passes"
+    )
+
+
+def test_a_bad_ladder_is_refused_in_chinese():
+    with translation.override("zh-hans"), pytest.raises(ValueError) as error:
+        acceptance.parse_ladder("1, x")
+    assert str(error.value) == "'x' 不是正整数"
+
+
+CARD_TERMS = costs.OfferTerms("per_hour", Decimal("2.5"), 8, 12, Decimal("0.2"))
+
+
+def _cost_lines():
+    usage = costs.PeriodUsage(
+        period=date(2026, 10, 1),
+        instance_hours=Decimal("700"),
+        gpu_hours=Decimal("2000"),
+        tokens_in=5_000_000,
+        tokens_out=1_000_000,
+        storage_gib_months=Decimal("100"),
+        cross_region_gib=Decimal("50"),
+        amount=Decimal("20000"),
+        requests=1000,
+    )
+    card = costs.RateCard(
+        CARD_TERMS,
+        gpus_per_instance=8,
+        price_per_million_tokens_in=Decimal("0.5"),
+        price_per_million_tokens_out=Decimal("1.5"),
+        storage_per_gib_month=Decimal("0.02"),
+        cross_region_per_gib=Decimal("0.09"),
+        assumed_tokens_in_per_request=2000,
+    )
+    lines = list(costs.expected_cost(usage, card).lines)
+    for basis, price in (
+        ("per_month", Decimal("1500")),
+        ("reserved", Decimal("90000")),
+        ("", None),
+    ):
+        terms = costs.OfferTerms(basis, price, 8, 12, Decimal("0"))
+        lines += costs.expected_cost(usage, costs.RateCard(terms)).lines
+    causes = costs.period_causes(usage, card, costs.expected_cost(usage, card))
+    bare = costs.cross_region_traffic(
+        usage, costs.RateCard(CARD_TERMS), costs.expected_cost(usage, costs.RateCard(CARD_TERMS))
+    )
+    assert {c.key for c in causes} == {
+        "idle_instances",
+        "long_contexts",
+        "price_differs",
+    }
+    assert bare is not None
+    return lines + [c.detail for c in causes] + [bare.detail]
+
+
+def _price_lines():
+    lines = []
+    for basis, price in (
+        ("per_second", Decimal("0.0008")),
+        ("per_hour", Decimal("2.5")),
+        ("per_month", Decimal("1500")),
+        ("reserved", Decimal("90000")),
+    ):
+        lines += pricing.cost_per_gpu_hour(
+            unit_price=price,
+            billing_basis=basis,
+            gpu_count=8,
+            term_months=12,
+            prepayment_ratio=Decimal("0.2"),
+            utilisation=Decimal("0.8"),
+        ).explanation
+    for nodes in (1, 3):
+        lines += pricing.capacity_cost(
+            nodes=nodes,
+            cards_per_node=8,
+            cost_per_gpu_hour=Decimal("2.5"),
+            hours=Decimal("100"),
+            currency="USD",
+        ).explanation
+    return lines
+
+
+def test_cost_working_causes_and_price_explanations_speak_chinese():
+    with translation.override("zh-hans"):
+        lines = _cost_lines() + _price_lines()
+    assert len(lines) > 20
+    for line in lines:
+        assert_chinese(line)
+    with translation.override("en"):
+        assert _price_lines()[-1].startswith("For the plan: 24 GPUs × 100 h × 2.5")
+
+
+def _probe(name, status, expected=401):
+    return {"probe": name, "ran": True, "status": status, "expected": expected}
+
+
+SECURITY_CASES = [
+    None,  # the step did not run
+    {"probes": []},  # nothing recorded
+    {  # refused as expected, a wrong answer, no answer, a burst refused with HTTP 429
+        "probes": [
+            _probe("no_token", 401),
+            _probe("wrong_token", 200),
+            _probe("forbidden_token", "timeout", 403),
+            {**_probe("rate_limit", 429), "declared_rps": 2.0, "requests": 9,
+             "status_counts": {"200": 3, "429": 6}},
+        ]
+    },
+    {"probes": [{**_probe("rate_limit", 200), "requests": 9, "status_counts": {"200": 9}}]},
+    {"probes": [{**_probe("rate_limit", 401), "requests": 9, "status_counts": {"401": 9}}]},
+    {"probes": [{**_probe("rate_limit", None), "requests": 9, "status_counts": {"error": 9}}]},
+    {"probes": [{**_probe("rate_limit", 200), "declared_rps": 1.0, "status_counts": {"200": 2}}]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("result", SECURITY_CASES)
+@pytest.mark.parametrize("declared_rps", [None, 5])
+def test_endpoint_security_judgements_speak_chinese(result, declared_rps):
+    checks = security.judge(result, declared_rps)
+    with translation.override("zh-hans"):
+        for check in checks:
+            for field in ("detail", "expected", "tolerance", "source"):
+                assert_chinese(in_words(getattr(check, field)))
+            if check.measured and "×" not in str(check.measured):
+                assert_chinese(in_words(check.measured))
+
+
+def test_raw_inventory_checks_speak_chinese():
+    no_output = raw_inventory.checks(raw_inventory.Facts(raw_smi=[]), raw_inventory.Context())
+    findings = " ".join(
+        [
+            MESSAGES["mig_undeclared"] % {"instances": 2},
+            MESSAGES["unlisted_memory"] % {"used": 2048},
+        ]
+    )
+    stored = [
+        raw_inventory.UUIDS % {"count": 8, "distinct": 7},
+        "; ".join(raw_inventory.ATTACHED % {"attached": n, "listed": n} for n in (8, 4)),
+        raw_inventory.VERSIONS % {"driver": "550.54.15", "cuda": "12.4"},
+        raw_inventory.PARTITIONING % {"mig": "Enabled", "virtualisation": "None"},
+        raw_inventory.MEMORY_USE % {"used": 2048, "processes": 0},
+        findings,
+    ]
+    for check in no_output:
+        stored += [check.detail, check.expected, check.source]
+    with translation.override("zh-hans"):
+        for text in stored:
+            assert_chinese(in_words(text))
+        assert in_words(findings).count("。") == 2
+        for check in no_output:  # titles are msgids, translated by the page as they are
+            assert_chinese(translation.gettext(check.title))
+    # What is stored stays English: an approval relies on the values, in any language.
+    assert no_output[0].detail == "The bundle carries no nvidia-smi -q -x output."
+
+
+def test_a_sentence_the_rules_never_wrote_is_shown_as_it_is():
+    with translation.override("zh-hans"):
+        assert in_words("timeout after 30 s") == "timeout after 30 s"
+        assert in_words(None) == ""
+        assert in_words(42) == "42"
+
+
+def test_the_evidence_page_shows_the_probe_judgement_in_chinese(
+    people, client, django_capture_on_commit_callbacks
+):
+    from tests.approvals.factories import make_ready_case
+    from tests.evidence.test_endpoint_security import PASSING, _upload
+    from tests.evidence.test_endpoint_security import _probe as probe
+
+    case, offer, _offers = make_ready_case(people)
+    failing = [probe("no_token", 200, 401), *PASSING[1:]]
+    bundle = _upload(people, offer, failing, django_capture_on_commit_callbacks)
+    client.force_login(people["aude"])
+    english = client.get(reverse("evidence:case", args=[case.pk])).content.decode()
+    assert "where HTTP 401 (refused: not authenticated) was expected" in english
+    page = client.get(reverse("evidence:case", args=[case.pk]), **ZH).content.decode()
+    assert "端点返回 HTTP 200（已接受），而预期应为 HTTP 401（拒绝：未认证）。" in page
+    assert "was expected" not in page
+    detail = client.get(reverse("evidence:detail", args=[bundle.pk]), **ZH).content.decode()
+    assert "仅限 HTTP 401" in detail
+    assert "refused as expected" not in detail
