@@ -47,7 +47,7 @@ def assert_chinese(text: str) -> None:
 def assert_no_english(text: str) -> None:
     """No English words left: a text with a lower-case word has Chinese, and no run of three
     English words remains (numbers, symbols and units such as "< 90 %" need no Chinese)."""
-    if re.search(r"\b[a-z]{2,}\b", text):
+    if re.search(r"\b(?!(?:ms|bytes)\b)[a-z]{2,}\b", text):
         assert HAN.search(text), f"no Chinese in {text!r}"
     rest = text
     for name in NAMES:
@@ -307,3 +307,66 @@ def test_the_evidence_page_shows_the_probe_judgement_in_chinese(
     detail = client.get(reverse("evidence:detail", args=[bundle.pk]), **ZH).content.decode()
     assert "仅限 HTTP 401" in detail
     assert "refused as expected" not in detail
+
+
+def _declared(**more):
+    from apps.evidence.rules import Context
+
+    slo = {"p95_ttft_ms": 1500, "error_rate_pct": Decimal("0.5"), "peak_memory_pct": 90}
+    return Context(declared={"accelerator_model": "H100", "cards_per_node": 8, **more}, slo=slo)
+
+
+def _level(c, n, p95, errors=0, tok=(100.0, 130.0)):
+    from apps.evidence.recompute import spread
+
+    return {
+        "concurrency": c,
+        "n": n,
+        "errors": errors,
+        "error_rate": errors / n,
+        "ttft_ms": {"n": n - errors, "p50": p95 / 2, "p95": p95},
+        "output_tok_s": spread(list(tok)),
+        "effective_concurrency": [c * 0.5],
+    }
+
+
+def _service_network_and_version_checks():
+    """The network, version, environment and load-test checks, in their usual states."""
+    from apps.evidence.rules import Facts, network, service, versions
+
+    context = _declared(inter_node_network="infiniband")
+    context.declared.update(driver_version="550.54", cuda_version="12.4")
+    env = {
+        "dev_shm": {"total_bytes": 64 * 2**20},
+        "ulimits": {"open_files": {"soft": 1024}, "locked_memory_bytes": {"soft": 8 << 20}},
+        "clock_sync": {"adjtimex": {"synchronised": False}},
+        "software": {"cuda_runtime": "12.4"},
+    }
+    driver = {"driver_version": "550.54.15", "cuda_driver_version": "12.4"}
+    found = versions.checks(Facts(environment=env, driver=driver), context)
+    found += versions.checks(Facts(), _declared())
+    probes = [{"host": "api:443", "rtt_ms": {"n": 20, "p50": 60.0}, "loss": 0.0}]
+    found += [
+        network.check_rtt([], 100.0),
+        network.check_rtt(probes, 100.0),
+        network.check_rtt(probes, None),
+    ]
+    levels = [_level(1, 200, 300.0, errors=2), _level(8, 200, 2100.0), _level(32, 40, 3000.0)]
+    found += service.checks(Facts(levels=levels), context)
+    found += service.checks(Facts(levels=[_level(4, 40, 3000.0)]), context)
+    found += service.checks(Facts(), context)
+    return found
+
+
+def test_network_version_and_load_test_checks_speak_chinese():
+    checks = _service_network_and_version_checks()
+    assert len(checks) > 20
+    with translation.override("zh-hans"):
+        for check in checks:
+            assert_chinese(in_words(check.title))
+            for field in ("detail", "measured", "expected", "tolerance", "source"):
+                text = getattr(check, field)
+                if text and not isinstance(text, int):
+                    assert_no_english(in_words(text))
+                    if re.search(r"[a-z]{3,}", str(text)):
+                        assert HAN.search(in_words(text)), (check.key, field, text)

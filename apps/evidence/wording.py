@@ -6,7 +6,8 @@ whoever uploaded the bundle. Each sentence is built from a registered template
 (``phrase``), so the page can read the template and its values back out of the
 stored sentence and word it again with ``gettext``: a Chinese reader sees
 Chinese, the record stays one. A sentence that matches no template (an older
-verification, a value from the bundle) is shown as stored.
+verification, a value from the bundle) is translated whole where the catalogue has
+it, else shown as stored.
 """
 
 import re
@@ -56,7 +57,7 @@ def _patterns() -> tuple[tuple[re.Pattern, str], ...]:
     (so "Sent %(sent)s; it was refused as expected." wins over a looser template)."""
     found = []
     for template in _PHRASES:
-        if "%(" not in template:
+        if "%(" not in template and "%%" not in template:
             continue
         literal = _PLACEHOLDER.sub("", template).replace("%%", "%")
         parts, pos = [], 0
@@ -127,4 +128,5 @@ def in_words(text) -> str:
         found = _segments(re.split(r"(?<=\.) ", text), " ")
     if found is None:
         found = _one(text)
-    return text if found is None else found
+    # A title stored as a plain message (marked with gettext_noop) is translated as one.
+    return gettext(text) if found is None else found
