@@ -37,6 +37,9 @@ NAMES = (
     "PCI ID Repository",
     "Machine Learning Engineering",
 )
+# A card's product name ("NVIDIA GeForce RTX 4090 24GB") is kept as the vendor writes it.
+PRODUCT = re.compile(r"NVIDIA(?: GeForce)?(?: [A-Z0-9][\w-]*)+")
+COUNTS = re.compile(r"(?:\w+: \d+)(?:, \w+: \d+)*")
 SLO = acceptance.Slo(p95_ttft_ms=1500, error_rate_pct=0.5, peak_memory_pct=90)
 
 
@@ -50,7 +53,7 @@ def assert_no_english(text: str) -> None:
     English words remains (numbers, symbols and units such as "< 90 %" need no Chinese)."""
     if re.search(r"\b(?!(?:ms|bytes)\b)[a-z]{2,}\b", text):
         assert HAN.search(text), f"no Chinese in {text!r}"
-    rest = text
+    rest = PRODUCT.sub("", text)
     for name in NAMES:
         rest = rest.replace(name, "")
     leftover = ENGLISH_RUN.findall(rest)
@@ -357,7 +360,38 @@ def _service_network_and_version_checks():
     found += service.checks(Facts(levels=[_level(4, 40, 3000.0)]), context)
     found += service.checks(Facts(), context)
     found += _performance_checks(context)
+    found += _identity_checks()
     return found
+
+
+def _identity_checks():
+    """Count, model, memory, allocation probe, sources and interposer: spoofed and missing."""
+    from apps.evidence.rules import Facts, identity
+
+    spoofed = {
+        "uuid": "GPU-1",
+        "nvml": {
+            "name": "NVIDIA H100 80GB HBM3",
+            "pci_device_id": "0x2684",  # an RTX 4090's PCI id
+            "memory_total_mib": 16384,
+            "ecc_mode_current": "Enabled",
+            "mig_mode_current": "Enabled",
+        },
+        "cuda": {"name": "NVIDIA GeForce RTX 4090", "memory_total_mib": 8000},
+    }
+    facts = Facts(
+        gpus=[spoofed],
+        gpu_count={"cuda": 1, "nvml": 2},
+        sources={"cuda_runtime": {"status": "ok"}, "nvml": {"status": "ok"}},
+        shims={"ld_preload_env": "", "ld_so_preload": {"content": "/lib/x.so"}},
+        alloc_probe=[{"device": "cuda:0", "ok": True, "touched_bytes": 2**34}],
+    )
+    context = _declared(memory_per_card_gib=80)
+    return [
+        *identity.checks(facts, context),
+        *identity.checks(Facts(), _declared(cards_per_node=None)),
+        identity.check_alloc_probe(Facts(alloc_probe=[{"device": "cuda:0", "ok": False}])),
+    ]
 
 
 def _performance_checks(context):
@@ -389,10 +423,11 @@ def test_network_version_and_load_test_checks_speak_chinese():
             assert_chinese(in_words(check.title))
             for field in ("detail", "measured", "expected", "tolerance", "source"):
                 text = getattr(check, field)
-                if text and not isinstance(text, int):
+                # The sources' counts ("cuda: 1, nvml: 2") name the interfaces read.
+                if text and not isinstance(text, int) and not COUNTS.fullmatch(str(text)):
                     if field == "source":
                         # A datasheet figure's citation names its public source by its title.
                         text = text.split("; peak: ")[0]
                     assert_no_english(in_words(text))
-                    if re.search(r"[a-z]{3,}", str(text)):
+                    if re.search(r"[a-z]{3,}", PRODUCT.sub("", str(text))):
                         assert HAN.search(in_words(text)), (check.key, field, text)
