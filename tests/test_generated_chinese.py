@@ -431,3 +431,14 @@ def test_network_version_and_load_test_checks_speak_chinese():
                     assert_no_english(in_words(text))
                     if re.search(r"[a-z]{3,}", PRODUCT.sub("", str(text))):
                         assert HAN.search(in_words(text)), (check.key, field, text)
+
+
+def test_likely_causes_and_next_steps_speak_chinese():
+    from apps.evidence import troubleshooting
+
+    sentences = [troubleshooting.GENERAL]
+    for _prefix, causes, steps in troubleshooting.TABLE:
+        sentences += [*causes, *steps]
+    with translation.override("zh-hans"):
+        for sentence in sentences:
+            assert_chinese(in_words(sentence))
