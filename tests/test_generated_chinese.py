@@ -442,3 +442,45 @@ def test_likely_causes_and_next_steps_speak_chinese():
     with translation.override("zh-hans"):
         for sentence in sentences:
             assert_chinese(in_words(sentence))
+
+
+def _sizing_sentences():
+    """Every warning and offer message of the sizing calculator, for inference and training."""
+    from apps.sizing.calculator import offer_capacity, size_inference
+    from apps.sizing.training import TrainingInputs, size_training
+    from tests.sizing.test_calculator import DEMO_INPUTS, H100_GIB, LLAMA_8B, inference
+
+    sizing = size_inference(DEMO_INPUTS)
+    texts = [
+        *size_inference(inference(card_memory_gib=40)).warnings,  # weights do not fit
+        *size_inference(inference(card_memory_gib=Decimal("80"), tensor_parallel=2)).warnings,
+        *size_inference(inference(tensor_parallel=3)).warnings,  # heads do not split
+        *size_inference(inference(tensor_parallel=16)).warnings,  # more cards than KV heads
+        *size_inference(inference(context_tokens=1_000_000)).warnings,
+    ]
+    for cards, tp, memory in ((72, 8, Decimal("140.4")), (4, 8, 141), (16, 1, 80), (200, 8, 141)):
+        texts.append(
+            offer_capacity(
+                sizing=sizing, tensor_parallel=tp, card_count=cards, card_memory_gib=memory
+            ).message
+        )
+    base = TrainingInputs(
+        architecture=LLAMA_8B,
+        card_memory_gib=H100_GIB,
+        micro_batch_sequences=64,
+        sequence_tokens=8192,
+    )
+    texts += size_training(base).warnings
+    texts += size_training(replace(base, micro_batch_sequences=1, card_memory_gib=24)).warnings
+    return [t for t in texts if t]
+
+
+def test_sizing_warnings_and_offer_messages_speak_chinese():
+    with translation.override("zh-hans"):
+        texts = _sizing_sentences()
+    assert len(texts) >= 8
+    for text in texts:
+        assert_chinese(text)
+    with translation.override("en"):
+        english = _sizing_sentences()
+    assert any(t.startswith("This offer gives 9 instances, you need 8 (1 spare)") for t in english)
