@@ -484,3 +484,38 @@ def test_sizing_warnings_and_offer_messages_speak_chinese():
     with translation.override("en"):
         english = _sizing_sentences()
     assert any(t.startswith("This offer gives 9 instances, you need 8 (1 spare)") for t in english)
+
+
+def test_what_changed_since_a_decision_speaks_chinese():
+    from apps.evidence.rules.composition import value_changes
+
+    before = {
+        "verdict": "verified",
+        "checks": {
+            "identity.device_count": ["pass", 8, 8],
+            "performance.matmul.bf16": ["pass", "700.0 TFLOP/s", None],
+            "network.rtt": ["pass", 1, 1],
+        },
+        "blocked": [],
+        "bundle": "a" * 64,
+    }
+    after = {
+        "verdict": "failed",
+        "checks": {
+            "identity.device_count": ["fail", 7, 8],
+            "performance.matmul.bf16": ["pass", "720.0 TFLOP/s", None],
+            "versions.cuda": ["not_measured", None, "12.4"],
+        },
+        "blocked": ["other_machine:2"],
+    }
+    with translation.override("zh-hans"):
+        changes = value_changes(before, after)
+    assert changes == [
+        "改由另一个证据包核验",
+        "结论 已核验 → 未通过",
+        "identity.device_count 通过 → 未通过",
+        "network.rtt 不再检查",
+        "performance.matmul.bf16 实测值 700.0 TFLOP/s → 720.0 TFLOP/s",
+        "versions.cuda 新增检查（未测量）",
+        "有来自另一台机器的证据包",
+    ]
