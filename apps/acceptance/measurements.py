@@ -11,6 +11,8 @@ soak or a correctness run uploaded on its own leaves the ladder in place.
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext
+
 from apps.acceptance.rules import (
     ENVIRONMENT_KEYS,
     VERSION_KEYS,
@@ -22,6 +24,7 @@ from apps.evidence import acceptance as harness_values
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
 from apps.evidence.rules.composition import LOADTEST
 from apps.evidence.selectors import latest_verification, source_bundle
+from apps.evidence.wording import in_words
 
 
 @dataclass(frozen=True)
@@ -85,14 +88,16 @@ def ladder_levels(summary: dict) -> tuple[LadderLevel, ...]:
 
 
 def verification_checks(verification) -> tuple[VerificationCheck, ...]:
+    """The version and environment checks, worded in the reader's language (the
+    verification stores them in English)."""
     wanted = VERSION_KEYS + ENVIRONMENT_KEYS
     return tuple(
         VerificationCheck(
             key=check["key"],
-            title=str(check.get("title") or check["key"]),
+            title=gettext(str(check.get("title") or check["key"])),
             status=check.get("status") or "not_measured",
-            measured="" if check.get("measured") is None else str(check["measured"]),
-            expected="" if check.get("expected") is None else str(check["expected"]),
+            measured=in_words(check.get("measured")),
+            expected=in_words(check.get("expected")),
         )
         for check in (verification.checks if verification else []) or []
         if check.get("key") in wanted

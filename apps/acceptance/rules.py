@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop as _noop
+from django.utils.translation import ngettext
 
 from apps.core import formats
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
-from apps.evidence.recompute import P95_MIN_SAMPLES, samples_shortfall
+from apps.evidence.recompute import MIN_SAMPLES, P95_MIN_SAMPLES, samples_missing
 
 PASSED, FAILED, NOT_MEASURED, IN_PROGRESS = "passed", "failed", "not_measured", "in_progress"
 
@@ -49,11 +51,14 @@ class Criterion:
         """Why it is not passed, with the measured against the required value."""
         if self.status == PASSED:
             return ""
-        text = f"{self.title}: "
         if self.measured:
-            text += f"measured {self.measured}, required {self.required}"
+            text = _("%(title)s: measured %(measured)s, required %(required)s") % {
+                "title": self.title,
+                "measured": self.measured,
+                "required": self.required,
+            }
         else:
-            text += "not measured"
+            text = _("%(title)s: not measured") % {"title": self.title}
         return text + (f" — {self.reason}" if self.reason else "")
 
 
@@ -200,37 +205,43 @@ def soak_criterion(soak: SoakMeasurement | None, minutes: int) -> Criterion:
 
 
 def health_criterion(soak: SoakMeasurement | None) -> Criterion:
-    title, required = "Health checks", "every health check passes"
+    title, required = _("Health checks"), _("every health check passes")
     if soak is None or soak.health_checks_total == 0:
         return Criterion("health", title, NOT_MEASURED, required=required)
-    measured = f"{soak.health_checks_ok} of {soak.health_checks_total} passed"
+    measured = _("%(ok)s of %(total)s passed") % {
+        "ok": soak.health_checks_ok,
+        "total": soak.health_checks_total,
+    }
     ok = soak.health_checks_ok == soak.health_checks_total
     return Criterion("health", title, PASSED if ok else FAILED, measured, required)
 
 
 def gpu_errors_criterion(soak: SoakMeasurement | None) -> Criterion:
-    title, required = "GPU errors during the soak", "no Xid event, no uncorrected ECC error"
+    title = _("GPU errors during the soak")
+    required = _("no Xid event, no uncorrected ECC error")
     if soak is None:
         return Criterion("gpu_errors", title, NOT_MEASURED, required=required)
-    xid = f"{len(soak.xid_events)} Xid events" if soak.xid_measured else "Xid not measured"
-    ecc = (
-        f"{soak.ecc_uncorrected} uncorrected ECC"
-        if soak.ecc_uncorrected is not None
-        else "ECC not measured"
+    xid = (
+        _("%(count)s Xid events") % {"count": len(soak.xid_events)}
+        if soak.xid_measured
+        else _("Xid not measured")
     )
-    measured = f"{xid}, {ecc}"
+    ecc = (
+        _("%(count)s uncorrected ECC") % {"count": soak.ecc_uncorrected}
+        if soak.ecc_uncorrected is not None
+        else _("ECC not measured")
+    )
+    measured = _("%(xid)s, %(ecc)s") % {"xid": xid, "ecc": ecc}
     if soak.xid_events or (soak.ecc_uncorrected or 0) > 0:
         return Criterion("gpu_errors", title, FAILED, measured, required)
     if not soak.xid_measured or soak.ecc_uncorrected is None:
         # An unreadable kernel log or GPU counter is no proof of a clean run.
-        reason = "the soak could not read " + " and ".join(
-            part
-            for part, missing in (
-                ("the kernel log (Xid)", not soak.xid_measured),
-                ("the GPUs' ECC counters", soak.ecc_uncorrected is None),
-            )
-            if missing
-        )
+        if not soak.xid_measured and soak.ecc_uncorrected is None:
+            reason = _("the soak could not read the kernel log (Xid) and the GPUs' ECC counters")
+        elif not soak.xid_measured:
+            reason = _("the soak could not read the kernel log (Xid)")
+        else:
+            reason = _("the soak could not read the GPUs' ECC counters")
         return Criterion("gpu_errors", title, NOT_MEASURED, measured, required, reason=reason)
     return Criterion("gpu_errors", title, PASSED, measured, required)
 
@@ -241,15 +252,32 @@ def checks_criterion(
     """Green means every check passed; a warning is not green (seed 000: "环境自检脚本全绿")."""
     if not checks or any(c.status == "not_measured" for c in checks):
         missing = [c.title for c in checks if c.status == "not_measured"]
-        reason = "not measured: " + ", ".join(missing) if missing else "no verification yet"
+        reason = (
+            _("not measured: %(checks)s") % {"checks": ", ".join(missing)}
+            if missing
+            else _("no verification yet")
+        )
         return Criterion(key, title, NOT_MEASURED, required=required, reason=reason)
     bad = [c for c in checks if c.status != "pass"]
     measured = (
-        "; ".join(f"{c.title}: {c.measured or c.status}" for c in bad)
+        "; ".join(f"{c.title}: {c.measured or _status_words(c.status)}" for c in bad)
         if bad
-        else f"{len(checks)} checks green"
+        else _("%(count)s checks green") % {"count": len(checks)}
     )
     return Criterion(key, title, FAILED if bad else PASSED, measured, required)
+
+
+# A verification check's status in words, for a check that measured no value.
+_CHECK_STATUS_WORDS = {
+    "pass": _noop("pass"),
+    "warn": _noop("warn"),
+    "fail": _noop("fail"),
+    "not_measured": _noop("not measured"),
+}
+
+
+def _status_words(status: str) -> str:
+    return _(_CHECK_STATUS_WORDS[status]) if status in _CHECK_STATUS_WORDS else status
 
 
 VERSION_KEYS = ("versions.driver", "versions.cuda")
@@ -262,14 +290,14 @@ def connectivity_layer(inputs: AcceptanceInputs) -> LayerState:
         health_criterion(inputs.soak),
         checks_criterion(
             "versions",
-            "Versions as expected",
-            "driver and CUDA as declared",
+            _("Versions as expected"),
+            _("driver and CUDA as declared"),
             [c for c in checks if c.key in VERSION_KEYS],
         ),
         checks_criterion(
             "environment",
-            "Environment self-check",
-            "every check green",
+            _("Environment self-check"),
+            _("every check green"),
             [c for c in checks if c.key in ENVIRONMENT_KEYS],
         ),
         soak_criterion(inputs.soak, inputs.criteria.soak_minutes),
@@ -284,22 +312,31 @@ def connectivity_layer(inputs: AcceptanceInputs) -> LayerState:
 def correctness_criterion(
     measurement: CorrectnessMeasurement | None, required_pct: Decimal
 ) -> Criterion:
-    title, required = "Core set against the reference", f"≥ {required_pct:g} % of the core set"
+    title = _("Core set against the reference")
+    required = _("≥ %(pct)s %% of the core set") % {"pct": f"{required_pct:g}"}
     if measurement is None:
         return Criterion(
-            "core_set", title, NOT_MEASURED, required=required, reason="no correctness run yet"
+            "core_set", title, NOT_MEASURED, required=required, reason=_("no correctness run yet")
         )
     core = [item for item in measurement.items if item.core]
     if not core:
         return Criterion(
-            "core_set", title, NOT_MEASURED, required=required, reason="the run has no core items"
+            "core_set",
+            title,
+            NOT_MEASURED,
+            required=required,
+            reason=_("the run has no core items"),
         )
     passed = sum(1 for item in core if item.passed)
     pct = Decimal(passed * 100) / Decimal(len(core))
-    failing = [f"{i.item_id} ({i.reason or 'mismatch'})" for i in core if not i.passed]
-    shown = formats.percent(pct, 2, ratio=False)
-    measured = f"{passed} of {len(core)} ({shown}) against {measurement.reference_name}"
-    reason = "mismatches: " + ", ".join(failing[:10]) if failing else ""
+    failing = [f"{i.item_id} ({i.reason or _('mismatch')})" for i in core if not i.passed]
+    measured = _("%(passed)s of %(total)s (%(pct)s %%) against %(reference)s") % {
+        "passed": passed,
+        "total": len(core),
+        "pct": formats.number(pct, 2),
+        "reference": measurement.reference_name,
+    }
+    reason = _("mismatches: %(items)s") % {"items": ", ".join(failing[:10])} if failing else ""
     status = PASSED if pct >= required_pct else FAILED
     return Criterion("core_set", title, status, measured, required, reason)
 
@@ -343,21 +380,36 @@ def safe_operating_level(levels: Iterable[LadderLevel], slo: Slo) -> int | None:
 def level_shortfall(concurrency: int, level: LadderLevel | None) -> str:
     """Empty when the level has a P95; else what it lacks, with how many more requests to send."""
     if level is None:
-        return f"{concurrency} (not run; a P95 needs at least {P95_MIN_SAMPLES} requests)"
+        return _("%(level)s (not run; a P95 needs at least %(least)s requests)") % {
+            "level": concurrency,
+            "least": P95_MIN_SAMPLES,
+        }
     if level.ttft_samples < P95_MIN_SAMPLES:
-        return f"{concurrency} ({samples_shortfall(level.ttft_samples)})"
+        return f"{concurrency} ({_samples_shortfall(level.ttft_samples)})"
     if level.ttft_p95_ms is None:
-        return f"{concurrency} (no time to first token recorded)"
+        return _("%(level)s (no time to first token recorded)") % {"level": concurrency}
     return ""
+
+
+def _samples_shortfall(n: int) -> str:
+    """How many requests a level has, the least a P95 needs and how many more to send."""
+    return ngettext(
+        "%(n)s request; a P95 needs at least %(least)s: send %(more)s more",
+        "%(n)s requests; a P95 needs at least %(least)s: send %(more)s more",
+        n,
+    ) % {"n": n, "least": MIN_SAMPLES[95], "more": samples_missing(n, 95)}
 
 
 def ladder_criterion(
     measurement: PerformanceMeasurement | None, ladder: tuple[int, ...]
 ) -> Criterion:
-    title = "Concurrency ladder measured"
-    required = "every level of " + "/".join(map(str, ladder)) + f" with n ≥ {P95_MIN_SAMPLES}"
+    title = _("Concurrency ladder measured")
+    required = _("every level of %(ladder)s with n ≥ %(least)s") % {
+        "ladder": "/".join(map(str, ladder)),
+        "least": P95_MIN_SAMPLES,
+    }
     if measurement is None or not measurement.levels:
-        return Criterion("ladder", title, NOT_MEASURED, required=required, reason="no load test")
+        return Criterion("ladder", title, NOT_MEASURED, required=required, reason=_("no load test"))
     by_level = {lvl.concurrency: lvl for lvl in measurement.levels}
     missing = [level_shortfall(c, by_level.get(c)) for c in ladder]
     missing = [text for text in missing if text]
@@ -367,7 +419,8 @@ def ladder_criterion(
             title,
             NOT_MEASURED,
             required=required,
-            reason="levels not measured with enough samples: " + ", ".join(missing),
+            reason=_("levels not measured with enough samples: %(levels)s")
+            % {"levels": ", ".join(missing)},
         )
     measured = "/".join(str(c) for c in sorted(by_level))
     return Criterion("ladder", title, PASSED, measured, required)
@@ -376,28 +429,34 @@ def ladder_criterion(
 def safe_level_criterion(
     measurement: PerformanceMeasurement | None, slo: Slo, required_level: int | None
 ) -> Criterion:
-    title = "Safe operating level"
+    title = _("Safe operating level")
     required = (
-        f"every SLO holds up to concurrency ≥ {required_level}"
+        _("every SLO holds up to concurrency ≥ %(level)s") % {"level": required_level}
         if required_level
-        else "every SLO holds at one level at least"
+        else _("every SLO holds at one level at least")
     )
-    required += (
-        f" (P95 TTFT < {slo.p95_ttft_ms:g} ms, errors < {slo.error_rate_pct:g} %, "
-        f"memory < {slo.peak_memory_pct:g} %)"
-    )
+    required += " " + _(
+        "(P95 TTFT < %(ttft)s ms, errors < %(errors)s %%, memory < %(memory)s %%)"
+    ) % {
+        "ttft": f"{slo.p95_ttft_ms:g}",
+        "errors": f"{slo.error_rate_pct:g}",
+        "memory": f"{slo.peak_memory_pct:g}",
+    }
     graded = [] if measurement is None else [lvl for lvl in measurement.levels]
     if not any(level_holds(lvl, slo) is not None for lvl in graded):
         return Criterion("safe_level", title, NOT_MEASURED, required=required)
     safe = safe_operating_level(graded, slo)
     if safe is None:
-        return Criterion("safe_level", title, FAILED, "none", required, "no level holds the SLOs")
+        return Criterion(
+            "safe_level", title, FAILED, _("none"), required, _("no level holds the SLOs")
+        )
     ok = required_level is None or safe >= required_level
-    return Criterion("safe_level", title, PASSED if ok else FAILED, f"concurrency {safe}", required)
+    measured = _("concurrency %(level)s") % {"level": safe}
+    return Criterion("safe_level", title, PASSED if ok else FAILED, measured, required)
 
 
 def memory_criterion(measurement: PerformanceMeasurement | None, slo: Slo) -> Criterion:
-    title, required = "Peak device memory under load", f"< {slo.peak_memory_pct:g} %"
+    title, required = _("Peak device memory under load"), f"< {slo.peak_memory_pct:g} %"
     shares = (
         []
         if measurement is None
@@ -405,7 +464,7 @@ def memory_criterion(measurement: PerformanceMeasurement | None, slo: Slo) -> Cr
     )
     if not shares:
         return Criterion(
-            "peak_memory", title, NOT_MEASURED, required=required, reason="no GPU memory samples"
+            "peak_memory", title, NOT_MEASURED, required=required, reason=_("no GPU memory samples")
         )
     peak = max(shares)
     status = PASSED if peak < slo.peak_memory_pct else FAILED
@@ -437,42 +496,44 @@ def stability_criteria(
     # to do (in progress); only a failed, unresumed or duplicating one fails.
     count = Criterion(
         "fault_count",
-        "Fault injections",
+        _("Fault injections"),
         PASSED if len(injections) >= minimum else NOT_MEASURED,
         f"{len(injections)}" if len(injections) >= minimum else "",
         f"≥ {minimum}",
-        "" if len(injections) >= minimum else f"{len(injections)} of {minimum} done",
+        ""
+        if len(injections) >= minimum
+        else _("%(done)s of %(minimum)s done") % {"done": len(injections), "minimum": minimum},
     )
     done = {r.fault_kind for r in injections}
     missing = [k for k in kinds if k not in done]
     coverage = Criterion(
         "fault_kinds",
-        "Required kinds injected",
+        _("Required kinds injected"),
         NOT_MEASURED if missing else PASSED,
         "" if missing else _fault_kinds(sorted(done)),
         _fault_kinds(kinds),
-        "missing: " + _fault_kinds(missing) if missing else "",
+        _("missing: %(kinds)s") % {"kinds": _fault_kinds(missing)} if missing else "",
     )
     return [
         count,
         coverage,
-        _each(injections, "resumed", "Resumed from the latest checkpoint", True, "every one"),
-        _each(injections, "no_duplicates", "No duplicated data", False, "none duplicated"),
-        _outcomes(injections, "fault_outcomes", "Outcome of each injection"),
+        _each(injections, "resumed", _("Resumed from the latest checkpoint"), True, _("every one")),
+        _each(injections, "no_duplicates", _("No duplicated data"), False, _("none duplicated")),
+        _outcomes(injections, "fault_outcomes", _("Outcome of each injection")),
     ]
 
 
 # Each kind of fault in words, as the acceptance page and the packet print it.
 FAULT_KIND_WORDS = {
-    "network": "network jitter",
-    "node_killed": "a node killed",
-    "maintenance": "a maintenance window",
-    "other": "other",
+    "network": _noop("network jitter"),
+    "node_killed": _noop("a node killed"),
+    "maintenance": _noop("a maintenance window"),
+    "other": _noop("other"),
 }
 
 
 def _fault_kinds(kinds) -> str:
-    return ", ".join(FAULT_KIND_WORDS.get(kind, kind) for kind in kinds)
+    return ", ".join(_(FAULT_KIND_WORDS[k]) if k in FAULT_KIND_WORDS else k for k in kinds)
 
 
 def _each(injections, key: str, title: str, wanted: bool, required: str) -> Criterion:
@@ -483,7 +544,7 @@ def _each(injections, key: str, title: str, wanted: bool, required: str) -> Crit
     unknown = [r.activity for r in injections if getattr(r, attribute) is None]
     if bad:
         return Criterion(
-            key, title, FAILED, f"{len(bad)} of {len(injections)}", required, "; ".join(bad)
+            key, title, FAILED, _of(len(bad), len(injections)), required, "; ".join(bad)
         )
     if unknown:
         return Criterion(
@@ -491,18 +552,26 @@ def _each(injections, key: str, title: str, wanted: bool, required: str) -> Crit
             title,
             NOT_MEASURED,
             required=required,
-            reason="not recorded for: " + "; ".join(unknown),
+            reason=_("not recorded for: %(activities)s") % {"activities": "; ".join(unknown)},
         )
-    return Criterion(key, title, PASSED, f"{len(injections)} of {len(injections)}", required)
+    return Criterion(key, title, PASSED, _of(len(injections), len(injections)), required)
+
+
+def _of(part: int, whole: int) -> str:
+    return _("%(part)s of %(whole)s") % {"part": part, "whole": whole}
 
 
 def _outcomes(results: list[ResultFacts], key: str, title: str) -> Criterion:
     failed = [r.activity for r in results if r.outcome != PASSED]
-    measured = f"{len(results) - len(failed)} of {len(results)} passed" if results else ""
+    required = _("every one passed")
     if not results:
-        return Criterion(key, title, NOT_MEASURED, required="every one passed")
+        return Criterion(key, title, NOT_MEASURED, required=required)
+    measured = _("%(ok)s of %(total)s passed") % {
+        "ok": len(results) - len(failed),
+        "total": len(results),
+    }
     status = FAILED if failed else PASSED
-    return Criterion(key, title, status, measured, "every one passed", "; ".join(failed))
+    return Criterion(key, title, status, measured, required, "; ".join(failed))
 
 
 def manual_criteria(layer: str, results: Iterable[ResultFacts]) -> list[Criterion]:
@@ -510,7 +579,7 @@ def manual_criteria(layer: str, results: Iterable[ResultFacts]) -> list[Criterio
     mine = [r for r in results if r.layer == layer and not (layer == STABILITY and r.fault_kind)]
     if not mine:
         return []
-    return [_outcomes(mine, f"{layer}.recorded", "Engineers' recorded checks")]
+    return [_outcomes(mine, f"{layer}.recorded", _("Engineers' recorded checks"))]
 
 
 def stability_layer(inputs: AcceptanceInputs) -> LayerState:
@@ -557,8 +626,8 @@ def parse_ladder(text: str) -> tuple[int, ...]:
     for part in text.split(","):
         part = part.strip()
         if not part.isdigit() or int(part) < 1:
-            raise ValueError(f"{part!r} is not a positive whole number")
+            raise ValueError(_("%(part)s is not a positive whole number") % {"part": repr(part)})
         levels.append(int(part))
     if not levels:
-        raise ValueError("the ladder is empty")
+        raise ValueError(_("the ladder is empty"))
     return tuple(sorted(set(levels)))

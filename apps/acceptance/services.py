@@ -240,7 +240,9 @@ def acceptance_signoff(*, actor, plan: AcceptancePlan, comment: str) -> Acceptan
             errors.append(_("The offer's approval is stale: it needs a fresh decision first."))
         if state.overall != rules.PASSED:
             errors += [
-                f"{layer.layer}: {reason}" for layer in state.layers for reason in layer.reasons
+                f"{title}: {reason}"
+                for title, layer in state.layer_rows
+                for reason in layer.reasons
             ] or [_("Not every layer has passed.")]
         if plan.case.status not in (Status.APPROVED, Status.ACCEPTED):
             errors.append(

@@ -216,26 +216,37 @@ def _instance_cost(usage: PeriodUsage, card: RateCard) -> tuple[Decimal | None, 
         gpu_hours = usage.instance_hours * card.gpus_per_instance
         return (
             gpu_hours * rate,
-            f"Instances: {_plain(usage.instance_hours)} instance-hours × "
-            f"{card.gpus_per_instance} GPUs × {_plain(rate)} per GPU-hour "
-            f"= {money(gpu_hours * rate)}",
+            _(
+                "Instances: %(hours)s instance-hours × %(gpus)s GPUs × %(rate)s per GPU-hour "
+                "= %(cost)s"
+            )
+            % {
+                "hours": _plain(usage.instance_hours),
+                "gpus": card.gpus_per_instance,
+                "rate": _plain(rate),
+                "cost": money(gpu_hours * rate),
+            },
         )
     if basis == BillingBasis.PER_MONTH.value and terms.unit_price is not None and terms.gpu_count:
         # Monthly capacity is billed whether used or not: the hours do not change it.
         cost = terms.unit_price * terms.gpu_count
         return (
             cost,
-            f"Instances: {terms.gpu_count} GPUs × {_plain(terms.unit_price)} per GPU-month "
-            f"= {money(cost)}",
+            _("Instances: %(gpus)s GPUs × %(price)s per GPU-month = %(cost)s")
+            % {"gpus": terms.gpu_count, "price": _plain(terms.unit_price), "cost": money(cost)},
         )
     if basis == BillingBasis.RESERVED.value and terms.unit_price is not None and terms.term_months:
         cost = terms.unit_price / terms.term_months
         return (
             cost,
-            f"Instances: reservation {money(terms.unit_price)} ÷ {terms.term_months} months "
-            f"= {money(cost)}",
+            _("Instances: reservation %(price)s ÷ %(months)s months = %(cost)s")
+            % {
+                "price": money(terms.unit_price),
+                "months": terms.term_months,
+                "cost": money(cost),
+            },
         )
-    return None, "Instances: the offer's billing basis and unit price are needed to price them"
+    return None, _("Instances: the offer's billing basis and unit price are needed to price them")
 
 
 def expected_cost(usage: PeriodUsage, card: RateCard) -> ExpectedCost:
@@ -245,14 +256,22 @@ def expected_cost(usage: PeriodUsage, card: RateCard) -> ExpectedCost:
     if card.price_per_million_tokens_in is not None:
         tokens_in = usage.tokens_in * card.price_per_million_tokens_in / MILLION
         lines.append(
-            f"Tokens in: {usage.tokens_in:,} × {_plain(card.price_per_million_tokens_in)} "
-            f"per million = {money(tokens_in)}"
+            _("Tokens in: %(tokens)s × %(price)s per million = %(cost)s")
+            % {
+                "tokens": f"{usage.tokens_in:,}",
+                "price": _plain(card.price_per_million_tokens_in),
+                "cost": money(tokens_in),
+            }
         )
     if card.price_per_million_tokens_out is not None:
         tokens_out = usage.tokens_out * card.price_per_million_tokens_out / MILLION
         lines.append(
-            f"Tokens out: {usage.tokens_out:,} × {_plain(card.price_per_million_tokens_out)} "
-            f"per million = {money(tokens_out)}"
+            _("Tokens out: %(tokens)s × %(price)s per million = %(cost)s")
+            % {
+                "tokens": f"{usage.tokens_out:,}",
+                "price": _plain(card.price_per_million_tokens_out),
+                "cost": money(tokens_out),
+            }
         )
     instances, line = _instance_cost(usage, card)
     lines.append(line)
@@ -260,14 +279,22 @@ def expected_cost(usage: PeriodUsage, card: RateCard) -> ExpectedCost:
     if card.storage_per_gib_month is not None:
         storage = usage.storage_gib_months * card.storage_per_gib_month
         lines.append(
-            f"Storage: {_plain(usage.storage_gib_months)} GiB-months × "
-            f"{_plain(card.storage_per_gib_month)} = {money(storage)}"
+            _("Storage: %(size)s GiB-months × %(price)s = %(cost)s")
+            % {
+                "size": _plain(usage.storage_gib_months),
+                "price": _plain(card.storage_per_gib_month),
+                "cost": money(storage),
+            }
         )
     if card.cross_region_per_gib is not None:
         traffic = usage.cross_region_gib * card.cross_region_per_gib
         lines.append(
-            f"Cross-region traffic: {_plain(usage.cross_region_gib)} GiB × "
-            f"{_plain(card.cross_region_per_gib)} = {money(traffic)}"
+            _("Cross-region traffic: %(size)s GiB × %(price)s = %(cost)s")
+            % {
+                "size": _plain(usage.cross_region_gib),
+                "price": _plain(card.cross_region_per_gib),
+                "cost": money(traffic),
+            }
         )
     total = None if instances is None else tokens_in + tokens_out + instances + storage + traffic
     return ExpectedCost(tokens_in, tokens_out, instances, storage, traffic, total, tuple(lines))

@@ -7,8 +7,9 @@ queueing or network) before changing parameters, one change at a time.
 """
 
 from apps.evidence.rules import FAIL, WARN, Check
+from apps.evidence.wording import phrase, phrases
 
-GENERAL = (
+GENERAL = phrase(
     "Locate the layer first (network → environment → framework → business), then the side "
     "(client or server), then resources; change one parameter at a time."
 )
@@ -213,6 +214,12 @@ TABLE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         ),
     ),
 )
+
+
+# Stored on each check in English and worded for the reader where shown
+# (apps.evidence.wording).
+for _prefix, _causes, _steps in TABLE:
+    phrases(*_causes, *_steps)
 
 
 def annotate(check: Check) -> Check:

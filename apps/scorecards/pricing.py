@@ -37,6 +37,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from enum import Enum
 from typing import TypeVar
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from apps.core import formats
 
 K = TypeVar("K", bound=Hashable)  # whatever names an offer: a pk, a name
@@ -125,74 +128,115 @@ def cost_per_gpu_hour(
     utilisation = _fraction("utilisation", utilisation, allow_zero=False)
 
     gpu_hours = gpu_count * term_months * HOURS_PER_MONTH
-    hours_line = (
-        f"GPU-hours in term: {gpu_count:,} GPUs × {term_months:,} months × "
-        f"{_plain(HOURS_PER_MONTH)} h/month = {_plain(gpu_hours)} GPU-hours"
-    )
+    hours_line = _(
+        "GPU-hours in term: %(gpus)s GPUs × %(months)s months × %(per_month)s h/month = "
+        "%(hours)s GPU-hours"
+    ) % {
+        "gpus": f"{gpu_count:,}",
+        "months": f"{term_months:,}",
+        "per_month": _plain(HOURS_PER_MONTH),
+        "hours": _plain(gpu_hours),
+    }
     # Contract value is computed from the quote directly (not list × hours) so
     # it stays exact where list is a repeating decimal (e.g. per month ÷ 730).
     if basis is BillingBasis.PER_SECOND:
         list_price = unit_price * SECONDS_PER_HOUR
         contract_value = list_price * gpu_hours
-        list_line = (
-            f"List: {_plain(unit_price)} per GPU-second × {_plain(SECONDS_PER_HOUR)} s/h = "
-            f"{_rate(list_price)} per GPU-hour"
-        )
+        list_line = _(
+            "List: %(price)s per GPU-second × %(seconds)s s/h = %(rate)s per GPU-hour"
+        ) % {
+            "price": _plain(unit_price),
+            "seconds": _plain(SECONDS_PER_HOUR),
+            "rate": _rate(list_price),
+        }
     elif basis is BillingBasis.PER_HOUR:
         list_price = unit_price
         contract_value = unit_price * gpu_hours
-        list_line = f"List: {_rate(list_price)} per GPU-hour"
+        list_line = _("List: %(rate)s per GPU-hour") % {"rate": _rate(list_price)}
     elif basis is BillingBasis.PER_MONTH:
         list_price = unit_price / HOURS_PER_MONTH
         contract_value = unit_price * gpu_count * term_months
-        list_line = (
-            f"List: {_plain(unit_price)} per GPU-month ÷ {_plain(HOURS_PER_MONTH)} h/month = "
-            f"{_rate(list_price)} per GPU-hour"
-        )
+        list_line = _(
+            "List: %(price)s per GPU-month ÷ %(per_month)s h/month = %(rate)s per GPU-hour"
+        ) % {
+            "price": _plain(unit_price),
+            "per_month": _plain(HOURS_PER_MONTH),
+            "rate": _rate(list_price),
+        }
     else:
         list_price = unit_price / gpu_hours
         contract_value = unit_price
-        list_line = (
-            f"List: {_money(unit_price)} for the reservation ÷ {_plain(gpu_hours)} GPU-hours = "
-            f"{_rate(list_price)} per GPU-hour"
-        )
+        list_line = _(
+            "List: %(price)s for the reservation ÷ %(hours)s GPU-hours = %(rate)s per GPU-hour"
+        ) % {"price": _money(unit_price), "hours": _plain(gpu_hours), "rate": _rate(list_price)}
     if basis is BillingBasis.RESERVED:
-        lines = [hours_line, list_line, f"Contract value: {_money(contract_value)} (reservation)"]
+        contract_line = _("Contract value: %(value)s (reservation)") % {
+            "value": _money(contract_value)
+        }
+        lines = [hours_line, list_line, contract_line]
     elif basis is BillingBasis.PER_MONTH:
-        contract_line = (
-            f"Contract value: {_plain(unit_price)} per GPU-month × {gpu_count:,} GPUs × "
-            f"{term_months:,} months = {_money(contract_value)}"
-        )
+        contract_line = _(
+            "Contract value: %(price)s per GPU-month × %(gpus)s GPUs × %(months)s months = "
+            "%(value)s"
+        ) % {
+            "price": _plain(unit_price),
+            "gpus": f"{gpu_count:,}",
+            "months": f"{term_months:,}",
+            "value": _money(contract_value),
+        }
         lines = [list_line, hours_line, contract_line]
     else:
-        contract_line = (
-            f"Contract value: {_rate(list_price)} per GPU-hour × {_plain(gpu_hours)} GPU-hours"
-            f" = {_money(contract_value)}"
-        )
+        contract_line = _(
+            "Contract value: %(rate)s per GPU-hour × %(hours)s GPU-hours = %(value)s"
+        ) % {"rate": _rate(list_price), "hours": _plain(gpu_hours), "value": _money(contract_value)}
         lines = [list_line, hours_line, contract_line]
 
     prepayment = prepayment_ratio * contract_value
     months_held = Decimal(term_months) / 2
     financing = prepayment * cost_of_capital_annual * months_held / 12
     lines.append(
-        f"Prepayment: {_percent(prepayment_ratio)} × {_money(contract_value)} = "
-        f"{_money(prepayment)}"
+        _("Prepayment: %(ratio)s × %(value)s = %(prepayment)s")
+        % {
+            "ratio": _percent(prepayment_ratio),
+            "value": _money(contract_value),
+            "prepayment": _money(prepayment),
+        }
     )
     lines.append(
-        f"Financing of prepayment: {_money(prepayment)} × "
-        f"{_percent(cost_of_capital_annual)} a year × {_plain(months_held)} months "
-        f"(half the term) ÷ 12 = {_money(financing)}"
+        _(
+            "Financing of prepayment: %(prepayment)s × %(rate)s a year × %(months)s months "
+            "(half the term) ÷ 12 = %(financing)s"
+        )
+        % {
+            "prepayment": _money(prepayment),
+            "rate": _percent(cost_of_capital_annual),
+            "months": _plain(months_held),
+            "financing": _money(financing),
+        }
     )
     effective = (contract_value + financing) / gpu_hours
     lines.append(
-        f"Effective: ({_money(contract_value)} + {_money(financing)}) ÷ "
-        f"{_plain(gpu_hours)} GPU-hours = {_rate(effective)} per GPU-hour"
+        _("Effective: (%(value)s + %(financing)s) ÷ %(hours)s GPU-hours = %(rate)s per GPU-hour")
+        % {
+            "value": _money(contract_value),
+            "financing": _money(financing),
+            "hours": _plain(gpu_hours),
+            "rate": _rate(effective),
+        }
     )
     per_utilised = effective / utilisation
     if utilisation != 1:
         lines.append(
-            f"At {_percent(utilisation)} utilisation: {_rate(effective)} ÷ "
-            f"{_plain(utilisation)} = {_rate(per_utilised)} per utilised GPU-hour"
+            _(
+                "At %(utilisation)s utilisation: %(rate)s ÷ %(fraction)s = %(per_utilised)s "
+                "per utilised GPU-hour"
+            )
+            % {
+                "utilisation": _percent(utilisation),
+                "rate": _rate(effective),
+                "fraction": _plain(utilisation),
+                "per_utilised": _rate(per_utilised),
+            }
         )
     return PriceNormalisation(
         billing_basis=basis,
@@ -331,16 +375,30 @@ def capacity_cost(
     gpus = nodes * cards_per_node
     per_hour = gpus * price
     lines = [
-        f"Capacity needed: {nodes:,} whole {'node' if nodes == 1 else 'nodes'} × "
-        f"{cards_per_node:,} GPUs = {gpus:,} GPUs",
-        f"Per hour: {gpus:,} GPUs × {_rate(price)}{unit} per GPU-hour = {_money(per_hour)}{unit}",
+        ngettext(
+            "Capacity needed: %(nodes)s whole node × %(cards)s GPUs = %(gpus)s GPUs",
+            "Capacity needed: %(nodes)s whole nodes × %(cards)s GPUs = %(gpus)s GPUs",
+            nodes,
+        )
+        % {"nodes": f"{nodes:,}", "cards": f"{cards_per_node:,}", "gpus": f"{gpus:,}"},
+        _("Per hour: %(gpus)s GPUs × %(rate)s per GPU-hour = %(cost)s")
+        % {
+            "gpus": f"{gpus:,}",
+            "rate": f"{_rate(price)}{unit}",
+            "cost": f"{_money(per_hour)}{unit}",
+        },
     ]
     total = None
     if hours is not None:
         total = per_hour * hours
         lines.append(
-            f"For the plan: {gpus:,} GPUs × {_plain(Decimal(hours))} h × {_rate(price)}{unit} "
-            f"= {_money(total)}{unit}"
+            _("For the plan: %(gpus)s GPUs × %(hours)s h × %(rate)s = %(cost)s")
+            % {
+                "gpus": f"{gpus:,}",
+                "hours": _plain(Decimal(hours)),
+                "rate": f"{_rate(price)}{unit}",
+                "cost": f"{_money(total)}{unit}",
+            }
         )
     return CapacityCost(
         gpus=gpus,

@@ -14,6 +14,9 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from apps.core import formats
 
 if TYPE_CHECKING:
@@ -105,10 +108,6 @@ def _percent(value: Fraction | Decimal) -> str:
 
 def _gib_text(value_bytes: int) -> str:
     return f"{Decimal(value_bytes) / GIB:,.1f} GiB"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 @dataclass(frozen=True)
@@ -271,32 +270,60 @@ def _inference_warnings(
     inputs: InferenceInputs, weights: int, headroom: int, per_sequence: int
 ) -> tuple[str, ...]:
     arch, tp = inputs.architecture, inputs.tensor_parallel
-    cards = f"{_plural(tp, 'card')} of {float(inputs.card_memory_gib):g} GiB"
+    cards = ngettext("%(n)s card of %(gib)s GiB", "%(n)s cards of %(gib)s GiB", tp) % {
+        "n": f"{tp:,}",
+        "gib": f"{float(inputs.card_memory_gib):g}",
+    }
     reserve = _percent(_reserve(inputs.reserve_fraction))
     warnings = []
     if headroom < 0:
         warnings.append(
-            f"Weights do not fit: {_gib_text(weights)} of {inputs.weight_dtype} weights exceed "
-            f"{cards} less the {reserve} reserve by {_gib_text(-headroom)}. "
-            "Use more cards per instance or a narrower weight dtype."
+            _(
+                "Weights do not fit: %(weights)s of %(dtype)s weights exceed %(cards)s less the "
+                "%(reserve)s reserve by %(over)s. Use more cards per instance or a narrower "
+                "weight dtype."
+            )
+            % {
+                "weights": _gib_text(weights),
+                "dtype": inputs.weight_dtype,
+                "cards": cards,
+                "reserve": reserve,
+                "over": _gib_text(-headroom),
+            }
         )
     elif headroom < per_sequence:
         warnings.append(
-            f"Fits with weights only — a failure, not a fit: after {_gib_text(weights)} of "
-            f"weights and the {reserve} reserve, {cards} leave {_gib_text(headroom)}, less "
-            f"than the {_gib_text(per_sequence)} of KV cache one {inputs.context_tokens:,}-token "
-            "sequence needs. The KV cache is the largest item."
+            _(
+                "Fits with weights only — a failure, not a fit: after %(weights)s of weights and "
+                "the %(reserve)s reserve, %(cards)s leave %(headroom)s, less than the "
+                "%(per_sequence)s of KV cache one %(tokens)s-token sequence needs. The KV cache "
+                "is the largest item."
+            )
+            % {
+                "weights": _gib_text(weights),
+                "reserve": reserve,
+                "cards": cards,
+                "headroom": _gib_text(headroom),
+                "per_sequence": _gib_text(per_sequence),
+                "tokens": f"{inputs.context_tokens:,}",
+            }
         )
     warnings.extend(_context_warning(arch, inputs.context_tokens))
     if arch.attention_heads % tp:
         warnings.append(
-            f"{arch.attention_heads} attention heads do not split evenly over {tp} cards; "
-            "common runtimes refuse this tensor-parallel degree."
+            _(
+                "%(heads)s attention heads do not split evenly over %(tp)s cards; common "
+                "runtimes refuse this tensor-parallel degree."
+            )
+            % {"heads": arch.attention_heads, "tp": tp}
         )
     elif tp > arch.kv_heads:
         warnings.append(
-            f"{tp} cards per instance exceed the {arch.kv_heads} KV heads: runtimes replicate "
-            "KV heads, so the real KV cache per card is larger than computed here."
+            _(
+                "%(tp)s cards per instance exceed the %(kv)s KV heads: runtimes replicate KV "
+                "heads, so the real KV cache per card is larger than computed here."
+            )
+            % {"tp": tp, "kv": arch.kv_heads}
         )
     return tuple(warnings)
 
@@ -350,22 +377,37 @@ def offer_capacity(
 def _offer_message(resized: InferenceSizing, offered: int, card_count: int, idle: int) -> str:
     tp = resized.inputs.tensor_parallel
     if not resized.feasible:
-        text = f"On this offer's cards an instance of {_plural(tp, 'card')} serves nothing. "
-        return text + resized.warnings[0]
+        text = ngettext(
+            "On this offer's cards an instance of %(n)s card serves nothing.",
+            "On this offer's cards an instance of %(n)s cards serves nothing.",
+            tp,
+        ) % {"n": f"{tp:,}"}
+        return text + " " + resized.warnings[0]
     if offered == 0:
-        return (
-            f"This offer has {_plural(card_count, 'card')}, fewer than the {tp} an instance needs."
-        )
+        return ngettext(
+            "This offer has %(n)s card, fewer than the %(tp)s an instance needs.",
+            "This offer has %(n)s cards, fewer than the %(tp)s an instance needs.",
+            card_count,
+        ) % {"n": f"{card_count:,}", "tp": tp}
     needed, target = resized.instances, resized.inputs.target_concurrency
-    text = f"This offer gives {_plural(offered, 'instance')}, you need {needed:,}"
+    text = ngettext(
+        "This offer gives %(n)s instance, you need %(needed)s",
+        "This offer gives %(n)s instances, you need %(needed)s",
+        offered,
+    ) % {"n": f"{offered:,}", "needed": f"{needed:,}"}
     if offered < needed:
-        text += f" (short by {needed - offered:,})"
+        text += " " + _("(short by %(n)s)") % {"n": f"{needed - offered:,}"}
     elif offered > needed:
-        text += f" ({offered - needed:,} spare)"
+        text += " " + _("(%(n)s spare)") % {"n": f"{offered - needed:,}"}
     served = min(offered * resized.sequences_per_instance, target)
-    text += f"; it serves {served:,} of {target:,} concurrent sequences."
+    text += _("; it serves %(served)s of %(target)s concurrent sequences.") % {
+        "served": f"{served:,}",
+        "target": f"{target:,}",
+    }
     if idle:
-        text += f" {idle:,} of its {card_count:,} cards sit idle at {tp} cards per instance."
+        text += " " + _(
+            "%(idle)s of its %(cards)s cards sit idle at %(tp)s cards per instance."
+        ) % {"idle": f"{idle:,}", "cards": f"{card_count:,}", "tp": tp}
     return text
 
 
@@ -373,4 +415,7 @@ def _context_warning(arch: ModelArchitecture, tokens: int) -> list[str]:
     if arch.max_context_tokens is None or tokens <= arch.max_context_tokens:
         return []
     limit = arch.max_context_tokens
-    return [f"{tokens:,} tokens exceed the {limit:,}-token context {arch.name} is published with."]
+    return [
+        _("%(tokens)s tokens exceed the %(limit)s-token context %(model)s is published with.")
+        % {"tokens": f"{tokens:,}", "limit": f"{limit:,}", "model": arch.name}
+    ]

@@ -12,6 +12,8 @@ from decimal import Decimal
 from enum import StrEnum
 from fractions import Fraction
 
+from django.utils.translation import gettext as _
+
 from apps.sizing.calculator import (
     CARDS_PER_NODE,
     DEFAULT_RESERVE,
@@ -169,14 +171,20 @@ def _training_warnings(
     warnings = []
     if cards == 0:
         warnings.append(
-            f"Activations of {_gib_text(activations)} per card exceed the "
-            f"{_gib_text(after_reserve)} a card has after its reserve: lower the micro-batch "
-            "or sequence length, or use gradient checkpointing."
+            _(
+                "Activations of %(activations)s per card exceed the %(available)s a card has "
+                "after its reserve: lower the micro-batch or sequence length, or use gradient "
+                "checkpointing."
+            )
+            % {"activations": _gib_text(activations), "available": _gib_text(after_reserve)}
         )
     elif cards > CARDS_PER_NODE:
         warnings.append(
-            f"One replica needs {cards:,} cards, more than one {CARDS_PER_NODE}-card node: "
-            "the nodes need an RDMA-class network, or adding cards adds little."
+            _(
+                "One replica needs %(cards)s cards, more than one %(node)s-card node: the nodes "
+                "need an RDMA-class network, or adding cards adds little."
+            )
+            % {"cards": f"{cards:,}", "node": CARDS_PER_NODE}
         )
     warnings.extend(_context_warning(inputs.architecture, inputs.sequence_tokens))
     return tuple(warnings)

@@ -16,7 +16,12 @@ stored verifications and records the result.
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop as _noop
+from django.utils.translation import pgettext
+
 from apps.evidence.rules import NOT_MEASURED, Check, verdict
+from apps.evidence.wording import in_words
 
 INVENTORY = "inventory"
 ENVIRONMENT = "environment"
@@ -275,29 +280,69 @@ def relied_on(
     return values
 
 
+# A verdict and a check's status in words, for the notes on what changed since a decision.
+_VERDICT_WORDS = {
+    "verified": _noop("verified"),
+    "findings": _noop("findings"),
+    "failed": _noop("failed"),
+    "insufficient": _noop("insufficient"),
+}
+_STATUS_WORDS = {
+    "pass": _noop("pass"),
+    "warn": _noop("warn"),
+    "fail": _noop("fail"),
+    NOT_MEASURED: _noop("not measured"),
+}
+
+
+def _verdict_words(value) -> str:
+    words = _VERDICT_WORDS.get(value)
+    return pgettext("verdict", words) if words else str(value)
+
+
+def _status_words(value) -> str:
+    words = _STATUS_WORDS.get(value)
+    return _(words) if words else str(value)
+
+
 def value_changes(before: dict, after: dict) -> list[str]:
-    """In plain words, which relied-on values differ (empty: none)."""
+    """In plain words, in the reader's language, which relied-on values differ (empty: none)."""
     found = []
     if before.get("bundle") != after.get("bundle"):
-        found.append("verified from another bundle")
+        found.append(_("verified from another bundle"))
     if before.get("verdict") != after.get("verdict"):
-        found.append(f"verdict {before.get('verdict')} → {after.get('verdict')}")
+        found.append(
+            _("verdict %(before)s → %(after)s")
+            % {
+                "before": _verdict_words(before.get("verdict")),
+                "after": _verdict_words(after.get("verdict")),
+            }
+        )
     was, now = before.get("checks") or {}, after.get("checks") or {}
     for key in sorted(set(was) | set(now)):
         if key not in now:
-            found.append(f"{key} no longer checked")
+            found.append(_("%(check)s no longer checked") % {"check": key})
         elif key not in was:
-            found.append(f"{key} newly checked ({now[key][0]})")
+            found.append(
+                _("%(check)s newly checked (%(status)s)")
+                % {"check": key, "status": _status_words(now[key][0])}
+            )
         elif was[key] != now[key]:
             (s0, m0, _e0), (s1, m1, _e1) = was[key], now[key]
             if s0 != s1:
-                found.append(f"{key} {s0} → {s1}")
+                found.append(
+                    _("%(check)s %(before)s → %(after)s")
+                    % {"check": key, "before": _status_words(s0), "after": _status_words(s1)}
+                )
             elif m0 != m1:
-                found.append(f"{key} measured {m0} → {m1}")
+                found.append(
+                    _("%(check)s measured %(before)s → %(after)s")
+                    % {"check": key, "before": in_words(m0), "after": in_words(m1)}
+                )
             else:
-                found.append(f"{key} expected value changed")
+                found.append(_("%(check)s expected value changed") % {"check": key})
     if before.get("blocked") != after.get("blocked"):
         found.append(
-            "bundles from another machine" if after.get("blocked") else "machine finding gone"
+            _("bundles from another machine") if after.get("blocked") else _("machine finding gone")
         )
     return found

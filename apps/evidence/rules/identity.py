@@ -2,11 +2,33 @@
 
 from apps.evidence import datasheet
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
+from apps.evidence.wording import phrase
 
-SEED_004_2 = (
+# Stored in English and worded for the reader where shown (apps.evidence.wording).
+SEED_004_2 = phrase(
     "CUDA runtime device query (cudaGetDeviceCount) cross-checked against NVML; the runtime wins"
 )
-ANCHORS_33 = "NVIDIA nvidia-smi and NVML documentation: the same GPU read from each source"
+ANCHORS_33 = phrase("NVIDIA nvidia-smi and NVML documentation: the same GPU read from each source")
+# The datasheet's sources, cited by their titles beside each figure.
+for _source in datasheet.SOURCES:
+    phrase(datasheet.Fact(None, _source).citation)
+EXACT = phrase("exact")
+NO_PCI_ID = phrase("no PCI id")
+SEEN = phrase("%(name)s [%(pci_id)s]")
+SPOOFED = phrase(
+    "%(gpu)s: the name says %(name)s but PCI id %(pci_id)s is %(actual)s (spoofed or look-alike)"
+)
+NOT_DECLARED = phrase("%(gpu)s: %(actual)s is not the declared %(declared)s")
+NOT_DECLARED_MODEL = phrase("%(gpu)s: %(name)s is not the declared model")
+MIG_ON = phrase("%(gpu)s: MIG is on; a process sees one instance")
+MIB_BUT = phrase("%(gpu)s: %(mib)s MiB, but %(sku)s reports %(expected)s")
+EXPECTED_MIB = phrase("%(sku)s: %(expected)s MiB (%(citation)s)")
+MARKETED_MIB = phrase("%(sku)s: ≈%(marketed)s MiB (marketed, GB read as GiB)")
+AGAINST_MARKETED = phrase("%(gpu)s: %(mib)s MiB against ≈%(marketed)s marketed")
+DECLARED_GIB = phrase("%(gpu)s: %(mib)s MiB, %(gib)s GiB declared")
+GIB_DECLARED = phrase("%(gib)s GiB declared")
+MIB = phrase("%(mib)s MiB")
+PROBES_PASSED = phrase("%(ok)s/%(total)s passed, %(gib)s GiB touched")
 DECLARED_MEMORY_FAIL = 0.15
 
 
@@ -59,23 +81,26 @@ def check_device_count(facts: Facts, context: Context) -> Check:
     check = Check(
         "identity.device_count",
         "identity",
-        "Device count on the node",
+        phrase("Device count on the node"),
         NOT_MEASURED,
         measured=measured,
         expected=expected,
-        tolerance="exact",
+        tolerance=EXACT,
         source=SEED_004_2,
     )
     if measured is None:
-        check.detail = "The bundle has no inventory."
+        check.detail = phrase("The bundle has no inventory.")
         return check
     if expected is None:
         check.status = WARN if measured else FAIL
-        check.detail = "The offer does not declare cards per node; compare by hand."
+        check.detail = phrase("The offer does not declare cards per node; compare by hand.")
         return check
     check.status = PASS if measured == expected else FAIL
     if measured != expected:
-        check.detail = f"{measured} GPU(s) seen, {expected} declared per node."
+        check.detail = phrase("%(seen)s GPU(s) seen, %(declared)s declared per node.") % {
+            "seen": measured,
+            "declared": expected,
+        }
     return check
 
 
@@ -86,44 +111,52 @@ def check_sku(facts: Facts, context: Context) -> Check:
     check = Check(
         "identity.sku",
         "identity",
-        "Accelerator model (PCI id, name, declared)",
+        phrase("Accelerator model (PCI id, name, declared)"),
         NOT_MEASURED,
         expected=declared.name if declared else declared_text,
-        tolerance="same SKU from PCI id, name and declaration",
-        source=f"{ANCHORS_33}; the vendor's datasheet for the card",
+        tolerance=phrase("same SKU from PCI id, name and declaration"),
+        source=f"{ANCHORS_33}; " + phrase("the vendor's datasheet for the card"),
     )
     records = [_record(g) for g in facts.gpus]
     if not records:
-        check.detail = "No GPU in the inventory."
+        check.detail = phrase("No GPU in the inventory.")
         if measured_count(facts) == 0:
-            check.status, check.measured = FAIL, "no GPU"
+            check.status, check.measured = FAIL, phrase("no GPU")
         return check
     problems, seen = [], []
     for record in records:
         by_pci = datasheet.by_pci_id(record["pci_device_id"])
         by_name = datasheet.by_name(record["name"])
-        seen.append(f"{record['name']} [{record['pci_device_id'] or 'no PCI id'}]")
+        seen.append(SEEN % {"name": record["name"], "pci_id": record["pci_device_id"] or NO_PCI_ID})
         if by_pci and by_name and by_pci.key != by_name.key:
             problems.append(
-                f"{record['subject']}: the name says {by_name.name} but PCI id "
-                f"{record['pci_device_id']} is {by_pci.name} (spoofed or look-alike)"
+                SPOOFED
+                % {
+                    "gpu": record["subject"],
+                    "name": by_name.name,
+                    "pci_id": record["pci_device_id"],
+                    "actual": by_pci.name,
+                }
             )
         actual = by_pci or by_name
         if declared and actual and actual.key != declared.key:
             problems.append(
-                f"{record['subject']}: {actual.name} is not the declared {declared.name}"
+                NOT_DECLARED
+                % {"gpu": record["subject"], "actual": actual.name, "declared": declared.name}
             )
         if declared and actual is None:
-            problems.append(f"{record['subject']}: {record['name']} is not the declared model")
+            problems.append(NOT_DECLARED_MODEL % {"gpu": record["subject"], "name": record["name"]})
     check.measured = "; ".join(sorted(set(seen)))
     if problems:
-        check.status, check.detail = FAIL, " ".join(problems)
+        check.status, check.detail = FAIL, "; ".join(problems)
     elif declared is None:
         check.status = WARN
-        check.detail = "The declared model is not in the datasheet table; compare by hand."
+        check.detail = phrase("The declared model is not in the datasheet table; compare by hand.")
     elif not all(datasheet.by_pci_id(r["pci_device_id"]) for r in records):
         check.status = WARN
-        check.detail = "No PCI id to confirm the name (names can be rewritten in user space)."
+        check.detail = phrase(
+            "No PCI id to confirm the name (names can be rewritten in user space)."
+        )
     else:
         check.status = PASS
     return check
@@ -133,10 +166,13 @@ def check_memory(facts: Facts, context: Context) -> Check:
     check = Check(
         "identity.memory",
         "identity",
-        "Memory per card against the datasheet and the declaration",
+        phrase("Memory per card against the datasheet and the declaration"),
         NOT_MEASURED,
-        tolerance=f"±{datasheet.MEMORY_TOLERANCE:.1%} of the driver-reported MiB",
-        source="the vendor's datasheet memory size, less ECC reserve (NVIDIA NVML memory info)",
+        tolerance=phrase("±%(share)s of the driver-reported MiB")
+        % {"share": f"{datasheet.MEMORY_TOLERANCE:.1%}"},
+        source=phrase(
+            "the vendor's datasheet memory size, less ECC reserve (NVIDIA NVML memory info)"
+        ),
     )
     records = [r for r in map(_record, facts.gpus) if r["nvml_memory_mib"] or r["memory_mib"]]
     if not records:
@@ -147,7 +183,7 @@ def check_memory(facts: Facts, context: Context) -> Check:
     for record in records:
         mib = record["nvml_memory_mib"] or record["memory_mib"]
         if record["mig"]:
-            warnings.append(f"{record['subject']}: MIG is on; a process sees one instance")
+            warnings.append(MIG_ON % {"gpu": record["subject"]})
         # The memory must fit every identity claimed: the PCI id's, the name's, the offer's.
         claimed = {
             s.key: s
@@ -163,36 +199,48 @@ def check_memory(facts: Facts, context: Context) -> Check:
                 sku, ecc_enabled=record["ecc"] != "Disabled"
             )
             if expected is not None:
-                expected_values.add(f"{sku.name}: {expected} MiB ({fact.citation})")
+                expected_values.add(
+                    EXPECTED_MIB
+                    % {"sku": sku.name, "expected": expected, "citation": fact.citation}
+                )
                 if abs(mib - expected) > expected * datasheet.MEMORY_TOLERANCE:
                     problems.append(
-                        f"{record['subject']}: {mib} MiB, but {sku.name} reports {expected}"
+                        MIB_BUT
+                        % {
+                            "gpu": record["subject"],
+                            "mib": mib,
+                            "sku": sku.name,
+                            "expected": expected,
+                        }
                     )
             else:
                 marketed = sku.marketed_memory_gb.value * 1024
-                expected_values.add(f"{sku.name}: ≈{marketed} MiB (marketed, GB read as GiB)")
+                expected_values.add(MARKETED_MIB % {"sku": sku.name, "marketed": marketed})
                 if abs(mib - marketed) > marketed * datasheet.MARKETED_MEMORY_TOLERANCE:
-                    warnings.append(f"{record['subject']}: {mib} MiB against ≈{marketed} marketed")
+                    warnings.append(
+                        AGAINST_MARKETED
+                        % {"gpu": record["subject"], "mib": mib, "marketed": marketed}
+                    )
         if declared_gib:
             declared_mib = float(declared_gib) * 1024
             off = abs(mib - declared_mib) / declared_mib
             # Written specs round and ECC hides ≈6 % on GDDR parts: a small gap is a finding,
             # a large one (a different card) a failure.
-            line = f"{record['subject']}: {mib} MiB, {declared_gib} GiB declared"
+            line = DECLARED_GIB % {"gpu": record["subject"], "mib": mib, "gib": declared_gib}
             if off > DECLARED_MEMORY_FAIL:
                 problems.append(line)
             elif off > datasheet.MARKETED_MEMORY_TOLERANCE:
                 warnings.append(line)
     check.measured = ", ".join(
-        sorted({f"{r['nvml_memory_mib'] or r['memory_mib']} MiB" for r in records})
+        sorted({MIB % {"mib": r["nvml_memory_mib"] or r["memory_mib"]} for r in records})
     )
     check.expected = "; ".join(sorted(expected_values)) or (
-        f"{declared_gib} GiB declared" if declared_gib else None
+        GIB_DECLARED % {"gib": declared_gib} if declared_gib else None
     )
     if problems:
-        check.status, check.detail = FAIL, " ".join(problems + warnings)
+        check.status, check.detail = FAIL, "; ".join(problems + warnings)
     elif warnings:
-        check.status, check.detail = WARN, " ".join(warnings)
+        check.status, check.detail = WARN, "; ".join(warnings)
     elif expected_values:
         check.status = PASS
     return check
@@ -202,26 +250,33 @@ def check_alloc_probe(facts: Facts) -> Check:
     check = Check(
         "identity.alloc_probe",
         "identity",
-        "Allocate-and-touch probe",
+        phrase("Allocate-and-touch probe"),
         NOT_MEASURED,
-        expected="every probe writes and reads back its pattern",
-        tolerance="0 mismatched elements",
-        source="allocating and touching the declared memory shows what the card really holds",
+        expected=phrase("every probe writes and reads back its pattern"),
+        tolerance=phrase("0 mismatched elements"),
+        source=phrase(
+            "allocating and touching the declared memory shows what the card really holds"
+        ),
     )
     ran = [p for p in facts.alloc_probe if "ok" in p]
     skipped = [p.get("skipped") for p in facts.alloc_probe if "skipped" in p]
     if not ran:
-        check.detail = "; ".join(s for s in skipped if s) or "No probe in the bundle."
+        check.detail = "; ".join(s for s in skipped if s) or phrase("No probe in the bundle.")
         return check
     failed = [p for p in ran if not p["ok"]]
     touched = sum(p.get("touched_bytes") or 0 for p in ran)
-    check.measured = (
-        f"{len(ran) - len(failed)}/{len(ran)} passed, {touched / 2**30:.1f} GiB touched"
-    )
+    check.measured = PROBES_PASSED % {
+        "ok": len(ran) - len(failed),
+        "total": len(ran),
+        "gib": f"{touched / 2**30:.1f}",
+    }
     check.status = FAIL if failed else PASS
     if failed:
         check.detail = "; ".join(
-            f"{p.get('device')}: {p.get('error') or 'mismatch'}" for p in failed
+            f"{p.get('device')}: {p['error']}"
+            if p.get("error")
+            else phrase("%(device)s: mismatch") % {"device": p.get("device")}
+            for p in failed
         )
     return check
 
@@ -235,7 +290,10 @@ def _raw_xml_disagreements(facts: Facts) -> list[str]:
     for raw in facts.raw_xml_gpus:
         record = parsed.get(raw["pci_bus_id"])
         if record is None:
-            problems.append(f"{raw['pci_bus_id']} is in the raw XML but not in the inventory")
+            problems.append(
+                phrase("%(bus)s is in the raw XML but not in the inventory")
+                % {"bus": raw["pci_bus_id"]}
+            )
             continue
         for name in ("name", "pci_device_id", "memory_total_mib"):
             if raw.get(name) is not None and record.get(name) != raw[name]:
@@ -251,10 +309,10 @@ def check_sources_agree(facts: Facts) -> Check:
     check = Check(
         "identity.sources_agree",
         "identity",
-        "NVML, runtime and sysfs agree",
+        phrase("NVML, runtime and sysfs agree"),
         NOT_MEASURED,
-        expected="same count, names, PCI ids and memory from every source",
-        tolerance="exact; runtime memory within the driver's reservation",
+        expected=phrase("same count, names, PCI ids and memory from every source"),
+        tolerance=phrase("exact; runtime memory within the driver's reservation"),
         source=ANCHORS_33,
     )
     counts = {
@@ -265,12 +323,17 @@ def check_sources_agree(facts: Facts) -> Check:
     check.measured = ", ".join(f"{s}: {n}" for s, n in sorted(counts.items())) or None
     problems = []
     if len(counts) >= 2 and len(set(counts.values())) > 1:
-        problems.append(f"sources count different GPUs ({check.measured})")
+        problems.append(
+            phrase("sources count different GPUs (%(counts)s)") % {"counts": check.measured}
+        )
     for gpu in facts.gpus:
         nvml, cuda, pci = gpu.get("nvml") or {}, gpu.get("cuda") or {}, gpu.get("pci") or {}
         subject = gpu.get("uuid") or gpu.get("pci_bus_id")
         if nvml.get("name") and cuda.get("name") and nvml["name"] != cuda["name"]:
-            problems.append(f"{subject}: NVML {nvml['name']!r}, runtime {cuda['name']!r}")
+            problems.append(
+                phrase("%(gpu)s: NVML %(nvml)s, runtime %(runtime)s")
+                % {"gpu": subject, "nvml": repr(nvml["name"]), "runtime": repr(cuda["name"])}
+            )
         for name in ("pci_device_id", "pci_subsystem_device_id"):
             if nvml.get(name) and pci.get(name) and nvml[name] != pci[name]:
                 problems.append(f"{subject}: NVML {name} {nvml[name]}, PCI {pci[name]}")
@@ -279,8 +342,12 @@ def check_sources_agree(facts: Facts) -> Check:
             low, high = low_high
             if not low <= cuda["memory_total_mib"] <= high:
                 problems.append(
-                    f"{subject}: runtime sees {cuda['memory_total_mib']} MiB, "
-                    f"NVML {nvml['memory_total_mib']} MiB"
+                    phrase("%(gpu)s: runtime sees %(runtime)s MiB, NVML %(nvml)s MiB")
+                    % {
+                        "gpu": subject,
+                        "runtime": cuda["memory_total_mib"],
+                        "nvml": nvml["memory_total_mib"],
+                    }
                 )
     problems += _raw_xml_disagreements(facts)
     if problems:
@@ -288,7 +355,7 @@ def check_sources_agree(facts: Facts) -> Check:
     elif len(counts) >= 2 or facts.raw_xml_gpus:
         check.status = PASS
     else:
-        check.detail = "Only one source ran; nothing to compare."
+        check.detail = phrase("Only one source ran; nothing to compare.")
     return check
 
 
@@ -303,11 +370,11 @@ def check_interposer(facts: Facts) -> Check:
     check = Check(
         "identity.interposer",
         "identity",
-        "No user-space interposer (LD_PRELOAD, ld.so.preload)",
+        phrase("No user-space interposer (LD_PRELOAD, ld.so.preload)"),
         NOT_MEASURED,
-        expected="LD_PRELOAD empty, /etc/ld.so.preload empty",
-        tolerance="none allowed",
-        source="GPU-sharing layers (such as HAMi-core) can rewrite what NVML reports",
+        expected=phrase("LD_PRELOAD empty, /etc/ld.so.preload empty"),
+        tolerance=phrase("none allowed"),
+        source=phrase("GPU-sharing layers (such as HAMi-core) can rewrite what NVML reports"),
     )
     shims = facts.shims
     if not shims:
@@ -316,7 +383,7 @@ def check_interposer(facts: Facts) -> Check:
     if shims.get("ld_preload_env"):
         found.append(f"LD_PRELOAD={shims['ld_preload_env']}")
     if ((shims.get("ld_so_preload") or {}).get("content") or "").strip():
-        found.append("/etc/ld.so.preload is not empty")
-    check.measured = "; ".join(found) or "none"
+        found.append(phrase("/etc/ld.so.preload is not empty"))
+    check.measured = "; ".join(found) or phrase("none")
     check.status = FAIL if found else PASS
     return check

@@ -14,6 +14,19 @@ from django.utils.translation import gettext_noop as _noop
 from apps.evidence import gpu_tables
 from apps.evidence.inventory import MESSAGES, RANK, SmiGpu, SmiLog, compare, findings
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
+from apps.evidence.wording import phrase
+
+# Stored in English and worded for the reader where shown (apps.evidence.wording).
+for _message in (*MESSAGES.values(), gpu_tables.PCI_SOURCE, gpu_tables.CUDA_SOURCE):
+    phrase(_message)
+UUIDS = phrase("%(count)s UUIDs, %(distinct)s distinct")
+ATTACHED = phrase("attached %(attached)s, listed %(listed)s")
+PRODUCT = phrase("%(name)s [%(pci_id)s] %(memory)s MiB")
+NO_PCI_ID = phrase("no PCI id")
+VERSIONS = phrase("driver %(driver)s, CUDA %(cuda)s")
+PARTITIONING = phrase("MIG %(mig)s, virtualisation %(virtualisation)s")
+MEMORY_USE = phrase("%(used)s MiB used, %(processes)s processes")
+EXACT = phrase("exact")
 
 
 def _gpus(logs: list[SmiLog]) -> list[SmiGpu]:
@@ -26,12 +39,12 @@ def _joined(parts) -> str | None:
 
 def measured_uuids(logs: list[SmiLog]) -> str | None:
     uuids = [gpu.uuid for gpu in _gpus(logs) if gpu.uuid]
-    return f"{len(uuids)} UUIDs, {len(set(uuids))} distinct" if uuids else None
+    return UUIDS % {"count": len(uuids), "distinct": len(set(uuids))} if uuids else None
 
 
 def measured_attached(logs: list[SmiLog]) -> str | None:
     return _joined(
-        f"attached {log.attached_gpus}, listed {len(log.gpus)}"
+        ATTACHED % {"attached": log.attached_gpus, "listed": len(log.gpus)}
         for log in logs
         if log.attached_gpus is not None
     )
@@ -39,14 +52,19 @@ def measured_attached(logs: list[SmiLog]) -> str | None:
 
 def measured_products(logs: list[SmiLog]) -> str | None:
     return _joined(
-        f"{gpu.name or '—'} [{gpu.pci_device_id or 'no PCI id'}] {gpu.memory_total_mib or '—'} MiB"
+        PRODUCT
+        % {
+            "name": gpu.name or "—",
+            "pci_id": gpu.pci_device_id or NO_PCI_ID,
+            "memory": gpu.memory_total_mib or "—",
+        }
         for gpu in _gpus(logs)
     )
 
 
 def measured_versions(logs: list[SmiLog]) -> str | None:
     return _joined(
-        f"driver {log.driver_version}, CUDA {log.cuda_version}"
+        VERSIONS % {"driver": log.driver_version, "cuda": log.cuda_version}
         for log in logs
         if log.driver_version and log.cuda_version
     )
@@ -54,7 +72,8 @@ def measured_versions(logs: list[SmiLog]) -> str | None:
 
 def measured_partitioning(logs: list[SmiLog]) -> str | None:
     return _joined(
-        f"MIG {gpu.mig_mode or '—'}, virtualisation {gpu.virtualization_mode or '—'}"
+        PARTITIONING
+        % {"mig": gpu.mig_mode or "—", "virtualisation": gpu.virtualization_mode or "—"}
         for gpu in _gpus(logs)
         if gpu.mig_mode or gpu.virtualization_mode
     )
@@ -62,7 +81,7 @@ def measured_partitioning(logs: list[SmiLog]) -> str | None:
 
 def measured_memory_use(logs: list[SmiLog]) -> str | None:
     return _joined(
-        f"{gpu.memory_used_mib} MiB used, {gpu.process_count} processes"
+        MEMORY_USE % {"used": gpu.memory_used_mib, "processes": gpu.process_count}
         for gpu in _gpus(logs)
         if gpu.memory_used_mib is not None
     )
@@ -80,15 +99,15 @@ class Topic:
     measure: Callable[[list[SmiLog]], str | None]
 
 
-SOURCE_UUID = (
+SOURCE_UUID = phrase(
     "NVIDIA nvidia-smi documentation: a UUID identifies one physical GPU; the attached GPU "
     "count is how many GPUs the driver sees"
 )
-SOURCE_PARTITION = (
+SOURCE_PARTITION = phrase(
     "NVIDIA Multi-Instance GPU and Virtual GPU user guides: a MIG instance or a vGPU is a slice "
     "of a card"
 )
-SOURCE_PROCESSES = "NVIDIA NVML documentation: processes of other containers are not listed"
+SOURCE_PROCESSES = phrase("NVIDIA NVML documentation: processes of other containers are not listed")
 
 # Titles are stored in English, as every check's, and translated where they are shown.
 TOPICS = (
@@ -96,7 +115,7 @@ TOPICS = (
         "identity.smi_uuids",
         _noop("Every GPU has its own UUID (raw nvidia-smi output)"),
         ("INV-DUP-UUID",),
-        "no UUID listed twice",
+        phrase("no UUID listed twice"),
         SOURCE_UUID,
         measured_uuids,
     ),
@@ -104,7 +123,7 @@ TOPICS = (
         "identity.smi_attached",
         _noop("The attached GPU count matches the GPUs listed"),
         ("INV-ATTACHED",),
-        "the attached GPU count equals the number of GPUs listed",
+        phrase("the attached GPU count equals the number of GPUs listed"),
         SOURCE_UUID,
         measured_attached,
     ),
@@ -112,7 +131,7 @@ TOPICS = (
         "identity.smi_product",
         _noop("Name, PCI device id and memory name one card"),
         ("INV-SKU-NAME", "INV-SKU-MEMORY", "INV-SKU-UNCONFIRMED", "INV-SMI-UNREADABLE"),
-        "the PCI device id's card, its name and its memory",
+        phrase("the PCI device id's card, its name and its memory"),
         gpu_tables.PCI_SOURCE,
         measured_products,
     ),
@@ -120,7 +139,7 @@ TOPICS = (
         "versions.smi_driver_cuda",
         _noop("Driver and CUDA versions can exist together"),
         ("INV-DRIVER-CUDA", "INV-CUDA-UNKNOWN"),
-        "the driver's branch reports this CUDA version",
+        phrase("the driver's branch reports this CUDA version"),
         gpu_tables.CUDA_SOURCE,
         measured_versions,
     ),
@@ -128,7 +147,7 @@ TOPICS = (
         "identity.smi_partitioning",
         _noop("Whole cards: no MIG instance or vGPU unless declared"),
         ("INV-MIG", "INV-VIRT"),
-        "MIG off and no vGPU, or slices declared in the offer",
+        phrase("MIG off and no vGPU, or slices declared in the offer"),
         SOURCE_PARTITION,
         measured_partitioning,
     ),
@@ -136,12 +155,12 @@ TOPICS = (
         "identity.smi_unlisted_memory",
         _noop("No device memory in use without a listed process"),
         ("INV-UNLISTED-MEMORY",),
-        "idle memory, or a process for the memory in use",
+        phrase("idle memory, or a process for the memory in use"),
         SOURCE_PROCESSES,
         measured_memory_use,
     ),
 )
-NO_OUTPUT = "The bundle carries no nvidia-smi -q -x output."
+NO_OUTPUT = phrase("The bundle carries no nvidia-smi -q -x output.")
 
 
 def checks(facts: Facts, context: Context) -> list[Check]:
@@ -170,7 +189,7 @@ def _check(topic: Topic, rows: list[dict], measured: str | None, detail: str = "
         status,
         measured=measured,
         expected=topic.expected,
-        tolerance="exact",
+        tolerance=EXACT,
         source=topic.source,
         detail=detail or " ".join(problems),
         findings=rows,

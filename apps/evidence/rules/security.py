@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from django.utils.translation import gettext_noop as _noop
 
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, Check, Context, Facts
+from apps.evidence.wording import phrase, phrases
 
 GROUP = "security"
 PREFIX = GROUP + "."
@@ -28,18 +29,55 @@ KEYS = (NO_TOKEN, WRONG_TOKEN, FORBIDDEN_TOKEN, RATE_LIMIT)
 # token of another model is only probed where the operator could supply one.
 REQUIRED = (NO_TOKEN, WRONG_TOKEN, RATE_LIMIT)
 
-NOT_SUPPLIED = "no such token supplied"
+# Every sentence is stored in English and worded for the reader where it is shown
+# (apps.evidence.wording).
+NOT_SUPPLIED = phrase("no such token supplied")
+NOT_RECORDED = phrase("not recorded in the bundle")
 
-SOURCE_AUTH = "HTTP semantics (RFC 9110): 401 without valid credentials, 403 without permission"
-SOURCE_RATE = "HTTP status 429 Too Many Requests (RFC 6585) over the declared rate limit"
+SOURCE_AUTH = phrase(
+    "HTTP semantics (RFC 9110): 401 without valid credentials, 403 without permission"
+)
+SOURCE_RATE = phrase("HTTP status 429 Too Many Requests (RFC 6585) over the declared rate limit")
 
 MEANING = {
-    200: "accepted",
-    401: "refused: not authenticated",
-    403: "refused: not permitted",
-    404: "not found",
-    429: "refused: too many requests",
+    200: phrase("accepted", context="HTTP answer"),
+    401: phrase("refused: not authenticated"),
+    403: phrase("refused: not permitted"),
+    404: phrase("not found"),
+    429: phrase("refused: too many requests"),
 }
+HTTP_MEANING = phrase("HTTP %(status)s (%(meaning)s)")
+ONLY_HTTP = phrase("only HTTP %(status)s")
+NO_PROBE = phrase("The bundle has no endpoint security probe.")
+NOT_RUN = phrase("Not run: %(reason)s.")
+NO_ANSWER = phrase("Sent %(sent)s; it got no HTTP answer (%(status)s).")
+REFUSED = phrase("Sent %(sent)s; it was refused as expected.")
+WRONG_ANSWER = phrase(
+    "Sent %(sent)s; the endpoint answered %(answer)s where %(expected)s was expected."
+)
+RATE_EXPECTED = phrase("at least one HTTP 429 (refused: too many requests)")
+RATE_TOLERANCE = phrase("any request over the limit answered HTTP 429")
+NOT_GIVEN_RATE = phrase(
+    "Not run: the harness was not given the declared rate limit of %(rps)s requests/s."
+)
+NO_RATE = phrase("Not run: no rate limit was declared for the endpoint.")
+BURST_BELOW = phrase(
+    "The burst was sized for %(burst)s requests/s, below the declared %(rps)s requests/s, "
+    "so it never went over the limit."
+)
+RPS = phrase("%(rps)s requests/s")
+DECLARED_LIMIT = phrase("the declared limit")
+NO_HTTP_ANSWER = phrase("None of the %(requests)s requests got an HTTP answer.")
+REFUSED_COUNT = phrase("%(refused)s of %(requests)s requests answered HTTP 429")
+BURST_SENT = phrase("Sent %(requests)s requests within about a second, over %(limit)s.")
+TOKEN_REFUSED = phrase(
+    "Every request of the burst was refused for its token, so the limit was never "
+    "reached: the harness needs a valid key for this probe."
+)
+NOT_ENFORCED = phrase(
+    "Sent %(requests)s requests within about a second, over %(limit)s; none was answered "
+    "HTTP 429, so the endpoint did not enforce its rate limit."
+)
 
 TITLES = {
     NO_TOKEN: _noop("Request without a token is refused"),
@@ -49,15 +87,15 @@ TITLES = {
 }
 
 # Per token probe: the probe's name in the bundle, the status expected, what was sent.
+_SENT = phrases(
+    "a request without a token",
+    "a request with a made-up token",
+    "a request with a token scoped to another model or lacking the permission",
+)
 _TOKEN_PROBES = (
-    (NO_TOKEN, "no_token", 401, "a request without a token"),
-    (WRONG_TOKEN, "wrong_token", 401, "a request with a made-up token"),
-    (
-        FORBIDDEN_TOKEN,
-        "forbidden_token",
-        403,
-        "a request with a token scoped to another model or lacking the permission",
-    ),
+    (NO_TOKEN, "no_token", 401, _SENT[0]),
+    (WRONG_TOKEN, "wrong_token", 401, _SENT[1]),
+    (FORBIDDEN_TOKEN, "forbidden_token", 403, _SENT[2]),
 )
 
 
@@ -65,8 +103,8 @@ def status_words(status: int) -> str:
     """'HTTP 401 (refused: not authenticated)'."""
     meaning = MEANING.get(status)
     if meaning is None and 200 <= status < 300:
-        meaning = "accepted"
-    return f"HTTP {status} ({meaning})" if meaning else f"HTTP {status}"
+        meaning = MEANING[200]
+    return HTTP_MEANING % {"status": status, "meaning": meaning} if meaning else f"HTTP {status}"
 
 
 def _status(value) -> int | None:
@@ -102,7 +140,7 @@ def judge(result: dict | None, declared_rps=None) -> list[Check]:
     probes = _probes(result)
     found = []
     for key, name, expected, sent in _TOKEN_PROBES:
-        unrecorded = NOT_SUPPLIED if key == FORBIDDEN_TOKEN else "not recorded in the bundle"
+        unrecorded = NOT_SUPPLIED if key == FORBIDDEN_TOKEN else NOT_RECORDED
         probe = probes.get(name) or {"ran": False, "reason": unrecorded}
         found.append(check_token_probe(key, probe, expected, sent))
     found.append(check_rate_limit(probes.get("rate_limit"), True, declared_rps))
@@ -115,27 +153,28 @@ def _check(key: str, expected: str, source: str) -> Check:
 
 def check_token_probe(key: str, probe: dict | None, expected: int, sent: str) -> Check:
     check = _check(key, status_words(expected), SOURCE_AUTH)
-    check.tolerance = f"only HTTP {expected}"
+    check.tolerance = ONLY_HTTP % {"status": expected}
     if probe is None:
-        check.detail = "The bundle has no endpoint security probe."
+        check.detail = NO_PROBE
         return check
     if not probe.get("ran", True):
-        check.detail = "Not run: " + str(probe.get("reason") or NOT_SUPPLIED) + "."
+        check.detail = NOT_RUN % {"reason": str(probe.get("reason") or NOT_SUPPLIED)}
         return check
     status = _status(probe.get("status"))
     if status is None:
-        check.detail = f"Sent {sent}; it got no HTTP answer ({probe.get('status') or 'none'})."
+        check.detail = NO_ANSWER % {"sent": sent, "status": probe.get("status") or "none"}
         return check
     check.measured = status_words(status)
     if status == expected:
         check.status = PASS
-        check.detail = f"Sent {sent}; it was refused as expected."
+        check.detail = REFUSED % {"sent": sent}
         return check
     check.status = FAIL
-    check.detail = (
-        f"Sent {sent}; the endpoint answered {status_words(status)} "
-        f"where {status_words(expected)} was expected."
-    )
+    check.detail = WRONG_ANSWER % {
+        "sent": sent,
+        "answer": status_words(status),
+        "expected": status_words(expected),
+    }
     return check
 
 
@@ -157,55 +196,42 @@ def _answers(counts: dict[int, int]) -> str:
 
 
 def check_rate_limit(probe: dict | None, probed: bool, declared_rps=None) -> Check:
-    expected = "at least one HTTP 429 (refused: too many requests)"
-    check = _check(RATE_LIMIT, expected, SOURCE_RATE)
-    check.tolerance = "any request over the limit answered HTTP 429"
+    check = _check(RATE_LIMIT, RATE_EXPECTED, SOURCE_RATE)
+    check.tolerance = RATE_TOLERANCE
     if not probed:
-        check.detail = "The bundle has no endpoint security probe."
+        check.detail = NO_PROBE
         return check
     if probe is None or not probe.get("ran", True):
         if declared_rps:
-            check.detail = (
-                f"Not run: the harness was not given the declared rate limit of "
-                f"{float(declared_rps):g} requests/s."
-            )
+            check.detail = NOT_GIVEN_RATE % {"rps": f"{float(declared_rps):g}"}
         else:
-            check.detail = "Not run: no rate limit was declared for the endpoint."
+            check.detail = NO_RATE
         return check
     burst_rps = probe.get("declared_rps")
     burst_rps = burst_rps if isinstance(burst_rps, int | float) and burst_rps > 0 else None
     if declared_rps and burst_rps and burst_rps < float(declared_rps):
-        check.detail = (
-            f"The burst was sized for {burst_rps:g} requests/s, below the declared "
-            f"{float(declared_rps):g} requests/s, so it never went over the limit."
-        )
+        check.detail = BURST_BELOW % {"burst": f"{burst_rps:g}", "rps": f"{float(declared_rps):g}"}
         return check
     counts = _counts(probe)
     total = sum(counts.values())
     requests = probe.get("requests") if isinstance(probe.get("requests"), int) else total
-    limit = f"{burst_rps:g} requests/s" if burst_rps else "the declared limit"
+    limit = RPS % {"rps": f"{burst_rps:g}"} if burst_rps else DECLARED_LIMIT
     if not total:
-        check.detail = f"None of the {requests} requests got an HTTP answer."
+        check.detail = NO_HTTP_ANSWER % {"requests": requests}
         return check
     refused = counts.get(429, 0)
     if refused:
         check.status = PASS
-        check.measured = f"{refused} of {requests} requests answered HTTP 429"
-        check.detail = f"Sent {requests} requests within about a second, over {limit}."
+        check.measured = REFUSED_COUNT % {"refused": refused, "requests": requests}
+        check.detail = BURST_SENT % {"requests": requests, "limit": limit}
         return check
     if set(counts) <= {401, 403}:
         check.measured = _answers(counts)
-        check.detail = (
-            "Every request of the burst was refused for its token, so the limit was never "
-            "reached: the harness needs a valid key for this probe."
-        )
+        check.detail = TOKEN_REFUSED
         return check
     check.status = FAIL
     check.measured = _answers(counts)
-    check.detail = (
-        f"Sent {requests} requests within about a second, over {limit}; none was answered "
-        "HTTP 429, so the endpoint did not enforce its rate limit."
-    )
+    check.detail = NOT_ENFORCED % {"requests": requests, "limit": limit}
     return check
 
 

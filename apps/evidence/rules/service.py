@@ -7,11 +7,23 @@ the least sample for each percentile (P95 needs n ≥ 130).
 
 from apps.evidence.recompute import P95_MIN_SAMPLES, samples_shortfall
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
+from apps.evidence.wording import phrase
 
-SLO_SOURCE = "the case's service levels (P95 time to first token, error rate, peak memory)"
-SAMPLE_SOURCE = (
-    f"MLPerf Inference early-stopping rule: a P95 needs at least {P95_MIN_SAMPLES} samples"
-)
+# Stored in English and worded for the reader where shown (apps.evidence.wording).
+SLO_SOURCE = phrase("the case's service levels (P95 time to first token, error rate, peak memory)")
+SAMPLE_SOURCE = phrase(
+    "MLPerf Inference early-stopping rule: a P95 needs at least %(least)s samples"
+) % {"least": P95_MIN_SAMPLES}
+TTFT_TITLE = phrase("P95 time to first token at concurrency %(level)s")
+ERRORS_TITLE = phrase("Error rate at concurrency %(level)s")
+ONLY_WITH = phrase("only with n ≥ %(least)s")
+TOO_FEW = phrase("Not measured: too few completed requests for a P95 (%(shortfall)s).")
+SHORTFALL = phrase("%(n)s request; a P95 needs at least %(least)s: send %(more)s more")
+SHORTFALLS = phrase("%(n)s requests; a P95 needs at least %(least)s: send %(more)s more")
+P95_MEASURED = phrase("%(p95)s ms (n = %(n)s)")
+ERRORS_MEASURED = phrase("%(pct)s %% (%(errors)s of %(n)s)")
+LEVEL_SHORTFALL = phrase("concurrency %(level)s: %(shortfall)s")
+NO_LEVEL = phrase("No level had enough requests for a P95 (%(levels)s).")
 CV_LIMIT = 0.10
 CLIENT_LIMITED = 0.9  # effective concurrency below 90 % of the target: the client limited it
 
@@ -22,9 +34,9 @@ def checks(facts: Facts, context: Context) -> list[Check]:
             Check(
                 "service.ladder",
                 "service",
-                "Load test against the SLOs",
+                phrase("Load test against the SLOs"),
                 NOT_MEASURED,
-                detail="No load test in the bundle.",
+                detail=phrase("No load test in the bundle."),
                 source=SLO_SOURCE,
             )
         ]
@@ -58,10 +70,10 @@ def check_ttft(level: dict, context: Context) -> Check:
     check = Check(
         f"service.ttft_p95.c{c}",
         "service",
-        f"P95 time to first token at concurrency {c}",
+        TTFT_TITLE % {"level": c},
         NOT_MEASURED,
         expected=f"< {context.slo['p95_ttft_ms']} ms",
-        tolerance=f"only with n ≥ {P95_MIN_SAMPLES}",
+        tolerance=ONLY_WITH % {"least": P95_MIN_SAMPLES},
         source=f"{SLO_SOURCE}; {SAMPLE_SOURCE}",
     )
     holds = ttft_holds(level, context)
@@ -69,9 +81,9 @@ def check_ttft(level: dict, context: Context) -> Check:
         p50 = f"; P50 {ttft['p50']:,.0f} ms" if ttft.get("p50") is not None else ""
         check.measured = f"n = {ttft.get('n', 0)}{p50}"
         shortfall = samples_shortfall(ttft.get("n", 0))
-        check.detail = f"Not measured: too few completed requests for a P95 ({shortfall})."
+        check.detail = TOO_FEW % {"shortfall": shortfall}
         return check
-    check.measured = f"{ttft['p95']:,.0f} ms (n = {ttft['n']})"
+    check.measured = P95_MEASURED % {"p95": f"{ttft['p95']:,.0f}", "n": ttft["n"]}
     check.status = PASS if holds else FAIL
     return check
 
@@ -82,15 +94,19 @@ def check_error_rate(level: dict, context: Context) -> Check:
     check = Check(
         f"service.error_rate.c{c}",
         "service",
-        f"Error rate at concurrency {c}",
+        ERRORS_TITLE % {"level": c},
         NOT_MEASURED,
         expected=f"< {context.slo['error_rate_pct']} %",
-        tolerance="errors include non-2xx, timeouts, truncated streams",
-        source=SLO_SOURCE + "; an error is a failed or incomplete response",
+        tolerance=phrase("errors include non-2xx, timeouts, truncated streams"),
+        source=SLO_SOURCE + "; " + phrase("an error is a failed or incomplete response"),
     )
     if rate is None:
         return check
-    check.measured = f"{rate * 100:.2f} % ({level['errors']} of {level['n']})"
+    check.measured = ERRORS_MEASURED % {
+        "pct": f"{rate * 100:.2f}",
+        "errors": level["errors"],
+        "n": level["n"],
+    }
     check.status = PASS if error_rate_holds(level, context) else FAIL
     return check
 
@@ -116,18 +132,20 @@ def check_peak_memory(facts: Facts, context: Context) -> Check:
     check = Check(
         "service.peak_memory",
         "service",
-        "Peak device memory under load",
+        phrase("Peak device memory under load"),
         NOT_MEASURED,
-        expected=f"< {limit:g} % of device memory",
+        expected=phrase("< %(limit)s %% of device memory") % {"limit": f"{limit:g}"},
         source=SLO_SOURCE,
-        detail="The bundle's load test has no device-memory samples (no GPU on the machine).",
+        detail=phrase(
+            "The bundle's load test has no device-memory samples (no GPU on the machine)."
+        ),
     )
     peak = peak_memory_share(facts)
     if peak is None:
         return check
     share, uuid = peak
-    check.measured = f"{share * 100:.1f} % on {uuid}"
-    check.detail = "Highest memory.used over memory.total in any load-test cell."
+    check.measured = phrase("%(pct)s %% on %(gpu)s") % {"pct": f"{share * 100:.1f}", "gpu": uuid}
+    check.detail = phrase("Highest memory.used over memory.total in any load-test cell.")
     check.status = PASS if share * 100 < limit else FAIL
     return check
 
@@ -136,11 +154,12 @@ def check_highest_concurrency(levels: list[dict], context: Context) -> Check:
     check = Check(
         "service.max_concurrency",
         "service",
-        "Highest concurrency at which the SLOs hold",
+        phrase("Highest concurrency at which the SLOs hold"),
         NOT_MEASURED,
-        expected="at least one measured level within the SLOs",
-        tolerance=f"levels with P95 samples (n ≥ {P95_MIN_SAMPLES}) only",
-        source="goodput: the highest load at which the service levels still hold",
+        expected=phrase("at least one measured level within the SLOs"),
+        tolerance=phrase("levels with P95 samples (n ≥ %(least)s) only")
+        % {"least": P95_MIN_SAMPLES},
+        source=phrase("goodput: the highest load at which the service levels still hold"),
     )
     graded = [
         (level["concurrency"], ttft_holds(level, context) and error_rate_holds(level, context))
@@ -149,13 +168,17 @@ def check_highest_concurrency(levels: list[dict], context: Context) -> Check:
     ]
     if not graded:
         short = [
-            f"concurrency {level['concurrency']}: {samples_shortfall(level['ttft_ms'].get('n', 0))}"
+            LEVEL_SHORTFALL
+            % {
+                "level": level["concurrency"],
+                "shortfall": samples_shortfall(level["ttft_ms"].get("n", 0)),
+            }
             for level in levels
         ]
-        check.detail = "No level had enough requests for a P95 (" + "; ".join(short) + ")."
+        check.detail = NO_LEVEL % {"levels": "; ".join(short)}
         return check
     holding = [c for c, ok in graded if ok]
-    check.measured = max(holding) if holding else "none"
+    check.measured = max(holding) if holding else phrase("none")
     check.status = PASS if holding else FAIL
     return check
 
@@ -164,11 +187,11 @@ def check_round_spread(levels: list[dict]) -> Check:
     check = Check(
         "service.round_cv",
         "service",
-        "Round-to-round spread of output tokens/s",
+        phrase("Round-to-round spread of output tokens/s"),
         NOT_MEASURED,
-        expected=f"coefficient of variation ≤ {CV_LIMIT:.0%}",
-        tolerance="a finding above 10 % (noisy neighbour or throttling)",
-        source="three rounds at each load level",
+        expected=phrase("coefficient of variation ≤ %(limit)s") % {"limit": f"{CV_LIMIT:.0%}"},
+        tolerance=phrase("a finding above 10 %% (noisy neighbour or throttling)") % {},
+        source=phrase("three rounds at each load level"),
     )
     cvs = {
         level["concurrency"]: level["output_tok_s"]["cv"]
@@ -178,7 +201,10 @@ def check_round_spread(levels: list[dict]) -> Check:
     if not cvs:
         return check
     worst = max(cvs, key=cvs.__getitem__)
-    check.measured = f"worst CV {cvs[worst]:.1%} at concurrency {worst}"
+    check.measured = phrase("worst CV %(cv)s at concurrency %(level)s") % {
+        "cv": f"{cvs[worst]:.1%}",
+        "level": worst,
+    }
     check.status = WARN if cvs[worst] > CV_LIMIT else PASS
     return check
 
@@ -187,10 +213,11 @@ def check_client_limited(levels: list[dict]) -> Check:
     check = Check(
         "service.client_limited",
         "service",
-        "The load generator held the target concurrency",
+        phrase("The load generator held the target concurrency"),
         NOT_MEASURED,
-        expected=f"effective concurrency ≥ {CLIENT_LIMITED:.0%} of the target",
-        source="effective concurrency as the SGLang benchmark reports it",
+        expected=phrase("effective concurrency ≥ %(share)s of the target")
+        % {"share": f"{CLIENT_LIMITED:.0%}"},
+        source=phrase("effective concurrency as the SGLang benchmark reports it"),
     )
     short = []
     measured = False
@@ -203,6 +230,6 @@ def check_client_limited(levels: list[dict]) -> Check:
                 short.append(f"c{level['concurrency']}: {effective:.2f}")
     if not measured:
         return check
-    check.measured = ", ".join(short) if short else "held at every level"
+    check.measured = ", ".join(short) if short else phrase("held at every level")
     check.status = WARN if short else PASS
     return check

@@ -8,9 +8,22 @@ memory and time sync must be declared and checked, not left at defaults —
 import re
 
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
+from apps.evidence.wording import phrase
 
-SEED_000_ENV = "environment items to verify on the rented machine before use"
-SEED_004_SPEC = "the vendor's written spec: driver and runtime versions"
+# Stored in English and worded for the reader where shown (apps.evidence.wording).
+SEED_000_ENV = phrase("environment items to verify on the rented machine before use")
+SEED_004_SPEC = phrase("the vendor's written spec: driver and runtime versions")
+SAME_VERSION = phrase("same version; same major is a warning")
+AT_LEAST = phrase("at least")
+CUDA_MEASURED = phrase("runtime %(runtime)s, driver supports %(driver)s")
+OPEN_FILES = phrase("open files ≥ %(least)s")
+LIMITS = phrase("open files %(open_files)s, locked memory %(locked)s")
+UNLIMITED = phrase("unlimited")
+FEW_FILES = phrase("open files %(open_files)s < %(least)s")
+RDMA_EXPECTED = phrase("%(expected)s, locked memory unlimited (RDMA)")
+MEMLOCK = phrase("locked memory capped at %(locked)s bytes with RDMA declared")
+SYNCHRONISED = phrase("synchronised")
+NOT_SYNCHRONISED = phrase("not synchronised")
 
 # Defaults for what a case requires of the environment; settings.EVIDENCE_ENVIRONMENT
 # overrides them. 64 MiB is Docker's default /dev/shm, the classic trap.
@@ -59,15 +72,15 @@ def check_driver(facts: Facts, context: Context) -> Check:
     check = Check(
         "versions.driver",
         "versions",
-        "Driver version as declared",
+        phrase("Driver version as declared"),
         compare_versions(measured, declared),
         measured=measured,
         expected=declared or None,
-        tolerance="same version; same major is a warning",
+        tolerance=SAME_VERSION,
         source=SEED_004_SPEC,
     )
     if not declared:
-        check.detail = "The offer declares no driver version."
+        check.detail = phrase("The offer declares no driver version.")
     return check
 
 
@@ -85,17 +98,17 @@ def check_cuda(facts: Facts, context: Context) -> Check:
     check = Check(
         "versions.cuda",
         "versions",
-        "CUDA version as declared",
+        phrase("CUDA version as declared"),
         status,
-        measured=f"runtime {runtime or '—'}, driver supports {driver_cuda or '—'}"
+        measured=CUDA_MEASURED % {"runtime": runtime or "—", "driver": driver_cuda or "—"}
         if runtime or driver_cuda
         else None,
         expected=declared or None,
-        tolerance="same version; same major is a warning",
-        source=SEED_004_SPEC + "; NVIDIA CUDA toolkit and driver release notes",
+        tolerance=SAME_VERSION,
+        source=SEED_004_SPEC + "; " + phrase("NVIDIA CUDA toolkit and driver release notes"),
     )
     if status == NOT_MEASURED and declared and not measured:
-        check.detail = "Neither the runtime nor the driver reported a CUDA version."
+        check.detail = phrase("Neither the runtime nor the driver reported a CUDA version.")
     return check
 
 
@@ -103,10 +116,10 @@ def check_shm(env: dict | None, required: dict) -> Check:
     check = Check(
         "versions.shm",
         "versions",
-        "/dev/shm size",  # noqa: S108 - a title, not a path this code opens
+        phrase("/dev/shm size"),  # noqa: S108 - a title, not a path this code opens
         NOT_MEASURED,
         expected=f"≥ {required['shm_min_bytes'] / 2**30:.1f} GiB",
-        tolerance="at least",
+        tolerance=AT_LEAST,
         source=SEED_000_ENV,
     )
     total = ((env or {}).get("dev_shm") or {}).get("total_bytes")
@@ -121,10 +134,10 @@ def check_ulimits(env: dict | None, required: dict, context: Context) -> Check:
     check = Check(
         "versions.ulimits",
         "versions",
-        "ulimits: open files and locked memory",
+        phrase("ulimits: open files and locked memory"),
         NOT_MEASURED,
-        expected=f"open files ≥ {required['open_files_min']}",
-        tolerance="at least",
+        expected=OPEN_FILES % {"least": required["open_files_min"]},
+        tolerance=AT_LEAST,
         source=SEED_000_ENV,
     )
     limits = (env or {}).get("ulimits")
@@ -132,15 +145,15 @@ def check_ulimits(env: dict | None, required: dict, context: Context) -> Check:
         return check
     open_files = (limits.get("open_files") or {}).get("soft")
     locked = (limits.get("locked_memory_bytes") or {}).get("soft")
-    check.measured = f"open files {open_files}, locked memory {locked if locked else 'unlimited'}"
+    check.measured = LIMITS % {"open_files": open_files, "locked": locked if locked else UNLIMITED}
     problems = []
     if open_files is not None and open_files < required["open_files_min"]:
-        problems.append(f"open files {open_files} < {required['open_files_min']}")
+        problems.append(FEW_FILES % {"open_files": open_files, "least": required["open_files_min"]})
     # RDMA registers memory: a capped memlock breaks InfiniBand/RoCE transfers.
     if context.declared.get("inter_node_network") in RDMA_NETWORKS:
-        check.expected = f"{check.expected}, locked memory unlimited (RDMA)"
+        check.expected = RDMA_EXPECTED % {"expected": check.expected}
         if locked is not None:
-            problems.append(f"locked memory capped at {locked} bytes with RDMA declared")
+            problems.append(MEMLOCK % {"locked": locked})
     check.status = WARN if problems else PASS
     check.detail = "; ".join(problems)
     return check
@@ -150,9 +163,9 @@ def check_clock_sync(env: dict | None, required: dict) -> Check:
     check = Check(
         "versions.clock_sync",
         "versions",
-        "Clock synchronised (NTP)",
+        phrase("Clock synchronised (NTP)"),
         NOT_MEASURED,
-        expected="synchronised" if required["clock_sync_required"] else "not required",
+        expected=SYNCHRONISED if required["clock_sync_required"] else phrase("not required"),
         source=SEED_000_ENV,
     )
     sync = (env or {}).get("clock_sync") or {}
@@ -166,6 +179,6 @@ def check_clock_sync(env: dict | None, required: dict) -> Check:
     if not known:
         return check
     synced = any(known)
-    check.measured = "synchronised" if synced else "not synchronised"
+    check.measured = SYNCHRONISED if synced else NOT_SYNCHRONISED
     check.status = PASS if synced or not required["clock_sync_required"] else WARN
     return check
