@@ -5,8 +5,8 @@
 # - A CJK font so Chinese text renders in pages and packets.
 # - poppler-utils for pdfsig/pdftotext, used to check signed packets.
 # - gettext to compile the translations (zh-hans).
-# With the argument "test", also Chromium for the browser tests and SoftHSM2,
-# the software token the PKCS#11 signing tests sign with.
+# With the argument "test", also Chromium for the browser tests, npm (for axe-core)
+# and SoftHSM2, the software token the PKCS#11 signing tests sign with.
 # Installs them when run as root on Debian/Ubuntu; otherwise prints the command.
 set -eu
 PACKAGES="libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz0b libharfbuzz-subset0 fonts-noto-cjk poppler-utils gettext"
@@ -20,6 +20,11 @@ for pkg in $PACKAGES; do
     missing="$missing $pkg"
   fi
 done
+# npm installs axe-core for the browser tests' accessibility checks; a Node.js that
+# brings its own npm (not Debian's package) is fine too.
+if [ "${1:-}" = "test" ] && ! command -v npm >/dev/null 2>&1; then
+  missing="$missing nodejs npm"
+fi
 [ -z "$missing" ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then
