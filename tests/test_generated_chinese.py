@@ -519,3 +519,31 @@ def test_what_changed_since_a_decision_speaks_chinese():
         "versions.cuda 新增检查（未测量）",
         "有来自另一台机器的证据包",
     ]
+
+
+def _refused_inputs():
+    from apps.sizing.calculator import instances_from_cards
+    from apps.sizing.inputs import architecture_from
+
+    return [
+        lambda: instances_from_cards(card_count=-1, tensor_parallel=1),
+        lambda: architecture_from({"model_preset": "no-such-model"}),
+        lambda: architecture_from({}),
+        lambda: pricing.capacity_cost(
+            nodes=-1, cards_per_node=8, cost_per_gpu_hour=Decimal("2.5"), hours=None
+        ),
+        lambda: pricing.capacity_cost(
+            nodes=1, cards_per_node=8, cost_per_gpu_hour=Decimal("-1"), hours=None
+        ),
+    ]
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_refused_sizing_and_pricing_inputs_are_worded_in_chinese(index):
+    call = _refused_inputs()[index]
+    with translation.override("zh-hans"), pytest.raises(ValueError) as refused:
+        call()
+    assert_chinese(str(refused.value))
+    with translation.override("en"), pytest.raises(ValueError) as english:
+        call()
+    assert not re.search(r"[\u4e00-\u9fff]", str(english.value))

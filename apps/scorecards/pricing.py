@@ -117,7 +117,7 @@ def cost_per_gpu_hour(
     basis = _basis(billing_basis)
     unit_price = _decimal("unit_price", unit_price)
     if unit_price < 0:
-        raise PricingInputError("unit_price", "must not be negative.")
+        raise PricingInputError("unit_price", _("must not be negative."))
     _positive_int("gpu_count", gpu_count)
     _positive_int("term_months", term_months)
     prepayment_ratio = _fraction("prepayment_ratio", prepayment_ratio, allow_zero=True)
@@ -293,29 +293,40 @@ def _basis(value: BillingBasis | str) -> BillingBasis:
         return BillingBasis(value)
     except ValueError:
         allowed = ", ".join(basis.value for basis in BillingBasis)
-        raise PricingInputError("billing_basis", f"'{value}' is not one of {allowed}.") from None
+        raise PricingInputError(
+            "billing_basis",
+            _("'%(value)s' is not one of %(allowed)s.") % {"value": value, "allowed": allowed},
+        ) from None
 
 
 def _decimal(field: str, value: object) -> Decimal:
     # Floats are refused: 0.1 as a float is not 0.1, and money must be exact.
     if isinstance(value, bool) or not isinstance(value, (Decimal, int)):
-        raise PricingInputError(field, f"must be a Decimal, not {type(value).__name__}.")
+        raise PricingInputError(
+            field, _("must be a Decimal, not %(type)s.") % {"type": type(value).__name__}
+        )
     value = Decimal(value)
     if not value.is_finite():
-        raise PricingInputError(field, "must be a finite number.")
+        raise PricingInputError(field, _("must be a finite number."))
     return value
 
 
 def _positive_int(field: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise PricingInputError(field, f"must be a whole number above 0; got {value!r}.")
+        raise PricingInputError(
+            field, _("must be a whole number above 0; got %(value)s.") % {"value": repr(value)}
+        )
 
 
 def _fraction(field: str, value: object, *, allow_zero: bool) -> Decimal:
     value = _decimal(field, value)
     if value > 1 or value < 0 or (value == 0 and not allow_zero):
-        lower = "0" if allow_zero else "above 0"
-        raise PricingInputError(field, f"must be a fraction from {lower} to 1; got {value}.")
+        lower = "0" if allow_zero else _("above 0")
+        raise PricingInputError(
+            field,
+            _("must be a fraction from %(lower)s to 1; got %(value)s.")
+            % {"lower": lower, "value": value},
+        )
     return value
 
 
@@ -364,13 +375,15 @@ def capacity_cost(
 ) -> CapacityCost:
     """Cost of ``nodes`` whole nodes for ``hours`` at the offer's effective GPU-hour price."""
     if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 0:
-        raise PricingInputError("nodes", f"must be a whole number ≥ 0; got {nodes!r}.")
+        raise PricingInputError(
+            "nodes", _("must be a whole number ≥ 0; got %(value)s.") % {"value": repr(nodes)}
+        )
     _positive_int("cards_per_node", cards_per_node)
     price = _decimal("cost_per_gpu_hour", cost_per_gpu_hour)
     if price < 0:
-        raise PricingInputError("cost_per_gpu_hour", "must not be negative.")
+        raise PricingInputError("cost_per_gpu_hour", _("must not be negative."))
     if hours is not None and _decimal("hours", hours) <= 0:
-        raise PricingInputError("hours", "must be above 0.")
+        raise PricingInputError("hours", _("must be above 0."))
     unit = f" {currency}" if currency else ""
     gpus = nodes * cards_per_node
     per_hour = gpus * price

@@ -57,28 +57,38 @@ class SizingInputError(ValueError):
 def _exact(value: object, field: str) -> Fraction:
     # Floats go through repr so 0.15 means 3/20, not its binary neighbour.
     if isinstance(value, bool) or not isinstance(value, Decimal | Fraction | int | float):
-        raise SizingInputError(field, f"must be a number, got {value!r}")
+        raise SizingInputError(field, _("must be a number, got %(value)s") % {"value": repr(value)})
     try:
         return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
     except (ValueError, OverflowError, InvalidOperation) as error:
-        raise SizingInputError(field, f"must be a finite number, got {value!r}") from error
+        raise SizingInputError(
+            field, _("must be a finite number, got %(value)s") % {"value": repr(value)}
+        ) from error
 
 
 def _positive_int(value: object, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise SizingInputError(field, f"must be a whole number above zero, got {value!r}")
+        raise SizingInputError(
+            field, _("must be a whole number above zero, got %(value)s") % {"value": repr(value)}
+        )
     return value
 
 
 def _positive(value: object, field: str) -> Fraction:
     if (exact := _exact(value, field)) <= 0:
-        raise SizingInputError(field, f"must be above zero, got {value!r}")
+        raise SizingInputError(
+            field, _("must be above zero, got %(value)s") % {"value": repr(value)}
+        )
     return exact
 
 
 def _dtype_bytes(name: object, field: str) -> Fraction:
     if name not in DTYPE_BYTES:
-        raise SizingInputError(field, f"unknown dtype {name!r}; use one of {sorted(DTYPE_BYTES)}")
+        raise SizingInputError(
+            field,
+            _("unknown dtype %(name)s; use one of %(choices)s")
+            % {"name": repr(name), "choices": sorted(DTYPE_BYTES)},
+        )
     return Fraction(DTYPE_BYTES[name])
 
 
@@ -86,9 +96,15 @@ def _reserve(value: object) -> Fraction:
     if not RESERVE_MIN <= (exact := _exact(value, "reserve_fraction")) <= RESERVE_MAX:
         raise SizingInputError(
             "reserve_fraction",
-            f"must be between {_percent(RESERVE_MIN)} and {_percent(RESERVE_MAX)} "
-            "(headroom for activations and fragmentation), "
-            f"got {_percent(exact)}",
+            _(
+                "must be between %(low)s and %(high)s (headroom for activations and "
+                "fragmentation), got %(value)s"
+            )
+            % {
+                "low": _percent(RESERVE_MIN),
+                "high": _percent(RESERVE_MAX),
+                "value": _percent(exact),
+            },
         )
     return exact
 
@@ -138,14 +154,15 @@ class ModelArchitecture:
         if kv_heads > self.attention_heads or self.attention_heads % kv_heads:
             raise SizingInputError(
                 "kv_heads",
-                f"{kv_heads} KV heads must divide the {self.attention_heads} attention heads",
+                _("%(kv)s KV heads must divide the %(heads)s attention heads")
+                % {"kv": kv_heads, "heads": self.attention_heads},
             )
         if self.active_parameters is not None:
             _positive_int(self.active_parameters, "active_parameters")
             if self.active_parameters > self.parameters:
-                raise SizingInputError("active_parameters", "cannot exceed total parameters")
+                raise SizingInputError("active_parameters", _("cannot exceed total parameters"))
         elif self.is_moe:
-            raise SizingInputError("active_parameters", "a mixture-of-experts model needs it")
+            raise SizingInputError("active_parameters", _("a mixture-of-experts model needs it"))
         if self.max_context_tokens is not None:
             _positive_int(self.max_context_tokens, "max_context_tokens")
 
@@ -331,7 +348,10 @@ def _inference_warnings(
 def instances_from_cards(*, card_count: int, tensor_parallel: int) -> int:
     """Whole instances an offer's cards make; leftover cards serve no instance."""
     if isinstance(card_count, bool) or not isinstance(card_count, int) or card_count < 0:
-        raise SizingInputError("card_count", f"must be a whole number ≥ 0, got {card_count!r}")
+        raise SizingInputError(
+            "card_count",
+            _("must be a whole number ≥ 0, got %(value)s") % {"value": repr(card_count)},
+        )
     return card_count // _positive_int(tensor_parallel, "tensor_parallel")
 
 

@@ -7,6 +7,8 @@ all three compute the same numbers from the same fields.
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from apps.sizing.calculator import (
     InferenceInputs,
     ModelArchitecture,
@@ -46,11 +48,13 @@ def architecture_from(fields: dict[str, Any]) -> ModelArchitecture:
     preset = fields.get("model_preset") or ""
     if preset:
         if preset not in PRESETS:
-            raise SizingInputError("model_preset", f"unknown preset {preset!r}")
+            raise SizingInputError(
+                "model_preset", _("unknown preset %(preset)s") % {"preset": repr(preset)}
+            )
         return PRESETS[preset]
     missing = [name for name in ARCH_FIELDS if not fields.get(name)]
     if missing:
-        raise SizingInputError(missing[0], "required for a custom model (or choose a preset)")
+        raise SizingInputError(missing[0], _("required for a custom model (or choose a preset)"))
     return ModelArchitecture(
         key="custom",
         name=fields.get("model_name") or "Custom model",
@@ -71,7 +75,7 @@ def _reserve(fields: dict[str, Any]) -> Decimal:
 def inference_inputs_from(fields: dict[str, Any]) -> InferenceInputs:
     for name in ("kv_dtype", "context_tokens", "target_concurrency", "tensor_parallel"):
         if not fields.get(name):
-            raise SizingInputError(name, "required for inference sizing")
+            raise SizingInputError(name, _("required for inference sizing"))
     return InferenceInputs(
         architecture=architecture_from(fields),
         weight_dtype=fields["weight_dtype"],
@@ -87,7 +91,7 @@ def inference_inputs_from(fields: dict[str, Any]) -> InferenceInputs:
 def training_inputs_from(fields: dict[str, Any]) -> TrainingInputs:
     for name in ("micro_batch_sequences", "sequence_tokens"):
         if not fields.get(name):
-            raise SizingInputError(name, "required for training sizing")
+            raise SizingInputError(name, _("required for training sizing"))
     return TrainingInputs(
         architecture=architecture_from(fields),
         card_memory_gib=Decimal(fields["card_memory_gib"]),

@@ -88,9 +88,13 @@ class TrainingInputs:
             object.__setattr__(self, "optimizer", Optimizer(self.optimizer))
         except ValueError as error:
             choices = [o.value for o in Optimizer]
-            raise SizingInputError("optimizer", f"use one of {choices}") from error
+            raise SizingInputError(
+                "optimizer", _("use one of %(choices)s") % {"choices": choices}
+            ) from error
         if not 0 < _exact(self.activation_checkpoint_factor, "activation_checkpoint_factor") <= 1:
-            raise SizingInputError("activation_checkpoint_factor", "must be above 0 and at most 1")
+            raise SizingInputError(
+                "activation_checkpoint_factor", _("must be above 0 and at most 1")
+            )
         _reserve(self.reserve_fraction)
 
 
