@@ -14,9 +14,11 @@ from datetime import datetime
 
 from django.apps import apps as django_apps
 from django.db.models import Max
+from django.utils.translation import gettext
 
 from apps.evidence import selectors as evidence_selectors
 from apps.evidence.rules.composition import value_changes
+from apps.evidence.wording import in_words
 
 
 @dataclass(frozen=True)
@@ -260,7 +262,7 @@ def _verification_changes(approvals) -> dict[int, list[Change]]:
             change = Change(
                 "evidence.specverification",
                 str(entry["verification"]),
-                "spec verification",
+                gettext("spec verification"),
                 None,
                 "",
                 "removed",
@@ -269,8 +271,13 @@ def _verification_changes(approvals) -> dict[int, list[Change]]:
         else:
             if current.pk == entry["verification"]:
                 continue
+            titles = {
+                check["key"]: in_words(check["title"])
+                for check in current.checks or []
+                if check.get("key") and check.get("title")
+            }
             differences = value_changes(
-                entry["values"], evidence_selectors.verification_values(current)
+                entry["values"], evidence_selectors.verification_values(current), titles
             )
             if not differences:
                 continue
@@ -280,7 +287,7 @@ def _verification_changes(approvals) -> dict[int, list[Change]]:
             change = Change(
                 "evidence.specverification",
                 str(current.pk),
-                "spec verification",
+                gettext("spec verification"),
                 current.created_at,
                 "",
                 "changed",

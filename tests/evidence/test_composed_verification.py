@@ -340,7 +340,8 @@ def test_a_new_run_that_changes_a_check_makes_the_approval_stale_and_says_which(
         headline={"gpus": 7}, host_name=socket.gethostname(), gpu_uuids=[RTX_4090],
     )  # fmt: skip
     [change] = stale(approval)
-    assert change.reason == "verdict verified → failed; identity.device_count pass → fail"
+    # Named by its title, as the evidence page names it, not by its key.
+    assert change.reason == "verdict verified → failed; Device count pass → fail"
     [recorded] = stale_approvals_record()
     assert recorded.pk == approval.pk and recorded.stale_at is not None
     approved["case"].refresh_from_db()

@@ -305,8 +305,13 @@ def _status_words(value) -> str:
     return _(words) if words else str(value)
 
 
-def value_changes(before: dict, after: dict) -> list[str]:
-    """In plain words, in the reader's language, which relied-on values differ (empty: none)."""
+def value_changes(before: dict, after: dict, titles: dict | None = None) -> list[str]:
+    """In plain words, in the reader's language, which relied-on values differ (empty: none).
+
+    ``titles`` names each check by its key, as the verification's checks title them;
+    a check without one is named by its key.
+    """
+    titles = titles or {}
     found = []
     if before.get("bundle") != after.get("bundle"):
         found.append(_("verified from another bundle"))
@@ -321,26 +326,32 @@ def value_changes(before: dict, after: dict) -> list[str]:
     was, now = before.get("checks") or {}, after.get("checks") or {}
     for key in sorted(set(was) | set(now)):
         if key not in now:
-            found.append(_("%(check)s no longer checked") % {"check": key})
+            found.append(_("%(check)s no longer checked") % {"check": titles.get(key, key)})
         elif key not in was:
             found.append(
                 _("%(check)s newly checked (%(status)s)")
-                % {"check": key, "status": _status_words(now[key][0])}
+                % {"check": titles.get(key, key), "status": _status_words(now[key][0])}
             )
         elif was[key] != now[key]:
             (s0, m0, _e0), (s1, m1, _e1) = was[key], now[key]
             if s0 != s1:
                 found.append(
                     _("%(check)s %(before)s → %(after)s")
-                    % {"check": key, "before": _status_words(s0), "after": _status_words(s1)}
+                    % {
+                        "check": titles.get(key, key),
+                        "before": _status_words(s0),
+                        "after": _status_words(s1),
+                    }
                 )
             elif m0 != m1:
                 found.append(
                     _("%(check)s measured %(before)s → %(after)s")
-                    % {"check": key, "before": in_words(m0), "after": in_words(m1)}
+                    % {"check": titles.get(key, key), "before": in_words(m0), "after": in_words(m1)}
                 )
             else:
-                found.append(_("%(check)s expected value changed") % {"check": key})
+                found.append(
+                    _("%(check)s expected value changed") % {"check": titles.get(key, key)}
+                )
     if before.get("blocked") != after.get("blocked"):
         found.append(
             _("bundles from another machine") if after.get("blocked") else _("machine finding gone")
