@@ -23,6 +23,7 @@ from django.utils import timezone, translation
 
 from apps.approvals.services import reminders_send
 from apps.cases.models import ProcurementCase
+from apps.evidence.services import TOKEN_PREFIX
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
 
@@ -31,6 +32,9 @@ INTERNAL = re.compile(r"\b[Ss]eed\b|DESIGN|§|\b[\w/]+\.py\b|harness-anchors")
 SLUG = re.compile(r"(?<![\w./:=-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w./(=-])")
 # Names that are spelled with an underscore in the world outside.
 ALLOWED = {"x86_64"}
+# A harness token is shown by its first characters ("dlh_tH91LBfT…") so people can tell
+# tokens apart; random letters and digits after the prefix can look like a slug.
+SHOWN_PREFIXES = (TOKEN_PREFIX,)
 # Where a slug is the thing shown: a command line, a field of the API, a code sample.
 VERBATIM_TAGS = {"code", "pre", "kbd", "samp", "script", "style", "textarea"}
 SKIP_PREFIXES = ("/admin/", "/api/", "/static/", "/media/", "/i18n/", "/accounts/logout")
@@ -72,7 +76,7 @@ def _problems(where: str, text: str) -> list[str]:
     found = []
     for pattern, kind in ((INTERNAL, "internal reference"), (SLUG, "raw slug")):
         for match in pattern.finditer(text):
-            if match[0] in ALLOWED:
+            if match[0] in ALLOWED or match[0].startswith(SHOWN_PREFIXES):
                 continue
             start = max(match.start() - 50, 0)
             found.append(f"{where}: {kind} {match[0]!r} in …{text[start : match.end() + 50]!r}")
