@@ -87,26 +87,19 @@ def _shape(path: str) -> str:
     return re.sub(r"\d+", "N", path)
 
 
-def _walk(client: Client, accept_language: str) -> tuple[int, list[str]]:
-    queue = deque(["/dashboard/", "/cases/", "/vendors/", "/search/?q=H200"])
-    seen, shapes, problems, pages = set(queue), {}, [], 0
-    while queue and pages < PAGE_LIMIT:
+def walk(client: Client, start: list[str], visit, *, shape_limit: int = SHAPE_LIMIT, **headers):
+    """Open the site's own pages breadth-first from ``start``, ``shape_limit`` per URL shape.
+
+    ``visit(url, response)`` reads each page and returns its ``_Reader`` when its links
+    are to be followed (None otherwise).
+    """
+    queue = deque(start)
+    seen, shapes, opened = set(queue), {}, 0
+    while queue and opened < PAGE_LIMIT:
         url = queue.popleft()
-        response = client.get(url, HTTP_ACCEPT_LANGUAGE=accept_language)
-        if response.status_code != 200 or getattr(response, "streaming", False):
-            continue
-        kind = response.get("Content-Type", "").split(";")[0]
-        if kind not in TEXT_TYPES:
-            continue
-        pages += 1
-        body = response.content.decode()
-        if kind != "text/html":
-            problems += [p for p in _problems(url, body) if "internal reference" in p]
-            continue
-        reader = _Reader()
-        reader.feed(body)
-        problems += _problems(url, " ".join(reader.text))
-        for href in reader.links:
+        reader = visit(url, client.get(url, **headers))
+        opened += 1
+        for href in reader.links if reader is not None else ():
             link = urldefrag(href)[0]
             parts = urlsplit(link)
             if parts.scheme or parts.netloc or not link.startswith("/"):
@@ -114,11 +107,36 @@ def _walk(client: Client, accept_language: str) -> tuple[int, list[str]]:
             if link.startswith(SKIP_PREFIXES) or link in seen:
                 continue
             shape = _shape(parts.path)
-            if shapes.get(shape, 0) >= SHAPE_LIMIT:
+            if shapes.get(shape, 0) >= shape_limit:
                 continue
             shapes[shape] = shapes.get(shape, 0) + 1
             seen.add(link)
             queue.append(link)
+
+
+def _walk(client: Client, accept_language: str) -> tuple[int, list[str]]:
+    problems: list[str] = []
+    pages = 0
+
+    def visit(url, response):
+        nonlocal pages
+        if response.status_code != 200 or getattr(response, "streaming", False):
+            return None
+        kind = response.get("Content-Type", "").split(";")[0]
+        if kind not in TEXT_TYPES:
+            return None
+        pages += 1
+        body = response.content.decode()
+        if kind != "text/html":
+            problems.extend(p for p in _problems(url, body) if "internal reference" in p)
+            return None
+        reader = _Reader()
+        reader.feed(body)
+        problems.extend(_problems(url, " ".join(reader.text)))
+        return reader
+
+    start = ["/dashboard/", "/cases/", "/vendors/", "/search/?q=H200"]
+    walk(client, start, visit, HTTP_ACCEPT_LANGUAGE=accept_language)
     return pages, problems
 
 
