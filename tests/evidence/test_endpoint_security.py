@@ -171,7 +171,7 @@ def test_an_approval_goes_stale_when_a_probe_it_relied_on_fails(
         django_capture_on_commit_callbacks,
     )  # fmt: skip
     [change] = changes_for([approval])[approval.pk]
-    assert "security.no_token pass → fail" in change.reason
+    assert "Request without a token is refused pass → fail" in change.reason
 
 
 def test_a_rate_limit_in_the_declared_spec_is_the_one_probed(
