@@ -16,6 +16,7 @@ from django.utils import translation
 
 from apps.cases.models import ProcurementCase
 from tests.factories import make_case
+from tests.pages import whole_case
 
 PO = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 MO = PO.with_suffix(".mo")
@@ -169,7 +170,7 @@ def test_case_list_in_chinese_from_the_browser_language(browser_as, case):
 
 
 def test_case_page_in_chinese_with_a_chinese_date(browser_as, case):
-    page = browser_as("priya").get(reverse("cases:detail", args=[case.pk]), **ZH).content.decode()
+    page = whole_case(browser_as("priya"), case.pk, **ZH).content.decode()
     assert '<html lang="zh-CN">' in page
     for text in ("仍缺少的内容", "服务等级目标（SLO）", "P95 首字延迟", "添加报价", "算力需求"):
         assert text in page, text
@@ -182,7 +183,7 @@ def test_english_is_the_default_without_a_header(browser_as, case):
     page = client.get(reverse("cases:list")).content.decode()
     assert '<html lang="en">' in page
     assert "<h1>Procurement cases</h1>" in page
-    detail = client.get(reverse("cases:detail", args=[case.pk])).content.decode()
+    detail = whole_case(client, case.pk).content.decode()
     assert "What is still missing" in detail
     assert "Nov. 30, 2026" in detail
 

@@ -70,6 +70,7 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "format": lambda w: "json",
     "app_label": lambda w: "cases",
     "url": lambda w: "no-such-page/",  # the admin's catch-all
+    "area": lambda w: "contracts",  # an area of the case cockpit
     # ``pk``, by the collection it is the id of.
     "cases/<pk>": lambda w: w.case.pk,
     "vendors/<pk>": lambda w: w.offer.vendor_id,

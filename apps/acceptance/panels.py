@@ -1,5 +1,6 @@
 """The acceptance on the case page: the plan in force, its layers and the sign-off."""
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.acceptance import rules
@@ -9,12 +10,9 @@ from apps.cases.overview import CasePanel
 
 # Shows tracked records only (plans, results, attachments, sign-offs, the offer's
 # evidence and approval); nothing in it turns with the clock.
-CASE_PANEL_CACHEABLE = True
 
 
-def case_panel(case, *, actor) -> CasePanel | None:
-    if not actor.has_perm("acceptance.view_acceptanceplan"):
-        return None
+def case_panel(case, *, actor) -> CasePanel:
     plan = active_plan(case)
     state = acceptance_state(plan) if plan else None
     return CasePanel(
@@ -22,7 +20,10 @@ def case_panel(case, *, actor) -> CasePanel | None:
         template="acceptance/case_panel.html",
         context={"case": case, "state": state},
         missing=acceptance_missing(case, state),
-        order=95,
+        order=82,
+        fix_url=reverse("acceptance:case", args=[case.pk]),
+        fix_permission="acceptance.add_acceptanceplan",
+        started=plan is not None,
     )
 
 

@@ -2,6 +2,7 @@
 
 from datetime import datetime, timedelta
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.approvals.overview import approval_overview
@@ -9,20 +10,22 @@ from apps.cases.models import ProcurementCase
 from apps.cases.overview import CasePanel
 
 # Shows tracked records only; the verification gates say until when they hold.
-CASE_PANEL_CACHEABLE = True
 
 
-def case_panel(case, *, actor) -> CasePanel | None:
-    if not actor.has_perm("approvals.view_approval"):
-        return None
+def case_panel(case, *, actor) -> CasePanel:
     overview = approval_overview(case)
     return CasePanel(
         title=_("Approval"),
         template="approvals/case_panel.html",
         context={"case": case, "overview": overview},
         missing=panel_missing(overview),
-        order=90,
+        order=80,
         valid_until=gates_valid_until(overview.offers),
+        fix_url=reverse("approvals:case", args=[case.pk]),
+        fix_permission="approvals.decide_approval"
+        if overview.pending
+        else "approvals.submit_approval",
+        started=bool(overview.approvals) or not overview.submittable,
     )
 
 

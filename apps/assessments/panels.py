@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -12,7 +13,6 @@ from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 
 # Shows tracked records only, by the viewer's permissions and today's date.
-CASE_PANEL_CACHEABLE = True
 
 
 @dataclass
@@ -21,9 +21,7 @@ class OfferCoverage:
     summary: AssessmentSummary | None
 
 
-def case_panel(case, *, actor) -> CasePanel | None:
-    if not actor.has_perm("assessments.view_dataexportassessment"):
-        return None
+def case_panel(case, *, actor) -> CasePanel:
     today = timezone.localdate()
     assessments = case_assessments(case)
     summaries = {a.pk: assessment_summary(a, today=today) for a in assessments}
@@ -49,6 +47,11 @@ def case_panel(case, *, actor) -> CasePanel | None:
         },
         missing=panel_missing(case_summary, offers),
         order=30,
+        fix_url="" if assessments else reverse("assessments:create", args=[case.pk]),
+        fix_permission="assessments.change_dataexportassessment"
+        if assessments
+        else "assessments.add_dataexportassessment",
+        started=bool(assessments),
     )
 
 

@@ -1,6 +1,7 @@
 """The audit section of the case page: chain head, last verification, stored files found
 changed, timeline and export."""
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.audit.selectors import chain_status
@@ -9,10 +10,9 @@ from apps.core.downloads import open_file_integrity_alarms
 
 # Shows the chain head and the last verification run: the case page's cache key
 # holds both (``apps.cases.page.page_versions``).
-CASE_PANEL_CACHEABLE = True
 
 
-def case_panel(case, *, actor) -> CasePanel | None:
+def case_panel(case, *, actor) -> CasePanel:
     status = chain_status()
     missing = []
     if status.verified is False:
@@ -35,5 +35,7 @@ def case_panel(case, *, actor) -> CasePanel | None:
         template="audit/case_panel.html",
         context={"case": case, "status": status, "alarms": alarms},
         missing=missing,
-        order=90,
+        order=100,
+        fix_url=reverse("audit:chain"),
+        fix_permission="audit.verify_chain",
     )

@@ -15,6 +15,7 @@ panel that shows anything else leaves it out and is computed on every view.
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.cases.selectors import offer_minimum_status
@@ -30,6 +31,12 @@ class CasePanel:
     ``valid_until``: when what the panel shows depends on the time of day (a
     verification that ages past its limit), the instant it stops being true;
     the case page does not serve a cached copy of the panel after it.
+
+    On the case cockpit each panel is one area's tile: ``area`` names it (its
+    details page is ``/cases/<pk>/area/<area>/``), ``fix_url`` is the page where
+    what is missing gets mended and ``fix_permission`` the permission that page's
+    form needs (the tile names the roles holding it). ``started`` is false while
+    the area's main record does not exist yet.
     """
 
     title: str
@@ -38,6 +45,10 @@ class CasePanel:
     missing: list[str] = field(default_factory=list)
     order: int = 100
     valid_until: datetime | None = None
+    area: str = ""
+    fix_url: str = ""
+    fix_permission: str = ""
+    started: bool = True
 
 
 def case_summary(case) -> dict:
@@ -70,8 +81,42 @@ def case_summary(case) -> dict:
         "demand_error": demand_error,
         "comparison": comparison,
         "offer_minimum": minimum,
-        "missing": _missing(offers=offers, demand=demand, minimum=minimum, comparison=comparison),
     }
+
+
+def summary_panels(summary: dict) -> list[CasePanel]:
+    """The case's own two areas: the compute demand (sizing) and the offers."""
+    case, offers = summary["case"], summary["offers"]
+    sizing_missing = []
+    if summary["demand"] is None:
+        sizing_missing.append(
+            _("No compute demand yet: size the workload in the calculator and save it.")
+        )
+    sizing = CasePanel(
+        title=_("Sizing"),
+        template="cases/_sizing_panel.html",
+        context=summary,
+        missing=sizing_missing,
+        order=5,
+        area="sizing",
+        fix_url=reverse("sizing:calculator") + f"?case={case.pk}",
+        fix_permission="sizing.add_computedemand",
+        started=summary["demand"] is not None,
+    )
+    offers_panel = CasePanel(
+        title=_("Offers"),
+        template="cases/_offers_panel.html",
+        context=summary,
+        missing=_offers_missing(
+            offers=offers, minimum=summary["offer_minimum"], comparison=summary["comparison"]
+        ),
+        order=10,
+        area="offers",
+        fix_url=reverse("offers:create", args=[case.pk]),
+        fix_permission="offers.add_offer",
+        started=bool(offers),
+    )
+    return [sizing, offers_panel]
 
 
 def demand_shortfall_text(vendor, fit) -> str:
@@ -82,11 +127,9 @@ def demand_shortfall_text(vendor, fit) -> str:
     }
 
 
-def _missing(*, offers, demand, minimum, comparison) -> list[str]:
-    """What the case still lacks, in the words a reviewer would use."""
+def _offers_missing(*, offers, minimum, comparison) -> list[str]:
+    """What the offers still lack, in the words a reviewer would use."""
     missing = []
-    if demand is None:
-        missing.append(_("No compute demand yet: size the workload in the calculator and save it."))
     if not minimum["holds"]:
         message = _("%(count)s of %(required)s offers compared: add offers or record a waiver.") % {
             "count": minimum["count"],

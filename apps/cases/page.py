@@ -1,9 +1,9 @@
-"""The case page, with what only tracked writes change served from the cache.
+"""The case page (the cockpit), served from the cache until the next tracked write.
 
 Every regulated write appends a history row and advances the audit chain head
-(``ChainHead.seq``, ``apps.audit.chain``) in its own transaction. The case
-summary and the panels of providers that declare ``CASE_PANEL_CACHEABLE`` are
-rendered once and kept under a key made of everything else they depend on:
+(``ChainHead.seq``, ``apps.audit.chain``) in its own transaction. The cockpit is
+computed from the case's areas (``apps.cases.panels``) and kept, with the whole
+page rendered around it, under a key made of everything else it depends on:
 
 - the case and the chain head (its sequence number and hash: any tracked write,
   anywhere) and the chain's last verification run (recorded untracked);
@@ -11,32 +11,28 @@ rendered once and kept under a key made of everything else they depend on:
 - the language, the time zone and today's date (formats, review-by dates);
 - the names and roles of the users (not tracked: an admin may rename someone or
   change their groups);
-- the deployed code, templates, static files and translations, the cached
-  providers and the settings the rules read;
+- the deployed code, templates, static files and translations, the areas and
+  the settings the rules read;
 - the path asked for (the site template's language form returns to it).
 
-A panel whose content turns with the clock (a verification ageing past its
+An area whose content turns with the clock (a verification ageing past its
 limit) says until when it holds (``CasePanel.valid_until``); the cached copy
 is not served after that instant. A form's CSRF token is swapped in per
-response. Panels of other providers are computed on every view. When every
-provider is cacheable, the whole page (the site template around it included)
-is kept under the same key and served with only this response's CSRF token
-put in; a page with a flash message to show is rendered around the cached
-parts. The versions are read before the case and its records, so a cached
-copy is never older than the key it is stored under.
+response; a page with a flash message to show is rendered again from the
+cached cockpit. The versions are read before the case and its records, so a
+cached copy is never older than the key it is stored under.
 """
 
 import hashlib
 import json
 import logging
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.context_processors import PermWrapper
 from django.contrib.messages import get_messages
 from django.core.cache import cache as django_cache
 from django.db import connection
@@ -46,15 +42,13 @@ from django.middleware.csrf import get_token
 from django.shortcuts import render
 from django.template import RequestContext
 from django.template.backends.django import Template as DjangoTemplate
-from django.template.loader import get_template, render_to_string
+from django.template.loader import get_template
 from django.urls import get_script_prefix
 from django.utils import timezone
-from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
-from apps.cases.overview import case_summary
-from apps.cases.panels import CASE_PANEL_PROVIDERS
-from apps.cases.reads import shared_reads
+from apps.cases.cockpit import cockpit
+from apps.cases.panels import AREAS, case_nav, case_panels
 
 logger = logging.getLogger(__name__)
 
@@ -124,25 +118,6 @@ def page_versions() -> PageVersions:
     )
 
 
-@dataclass
-class PagePanel:
-    """One panel as the page shows it: rendered (from the cache) or ``live``."""
-
-    title: str
-    order: int
-    index: int
-    missing: list[str] = field(default_factory=list)
-    html: str = ""
-    live: object = None
-
-
-def _providers() -> list[tuple[int, object, bool]]:
-    return [
-        (index, module, bool(getattr(module, "CASE_PANEL_CACHEABLE", False)))
-        for index, module in enumerate(CASE_PANEL_PROVIDERS)
-    ]
-
-
 @cache
 def code_fingerprint() -> str:
     """The deployed code, templates, static files (the page links their hashed names)
@@ -167,7 +142,7 @@ def permissions_fingerprint(actor) -> str:
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def page_key(request, pk: int, versions: PageVersions, providers) -> str:
+def page_key(request, pk: int, versions: PageVersions) -> str:
     from apps.approvals.selectors import verification_max_age_days
 
     actor = request.user
@@ -187,7 +162,7 @@ def page_key(request, pk: int, versions: PageVersions, providers) -> str:
         timezone.get_current_timezone_name(),
         timezone.localdate().isoformat(),
         get_script_prefix(),
-        [module.__name__ for _index, module, cacheable in providers if cacheable],
+        list(AREAS),
         verification_max_age_days(),
         code_fingerprint(),
     ]
@@ -195,34 +170,16 @@ def page_key(request, pk: int, versions: PageVersions, providers) -> str:
     return f"case-page:{pk}:{digest}"
 
 
-def _render_cached_part(request, case, providers) -> dict:
-    """The summary and the cacheable panels, rendered (the page's queries, once)."""
-    actor = request.user
-    # A form's CSRF token differs per response: the cached copy holds a random
-    # placeholder, swapped for this response's token when served.
-    sentinel = "csrf-" + secrets.token_hex(16)
-    extra = {"perms": PermWrapper(actor), "user": actor, "request": request, "csrf_token": sentinel}
-    panels, valid_until = [], []
-    with shared_reads():
-        summary = case_summary(case)
-        shown = {name: value for name, value in summary.items() if name != "missing"}
-        for index, module, cacheable in providers:
-            if not cacheable:
-                continue
-            panel = module.case_panel(case, actor=actor)
-            if panel is None:
-                continue
-            html = render_to_string(panel.template, {"panel": panel, **extra})
-            panels.append(PagePanel(panel.title, panel.order, index, list(panel.missing), html))
-            if panel.valid_until is not None:
-                valid_until.append(panel.valid_until)
+def _compute(request, case) -> dict:
+    """The cockpit (the page's queries, once) and until when it holds."""
+    panels = case_panels(case, actor=request.user)
+    moments = [panel.valid_until for panel in panels if panel.valid_until is not None]
     return {
-        # Safe strings (autoescaping templates); they stay safe through the cache's pickling.
-        "summary_html": render_to_string("cases/_case_summary.html", {**shown, **extra}),
-        "missing": list(summary["missing"]),
-        "panels": panels,
-        "valid_until": min(valid_until, default=None),
-        "csrf_sentinel": sentinel,
+        "context": cockpit(case, panels, case_nav(case, request.user)),
+        "valid_until": min(moments, default=None),
+        # A form's CSRF token differs per response: the cached page holds a random
+        # placeholder, swapped for this response's token when served.
+        "csrf_sentinel": "csrf-" + secrets.token_hex(16),
         # The whole page, once rendered without flash messages (``_whole_page``).
         "page_html": None,
     }
@@ -252,37 +209,34 @@ def _cache_set(key: str, entry: dict, now, seconds: int) -> None:
 def case_page_response(request, pk: int, *, versions: PageVersions, load_case) -> HttpResponse:
     """The case page; ``versions`` read before ``load_case()`` fetches the case.
 
-    When every panel is cacheable and no flash message waits, the whole page
-    comes from the cache: only this response's CSRF token is put in. Such a
-    copy needs no case loaded: its key holds the viewer's permissions and the
-    chain head, and a case is only removed by a tracked delete, so the case was
-    there and visible to this viewer as it is now.
+    When no flash message waits, the whole page comes from the cache: only this
+    response's CSRF token is put in. Such a copy needs no case loaded: its key
+    holds the viewer's permissions and the chain head, and a case is only
+    removed by a tracked delete, so the case was there and visible to this
+    viewer as it is now.
     """
-    providers = _providers()
     seconds = cache_seconds()
     if seconds <= 0:
         case = load_case()
-        entry = _render_cached_part(request, case, providers)
-        return render(request, TEMPLATE, _page_context(request, case, entry, providers))
-    key = page_key(request, pk, versions, providers)
+        return render(request, TEMPLATE, {"case": case, **_compute(request, case)["context"]})
+    key = page_key(request, pk, versions)
     now = timezone.now()
     entry = _cache_get(key, now)
-    whole = all(cacheable for _index, _module, cacheable in providers)
-    whole = whole and not _messages_waiting(request)
+    whole = not _messages_waiting(request)
     if whole and entry is not None and entry["page_html"] is not None:
         return HttpResponse(_with_token(entry["page_html"], entry["csrf_sentinel"], request))
     case = load_case()
     changed = entry is None
-    if changed:
-        entry = _render_cached_part(request, case, providers)
+    if entry is None:
+        entry = _compute(request, case)
     if whole:
-        entry = {**entry, "page_html": _whole_page(request, case, entry, providers)}
+        entry = {**entry, "page_html": _whole_page(request, case, entry)}
         changed = True
     if changed:
         _cache_set(key, entry, now, seconds)
     if whole:
         return HttpResponse(_with_token(entry["page_html"], entry["csrf_sentinel"], request))
-    return render(request, TEMPLATE, _page_context(request, case, entry, providers))
+    return render(request, TEMPLATE, {"case": case, **entry["context"]})
 
 
 def _messages_waiting(request) -> bool:
@@ -290,47 +244,19 @@ def _messages_waiting(request) -> bool:
     return bool(len(get_messages(request)))
 
 
-def _whole_page(request, case, entry: dict, providers) -> str:
+def _whole_page(request, case, entry: dict) -> str:
     """The page with the token placeholder in every form and no flash messages."""
-    context = _page_context(request, case, entry, providers, token=False)
     template = get_template(TEMPLATE)
     assert isinstance(template, DjangoTemplate)  # the one engine configured (config.settings)
     # Context processors run after the view's context: this one has the last word.
     placeholders = {"csrf_token": entry["csrf_sentinel"], "messages": ()}
     return template.template.render(
-        RequestContext(request, context, processors=[lambda _request: placeholders])
+        RequestContext(
+            request, {"case": case, **entry["context"]}, processors=[lambda _request: placeholders]
+        )
     )
-
-
-def _page_context(request, case, entry: dict, providers, *, token: bool = True) -> dict:
-    actor = request.user
-    sentinel = entry["csrf_sentinel"]
-    panels = [_with_csrf(panel, sentinel, request) if token else panel for panel in entry["panels"]]
-    for index, module, cacheable in providers:
-        if cacheable:
-            continue
-        panel = module.case_panel(case, actor=actor)
-        if panel is not None:
-            panels.append(PagePanel(panel.title, panel.order, index, panel.missing, live=panel))
-    panels.sort(key=lambda panel: (panel.order, panel.index))
-    missing = list(entry["missing"])
-    for panel in panels:
-        missing.extend(panel.missing)
-    return {
-        "case": case,
-        "summary_html": entry["summary_html"],
-        "missing": missing,
-        "panels": panels,
-    }
 
 
 def _with_token(html: str, sentinel: str, request) -> str:
     # The token is made of [A-Za-z0-9] only: nothing to escape in the safe HTML.
     return html.replace(sentinel, get_token(request))
-
-
-def _with_csrf(panel: PagePanel, sentinel: str, request) -> PagePanel:
-    if sentinel not in panel.html:
-        return panel
-    html = _with_token(panel.html, sentinel, request)
-    return PagePanel(panel.title, panel.order, panel.index, panel.missing, mark_safe(html))  # noqa: S308

@@ -1,16 +1,19 @@
 """Browser pages for procurement cases."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.cases import services
+from apps.cases.cockpit import tile
 from apps.cases.forms import CaseEditForm, CaseForm, OfferMinimumWaiverForm
 from apps.cases.models import ProcurementCase
 from apps.cases.page import case_page_response, page_versions
+from apps.cases.panels import AREAS, case_area_panel, case_nav
 from apps.cases.search import MAX_QUERY_LENGTH, search
 from apps.cases.selectors import case_get_for, case_list_for
 from apps.core.access import role_required
@@ -95,6 +98,28 @@ def case_offer_minimum_waive(request, pk: int):
         request,
         "cases/case_form.html",
         {"form": form, "case": case, "title": _("Waive the three-offer minimum")},
+    )
+
+
+@role_required("cases.view_procurementcase")
+def case_area(request, pk: int, area: str):
+    """One area of the case in full: what it lacks, who can mend it, and its details."""
+    case = case_get_for(request.user, pk, offer_count=False)
+    if area not in AREAS:
+        raise Http404(_("No such part of a case."))
+    panel = case_area_panel(case, area, actor=request.user)
+    if panel is None:
+        raise PermissionDenied(_("Your role does not show this part of the case."))
+    return render(
+        request,
+        "cases/case_area.html",
+        {
+            "case": case,
+            "panel": panel,
+            "tile": tile(case, panel),
+            "area": area,
+            "nav": case_nav(case, request.user),
+        },
     )
 
 

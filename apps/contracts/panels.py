@@ -1,5 +1,6 @@
 """The clause checklist sections of the case page and the offer page."""
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -8,12 +9,9 @@ from apps.contracts import rules
 from apps.contracts.selectors import case_red_flags, offer_checklist
 
 # Shows tracked records only, by the viewer's permissions and today's date.
-CASE_PANEL_CACHEABLE = True
 
 
-def case_panel(case, *, actor) -> CasePanel | None:
-    if not actor.has_perm("contracts.view_clausechecklist"):
-        return None
+def case_panel(case, *, actor) -> CasePanel:
     offers = case_red_flags(case)
     return CasePanel(
         title=_("Contract clause checklists"),
@@ -21,6 +19,9 @@ def case_panel(case, *, actor) -> CasePanel | None:
         context={"case": case, "offers": offers},
         missing=[line for entry in offers for line in _missing(entry)],
         order=20,
+        fix_url=reverse("contracts:comparison", args=[case.pk]),
+        fix_permission="contracts.change_clausechecklist",
+        started=any(entry.checklist is not None for entry in offers),
     )
 
 

@@ -1,5 +1,6 @@
 """The cost guardrails on the case page: budget, committed spend, latest month, alerts."""
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.cases.overview import CasePanel
@@ -8,20 +9,20 @@ from apps.costs.selectors import cost_view
 # Shows tracked records only (budget, imports, periods, alerts, the offers and their
 # approval), every one written through ``tracked_create``/``tracked_update``; nothing
 # in it turns with the clock.
-CASE_PANEL_CACHEABLE = True
 
 
-def case_panel(case, *, actor) -> CasePanel | None:
+def case_panel(case, *, actor) -> CasePanel:
     """One panel in 5 queries however many months were imported."""
-    if not actor.has_perm("costs.view_budget"):
-        return None
     view = cost_view(case)
     return CasePanel(
         title=_("Cost guardrails"),
         template="costs/case_panel.html",
         context={"case": case, "view": view, "latest": view.rows[-1] if view.rows else None},
         missing=cost_missing(view),
-        order=90,
+        order=85,
+        fix_url=reverse("costs:case", args=[case.pk]),
+        fix_permission="costs.change_budget",
+        started=view.budget is not None,
     )
 
 

@@ -1,6 +1,7 @@
 """The evidence section of the case page (per offer, its verification) and of the offer page
 (where each part of the offer's verification comes from)."""
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.cases.overview import CasePanel
@@ -19,12 +20,9 @@ from apps.evidence.selectors import (
 from apps.offers.selectors import offers_of_case
 
 # Shows tracked records only, by the viewer's permissions and today's date.
-CASE_PANEL_CACHEABLE = True
 
 
-def case_panel(case, *, actor) -> CasePanel | None:
-    if not actor.has_perm("evidence.view_evidencebundle"):
-        return None
+def case_panel(case, *, actor) -> CasePanel:
     bundles = case_bundles(case)
     rows = offers_evidence(offers_of_case(case), bundles, case_verifications(case))
     missing = []
@@ -45,6 +43,9 @@ def case_panel(case, *, actor) -> CasePanel | None:
         context={"case": case, "rows": rows, "bundles": len(bundles), "verdicts": Verdict},
         missing=missing,
         order=40,
+        fix_url=reverse("evidence:tokens", args=[case.pk]),
+        fix_permission="evidence.add_harnesstoken",
+        started=bool(bundles),
     )
 
 

@@ -1,5 +1,6 @@
 """The "Audit packets" panel of the case page: two queries, whatever the number of packets."""
 
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.cases.overview import CasePanel
@@ -10,12 +11,10 @@ SHOWN = 10
 
 # Shows tracked records only: a packet request's progress is written with a history
 # row at every step (``services.packet_request_progress``).
-CASE_PANEL_CACHEABLE = True
 
 
-def case_panel(case, *, actor) -> CasePanel | None:
-    if not actor.has_perm("packets.view_auditpacket"):
-        return None
+def case_panel(case, *, actor) -> CasePanel:
+    packets = list(packets_of_case(case)[:SHOWN])
     in_progress = (
         packet_requests_of_case(case)
         .filter(status__in=[PacketRequest.Status.QUEUED, PacketRequest.Status.RUNNING])
@@ -26,9 +25,12 @@ def case_panel(case, *, actor) -> CasePanel | None:
         template="packets/panel.html",
         context={
             "case": case,
-            "packets": list(packets_of_case(case)[:SHOWN]),
+            "packets": packets,
             "in_progress": in_progress,
             "can_request": actor.has_perm("packets.add_packetrequest"),
         },
         order=90,
+        fix_url=reverse("packets:list", args=[case.pk]),
+        fix_permission="packets.add_packetrequest",
+        started=bool(packets) or in_progress is not None,
     )

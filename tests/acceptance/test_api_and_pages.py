@@ -11,6 +11,7 @@ from django.urls import reverse
 from apps.acceptance.models import AcceptanceAttachment
 from apps.cases.models import ProcurementCase
 from tests.acceptance.factories import approved_offer, make_plan, record_faults
+from tests.pages import whole_case
 
 pytestmark = pytest.mark.django_db
 
@@ -151,7 +152,7 @@ def test_pages_show_layers_ladder_results_and_sign_off(
     assert "another tech lead signs it off" in own.content.decode()
     signed = browser_as("tomas").post(signoff_url, {"comment": "Four layers pass"})
     assert signed.status_code == 302
-    case_page = browser_as("aude").get(reverse("cases:detail", kwargs={"pk": case.pk}))
+    case_page = whole_case(browser_as("aude"), case.pk)
     html = case_page.content.decode()
     assert "Acceptance" in html and "accepted" in html and "Signed off by Tomas" in html
 

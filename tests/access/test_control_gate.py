@@ -16,6 +16,7 @@ from django.utils.html import escape
 from apps.access.packet import packet_section
 from apps.approvals.services import case_submit_for_approval
 from tests.approvals.factories import make_ready_case
+from tests.pages import whole_case
 
 MFA = "Single audited entry (bastion or zero-trust gateway) with MFA"
 ROTATION = "Keys rotated quarterly"
@@ -72,7 +73,7 @@ def accept_risk(api, case, key: str, *, reason: str, expires_on):
 
 
 def case_page(browser, case) -> str:
-    response = browser.get(f"/cases/{case.pk}/")
+    response = whole_case(browser, case.pk)
     assert response.status_code == 200
     return response.content.decode()
 

@@ -12,6 +12,7 @@ from apps.access.panels import case_panel
 from apps.core.services import tracked_update
 from tests.access.factories import PLAN_FIELDS, make_matrix, make_plan
 from tests.factories import make_case
+from tests.pages import whole_case
 
 pytestmark = pytest.mark.django_db
 
@@ -232,7 +233,7 @@ def test_case_panel_lists_what_is_missing(tariq, aude, case):
 
 def test_case_page_shows_the_panel(browser_as, tariq, case):
     make_matrix(tariq, case)
-    page = browser_as("priya").get(reverse("cases:detail", kwargs={"pk": case.pk}))
+    page = whole_case(browser_as("priya"), case.pk)
     assert b"Network and access-control plan" in page.content
     assert b"Access matrix not reviewed" in page.content
 

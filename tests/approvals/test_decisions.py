@@ -174,7 +174,7 @@ def test_a_later_change_makes_the_approval_stale_everywhere(ready, people, brows
     assert (item.reason, item.user, item.action) == ("Vendor cut the SLA", "lena", "changed")
     for url in (
         reverse("approvals:case", args=[case.pk]),
-        reverse("cases:detail", args=[case.pk]),
+        reverse("cases:area", args=[case.pk, "approval"]),
     ):
         page = browser_as("aude").get(url).content.decode()
         assert "Stale approval" in page and "Vendor cut the SLA" in page

@@ -14,6 +14,7 @@ from apps.approvals.services import case_submit_for_approval
 from apps.contracts.models import RedFlagWaiver
 from tests.approvals.factories import make_ready_case
 from tests.contracts.factories import set_statuses
+from tests.pages import whole_case
 
 ASSESSMENTS = "/api/v1/data-export-assessments/"
 
@@ -102,7 +103,7 @@ def test_an_exit_slower_than_the_cases_window_blocks_the_approval(
     named = "(30 days, longer than the 20 days the case needs)"
     gate = _gates(tech, case, offer)["exit_readiness"]
     assert gate["held"] is False and named in gate["reason"]
-    page = browser_as("tariq").get(f"/cases/{case.pk}/")
+    page = whole_case(browser_as("tariq"), case.pk)
     assert named in html.unescape(page.content.decode())
     case.refresh_from_db()  # the packet task reads the case as stored
     assert named in _packet_chapter(case)
@@ -179,7 +180,7 @@ def test_only_compared_offers_count_towards_the_three(api_as, people, browser_as
     assert gate["held"] is False
     assert "Only 2 of 3 offers compared" in gate["reason"]
     assert f"{third.vendor}: not priced" in gate["reason"]
-    page = browser_as("tariq").get(f"/cases/{case.pk}/").content.decode()
+    page = whole_case(browser_as("tariq"), case.pk).content.decode()
     assert f"{third.vendor}: not priced" in page  # the case page says the same
     waived = api_as("priya").post(
         f"/api/v1/cases/{case.pk}/waive-offer-minimum/",

@@ -18,6 +18,7 @@ from apps.contracts import packet as contracts_packet
 from apps.contracts.models import ChecklistTemplate, RedFlagWaiver
 from tests.approvals.factories import make_ready_case
 from tests.contracts.factories import make_legal, template_rows
+from tests.pages import whole_case
 
 WAIVERS = "/api/v1/red-flag-waivers/"
 
@@ -50,7 +51,7 @@ def _packet_html(case) -> str:
 
 
 def _case_page(browser, case) -> str:
-    response = browser.get(reverse("cases:detail", args=[case.pk]))
+    response = whole_case(browser, case.pk)
     assert response.status_code == 200
     return response.content.decode()
 

@@ -71,7 +71,7 @@ def test_a_case_from_opening_to_comparison(
         page.click("button:has-text('Save')")
         expect(page.locator(".messages")).to_contain_text("Offer added")
 
-    page.goto(case_url)
+    open_area(page, case_url, "Offers")
     expect(page.locator("body")).to_contain_text("3 offers compared")
     expect(page.locator("body")).to_contain_text("Unconfirmed")
 
@@ -84,7 +84,7 @@ def test_a_case_from_opening_to_comparison(
     page.goto(case_url)
 
     for index, score in enumerate(("4", "3", "2")):
-        page.goto(case_url)
+        open_area(page, case_url, "Offers")
         page.locator("table a").nth(index).click()
         page.click("text=Score this offer")
         for select in page.locator("form.card select").all():
@@ -108,6 +108,7 @@ def test_a_case_from_opening_to_comparison(
     screenshot("sizing")
     page.click("button:has-text('Save as the compute demand')")
     expect(page.locator(".messages")).to_contain_text("compute demand")
+    open_area(page, case_url, "Offers")
     shortfall = re.compile(r"This offer gives 6 instances, you need 8")
     expect(page.locator("body")).to_contain_text(shortfall)
     screenshot("case")
@@ -188,8 +189,15 @@ def test_from_contract_review_to_the_audit_packet(
     audit(page, case_url, sign_in, screenshot, downloads)
 
 
-def open_offer(page, case_url: str, vendor: str) -> None:
+def open_area(page, case_url: str, tab: str) -> None:
+    """The case cockpit, then one of its parts by its tab."""
     page.goto(case_url)
+    tabs = page.get_by_role("navigation", name="Parts of this case")
+    tabs.get_by_role("link", name=tab, exact=True).click()
+
+
+def open_offer(page, case_url: str, vendor: str) -> None:
+    open_area(page, case_url, "Offers")
     page.locator("table").get_by_role("link", name=vendor).first.click()
     expect(page.locator("h1")).to_contain_text(vendor)
 
@@ -226,7 +234,7 @@ def legal_review(page, case_url, sign_in, screenshot) -> None:
     expect(page.locator("body")).to_contain_text("waived by Lena")
     expect(page.locator(".badge", has_text="clear")).to_be_visible()
 
-    page.goto(case_url)
+    open_area(page, case_url, "Data export")
     page.click("text=Start the data-export assessment")
     page.get_by_label("Jurisdiction assessed").fill("Singapore")
     for question in QUESTIONS:
@@ -269,7 +277,7 @@ def tech_lead_prepares(page, case_url, sign_in, screenshot) -> None:
     expect(page.locator(".badge", has_text="Spec confirmed")).to_be_visible()
 
     # The access matrix: the least-privilege default, plus one role of this case.
-    page.goto(case_url)
+    open_area(page, case_url, "Access and network")
     page.click("text=start from the default")
     grid = page.locator("table.matrix-grid")
     new_role = grid.locator("tbody tr").last
@@ -300,7 +308,7 @@ def tech_lead_prepares(page, case_url, sign_in, screenshot) -> None:
 
 
 def harness_uploads_evidence(page, case_url, sign_in, screenshot, downloads, tmp_path) -> None:
-    page.goto(case_url)
+    open_area(page, case_url, "Evidence")
     page.click("text=Harness tokens")
     page.get_by_label("Offer").select_option(label=_offer_label(page, "Aurora Compute"))
     page.get_by_label("Label").fill("Pilot node acceptance run")
@@ -345,7 +353,7 @@ def harness_uploads_evidence(page, case_url, sign_in, screenshot, downloads, tmp
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "[diligence-harness] evidence page: " in result.stderr
 
-    page.goto(case_url)
+    open_area(page, case_url, "Evidence")
     evidence = page.locator("section.panel", has_text="evidence bundle")
     expect(evidence.locator("tr", has_text="Aurora Compute")).to_contain_text("Failed")
     evidence.locator("tr", has_text="Aurora Compute").get_by_role("link", name="Failed").click()
@@ -384,7 +392,7 @@ def mock_server(harness: Path):
 
 def approval(page, case_url, sign_in, screenshot, people) -> None:
     sign_in("priya")  # she raised the request: she submits, another person decides
-    page.goto(case_url)
+    open_area(page, case_url, "Approval")
     page.click("text=Submit for approval")
     page.get_by_label("Note for the tech lead").fill("Three offers compared; Aurora preferred.")
     page.click("button:has-text('Submit for approval')")
@@ -394,7 +402,7 @@ def approval(page, case_url, sign_in, screenshot, people) -> None:
     expect(page.locator("h1")).to_have_text("This page is not open to you")
 
     sign_in("tariq")
-    page.goto(case_url)
+    open_area(page, case_url, "Approval")
     page.click("text=Decide")
     aurora = offer_card(page, "Aurora Compute")
     expect(aurora).to_contain_text("cannot be approved")

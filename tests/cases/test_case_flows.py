@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from apps.cases.models import ProcurementCase
 from tests.factories import FULL_SPEC, make_case, make_offer
+from tests.pages import whole_case
 
 
 def test_priya_opens_a_case_in_the_browser_with_the_seed_slo_defaults(browser_as, priya):
@@ -164,7 +165,7 @@ def test_an_api_edit_without_a_version_is_refused_and_changes_nothing(api_as, pr
 def test_the_three_offer_rule_and_its_waiver_show_on_the_case(browser_as, priya):
     case = make_case(priya)
     client = browser_as("priya")
-    page = client.get(reverse("cases:detail", kwargs={"pk": case.pk})).content.decode()
+    page = whole_case(client, case.pk).content.decode()
     assert "0 of 3 offers" in page
 
     empty = client.post(reverse("cases:waive", kwargs={"pk": case.pk}), {"reason": "  "})
@@ -173,7 +174,7 @@ def test_the_three_offer_rule_and_its_waiver_show_on_the_case(browser_as, priya)
         reverse("cases:waive", kwargs={"pk": case.pk}),
         {"reason": "Only two vendors hold the export licence"},
     )
-    page = client.get(reverse("cases:detail", kwargs={"pk": case.pk})).content.decode()
+    page = whole_case(client, case.pk).content.decode()
     assert "Fewer than three offers — waived" in page
     assert "Only two vendors hold the export licence" in page
     assert case.history.first().history_change_reason.startswith("Three-offer minimum waived")

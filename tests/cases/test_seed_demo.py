@@ -15,6 +15,7 @@ from apps.offers.selectors import offers_of_case
 from apps.scorecards.models import Scorecard
 from apps.sizing.selectors import demand_result
 from apps.vendors.models import Vendor
+from tests.pages import whole_case
 
 HARD_RULE = "cannot be skipped or waived (export-control law)"
 
@@ -63,7 +64,7 @@ def test_the_first_case_can_be_approved_on_aurora(demo, client):
     client.force_login(get_user_model().objects.get(username="tariq"))
     approval = client.get(f"/cases/{case.pk}/approval/").content.decode()
     assert "Aurora Compute Pte. Ltd." in approval and HARD_RULE not in approval
-    page = client.get(f"/cases/{case.pk}/").content.decode()
+    page = whole_case(client, case.pk).content.decode()
     assert 'Aurora Compute Pte. Ltd.: <span class="badge ok">every gate held' in page
     assert "Pending approval: a tech lead approves one offer or rejects." in page
     assert "Demo data" in page
@@ -77,7 +78,7 @@ def test_the_second_case_is_blocked_by_the_hard_rule(demo, client):
     gate = next(g for g in entry.gates if g.key == "hardware_compliance")
     assert not gate.held and HARD_RULE in gate.reason
     client.force_login(get_user_model().objects.get(username="priya"))
-    page = client.get(f"/cases/{case.pk}/").content.decode()
+    page = whole_case(client, case.pk).content.decode()
     assert HARD_RULE in page
     assert HARD_RULE in client.get(f"/cases/{case.pk}/approval/").content.decode()
 
@@ -96,7 +97,7 @@ def test_the_third_case_is_half_way_with_work_for_every_role(demo, client):
         board = client.get("/dashboard/").content.decode()
         assert MIDWAY_CASE_NAME in board and work in board, username
     client.force_login(get_user_model().objects.get(username="tariq"))
-    page = client.get(f"/cases/{case.pk}/").content.decode()
+    page = whole_case(client, case.pk).content.decode()
     assert "Not sized yet." not in page and "14 days" in page
 
 

@@ -24,6 +24,7 @@ from apps.assessments.services import assessment_create
 from apps.core.models import FileIntegrityAlarm
 from tests.evidence.factories import make_bundle_record, make_token
 from tests.factories import FULL_SPEC, make_case, make_offer
+from tests.pages import whole_case
 
 ROLES = ["priya", "lena", "tariq", "aude", "ada"]
 
@@ -230,11 +231,11 @@ def test_a_file_changed_on_disk_is_refused_logged_and_raised_on_its_case(
 
 def test_the_case_page_shows_the_open_alarm(browser_as, stored, media):
     client = browser_as("lena")
-    case_page = reverse("cases:detail", args=[stored["case"].pk])
-    assert "no longer matches its recorded checksum" not in client.get(case_page).content.decode()
+    pk = stored["case"].pk
+    assert "no longer matches its recorded checksum" not in whole_case(client, pk).content.decode()
     alter(media, stored)
     assert client.get(stored["page"]).status_code == 409
-    text = client.get(case_page).content.decode()
+    text = whole_case(client, pk).content.decode()
     assert (
         f"Stored file changed on disk: {stored['record']} no longer matches its recorded checksum."
         in text.replace("&#x27;", "'")

@@ -16,6 +16,7 @@ from apps.costs.packet import packet_section
 from apps.costs.selectors import cost_view, limits_of
 from tests.costs.factories import CLEAN, IDLE, make_budget, make_import
 from tests.factories import make_case, make_offer
+from tests.pages import whole_case
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +72,7 @@ def test_the_chart_draws_the_thresholds_at_their_share_of_the_budget(case):
 
 
 def test_the_case_panel_names_what_needs_attention(browser_as, case):
-    page = browser_as("tariq").get(reverse("cases:detail", args=[case.pk])).content.decode()
+    page = whole_case(browser_as("tariq"), case.pk).content.decode()
     assert "Cost guardrails" in page
     assert "Costs 2026-10: 5,840 instance-hours billed" in page
     assert "90 % of the monthly budget reached" in page

@@ -14,6 +14,7 @@ from apps.evidence.selectors import latest_verification, verification_passing
 from apps.evidence.services import bundle_receive
 from tests.evidence.factories import bundle_for, make_bundle_record, make_token, serialise
 from tests.factories import FULL_SPEC, make_case, make_offer
+from tests.pages import whole_case
 
 ROLES = ["priya", "lena", "tariq", "aude", "ada"]
 EVERYONE = set(ROLES)
@@ -296,7 +297,7 @@ def test_zipapp_download_runs(browser_as, world, tmp_path):
 
 def test_case_page_panel_and_missing_line(browser_as, world, tariq):
     other = make_offer(tariq, world["case"], spec=FULL_SPEC)
-    text = browser_as("aude").get(reverse("cases:detail", args=[world["case"].pk])).content.decode()
+    text = whole_case(browser_as("aude"), world["case"].pk).content.decode()
     assert "Evidence and spec verification" in text
     assert f"No passing spec verification for {other.vendor}" in text
     assert f"No passing spec verification for {world['offer'].vendor}" in text  # it failed

@@ -8,6 +8,7 @@ from django.urls import reverse
 from apps.offers.models import Offer
 from apps.offers.rules import declared_spec_status
 from tests.factories import FULL_SPEC, make_case, make_offer, make_vendor
+from tests.pages import whole_case
 
 OFFER = dict(
     accelerator_model="H200",
@@ -55,7 +56,7 @@ def test_no_spec_at_all_lists_every_technical_item():
 def test_unconfirmed_spec_shows_on_the_case_the_offer_and_the_api(browser_as, api_as, priya):
     case = make_case(priya)
     offer = make_offer(priya, case, spec={**FULL_SPEC, "driver_version": ""})
-    case_page = browser_as("aude").get(reverse("cases:detail", kwargs={"pk": case.pk}))
+    case_page = whole_case(browser_as("aude"), case.pk)
     offer_page = browser_as("aude").get(reverse("offers:detail", kwargs={"pk": offer.pk}))
     for page in (case_page, offer_page):
         html = page.content.decode()

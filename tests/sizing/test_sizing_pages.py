@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from apps.sizing.models import ComputeDemand
 from tests.factories import FULL_SPEC, make_case, make_offer
+from tests.pages import whole_case
 
 # Llama 3.1 70B for 600 × 32k sequences on H200 (140.4 GiB as NVML reports):
 # weights 70,553,706,496 × 2 B = 131.42 GiB; KV 2 × 80 × 8 × 128 × 2 B = 320 KiB/token
@@ -66,7 +67,7 @@ def test_tariq_saves_the_demand_and_the_case_compares_each_offer(browser_as, pri
     demand = ComputeDemand.objects.get(case=case)
     assert demand.history.first().history_user == tariq
 
-    page = client.get(reverse("cases:detail", kwargs={"pk": case.pk})).content.decode()
+    page = whole_case(client, case.pk).content.decode()
     assert "This offer gives 8 instances, you need 8" in page
     assert "This offer gives 6 instances, you need 8" in page
     offer_page = client.get(reverse("offers:detail", kwargs={"pk": small.pk})).content.decode()

@@ -19,3 +19,11 @@ def may_open(url, user) -> bool:
 def who_may_open(url) -> str:
     """The roles that may open ``url``, joined for a sentence ("Legal reviewer, Administrator")."""
     return ", ".join(links.who_may_open(str(url or "")))
+
+
+@register.filter
+def held_by(permission, user) -> bool:
+    """Whether ``user`` holds ``permission`` (an empty one is held by everyone)."""
+    return not permission or bool(
+        getattr(user, "is_authenticated", False) and user.has_perm(permission)
+    )
