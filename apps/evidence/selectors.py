@@ -73,7 +73,12 @@ def latest_verification(offer) -> SpecVerification | None:
 
 
 def case_verifications(case) -> dict[int, SpecVerification]:
-    """Each offer's verification, by offer id, without the checks (one query)."""
+    """Each offer's verification, by offer id, with its checks (two queries).
+
+    Every verification of the case is scanned without its checks, which older ones
+    never need; the checks of the newest are read in one more query, since the gates
+    and the evidence page read them (the endpoint security probes) for every offer.
+    """
     latest: dict[int, SpecVerification] = {}
     rows = (
         SpecVerification.objects.filter(offer__case=case)
@@ -84,6 +89,11 @@ def case_verifications(case) -> dict[int, SpecVerification]:
     for verification in rows:
         assert verification.offer_id is not None  # filtered on the offer's case
         latest.setdefault(verification.offer_id, verification)
+    by_pk = {verification.pk: verification for verification in latest.values()}
+    if by_pk:
+        found = SpecVerification.objects.filter(pk__in=by_pk).values_list("pk", "checks")
+        for pk, checks in found:
+            by_pk[pk].checks = checks
     return latest
 
 

@@ -39,6 +39,7 @@ PAGES = {
     "case": "/cases/{case}/",
     "offer": "/offers/{offer}/",
     "comparison": "/cases/{case}/comparison/",
+    "offer-matrix": "/cases/{case}/matrix/",
     "evidence": "/cases/{case}/evidence/",
     "evidence-bundle": "/evidence/{bundle}/",
     "clause-checklist": "/offers/{offer}/clause-checklist/",
