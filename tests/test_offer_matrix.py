@@ -335,3 +335,26 @@ def test_the_matrix_reads_what_the_comparison_and_the_gates_read(world):
         assert row.price == comparison[row.offer.pk].price
         assert row.fit == comparison[row.offer.pk].fit
         assert [g.held for g in row.gates.gates] == [g.held for g in gates[row.offer.pk].gates]
+
+
+def test_the_acceptance_of_the_approved_offer_and_a_plan_not_in_force(browser_as, people):
+    from apps.approvals.services import approval_decide, case_submit_for_approval
+    from tests.acceptance.factories import make_evidence, make_plan
+    from tests.approvals.factories import make_ready_case
+
+    priya, tariq = people["priya"], people["tariq"]
+    case, offer, (_first, other, _third) = make_ready_case(people)
+    make_evidence(tariq, offer)
+    case = case_submit_for_approval(actor=priya, case=case)
+    other.refresh_from_db()  # its case is pending approval now
+    make_plan(tariq, other)  # prepared while pending, for an offer the decision passed over
+    approval_decide(actor=tariq, case=case, decision="approved", comment="Gates held", offer=offer)
+    offer.refresh_from_db()
+    make_plan(tariq, offer)
+
+    page = browser_as("aude").get(_url(case, sort="acceptance")).content.decode()
+    rows = dict(zip(_order(page), _rows(page), strict=True))
+    assert "In progress" in _cell(rows[offer.pk], "acceptance")
+    assert "Plan drawn up; not the plan in force" in _cell(rows[other.pk], "acceptance")
+    assert _order(page)[:2] == [offer.pk, other.pk]
+    assert "No acceptance plan" in _cell(rows[_order(page)[2]], "acceptance")

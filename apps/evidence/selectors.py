@@ -10,6 +10,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from apps.cases.reads import shared_read
 from apps.core.downloads import StoredFile
 from apps.evidence.models import (
     EvidenceBundle,
@@ -72,6 +73,7 @@ def latest_verification(offer) -> SpecVerification | None:
     )
 
 
+@shared_read
 def case_verifications(case) -> dict[int, SpecVerification]:
     """Each offer's verification, by offer id, with its checks (two queries).
 

@@ -230,12 +230,12 @@ def _mark(rows: list[MatrixRow]) -> None:
     # red flags, failed), the mark needs no cue of its own.
     for row in rows:
         row.marks = {
-            "fit": _state_mark(row.fit_facts.exists, _meets(row)),
-            "spec": _state_mark(True, row.spec.confirmed),
+            "fit": _state_mark(_meets(row)) if row.fit_facts.exists else Mark(),
+            "spec": _state_mark(row.spec.confirmed),
             "price": _price_mark(row),
-            "flags": _state_mark(True, _clear(row.checklist)),
-            "evidence": _state_mark(True, _passing(row.evidence)),
-            "gates": _state_mark(True, not row.open_gates),
+            "flags": _state_mark(_clear(row.checklist)),
+            "evidence": _state_mark(_passing(row.evidence)),
+            "gates": _state_mark(not row.open_gates),
         }
     _mark_cost(rows)
     _mark_score(rows)
@@ -253,9 +253,7 @@ def _clear(facts: ChecklistFacts) -> bool:
     return facts.exists and not facts.red_flags and not facts.not_reviewed
 
 
-def _state_mark(applies: bool, good: bool) -> Mark:
-    if not applies:
-        return Mark()
+def _state_mark(good: bool) -> Mark:
     return Mark(best=True) if good else Mark(differs=True)
 
 
@@ -271,26 +269,35 @@ def _price_mark(row: MatrixRow) -> Mark:
     return Mark(differs=True, cue=cue)
 
 
+def _cost_value(row: MatrixRow) -> Decimal | None:
+    """The total for the hours the demand states, else the cost per hour: every offer of
+    a case is priced for the same hours, so either is compared like for like."""
+    cost = row.needed_cost
+    if cost is None:
+        return None
+    return cost.total if cost.total is not None else cost.per_hour
+
+
 def _mark_cost(rows: list[MatrixRow]) -> None:
-    """The lowest total per currency is the best; totals in another currency are not
+    """The lowest cost per currency is the best; a cost in another currency is not
     compared with it."""
-    totals = [(row, row.needed_cost.total) for row in rows if row.needed_cost is not None]
     lowest: dict[str, Decimal] = {}
-    for row, total in totals:
-        if total is not None:
+    for row in rows:
+        value = _cost_value(row)
+        if value is not None:
             currency = row.offer.currency
-            lowest[currency] = min(total, lowest.get(currency, total))
-    for row, total in totals:
-        best = lowest.get(row.offer.currency)
-        if total is None or best is None:
+            lowest[currency] = min(value, lowest.get(currency, value))
+    for row in rows:
+        value, best = _cost_value(row), lowest.get(row.offer.currency)
+        if value is None or best is None:
             row.marks["cost"] = Mark()
-        elif total == best:
+        elif value == best:
             row.marks["cost"] = Mark(best=True, cue=_("lowest"))
+        elif not best:
+            row.marks["cost"] = Mark(differs=True, cue=_("above the lowest"))
         else:
-            premium = (total - best) / best if best else None
-            cue = _("above the lowest")
-            if premium is not None:
-                cue = _("%(premium)s over the lowest") % {"premium": formats.percent(premium, 0)}
+            premium = formats.percent((value - best) / best, 0)
+            cue = _("%(premium)s over the lowest") % {"premium": premium}
             row.marks["cost"] = Mark(differs=True, cue=cue)
 
 
@@ -346,7 +353,7 @@ SORT_KEYS: dict[str, Callable[[MatrixRow], Any]] = {
     "fit": _fit_key,
     "spec": lambda row: len(row.spec.missing),
     "price": lambda row: row.price.effective_cost_per_gpu_hour if row.price else None,
-    "cost": lambda row: row.needed_cost.total if row.needed_cost else None,
+    "cost": _cost_value,
     "score": lambda row: row.score.total,
     "spread": lambda row: row.score.spread,
     "flags": _flags_key,

@@ -54,7 +54,7 @@ def _spec(row: MatrixRow) -> str:
 def _headline(row: MatrixRow, key: str, places: int | None) -> Any:
     value = (row.verification.headline or {}).get(key) if row.verification else None
     if isinstance(value, float) and places is not None:
-        return round(value, places)
+        return round(value, places) if places else round(value)
     return value
 
 
