@@ -1,8 +1,8 @@
 """The offer matrix: every offer of a case side by side, sortable, as CSV and XLSX.
 
 priya's case needs 64 H200 cards for 100 hours (600 conversations of 32k tokens,
-eight cards an instance). Aurora's 64 cards meet it and hold every gate she can
-hold; Borealis is cheaper but has an open red flag on its billing basis (and a
+eight cards an instance). Aurora's 64 cards meet it and hold every
+approval gate; Borealis is cheaper but has an open red flag on its billing basis (and a
 waived one on its SLA); Cirrus offers 32 cards, short by 32.
 """
 
@@ -138,9 +138,8 @@ def test_each_offer_shows_its_fit_price_score_flags_evidence_gates_and_acceptanc
     assert "Highest concurrency within SLOs: 64" in evidence and "756.2 TFLOP/s" in evidence
     assert "Failed" in _cell(b, "evidence") and "no evidence" in _cell(c, "evidence")
     assert "10 of 10 held" in _cell(a, "gates")
-    assert "No open red flag" in _cell(b, "gates") and "Offer meets the compute demand" in _cell(
-        c, "gates"
-    )
+    assert "No open red flag" in _cell(b, "gates")
+    assert "Offer meets the compute demand" in _cell(c, "gates")
     assert all("No acceptance plan" in _cell(row, "acceptance") for row in rows)
 
 
