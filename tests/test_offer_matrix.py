@@ -1,9 +1,9 @@
 """The offer matrix: every offer of a case side by side, sortable, as CSV and XLSX.
 
 priya's case needs 64 H200 cards for 100 hours (600 conversations of 32k tokens,
-eight cards an instance). Aurora's 64 cards meet it and hold every
-approval gate; Borealis is cheaper but has an open red flag on its billing basis (and a
-waived one on its SLA); Cirrus offers 32 cards, short by 32.
+eight cards an instance). Aurora's 64 cards meet it and hold every approval gate;
+Borealis is cheaper but has an open red flag on its billing basis (and a waived one
+on its SLA); Cirrus offers 32 cards, short by 32.
 """
 
 import csv
