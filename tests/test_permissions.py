@@ -48,6 +48,7 @@ BROWSER_PAGES = [
     ("offers:spec", lambda w: {"pk": w["offer"].pk}, TECH),
     ("sizing:calculator", lambda w: {}, EVERYONE),
     ("scorecards:comparison", lambda w: {"pk": w["case"].pk}, EVERYONE),
+    ("scorecards:matrix", lambda w: {"pk": w["case"].pk}, EVERYONE),
     ("scorecards:scorecard", lambda w: {"offer_pk": w["offer"].pk}, SCORERS),
     ("scorecards:criteria", lambda w: {"pk": w["case"].pk}, PROCUREMENT),
 ]

@@ -10,6 +10,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from apps.cases.reads import shared_read
 from apps.core.downloads import StoredFile
 from apps.evidence.models import (
     EvidenceBundle,
@@ -72,8 +73,14 @@ def latest_verification(offer) -> SpecVerification | None:
     )
 
 
+@shared_read
 def case_verifications(case) -> dict[int, SpecVerification]:
-    """Each offer's verification, by offer id, without the checks (one query)."""
+    """Each offer's verification, by offer id, with its checks (two queries).
+
+    Every verification of the case is scanned without its checks, which older ones
+    never need; the checks of the newest are read in one more query, since the gates
+    and the evidence page read them (the endpoint security probes) for every offer.
+    """
     latest: dict[int, SpecVerification] = {}
     rows = (
         SpecVerification.objects.filter(offer__case=case)
@@ -84,6 +91,11 @@ def case_verifications(case) -> dict[int, SpecVerification]:
     for verification in rows:
         assert verification.offer_id is not None  # filtered on the offer's case
         latest.setdefault(verification.offer_id, verification)
+    by_pk = {verification.pk: verification for verification in latest.values()}
+    if by_pk:
+        found = SpecVerification.objects.filter(pk__in=by_pk).values_list("pk", "checks")
+        for pk, checks in found:
+            by_pk[pk].checks = checks
     return latest
 
 

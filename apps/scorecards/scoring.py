@@ -114,6 +114,15 @@ class OfferScore:
     criterion_unanswered: Mapping[str, int]
     reviewers: tuple[ScoreBreakdown, ...]
 
+    @property
+    def spread(self) -> Decimal | None:
+        """Points between the highest and the lowest reviewer's total; None below two
+        reviewers. A wide spread says the reviewers disagree, whatever the mean."""
+        if len(self.reviewers) < 2:
+            return None
+        totals = [breakdown.total for breakdown in self.reviewers]
+        return max(totals) - min(totals)
+
 
 @dataclass(frozen=True)
 class SensitivityScenario:

@@ -43,6 +43,7 @@ PAGES = {
     "case-approval": "/cases/{case}/area/approval/",
     "offer": "/offers/{offer}/",
     "comparison": "/cases/{case}/comparison/",
+    "offer-matrix": "/cases/{case}/matrix/",
     "evidence": "/cases/{case}/evidence/",
     "evidence-bundle": "/evidence/{bundle}/",
     "clause-checklist": "/offers/{offer}/clause-checklist/",
