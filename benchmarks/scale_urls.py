@@ -3,6 +3,8 @@
 Loaded only by ``benchmarks/scale_settings.py``; production never mounts these.
 - ``bench/trivial/``: a signed-in page that renders nothing, through the same
   middleware (sessions, CSRF, CSP, axes, locale) as every real page.
+- ``bench/case-uncached/<pk>/``: the case page (the cockpit) computed and rendered
+  on every request, as after any tracked write, with the page cache turned off.
 - ``bench/store-only/``: takes a harness-token upload and only stores its bytes
   under their SHA-256, with the same authentication and size bound as
   ``POST /api/v1/evidence/``: what an upload costs before any reading of it.
@@ -14,11 +16,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.http import HttpResponse
+from django.test.utils import override_settings
 from django.urls import path
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.cases.views import case_detail
 from apps.evidence.api import HarnessTokenOnly, max_bytes
 from apps.evidence.authentication import HarnessTokenAuthentication
 from config.urls import urlpatterns as product_urlpatterns
@@ -27,6 +31,12 @@ from config.urls import urlpatterns as product_urlpatterns
 @login_required
 def trivial(request):
     return HttpResponse("ok", content_type="text/plain")
+
+
+def case_uncached(request, pk: int):
+    # gunicorn's sync workers serve one request at a time: the override is this request's.
+    with override_settings(CASE_PAGE_CACHE_SECONDS=0):
+        return case_detail(request, pk)
 
 
 class StoreOnlyView(APIView):
@@ -44,6 +54,7 @@ class StoreOnlyView(APIView):
 
 urlpatterns = [
     path("bench/trivial/", trivial, name="bench-trivial"),
+    path("bench/case-uncached/<int:pk>/", case_uncached, name="bench-case-uncached"),
     path("bench/store-only/", StoreOnlyView.as_view(), name="bench-store-only"),
     *product_urlpatterns,
 ]

@@ -183,7 +183,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "cases:list"
+LOGIN_REDIRECT_URL = "approvals:dashboard"  # My work
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
@@ -258,6 +258,10 @@ CELERY_BEAT_SCHEDULE = {
     "verify-audit-chain-nightly": {
         "task": "apps.audit.tasks.verify_audit_chain_task",
         "schedule": crontab(hour=2, minute=30),
+    },
+    "approvals-send-daily-digests": {
+        "task": "apps.approvals.tasks.send_daily_digests_task",
+        "schedule": crontab(hour=6, minute=45),
     },
     "approvals-send-reminders-daily": {
         "task": "apps.approvals.tasks.send_reminders_task",

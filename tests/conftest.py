@@ -6,10 +6,12 @@ legal reviewer, tariq the tech lead, aude the auditor and ada the admin.
 
 import os
 import tempfile
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -147,3 +149,10 @@ def api_as(people):
         return api
 
     return sign_in
+
+
+@pytest.fixture
+def seeded_demo(db, settings, tmp_path):
+    """The demo's three cases, as ``make run`` seeds them, with its files in a temporary folder."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    call_command("seed_demo", stdout=StringIO())

@@ -6,11 +6,8 @@ A page linked for a reader answers; a page the reader's role may not open is
 not linked for them (the page says who may instead). Nothing answers 5xx.
 """
 
-from io import StringIO
-
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.test import Client
 
 from apps.cases.models import ProcurementCase
@@ -42,15 +39,9 @@ def _walk(client: Client, start: list[str]) -> tuple[int, list[str]]:
     return pages, refused
 
 
-@pytest.fixture
-def demo(db, settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    call_command("seed_demo", stdout=StringIO())
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("username", DEMO_PEOPLE)
-def test_no_link_leads_a_demo_reader_to_a_refusal(demo, username):
+def test_no_link_leads_a_demo_reader_to_a_refusal(seeded_demo, username):
     client = Client()
     client.force_login(get_user_model().objects.get(username=username))
     start = ["/dashboard/"] + [f"/cases/{case.pk}/" for case in ProcurementCase.objects.all()]

@@ -34,6 +34,10 @@ BROWSER_PAGES = [
     ("cases:list", lambda w: {}, EVERYONE),
     ("cases:create", lambda w: {}, PROCUREMENT),
     ("cases:detail", lambda w: {"pk": w["case"].pk}, EVERYONE),
+    ("cases:area", lambda w: {"pk": w["case"].pk, "area": "approval"}, EVERYONE),
+    ("cases:area", lambda w: {"pk": w["case"].pk, "area": "costs"}, EVERYONE),
+    ("approvals:dashboard", lambda w: {}, EVERYONE),
+    ("approvals:waiting", lambda w: {}, EVERYONE),
     ("cases:edit", lambda w: {"pk": w["case"].pk}, CASE_EDITORS),
     ("cases:waive", lambda w: {"pk": w["case"].pk}, PROCUREMENT),
     ("cases:history", lambda w: {"pk": w["case"].pk}, EVERYONE),
@@ -61,7 +65,11 @@ def test_browser_page_access(browser_as, world, name, kwargs, allowed, role):
     assert response.status_code == (200 if role in allowed else 403)
 
 
-@pytest.mark.parametrize("name,kwargs,allowed", BROWSER_PAGES, ids=[p[0] for p in BROWSER_PAGES])
+@pytest.mark.parametrize(
+    "name,kwargs,allowed",
+    BROWSER_PAGES,
+    ids=[f"{p[0]}{p[1].__code__.co_consts}" for p in BROWSER_PAGES],
+)
 def test_browser_page_sends_anonymous_to_login(client, world, name, kwargs, allowed):
     url = reverse(name, kwargs=kwargs(world))
     response = client.get(url)

@@ -11,13 +11,11 @@ where a label belongs.
 import re
 from collections import deque
 from html.parser import HTMLParser
-from io import StringIO
 from urllib.parse import urldefrag, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail
-from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone, translation
 
@@ -141,9 +139,7 @@ def _walk(client: Client, accept_language: str) -> tuple[int, list[str]]:
 
 
 @pytest.fixture
-def demo(db, settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    call_command("seed_demo", stdout=StringIO())
+def demo(seeded_demo):
     client = Client()
     client.force_login(get_user_model().objects.get(username="admin"))
     return client

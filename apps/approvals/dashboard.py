@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 from apps.accounts.roles import Role
 from apps.approvals.binding import changes_for
 from apps.approvals.models import Approval, Reminder
-from apps.approvals.reminders import due_items
+from apps.approvals.reminders import DueItem, due_items
 from apps.audit.selectors import chain_status
 from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
 from apps.costs import dashboard as costs_dashboard
@@ -45,11 +45,13 @@ class Item:
 class Section:
     title: str
     items: list[Item] = field(default_factory=list)
+    # False for what is only to be read (recent decisions): not counted as waiting work.
+    todo: bool = True
 
 
 @dataclass
 class DueRow:
-    item: object
+    item: DueItem
     kind: "_StrOrPromise"
     days_left: int
     overdue_days: int
@@ -227,7 +229,7 @@ def _procurement(user, *, all_cases: bool) -> Section:
 
 
 def _auditor():
-    section = Section(_("Recent decisions"))
+    section = Section(_("Recent decisions"), todo=False)
     rows = Approval.objects.select_related("case", "offer__vendor", "decided_by").order_by(
         "-decided_at", "-pk"
     )[:20]

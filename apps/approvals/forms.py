@@ -70,3 +70,11 @@ def _offer_label(offer, open_titles) -> str:
         "offer": offer,
         "gates": "; ".join(str(title) for title in open_titles),
     }
+
+
+class DigestForm(forms.Form):
+    daily_digest = forms.BooleanField(
+        label=_("E-mail me this list each morning"),
+        required=False,
+        help_text=_("One e-mail a day, only when something waits for you."),
+    )

@@ -8,11 +8,13 @@ pending approval. In the embedded default tasks run eagerly, in-process.
 from celery import shared_task
 from django.utils import timezone
 
+from apps.approvals.inbox import digests_send
 from apps.approvals.reminders import provided_reminders_send
 from apps.approvals.services import reminders_send, stale_approvals_record
 
 REMINDERS_TASK = "apps.approvals.tasks.send_reminders_task"
 STALENESS_TASK = "apps.approvals.tasks.record_stale_approvals_task"
+DIGEST_TASK = "apps.approvals.tasks.send_daily_digests_task"
 
 # Scheduled by Celery beat: see CELERY_BEAT_SCHEDULE in config/settings.py.
 
@@ -27,3 +29,9 @@ def send_reminders_task() -> int:
 def record_stale_approvals_task() -> list[int]:
     """Record every approval whose bound records changed; returns their ids."""
     return [approval.pk for approval in stale_approvals_record()]
+
+
+@shared_task(name=DIGEST_TASK, acks_late=True)
+def send_daily_digests_task() -> int:
+    """E-mail each person what waits for them (unless they turned it off); returns how many."""
+    return digests_send()

@@ -39,16 +39,9 @@ def phrases(*templates: str) -> tuple[str, ...]:
 def _load_rules() -> None:
     """The templates are registered where the rules define them: import every rule once."""
     from apps.evidence import inventory, troubleshooting  # noqa: F401
-    from apps.evidence.rules import (  # noqa: F401
-        composition,
-        identity,
-        network,
-        performance,
-        raw_inventory,
-        security,
-        service,
-        versions,
-    )
+    from apps.evidence.rules import check_modules, composition  # noqa: F401
+
+    check_modules()
 
 
 @cache

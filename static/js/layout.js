@@ -25,9 +25,34 @@
     });
   }
 
+  // The count of what waits for the reader, beside "My work" in the header.
+  function showWaiting() {
+    var badge = document.querySelector("[data-count-url]");
+    if (!badge || !window.fetch) {
+      return;
+    }
+    fetch(badge.getAttribute("data-count-url"), { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (data) {
+        if (!data || !data.count) {
+          return;
+        }
+        var shown = document.createElement("span");
+        shown.setAttribute("aria-hidden", "true");
+        shown.textContent = String(data.count);
+        var spoken = document.createElement("span");
+        spoken.className = "visually-hidden";
+        spoken.textContent = data.label;
+        badge.replaceChildren(shown, spoken);
+        badge.hidden = false;
+      })
+      .catch(function () { /* no count: the link still leads to the list */ });
+  }
+
   function start() {
     wrapTables();
     markScrollable();
+    showWaiting();
     window.addEventListener("resize", markScrollable);
   }
 

@@ -77,7 +77,7 @@ def sign_in(page, live_server):
         page.fill("#id_username", username)
         page.fill("#id_password", password)
         page.click("button[type=submit]")
-        page.wait_for_url(f"{live_server.url}/cases/")
+        page.wait_for_url(f"{live_server.url}/dashboard/")  # My work
 
     return as_user
 

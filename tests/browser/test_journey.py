@@ -45,6 +45,8 @@ def test_a_case_from_opening_to_comparison(
 ):
     base = live_server.url
     sign_in("priya")
+    expect(page.locator("h1")).to_have_text("My work")
+    page.goto(f"{base}/cases/")
     page.click("text=New case")
     page.fill("#id_name", "Chat assistant on Llama 3.1 70B")
     page.fill("#id_requirements", "600 concurrent users at 32k context")
@@ -76,6 +78,7 @@ def test_a_case_from_opening_to_comparison(
     expect(page.locator("body")).to_contain_text("Unconfirmed")
 
     # A mistake is shown in place and nothing is saved.
+    page.goto(case_url)
     page.click("text=Edit case")
     page.fill("#id_slo_peak_memory_pct", "140")
     page.fill("#id_change_reason", "typo")
@@ -481,7 +484,7 @@ def _case_pk(case_url: str) -> int:
 
 def audit(page, case_url, sign_in, screenshot, downloads) -> None:
     sign_in("aude")
-    page.goto(case_url)
+    open_area(page, case_url, "Packets")
     # Eager Celery: the packet is rendered and signed before the status page answers.
     page.click("button:has-text('Generate packet')", timeout=120_000)
     expect(page.locator("section.card")).to_contain_text("Issued and signed.")
@@ -497,7 +500,7 @@ def audit(page, case_url, sign_in, screenshot, downloads) -> None:
     for recorded in recorded_by_people:
         assert recorded in text, recorded
 
-    page.goto(case_url)
+    open_area(page, case_url, "Packets")
     page.click("text=Verify a packet")
     page.get_by_label("Packet (PDF)").set_input_files(pdf)
     page.click("button:has-text('Verify')")
@@ -505,7 +508,7 @@ def audit(page, case_url, sign_in, screenshot, downloads) -> None:
     expect(page.locator("dl.kv")).to_contain_text("Chat assistant on Llama 3.1 70B")
     screenshot("packet-verify")
 
-    page.goto(case_url)
+    open_area(page, case_url, "Audit trail")
     export = downloads(lambda: page.click("text=Export for auditors (ZIP)"), timeout=90_000)
     with zipfile.ZipFile(export) as archive:
         names = archive.namelist()

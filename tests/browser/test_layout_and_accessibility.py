@@ -159,7 +159,7 @@ def signed_in(browser, demo_server):
             page.fill("#id_username", username)
             page.fill("#id_password", "diligence-demo")
             page.click("button[type=submit]")
-            page.wait_for_url(f"{base}/cases/")
+            page.wait_for_url(f"{base}/dashboard/")  # My work
             contexts[key] = page
         return contexts[key]
 

@@ -66,7 +66,9 @@ class Context:
     environment_requirements: dict = field(default_factory=dict)
 
 
-def verify(facts: Facts, context: Context) -> list[Check]:
+def check_modules() -> tuple:
+    """The rule modules a verification runs, in the order their checks are listed; each has
+    ``checks(facts, context) -> list[Check]``. Imported here, once: they import this module."""
     from apps.evidence.rules import (
         identity,
         network,
@@ -76,17 +78,14 @@ def verify(facts: Facts, context: Context) -> list[Check]:
         service,
         versions,
     )
+
+    return (identity, raw_inventory, versions, performance, service, network, security)
+
+
+def verify(facts: Facts, context: Context) -> list[Check]:
     from apps.evidence.troubleshooting import annotate
 
-    checks = (
-        identity.checks(facts, context)
-        + raw_inventory.checks(facts, context)
-        + versions.checks(facts, context)
-        + performance.checks(facts, context)
-        + service.checks(facts, context)
-        + network.checks(facts, context)
-        + security.checks(facts, context)
-    )
+    checks = [check for module in check_modules() for check in module.checks(facts, context)]
     return [annotate(check) for check in checks]
 
 

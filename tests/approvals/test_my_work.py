@@ -1,0 +1,120 @@
+"""My work: what waits for each person, overdue first, with its count in the header and a
+daily e-mail digest each person may turn off."""
+
+import re
+from datetime import timedelta
+
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.approvals.dashboard import dashboard_for
+from apps.approvals.inbox import digests_send, work_items
+from apps.approvals.services import case_submit_for_approval
+from apps.approvals.tasks import send_daily_digests_task
+from apps.core.services import tracked_update
+from tests.approvals.test_reminders import world  # noqa: F401  (a fixture)
+
+MY_WORK = reverse("approvals:dashboard")
+
+
+def _overdue_matrix_and_assessment_due_soon(case, people):
+    today = timezone.localdate()
+    tracked_update(
+        case.access_matrix,
+        actor=people["tariq"],
+        reason="Review overdue",
+        fields={"review_by": today - timedelta(days=3)},
+    )
+    tracked_update(
+        case.data_export_assessments.get(),
+        actor=people["lena"],
+        reason="Review due soon",
+        fields={"review_by": today + timedelta(days=5)},
+    )
+
+
+def test_signing_in_lands_on_my_work(people):
+    client = Client()
+    response = client.post(reverse("login"), {"username": "tariq", "password": "pw"})
+    assert response.status_code == 302 and response["Location"] == MY_WORK
+
+
+def test_yours_to_do_lists_overdue_work_first_with_its_due_date(world, people, browser_as):  # noqa: F811
+    case, _offer = world
+    case_submit_for_approval(actor=people["priya"], case=case)  # a decision waits (undated)
+    _overdue_matrix_and_assessment_due_soon(case, people)
+    items = work_items(dashboard_for(people["tariq"]))
+    assert items[0].overdue and items[0].overdue_days == 3
+    dated = [item for item in items if item.due_on]
+    assert dated == sorted(dated, key=lambda item: (not item.overdue, item.due_on))
+    assert any(item.due_on is None and "Pending approval" in item.detail for item in items)
+
+    html = browser_as("tariq").get(MY_WORK).content.decode()
+    mine = html[html.index("Yours to do") : html.index("</section>")]
+    lines = re.findall(r"<li class=\"(\w+)\">(.*?)</li>", mine, re.S)
+    assert len(lines) == len(items)
+    assert "overdue by 3 days" in lines[0][1] and lines[0][0] == "bad"
+
+
+def test_the_header_count_matches_the_list_and_follows_each_write(world, people, browser_as):  # noqa: F811
+    case, _offer = world
+    client = browser_as("tariq")
+    url = reverse("approvals:waiting")
+
+    def count() -> int:
+        response = client.get(url)
+        assert response.status_code == 200
+        return response.json()["count"]
+
+    before = count()
+    assert before == len(work_items(dashboard_for(people["tariq"])))
+    case_submit_for_approval(actor=people["priya"], case=case)
+    assert count() == before + 1  # the decision now waits for a tech lead
+    assert client.get(url).json()["label"] == f"{before + 1} items wait for you"
+    page = client.get(MY_WORK).content.decode()
+    assert f'data-count-url="{url}"' in page
+
+
+def test_the_count_and_the_page_need_a_signed_in_person(world, client):  # noqa: F811
+    for url in (MY_WORK, reverse("approvals:waiting")):
+        response = client.get(url)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    assert client.post(reverse("approvals:digest"), {}).status_code == 302
+
+
+def test_the_digest_lists_each_persons_work_and_respects_their_choice(
+    world,  # noqa: F811
+    people,
+    browser_as,
+    mailoutbox,
+):
+    case, _offer = world
+    _overdue_matrix_and_assessment_due_soon(case, people)
+    sent = send_daily_digests_task()
+    assert sent == len(mailoutbox) > 0
+    tariq = next(mail for mail in mailoutbox if mail.to == ["tariq@diligence.example"])
+    assert "overdue" in tariq.subject
+    assert "overdue by 3 days" in tariq.body
+    assert reverse("access:matrix", args=[case.pk]) in tariq.body
+    assert "turn the daily digest off" in tariq.body
+
+    # tariq turns it off on My work: the next morning he gets none, the others still do.
+    client = browser_as("tariq")
+    response = client.post(reverse("approvals:digest"), {})
+    assert response.status_code == 302
+    assert (
+        "checked" not in client.get(MY_WORK).content.decode().split('name="daily_digest"')[1][:20]
+    )
+    mailoutbox.clear()
+    assert digests_send() == sent - 1
+    assert all(mail.to != ["tariq@diligence.example"] for mail in mailoutbox)
+
+    client.post(reverse("approvals:digest"), {"daily_digest": "on"})
+    mailoutbox.clear()
+    assert digests_send() == sent
+
+
+def test_nobody_gets_an_empty_digest(people, mailoutbox):
+    assert digests_send() == 0
+    assert mailoutbox == []
