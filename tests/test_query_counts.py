@@ -90,3 +90,17 @@ def test_offer_detail(browser_as, priya):
     one = _queries(client, url)
     _grow_offers(priya, case, 49)
     assert _queries(client, url) == one
+
+
+@pytest.mark.parametrize(
+    "url", ["approvals:dashboard", "approvals:waiting", "cases:search"], ids=str
+)
+def test_my_work_and_search_with_1_and_50_cases(browser_as, priya, url):
+    """The administrator's My work holds every role's sections; search matches every case."""
+    client = browser_as("ada")
+    address = reverse(url) + ("?q=Case" if url == "cases:search" else "")
+    make_offer(priya, make_case(priya))
+    one = _queries(client, address)
+    for _ in range(49):
+        make_offer(priya, make_case(priya))
+    assert _queries(client, address) == one
