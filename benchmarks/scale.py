@@ -221,13 +221,18 @@ def stage_grow(args, work: Path) -> None:
     case_t, offer_t = ProcurementCase._meta.db_table, Offer._meta.db_table
     bundle_t = EvidenceBundle._meta.db_table
     vendor_ids = [v.pk for v in vendors[:offers_per_case]]
+    # The demo's own cases keep their offers; the generated ones are named "Scale case N".
+    generated = f"SELECT id FROM \"{case_t}\" WHERE name LIKE 'Scale case %%'"
+    seeded_cases = ProcurementCase.objects.count()
+    # The demo's bundles keep their verifications; the copies get the real one's.
+    last_seeded_bundle = EvidenceBundle.objects.order_by("-pk").values_list("pk", flat=True)[0]
     with transaction.atomic(), connection.cursor() as cursor:
         # Everything is copied inside PostgreSQL from the demo's records (and the one real
         # bundle): a million rows in seconds instead of Python objects.
         cursor.execute(
             clone_sql(
                 ProcurementCase,
-                source=f"CROSS JOIN generate_series(1, {args.cases - 1}) AS g(n)",
+                source=f"CROSS JOIN generate_series(1, {args.cases - seeded_cases}) AS g(n)",
                 overrides={"name": "'Scale case ' || g.n"},
                 where=f"base.id = {demo.pk}",
             )
@@ -237,7 +242,7 @@ def stage_grow(args, work: Path) -> None:
                 Offer,
                 source=f'CROSS JOIN "{case_t}" AS c CROSS JOIN unnest(%s::bigint[]) AS v(id)',
                 overrides={"case_id": "c.id", "vendor_id": "v.id"},
-                where=f"base.id = {template_offer.pk} AND c.id <> {demo.pk}",
+                where=f"base.id = {template_offer.pk} AND c.id IN ({generated})",
             ),
             [vendor_ids],
         )
@@ -246,8 +251,9 @@ def stage_grow(args, work: Path) -> None:
                 DeclaredSpec,
                 source=f'CROSS JOIN "{offer_t}" AS o',
                 overrides={"offer_id": "o.id"},
-                where=f"base.id = {template_spec.pk} AND o.case_id <> {demo.pk}",
-            )
+                where=f"base.id = {template_spec.pk} AND o.case_id IN ({generated})",
+            ),
+            [],
         )
         cursor.execute(
             clone_sql(
@@ -271,7 +277,7 @@ def stage_grow(args, work: Path) -> None:
                 SpecVerification,
                 source=f'CROSS JOIN "{bundle_t}" AS b',
                 overrides={"bundle_id": "b.id", "offer_id": "b.offer_id"},
-                where=f"base.id = {real_verification.pk} AND b.id <> {real_bundle.pk}",
+                where=f"base.id = {real_verification.pk} AND b.id > {last_seeded_bundle}",
             )
         )
         for model in (ProcurementCase, Offer, DeclaredSpec, EvidenceBundle, SpecVerification):
