@@ -10,8 +10,8 @@ from django.utils.translation import gettext as _
 
 from apps.cases import services
 from apps.cases.cockpit import tile
+from apps.cases.filters import CaseListFilter
 from apps.cases.forms import CaseEditForm, CaseForm, OfferMinimumWaiverForm
-from apps.cases.models import ProcurementCase
 from apps.cases.page import case_page_response, page_versions
 from apps.cases.panels import AREAS, case_area_panel, case_nav
 from apps.cases.search import MAX_QUERY_LENGTH, search
@@ -23,16 +23,13 @@ from apps.core.services import ConcurrentEditError
 
 @role_required("cases.view_procurementcase")
 def case_list(request):
-    cases = case_list_for(request.user).order_by("-created_at")
-    status = request.GET.get("status")
-    if status:
-        cases = cases.filter(status=status)
+    """Cases the person may see, filtered and sorted as the URL says, newest first by default."""
+    filters = CaseListFilter(request.GET or None, queryset=case_list_for(request.user))
+    cases = filters.qs
+    # Newest first unless sorted; the id breaks ties so that pages never overlap.
+    cases = cases.order_by(*(cases.query.order_by or ("-created_at",)), "-pk")
     page = Paginator(cases, 50).get_page(request.GET.get("page"))
-    return render(
-        request,
-        "cases/case_list.html",
-        {"page": page, "status": status, "status_choices": ProcurementCase.Status.choices},
-    )
+    return render(request, "cases/case_list.html", {"page": page, "filters": filters})
 
 
 @role_required("cases.add_procurementcase")

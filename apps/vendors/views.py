@@ -11,6 +11,7 @@ from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
 from apps.vendors import services
+from apps.vendors.filters import VendorListFilter
 from apps.vendors.forms import VendorEditForm, VendorForm
 from apps.vendors.selectors import (
     vendor_get_for,
@@ -31,9 +32,14 @@ def _return_to(request) -> str | None:
 
 @role_required("vendors.view_vendor")
 def vendor_list(request):
-    vendors = vendors_with_offer_counts(request.user)
+    """Vendors filtered and sorted as the URL says, by name by default."""
+    filters = VendorListFilter(
+        request.GET or None, queryset=vendors_with_offer_counts(request.user)
+    )
+    vendors = filters.qs
+    vendors = vendors.order_by(*(vendors.query.order_by or ("name",)), "pk")
     page = Paginator(vendors, 50).get_page(request.GET.get("page"))
-    return render(request, "vendors/vendor_list.html", {"page": page})
+    return render(request, "vendors/vendor_list.html", {"page": page, "filters": filters})
 
 
 @role_required("vendors.view_vendor")
