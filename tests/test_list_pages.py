@@ -105,3 +105,31 @@ def test_a_renamed_case_sorts_by_its_new_name(browser_as, priya):
     )
     html = browser_as("priya").get(CASES, {"sort": "name"}).content.decode()
     assert names(html, "cases") == ["Alpha", "Mike"]
+
+
+def test_packets_are_paged_sorted_and_filtered_by_who_issued_them(
+    browser_as, priya, people, settings, tmp_path
+):
+    from tests.packets.factories import make_stored_packet
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.PACKET_SIGNING_DIR = tmp_path / "signing"
+    case = make_case(priya)
+    made = [make_stored_packet(priya, case) for _ in range(3)]
+    made.append(make_stored_packet(people["aude"], case))
+    client = browser_as("aude")
+    url = reverse("packets:list", args=[case.pk])
+
+    def numbers(**query) -> list[str]:
+        response = client.get(url, query)
+        assert response.status_code == 200
+        html = response.content.decode()
+        body = html[html.index("<tbody>") : html.index("</tbody>")]
+        return re.findall(r"<td><strong>([^<]+)</strong>", body)
+
+    newest_first = [packet.number for packet in reversed(made)]
+    assert numbers() == newest_first
+    assert numbers(sort="packet") == sorted(newest_first)
+    assert numbers(issued_by=people["aude"].pk) == [made[-1].number]
+    assert numbers(issued_by=priya.pk) == [packet.number for packet in reversed(made[:3])]
+    assert client.get(url, {"issued_by": "nobody"}).status_code == 200
