@@ -6,7 +6,7 @@ from django.utils.translation import gettext as _
 from apps.acceptance import rules
 from apps.acceptance.selectors import acceptance_state, active_plan
 from apps.cases.models import ProcurementCase
-from apps.cases.overview import CasePanel
+from apps.cases.overview import CasePanel, MissingLine
 
 # Shows tracked records only (plans, results, attachments, sign-offs, the offer's
 # evidence and approval); nothing in it turns with the clock.
@@ -30,7 +30,12 @@ def case_panel(case, *, actor) -> CasePanel:
 def acceptance_missing(case, state) -> list[str]:
     if state is None:
         if case.status == ProcurementCase.Status.APPROVED:
-            return [_("Approved but no acceptance plan yet: a tech lead plans the four layers.")]
+            return [
+                MissingLine(
+                    _("Approved but no acceptance plan yet: a tech lead plans the four layers."),
+                    reverse("acceptance:plan_create", args=[case.pk]),
+                )
+            ]
         return []
     if state.accepted:
         return []

@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from apps.access.selectors import access_matrix_of, matrix_view, network_plan_of, plan_view
-from apps.cases.overview import CasePanel
+from apps.cases.overview import CasePanel, MissingLine
 
 SHOWN_VIOLATIONS = 5
 
@@ -24,7 +24,16 @@ def case_panel(case, *, actor) -> CasePanel:
         title=_("Network and access-control plan"),
         template="access/case_panel.html",
         context={"case": case, "matrix": matrix_part, "plan": plan_part},
-        missing=matrix_missing(matrix_part) + plan_missing(plan_part),
+        missing=[
+            *(
+                MissingLine(line, reverse("access:matrix", args=[case.pk]))
+                for line in matrix_missing(matrix_part)
+            ),
+            *(
+                MissingLine(line, reverse("access:plan", args=[case.pk]))
+                for line in plan_missing(plan_part)
+            ),
+        ],
         order=40,
         fix_url=reverse("access:matrix", args=[case.pk]),
         fix_permission="access.change_accessmatrix",

@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 
 from apps.approvals.overview import approval_overview
 from apps.cases.models import ProcurementCase
-from apps.cases.overview import CasePanel
+from apps.cases.overview import CasePanel, MissingLine
 
 # Shows tracked records only; the verification gates say until when they hold.
 
@@ -46,16 +46,32 @@ def gates_valid_until(offers) -> datetime | None:
 
 def panel_missing(overview) -> list[str]:
     status = overview.case.status
-    missing = []
+    pk = overview.case.pk
+    decide = reverse("approvals:decide", args=[pk])
+    missing: list[str] = []
     if overview.stale:
         missing.append(
-            _("The approval is stale (%(changes)s): the case needs a fresh decision.")
-            % {"changes": "; ".join(str(c) for c in overview.stale_changes[:5])}
+            MissingLine(
+                _("The approval is stale (%(changes)s): the case needs a fresh decision.")
+                % {"changes": "; ".join(str(c) for c in overview.stale_changes[:5])},
+                decide,
+            )
         )
     if status in (ProcurementCase.Status.DRAFT, ProcurementCase.Status.EVALUATING):
         if overview.offers and not overview.ready_offers:
-            missing.append(_("No offer passes every approval gate yet (see Approval)."))
-        missing.append(_("Not submitted for approval yet."))
+            missing.append(
+                MissingLine(
+                    _("No offer passes every approval gate yet (see Approval)."),
+                    reverse("approvals:case", args=[pk]),
+                )
+            )
+        missing.append(
+            MissingLine(
+                _("Not submitted for approval yet."), reverse("approvals:submit", args=[pk])
+            )
+        )
     elif status == ProcurementCase.Status.PENDING_APPROVAL:
-        missing.append(_("Pending approval: a tech lead approves one offer or rejects."))
+        missing.append(
+            MissingLine(_("Pending approval: a tech lead approves one offer or rejects."), decide)
+        )
     return missing

@@ -8,7 +8,7 @@ from django.utils.translation import gettext as _
 
 from apps.assessments.rules import governing_assessment
 from apps.assessments.selectors import AssessmentSummary, assessment_summary, case_assessments
-from apps.cases.overview import CasePanel
+from apps.cases.overview import CasePanel, MissingLine
 from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 
@@ -45,7 +45,7 @@ def case_panel(case, *, actor) -> CasePanel:
             "offers": offers,
             "can_add": actor.has_perm("assessments.add_dataexportassessment"),
         },
-        missing=panel_missing(case_summary, offers),
+        missing=panel_missing(case, case_summary, offers),
         order=30,
         fix_url="" if assessments else reverse("assessments:create", args=[case.pk]),
         fix_permission="assessments.change_dataexportassessment"
@@ -55,11 +55,19 @@ def case_panel(case, *, actor) -> CasePanel:
     )
 
 
-def panel_missing(case_summary: AssessmentSummary | None, offers: list[OfferCoverage]) -> list[str]:
-    """What keeps the data-export assessment from counting, in a reviewer's words."""
-    missing = []
+def panel_missing(
+    case, case_summary: AssessmentSummary | None, offers: list[OfferCoverage]
+) -> list[str]:
+    """What keeps the data-export assessment from counting, in a reviewer's words, each
+    line with the form that mends it."""
+    missing: list[str] = []
+    start = reverse("assessments:create", args=[case.pk])
     if case_summary is None and not any(row.summary for row in offers):
-        return [_("No data-export self-assessment yet: the legal reviewer starts one.")]
+        return [
+            MissingLine(
+                _("No data-export self-assessment yet: the legal reviewer starts one."), start
+            )
+        ]
     seen = set()
     for summary in ([case_summary] if case_summary else []) + [o.summary for o in offers]:
         if summary is None or summary.assessment.pk in seen:
@@ -67,23 +75,31 @@ def panel_missing(case_summary: AssessmentSummary | None, offers: list[OfferCove
         seen.add(summary.assessment.pk)
         offer = summary.assessment.offer
         scope = str(offer.vendor) if offer is not None else _("the case")
+        answer = reverse("assessments:edit", args=[summary.assessment.pk])
+        sign_off = reverse("assessments:sign_off", args=[summary.assessment.pk])
         if summary.state.expired:
             # expired is only ever true with a review-by day (rules.assessment_state)
             assert summary.state.review_by is not None
             missing.append(
-                _(
-                    "Data-export assessment for %(scope)s expired on %(day)s: "
-                    "review and sign off again."
+                MissingLine(
+                    _(
+                        "Data-export assessment for %(scope)s expired on %(day)s: "
+                        "review and sign off again."
+                    )
+                    % {"scope": scope, "day": summary.state.review_by.isoformat()},
+                    sign_off,
                 )
-                % {"scope": scope, "day": summary.state.review_by.isoformat()}
             )
         elif not summary.state.signed_off:
             missing.append(
-                _(
-                    "Data-export assessment for %(scope)s is not signed off "
-                    "(%(n)s questions unanswered)."
+                MissingLine(
+                    _(
+                        "Data-export assessment for %(scope)s is not signed off "
+                        "(%(n)s questions unanswered)."
+                    )
+                    % {"scope": scope, "n": summary.unanswered},
+                    answer if summary.unanswered else sign_off,
                 )
-                % {"scope": scope, "n": summary.unanswered}
             )
         # The decision aid's checked step, in the words the approval gate uses.
         problems = [summary.contradiction] if summary.contradiction else []
@@ -91,20 +107,30 @@ def panel_missing(case_summary: AssessmentSummary | None, offers: list[OfferCove
             problems.append(summary.mechanism.text)
         for problem in problems:
             missing.append(
-                _("Data-export assessment for %(scope)s: %(problem)s")
-                % {"scope": scope, "problem": problem}
+                MissingLine(
+                    _("Data-export assessment for %(scope)s: %(problem)s")
+                    % {"scope": scope, "problem": problem},
+                    answer,
+                )
             )
         if not summary.exit_readiness_answered:
             missing.append(
-                _("Exit readiness not answered in the assessment for %(scope)s.") % {"scope": scope}
+                MissingLine(
+                    _("Exit readiness not answered in the assessment for %(scope)s.")
+                    % {"scope": scope},
+                    answer,
+                )
             )
     for row in offers:
         if row.summary is None:
             missing.append(
-                _(
-                    "%(vendor)s (%(j)s) is outside the case assessment's jurisdiction: "
-                    "assess this offer."
+                MissingLine(
+                    _(
+                        "%(vendor)s (%(j)s) is outside the case assessment's jurisdiction: "
+                        "assess this offer."
+                    )
+                    % {"vendor": row.offer.vendor, "j": row.offer.vendor.jurisdiction},
+                    start,
                 )
-                % {"vendor": row.offer.vendor, "j": row.offer.vendor.jurisdiction}
             )
     return missing

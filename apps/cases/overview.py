@@ -24,6 +24,18 @@ from apps.scorecards.selectors import case_comparison, not_comparable_reasons
 from apps.sizing.selectors import capacity_for_offer, demand_of, demand_result
 
 
+class MissingLine(str):
+    """One line of what an area lacks, with the page where that one thing is mended
+    (``""``: the area's own form). It reads, compares and joins as the plain sentence."""
+
+    url: str = ""
+
+    def __new__(cls, text: str, url: str = "") -> "MissingLine":
+        line = super().__new__(cls, text)
+        line.url = url
+        return line
+
+
 @dataclass
 class CasePanel:
     """One section of the case page: a template, its context, and what is missing.
@@ -129,7 +141,7 @@ def demand_shortfall_text(vendor, fit) -> str:
 
 def _offers_missing(*, offers, minimum, comparison) -> list[str]:
     """What the offers still lack, in the words a reviewer would use."""
-    missing = []
+    missing: list[str] = []
     if not minimum["holds"]:
         message = _("%(count)s of %(required)s offers compared: add offers or record a waiver.") % {
             "count": minimum["count"],
@@ -143,12 +155,29 @@ def _offers_missing(*, offers, minimum, comparison) -> list[str]:
     for offer in offers:
         if not offer.spec_status.confirmed:
             missing.append(
-                _("%(vendor)s: declared spec unconfirmed — missing %(items)s")
-                % {"vendor": offer.vendor, "items": ", ".join(offer.spec_status.missing)}
+                MissingLine(
+                    _("%(vendor)s: declared spec unconfirmed — missing %(items)s")
+                    % {"vendor": offer.vendor, "items": ", ".join(offer.spec_status.missing)},
+                    reverse("offers:spec", args=[offer.pk]),
+                )
             )
         if offer.capacity is not None and not offer.capacity.meets_target:
-            missing.append(demand_shortfall_text(offer.vendor, offer.capacity))
-    unscored = [str(row.offer.vendor) for row in comparison.rows if row.score.unscored]
+            missing.append(
+                MissingLine(
+                    demand_shortfall_text(offer.vendor, offer.capacity),
+                    reverse("offers:detail", args=[offer.pk]),
+                )
+            )
+    unscored = [row.offer for row in comparison.rows if row.score.unscored]
     if unscored:
-        missing.append(_("Not scored yet: %(vendors)s") % {"vendors": ", ".join(unscored)})
+        missing.append(
+            MissingLine(
+                _("Not scored yet: %(vendors)s")
+                % {"vendors": ", ".join(str(offer.vendor) for offer in unscored)},
+                # One offer: its scorecard; several: the comparison, which links each.
+                reverse("scorecards:scorecard", args=[unscored[0].pk])
+                if len(unscored) == 1
+                else reverse("scorecards:comparison", args=[unscored[0].case_id]),
+            )
+        )
     return missing

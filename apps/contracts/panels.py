@@ -4,7 +4,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from apps.cases.overview import CasePanel
+from apps.cases.overview import CasePanel, MissingLine
 from apps.contracts import rules
 from apps.contracts.selectors import case_red_flags, offer_checklist
 
@@ -28,27 +28,34 @@ def case_panel(case, *, actor) -> CasePanel:
 def _missing(entry) -> list[str]:
     """What one offer's checklist still lacks, in a reviewer's words."""
     vendor = entry.offer.vendor
-    if entry.checklist is None:
-        return [_("%(vendor)s: no contract clause checklist yet.") % {"vendor": vendor}]
-    lines = []
+    if entry.checklist is None:  # started from the offer's page
+        return [
+            MissingLine(
+                _("%(vendor)s: no contract clause checklist yet.") % {"vendor": vendor},
+                reverse("offers:detail", args=[entry.offer.pk]),
+            )
+        ]
+    checklist = reverse("contracts:checklist", args=[entry.offer.pk])
+    lines: list[str] = []
     summary = entry.summary
     if summary.open_red_flags:
-        lines.append(
-            ngettext(
-                "%(vendor)s: %(n)s open red flag in the clause checklist — %(items)s.",
-                "%(vendor)s: %(n)s open red flags in the clause checklist — %(items)s.",
-                len(summary.open_red_flags),
-            )
-            % {
-                "vendor": vendor,
-                "n": len(summary.open_red_flags),
-                "items": "; ".join(_flag_line(flag) for flag in summary.open_red_flags),
-            }
-        )
+        text = ngettext(
+            "%(vendor)s: %(n)s open red flag in the clause checklist — %(items)s.",
+            "%(vendor)s: %(n)s open red flags in the clause checklist — %(items)s.",
+            len(summary.open_red_flags),
+        ) % {
+            "vendor": vendor,
+            "n": len(summary.open_red_flags),
+            "items": "; ".join(_flag_line(flag) for flag in summary.open_red_flags),
+        }
+        lines.append(MissingLine(text, checklist))
     if summary.not_reviewed:
         lines.append(
-            _("%(vendor)s: %(n)s of %(total)s clause items not reviewed yet.")
-            % {"vendor": vendor, "n": len(summary.not_reviewed), "total": summary.total}
+            MissingLine(
+                _("%(vendor)s: %(n)s of %(total)s clause items not reviewed yet.")
+                % {"vendor": vendor, "n": len(summary.not_reviewed), "total": summary.total},
+                checklist,
+            )
         )
     return lines
 

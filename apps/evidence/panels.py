@@ -4,7 +4,7 @@
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from apps.cases.overview import CasePanel
+from apps.cases.overview import CasePanel, MissingLine
 from apps.evidence.models import Verdict
 from apps.evidence.selectors import (
     PASSING_VERDICTS,
@@ -25,17 +25,27 @@ from apps.offers.selectors import offers_of_case
 def case_panel(case, *, actor) -> CasePanel:
     bundles = case_bundles(case)
     rows = offers_evidence(offers_of_case(case), bundles, case_verifications(case))
-    missing = []
+    missing: list[str] = []
     for row in rows:
         verification = row.verification
         if verification is None or verification.verdict not in PASSING_VERDICTS:
+            # A run of the harness on the vendor's machines, with a token from this page.
             missing.append(
-                _("No passing spec verification for %(vendor)s.") % {"vendor": row.offer.vendor}
+                MissingLine(
+                    _("No passing spec verification for %(vendor)s.")
+                    % {"vendor": row.offer.vendor},
+                    reverse("evidence:tokens", args=[case.pk]),
+                )
             )
         for reason in row.blocked:
             missing.append(
-                _("The spec verification of %(vendor)s cannot be confirmed: %(reason)s")
-                % {"vendor": row.offer.vendor, "reason": reason}
+                MissingLine(
+                    _("The spec verification of %(vendor)s cannot be confirmed: %(reason)s")
+                    % {"vendor": row.offer.vendor, "reason": reason},
+                    reverse("evidence:detail", args=[verification.bundle_id])
+                    if verification is not None
+                    else "",
+                )
             )
     return CasePanel(
         title=_("Evidence and spec verification"),

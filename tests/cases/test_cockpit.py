@@ -163,3 +163,18 @@ def test_the_cockpit_reads_a_fixed_number_of_queries_whatever_the_offers(
     for _ in range(4):
         make_offer(priya, case, spec=FULL_SPEC)
     assert counted() == few
+
+
+def test_each_missing_line_links_the_form_that_mends_it_for_those_who_may_open_it(
+    browser_as, priya
+):
+    case = make_case(priya)
+    offer = make_offer(priya, case)  # no declared spec, no checklist, not scored
+    spec = f'<a href="{reverse("offers:spec", args=[offer.pk])}">{offer.vendor}: declared spec'
+    scorecard = f'<a href="{reverse("scorecards:scorecard", args=[offer.pk])}">Not scored yet'
+    start = f'<a href="{reverse("offers:detail", args=[offer.pk])}">{offer.vendor}: no contract'
+    tech_lead = cockpit(browser_as("tariq"), case)
+    assert spec in tech_lead and start in tech_lead
+    procurement = cockpit(browser_as("priya"), case)
+    assert scorecard in procurement and spec not in procurement  # only a tech lead declares it
+    assert f"{offer.vendor}: declared spec unconfirmed" in procurement  # the line is still read
