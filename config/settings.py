@@ -391,6 +391,8 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.Emai
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "diligence@localhost")
 
 ORGANISATION_NAME = env_str("ORGANISATION_NAME", "Example Organisation")
+# Where people reach the site (``https://diligence.example.org``): e-mails link to it.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 # Evidence uploads from the harness: refused above this size (413) before the
 # body is read; harness tokens expire after this many hours (at most 720).

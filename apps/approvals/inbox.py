@@ -149,6 +149,7 @@ def digests_send(*, today: date | None = None) -> int:
                     "items": items,
                     "today": today,
                     "organisation": settings.ORGANISATION_NAME,
+                    "site_url": settings.SITE_URL,
                 },
             )
             send_mail(

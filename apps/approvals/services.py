@@ -288,6 +288,7 @@ def _send_reminder(item, threshold: int, recipients: list[str], today) -> None:
         "days_left": item.days_left(today),
         "kind": Reminder.Kind(item.kind).label,
         "organisation": settings.ORGANISATION_NAME,
+        "site_url": settings.SITE_URL,
     }
     if threshold == 0:
         subject = _("Overdue: %(label)s") % {"label": item.label}

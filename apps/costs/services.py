@@ -386,6 +386,7 @@ def _alert_mail(budget, alert: ThresholdAlert, recipients: list[str]) -> None:
                 "scope": scope,
                 "organisation": settings.ORGANISATION_NAME,
                 "time_zone": settings.TIME_ZONE,
+                "site_url": settings.SITE_URL,
             },
         ),
         from_email=None,

@@ -96,7 +96,7 @@ def test_the_digest_lists_each_persons_work_and_respects_their_choice(
     tariq = next(mail for mail in mailoutbox if mail.to == ["tariq@diligence.example"])
     assert "overdue" in tariq.subject
     assert "overdue by 3 days" in tariq.body
-    assert reverse("access:matrix", args=[case.pk]) in tariq.body
+    assert f"http://127.0.0.1:8000{reverse('access:matrix', args=[case.pk])}" in tariq.body
     assert "turn the daily digest off" in tariq.body
 
     # tariq turns it off on My work: the next morning he gets none, the others still do.
