@@ -2,7 +2,6 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,6 +17,7 @@ from apps.cases.search import MAX_QUERY_LENGTH, search
 from apps.cases.selectors import case_get_for, case_list_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
+from apps.core.lists import filtered_page
 from apps.core.services import ConcurrentEditError
 
 
@@ -25,10 +25,7 @@ from apps.core.services import ConcurrentEditError
 def case_list(request):
     """Cases the person may see, filtered and sorted as the URL says, newest first by default."""
     filters = CaseListFilter(request.GET or None, queryset=case_list_for(request.user))
-    cases = filters.qs
-    # Newest first unless sorted; the id breaks ties so that pages never overlap.
-    cases = cases.order_by(*(cases.query.order_by or ("-created_at",)), "-pk")
-    page = Paginator(cases, 50).get_page(request.GET.get("page"))
+    page = filtered_page(request, filters, default=("-created_at",), tiebreak="-pk")
     return render(request, "cases/case_list.html", {"page": page, "filters": filters})
 
 

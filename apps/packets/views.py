@@ -1,6 +1,5 @@
 """Browser pages: request a packet, watch it being made, download it, verify one."""
 
-from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
@@ -8,6 +7,7 @@ from django.views.decorators.http import require_http_methods
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
+from apps.core.lists import filtered_page
 from apps.core.uploads import UploadPolicy, refused_unread
 from apps.packets.filters import PacketListFilter
 from apps.packets.forms import (
@@ -35,15 +35,13 @@ def packet_list(request, pk: int):
     """The case's packets, newest first unless sorted, 50 a page; its latest requests."""
     case = case_get_for(request.user, pk)
     filters = PacketListFilter(request.GET or None, queryset=packets_of_case(case))
-    packets = filters.qs
-    packets = packets.order_by(*(packets.query.order_by or ("-created_at",)), "-pk")
     return render(
         request,
         "packets/packet_list.html",
         {
             "case": case,
             "filters": filters,
-            "page": Paginator(packets, 50).get_page(request.GET.get("page")),
+            "page": filtered_page(request, filters, default=("-created_at",), tiebreak="-pk"),
             "requests": packet_requests_of_case(case)[:20],
         },
     )

@@ -2,13 +2,13 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
+from apps.core.lists import filtered_page
 from apps.core.services import ConcurrentEditError
 from apps.vendors import services
 from apps.vendors.filters import VendorListFilter
@@ -36,9 +36,7 @@ def vendor_list(request):
     filters = VendorListFilter(
         request.GET or None, queryset=vendors_with_offer_counts(request.user)
     )
-    vendors = filters.qs
-    vendors = vendors.order_by(*(vendors.query.order_by or ("name",)), "pk")
-    page = Paginator(vendors, 50).get_page(request.GET.get("page"))
+    page = filtered_page(request, filters, default=("name",), tiebreak="pk")
     return render(request, "vendors/vendor_list.html", {"page": page, "filters": filters})
 
 
