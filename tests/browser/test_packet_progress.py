@@ -1,12 +1,14 @@
 """Issuing a packet on the embedded default (no broker): the page answers at once
 and the status page follows the render, chapter by chapter, to the signed PDF."""
 
+import threading
 import time
 
 import pytest
 from playwright.sync_api import expect
 
 from apps.core import background
+from apps.packets import services
 from apps.packets.verification import verify_packet_bytes
 from tests.packets.factories import make_packet_case
 
@@ -20,8 +22,32 @@ def background_on(settings):
     background.wait_for_all()
 
 
+@pytest.fixture
+def held_at_signing(monkeypatch):
+    """Hold the render before signing until the test has seen the chapters laid out:
+    a fast render would otherwise go from the first refresh straight to issued."""
+    seen = threading.Event()
+    sign = services.sign_pdf
+
+    def sign_when_seen(*args, **kwargs):
+        seen.wait(timeout=120)
+        return sign(*args, **kwargs)
+
+    monkeypatch.setattr(services, "sign_pdf", sign_when_seen)
+    yield seen
+    seen.set()
+
+
 def test_the_status_page_shows_the_progress_until_the_packet_is_issued(
-    transactional_db, priya, page, live_server, sign_in, stored_files, background_on, downloads
+    transactional_db,
+    priya,
+    page,
+    live_server,
+    sign_in,
+    stored_files,
+    background_on,
+    held_at_signing,
+    downloads,
 ):
     case = make_packet_case(priya)
     sign_in("priya")
@@ -34,6 +60,7 @@ def test_the_status_page_shows_the_progress_until_the_packet_is_issued(
     # Seen in progress, without reloading by hand, then issued.
     expect(page.locator("progress")).to_be_visible()
     expect(page.locator("body")).to_contain_text("Chapters laid out", timeout=60_000)
+    held_at_signing.set()
     expect(page.locator("body")).to_contain_text("Issued and signed.", timeout=180_000)
 
     pdf = downloads(lambda: page.click("text=Download the PDF"))
