@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "apps.approvals",
     "apps.costs",
     "apps.acceptance",
+    "apps.comments",
 ]
 
 MIDDLEWARE = [

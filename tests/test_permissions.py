@@ -55,6 +55,7 @@ BROWSER_PAGES = [
     ("scorecards:matrix", lambda w: {"pk": w["case"].pk}, EVERYONE),
     ("scorecards:scorecard", lambda w: {"offer_pk": w["offer"].pk}, SCORERS),
     ("scorecards:criteria", lambda w: {"pk": w["case"].pk}, PROCUREMENT),
+    ("comments:thread", lambda w: {"kind": "offer", "pk": w["offer"].pk}, EVERYONE),
 ]
 
 

@@ -36,6 +36,7 @@ from django.urls.resolvers import RegexPattern
 from apps.acceptance.services import acceptance_attachment_add
 from apps.approvals.models import Approval
 from apps.cases.models import ProcurementCase
+from apps.comments.services import comment_add
 from apps.contracts.models import ChecklistTemplate
 from apps.contracts.services import red_flag_waive
 from apps.evidence.models import EvidenceUpload, HarnessToken
@@ -71,6 +72,9 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "app_label": lambda w: "cases",
     "url": lambda w: "no-such-page/",  # the admin's catch-all
     "area": lambda w: "contracts",  # an area of the case cockpit
+    "kind": lambda w: "offer",  # a kind of record people comment on
+    "comments/<pk>": lambda w: w.comment.pk,
+    "comments/<slug:kind>/<pk>": lambda w: w.offer.pk,
     # ``pk``, by the collection it is the id of.
     "cases/<pk>": lambda w: w.case.pk,
     "vendors/<pk>": lambda w: w.offer.vendor_id,
@@ -371,6 +375,7 @@ def build_world(people) -> SimpleNamespace:
         acceptance_attachment=acceptance_attachment,
         packet=make_stored_packet(priya, case),
         cost_import=make_import(priya, case, ("2026-09", CLEAN)),
+        comment=comment_add(actor=tariq, record=offer, body="@priya measured as declared"),
     )
 
 

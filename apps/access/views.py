@@ -47,7 +47,7 @@ def matrix_detail(request, pk: int):
     return render(
         request,
         "access/matrix_detail.html",
-        {"case": case, "view": view, "review_form": review_form},
+        {"case": case, "view": view, "review_form": review_form, "matrix": matrix},
     )
 
 

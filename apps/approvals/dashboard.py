@@ -22,6 +22,7 @@ from apps.approvals.models import Approval, Reminder
 from apps.approvals.reminders import DueItem, due_items
 from apps.audit.selectors import chain_status
 from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
+from apps.comments import dashboard as comments_dashboard
 from apps.costs import dashboard as costs_dashboard
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 LIMIT = 50
 # Apps adding a section: ``dashboard_section(user, *, roles, today) -> Section | None``.
-DASHBOARD_PROVIDERS = (costs_dashboard,)
+DASHBOARD_PROVIDERS = (comments_dashboard, costs_dashboard)
 
 
 @dataclass

@@ -87,8 +87,16 @@ def _head_seq() -> int:
 def waiting_count(user) -> int:
     """How many items wait for ``user``: counted again after any tracked write or overnight."""
     from apps.cases.page import permissions_fingerprint
+    from apps.comments.selectors import unread_mentions
 
-    parts = [user.pk, permissions_fingerprint(user), _head_seq(), timezone.localdate()]
+    # Reading a mention is not a tracked write: the count of unread ones is in the key.
+    parts = [
+        user.pk,
+        permissions_fingerprint(user),
+        _head_seq(),
+        timezone.localdate(),
+        unread_mentions(user).count(),
+    ]
     key = "my-work-count:" + hashlib.sha256(repr(parts).encode()).hexdigest()
     try:
         found = cache.get(key)

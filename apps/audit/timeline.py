@@ -276,8 +276,26 @@ def _entry(source: HistorySource, rows: list, history_id: int) -> TimelineEntry:
         action=ACTIONS.get(row.history_type, row.history_type),
         user=row.history_user.get_username() if row.history_user else "system",
         reason=row.history_change_reason or "",
-        changes=diff(before, row) if before is not None else [],
+        changes=diff(before, row) if before is not None else _as_created(source, row),
     )
+
+
+def _as_created(source: HistorySource, row) -> list[Change]:
+    """A new record's fields that say what it is (a comment's text), where its model
+    names them in ``shown_when_created``; others show no fields when created."""
+    changes = []
+    for name in getattr(source.model, "shown_when_created", ()):
+        model_field = row._meta.get_field(name)
+        value = getattr(row, model_field.attname)
+        changes.append(
+            Change(
+                model_field.attname,
+                str(model_field.verbose_name),
+                None,
+                _display(model_field, value),
+            )
+        )
+    return changes
 
 
 def diff(before, after) -> list[Change]:

@@ -10,6 +10,7 @@ from apps.access import packet as access_packet
 from apps.approvals import packet as approvals_packet
 from apps.assessments import packet as assessments_packet
 from apps.audit import packet as audit_packet
+from apps.comments import packet as comments_packet
 from apps.contracts import packet as contracts_packet
 from apps.costs import packet as costs_packet
 from apps.evidence import packet as evidence_packet
@@ -29,6 +30,7 @@ PACKET_SECTION_PROVIDERS = (
     evidence_packet,
     approvals_packet,
     acceptance_packet,
+    comments_packet,
     audit_packet,
     costs_packet,
 )

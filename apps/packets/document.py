@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
+from django.db.models import QuerySet
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
@@ -195,7 +196,7 @@ def packet_document(
     are laid out.
     """
     sections = case_sections(case)
-    history_querysets = case_history_querysets(case)
+    history_querysets = [_in_packet(queryset) for queryset in case_history_querysets(case)]
     # The case timeline already covers most apps' records; a section adds only
     # record types it does not, so no change appears twice.
     covered = {queryset.model for queryset in history_querysets}
@@ -280,6 +281,13 @@ def packet_document(
     if not defer_attachments:
         document.write_attachments(workdir)
     return document
+
+
+def _in_packet(history: QuerySet) -> QuerySet:
+    """The rows of a history table the packet carries: all, unless the record type says
+    otherwise (comments: only those put on the record)."""
+    narrow = getattr(history.model.instance_type, "in_packet", None)
+    return narrow(history) if narrow is not None else history
 
 
 def _write_history(queryset, *sinks) -> int:

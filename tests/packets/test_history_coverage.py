@@ -20,6 +20,7 @@ from apps.approvals.services import approval_decide
 from apps.audit.exports import build_case_export
 from apps.audit.sources import all_sources, case_sources
 from apps.cases.demo import seed_demo
+from apps.comments.services import comment_add
 from apps.core.models import FileIntegrityAlarm
 from apps.core.services import tracked_create
 from apps.costs.demo import bill_csv
@@ -67,6 +68,7 @@ def demo_case(settings, tmp_path):
     threshold_alerts_send(case=case)
     make_stored_packet(aude, case)  # a packet request and its packet
     approval_decide(actor=tariq, case=case, decision="rejected", comment="Not this round")
+    comment_add(actor=tariq, record=offer, body="Measured, as declared.", for_the_record=True)
     tracked_create(
         Reminder,
         actor=None,
