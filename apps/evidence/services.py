@@ -4,6 +4,7 @@ Evidence is immutable: there is no update service for bundles or verifications.
 """
 
 import hashlib
+import math
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -139,7 +140,33 @@ def headline(reading, checks) -> dict:
         "max_concurrency_within_slo": by_key["service.max_concurrency"].measured
         if "service.max_concurrency" in by_key
         else None,
+        "at_slo": at_slo(reading, by_key.get("service.max_concurrency")),
         "statuses": {c.key: c.status for c in checks},
+    }
+
+
+def at_slo(reading, check) -> dict | None:
+    """The load at the highest concurrency where every SLO holds: output tokens and completed
+    requests per second (each round's cells averaged, then the rounds), and the GPUs of the
+    machine that ran it. None where no level held or the bundle ran no load test."""
+    concurrency = check.measured if check is not None else None
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool):
+        return None
+    cells = [c for c in reading.facts.cells if c["concurrency"] == concurrency]
+
+    def across_rounds(name: str) -> float | None:
+        by_round: dict = {}
+        for cell in cells:
+            if cell.get(name):
+                by_round.setdefault(cell["round"], []).append(cell[name])
+        means = [math.fsum(values) / len(values) for values in by_round.values()]
+        return math.fsum(means) / len(means) if means else None
+
+    return {
+        "concurrency": concurrency,
+        "output_tok_s": across_rounds("output_tok_s"),
+        "req_s": across_rounds("req_s"),
+        "gpus": len(reading.facts.gpus),
     }
 
 

@@ -6,8 +6,10 @@ there exposes ``offer_panel(offer, *, actor) -> CasePanel``.
 
 from apps.contracts import panels as contracts_panels
 from apps.evidence import panels as evidence_panels
+from apps.evidence.selectors import latest_verification
 from apps.offers.selectors import spec_status_for
 from apps.scorecards.selectors import needed_capacity_cost, offer_price
+from apps.scorecards.unit_cost import unit_cost
 from apps.sizing.selectors import capacity_for_offer, demand_of, demand_result
 
 OFFER_PANEL_PROVIDERS = (contracts_panels, evidence_panels)
@@ -27,6 +29,8 @@ def offer_overview(offer, *, actor) -> dict:
     demand = demand_of(offer.case)
     result, _error = demand_result(demand)
     price, price_problem = offer_price(offer)
+    verification = latest_verification(offer)
+    unit, unit_problem = unit_cost(price, verification.headline if verification else None)
     fit = capacity_for_offer(demand=demand, result=result, offer=offer, spec=spec)
     needed, needed_problem = needed_capacity_cost(
         fit=fit,
@@ -45,6 +49,8 @@ def offer_overview(offer, *, actor) -> dict:
         "needed_cost_problem": needed_problem,
         "price": price,
         "price_problem": price_problem,
+        "unit_cost": unit,
+        "unit_cost_problem": unit_problem,
         "scorecards": offer.scorecards.select_related("reviewer", "criteria_set"),
         "panels": offer_panels(offer, actor=actor),
     }

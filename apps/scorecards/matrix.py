@@ -10,6 +10,7 @@ them up, sorts them and marks each cell that differs from the best of the case.
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from django.utils.functional import Promise
@@ -30,6 +31,7 @@ from apps.offers.models import Offer
 from apps.scorecards.pricing import CapacityCost, PriceNormalisation
 from apps.scorecards.scoring import OfferScore
 from apps.scorecards.selectors import OfferComparisonRow, case_comparison
+from apps.scorecards.unit_cost import UnitCost, unit_cost
 from apps.sizing.fit import DemandFit
 
 # The columns, in the order the page and the exports show them; each key is also the
@@ -143,6 +145,11 @@ class MatrixRow:
     @property
     def needed_cost(self) -> CapacityCost | None:
         return self.comparison.needed_cost
+
+    @cached_property
+    def unit_cost(self) -> tuple[UnitCost | None, str]:
+        """Cost per million output tokens and per thousand requests from the load test."""
+        return unit_cost(self.price, self.verification.headline if self.verification else None)
 
     @property
     def score(self) -> OfferScore:

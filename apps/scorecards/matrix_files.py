@@ -102,6 +102,26 @@ COLUMNS: tuple[Column, ...] = (
         gettext_lazy("Why not priced"),
         lambda r: r.comparison.needed_cost_problem if r.needed_cost is None else "",
     ),
+    Column(
+        gettext_lazy("Cost per million output tokens"),
+        lambda r: (
+            _round(r.unit_cost[0].per_million_output_tokens, _MONEY)
+            if r.unit_cost[0] and r.unit_cost[0].per_million_output_tokens is not None
+            else None
+        ),
+    ),
+    Column(
+        gettext_lazy("Cost per thousand requests"),
+        lambda r: (
+            _round(r.unit_cost[0].per_thousand_requests, _MONEY)
+            if r.unit_cost[0] and r.unit_cost[0].per_thousand_requests is not None
+            else None
+        ),
+    ),
+    Column(
+        gettext_lazy("Why no cost per unit of work"),
+        lambda r: r.unit_cost[1],
+    ),
     Column(gettext_lazy("Weighted score"), lambda r: r.score.total, "score"),
     Column(gettext_lazy("Reviewers"), lambda r: r.score.reviewer_count),
     Column(gettext_lazy("Reviewer spread"), lambda r: r.score.spread),

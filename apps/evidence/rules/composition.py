@@ -63,6 +63,7 @@ HEADLINE_SECTIONS = {
     "max_output_tok_s": LOADTEST,
     "ttft_p50_ms_lowest_level": LOADTEST,
     "max_concurrency_within_slo": LOADTEST,
+    "at_slo": LOADTEST,
 }
 
 OTHER_MACHINE = "other_machine"
