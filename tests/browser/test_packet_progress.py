@@ -2,7 +2,6 @@
 and the status page follows the render, chapter by chapter, to the signed PDF."""
 
 import threading
-import time
 
 import pytest
 from playwright.sync_api import expect
@@ -53,10 +52,9 @@ def test_the_status_page_shows_the_progress_until_the_packet_is_issued(
     sign_in("priya")
     page.goto(f"{live_server.url}/cases/{case.pk}/packets/new/")
 
-    started = time.monotonic()
+    # The render is held before signing: a page that waited for it would never arrive.
     page.click("button:has-text('Generate packet')")
     page.wait_for_url("**/packets/requests/*/")
-    assert time.monotonic() - started < 5, "the page waited for the render"
     # Seen in progress, without reloading by hand, then issued.
     expect(page.locator("progress")).to_be_visible()
     expect(page.locator("body")).to_contain_text("Chapters laid out", timeout=60_000)

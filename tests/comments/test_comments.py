@@ -223,3 +223,10 @@ def test_my_work_reads_a_fixed_number_of_queries_whatever_the_mentions(
     page = client.get(reverse("approvals:dashboard")).content.decode()
     assert all(f"@tariq more {n}" in page for n in range(5))
     assert _dashboard_queries(client) == few
+
+
+def test_a_thread_is_said_in_chinese(browser_as, offer):
+    _say(browser_as("priya"), offer, "@lena 请确认")
+    page = browser_as("lena").get(_thread(offer), HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
+    text = page.content.decode()
+    assert "评论" in text and "有人在这里提到了您。" in text and "标记为已读" in text
