@@ -391,11 +391,19 @@ def offers_evidence(
     return rows
 
 
-def case_tokens(case) -> list[HarnessToken]:
-    return list(
-        HarnessToken.objects.filter(case=case)
-        .select_related("offer__vendor", "created_by", "revoked_by")
-        .order_by("-created_at")
+def case_tokens(case) -> QuerySet[HarnessToken]:
+    """The case's harness tokens with offer, vendor and people, for a list to filter and page."""
+    return HarnessToken.objects.filter(case=case).select_related(
+        "offer__vendor", "created_by", "revoked_by"
+    )
+
+
+def case_bundle_rows(case) -> QuerySet[EvidenceBundle]:
+    """The case's bundles with offer, vendor, token and verdict, for a list to filter and page."""
+    return (
+        EvidenceBundle.objects.filter(case=case)
+        .select_related("offer__vendor", "token", "verification")
+        .defer("summary", "verification__checks")
     )
 
 

@@ -13,8 +13,10 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
+from apps.core.lists import filtered_page
 from apps.evidence import harness_command, inventory, services, zipapp
 from apps.evidence.charts import load_charts
+from apps.evidence.filters import BundleListFilter, TokenListFilter
 from apps.evidence.forms import HarnessTokenForm, RevokeForm
 from apps.evidence.models import HarnessToken
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN
@@ -23,6 +25,7 @@ from apps.evidence.selectors import (
     blocking_reasons,
     bundle_get_for,
     bundle_stored_file,
+    case_bundle_rows,
     case_bundles,
     case_tokens,
     case_uploads_not_stored,
@@ -51,6 +54,17 @@ def case_evidence(request, pk: int):
             "rows": offers_evidence(offers, bundles, case_verifications(case)),
             "page": uploads.get_page(request.GET.get("page")),
         },
+    )
+
+
+@role_required("evidence.view_evidencebundle")
+def case_bundle_list(request, pk: int):
+    """Every bundle of the case, filtered and sorted as the URL says, newest first by default."""
+    case = case_get_for(request.user, pk)
+    filters = BundleListFilter(request.GET or None, queryset=case_bundle_rows(case), case=case)
+    page = filtered_page(request, filters, default=("-received_at",), tiebreak="-pk")
+    return render(
+        request, "evidence/bundle_list.html", {"case": case, "filters": filters, "page": page}
     )
 
 
@@ -142,10 +156,12 @@ def harness_tokens(request, pk: int):
             else:
                 commands = harness_commands(request, case=case, issued=issued, form=form)
                 form = HarnessTokenForm(offers=offers)
+    filters = TokenListFilter(request.GET or None, queryset=case_tokens(case), case=case)
     context = {
         "case": case,
         "form": form,
-        "tokens": case_tokens(case),
+        "filters": filters,
+        "page": filtered_page(request, filters, default=("-created_at",), tiebreak="-pk"),
         "issued": issued,
         "revoke_form": RevokeForm(),
         "zipapp_url": request.build_absolute_uri(reverse("evidence:zipapp")),
