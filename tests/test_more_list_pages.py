@@ -135,6 +135,51 @@ def test_the_evidence_page_links_the_bundle_list(browser_as, bundles):
     assert reverse("evidence:bundles", args=[case.pk]) in html
 
 
+def test_uploads_not_stored_filter_sort_and_page_keeping_the_filter(browser_as, tariq):
+    from apps.evidence.models import EvidenceUpload
+
+    case = make_case(tariq)
+    token = make_token(tariq, case).record
+    start = timezone.now() - timedelta(hours=1)
+    for n in range(45):
+        failed = n % 3 == 0
+        EvidenceUpload.objects.create(
+            token=token,
+            case=case,
+            sha256=f"{n:064x}",
+            size=100 + n,
+            storage_name="",
+            state=EvidenceUpload.State.FAILED if failed else EvidenceUpload.State.REFUSED,
+            received_at=start + timedelta(seconds=n),
+            finished_at=start + timedelta(seconds=n),
+            refusal=f"Reason {n:02d}.",
+            refusal_status=400,
+        )
+    client = browser_as("lena")
+    url = reverse("evidence:case", args=[case.pk])
+
+    def reasons(**query) -> list[int]:
+        response = client.get(url, query)
+        assert response.status_code == 200
+        html = response.content.decode()
+        html = html[html.index('id="uploads"') :]
+        return [int(n) for n in re.findall(r"<td>Reason (\d\d)\.", html)]
+
+    assert reasons() == list(range(44, 24, -1))  # newest first, twenty a page
+    failed = [n for n in range(45) if n % 3 == 0]
+    assert reasons(state="failed") == failed[::-1]
+    assert reasons(state="failed", sort="size") == failed
+    assert reasons(q=f"{7:064x}") == [7]
+    html = client.get(url, {"state": "refused", "sort": "-size"}).content.decode()
+    assert 'href="?state=refused&amp;sort=-size&amp;page=2"' in html
+    refused = [n for n in range(45) if n % 3][::-1]
+    assert reasons(state="refused", sort="-size", page=2) == refused[20:30]
+    empty = client.get(url, {"q": "ffff"}).content.decode()
+    assert "No upload matches these filters." in empty
+    bad = client.get(url, {"state": "verified"})
+    assert bad.status_code == 200 and "Select a valid choice" in bad.content.decode()
+
+
 # --- harness tokens -----------------------------------------------------------------
 
 
@@ -343,3 +388,27 @@ def test_record_history_is_filtered_and_paged_keeping_the_filter(browser_as, pri
     assert response.status_code == 200 and "No history matches." in response.content.decode()
     response = client.get(url, {"user": "nobody"})
     assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+
+
+def test_every_filter_of_these_lists_is_labelled(browser_as, tariq, lena):
+    from tests.browser.test_labels import unlabelled
+
+    case = make_case(tariq)
+    make_matrix(tariq, case, reason="First draft")
+    assessment = make_assessment(lena, case)
+    urls = [
+        reverse("evidence:bundles", args=[case.pk]),
+        reverse("evidence:tokens", args=[case.pk]),
+        reverse("contracts:templates"),
+        reverse("access:history", args=[case.pk]),
+        reverse("approvals:case", args=[case.pk]),
+        reverse("assessments:history", args=[assessment.pk]),
+        reverse("audit:record-timeline", args=["cases.procurementcase", case.pk]),
+    ]
+    client = browser_as("tariq")
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        html = response.content.decode()
+        assert 'class="list-filters"' in html, url
+        assert unlabelled(html) == [], url

@@ -6,7 +6,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from apps.evidence.models import EvidenceBundle, HarnessToken, Verdict
+from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, Verdict
 from apps.offers.models import Offer
 
 
@@ -43,6 +43,39 @@ class BundleListFilter(django_filters.FilterSet):
     def __init__(self, *args, case, **kwargs):
         super().__init__(*args, **kwargs)
         self.filters["offer"].queryset = _offers_of(case)
+
+    def by_prefix(self, queryset, _name, value):
+        text = value.strip().rstrip("…").strip()
+        if not text:
+            return queryset
+        return queryset.filter(Q(sha256__istartswith=text) | Q(token__prefix__istartswith=text))
+
+
+class UploadListFilter(django_filters.FilterSet):
+    """The uploads not stored as evidence: being verified, refused or failed."""
+
+    q = django_filters.CharFilter(label=_("SHA-256 or token starts with"), method="by_prefix")
+    state = django_filters.ChoiceFilter(
+        label=_("State"),
+        choices=[
+            (value, label)
+            for value, label in EvidenceUpload.State.choices
+            if value != EvidenceUpload.State.VERIFIED
+        ],
+        empty_label=_("All"),
+    )
+    sort = django_filters.OrderingFilter(
+        fields=(
+            ("received_at", "received"),
+            ("state", "state"),
+            ("size", "size"),
+            ("token__prefix", "token"),
+        ),
+    )
+
+    class Meta:
+        model = EvidenceUpload
+        fields: list[str] = []
 
     def by_prefix(self, queryset, _name, value):
         text = value.strip().rstrip("…").strip()

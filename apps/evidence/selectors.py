@@ -425,11 +425,10 @@ UNFINISHED_PER_PAGE = 20
 
 
 def case_uploads_not_stored(case) -> QuerySet[EvidenceUpload]:
-    """The case's uploads that are not (yet) evidence, newest first: being read, refused or
-    failed. A queryset, for the page to read one page of."""
+    """The case's uploads that are not (yet) evidence: being read, refused or failed.
+    A queryset, for the page to filter, sort (newest first unless asked) and page."""
     return (
         EvidenceUpload.objects.filter(case=case)
         .exclude(state=EvidenceUpload.State.VERIFIED)
         .select_related("token")
-        .order_by("-received_at", "-pk")
     )

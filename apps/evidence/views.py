@@ -2,7 +2,6 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -16,7 +15,7 @@ from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
 from apps.evidence import harness_command, inventory, services, zipapp
 from apps.evidence.charts import load_charts
-from apps.evidence.filters import BundleListFilter, TokenListFilter
+from apps.evidence.filters import BundleListFilter, TokenListFilter, UploadListFilter
 from apps.evidence.forms import HarnessTokenForm, RevokeForm
 from apps.evidence.models import HarnessToken
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN
@@ -44,7 +43,14 @@ def case_evidence(request, pk: int):
     case = case_get_for(request.user, pk)
     bundles = case_bundles(case)
     offers = offers_of_case(case)
-    uploads = Paginator(case_uploads_not_stored(case), UNFINISHED_PER_PAGE)
+    uploads = UploadListFilter(request.GET or None, queryset=case_uploads_not_stored(case))
+    page = filtered_page(
+        request,
+        uploads,
+        default=("-received_at",),
+        tiebreak="-pk",
+        per_page=UNFINISHED_PER_PAGE,
+    )
     return render(
         request,
         "evidence/case_evidence.html",
@@ -52,7 +58,10 @@ def case_evidence(request, pk: int):
             "case": case,
             "bundles": bundles,
             "rows": offers_evidence(offers, bundles, case_verifications(case)),
-            "page": uploads.get_page(request.GET.get("page")),
+            "filters": uploads,
+            "page": page,
+            # The section stays, with its filters, when they match none of the uploads.
+            "uploads_filtered": any(request.GET.get(name) for name in ("q", "state")),
         },
     )
 
