@@ -2,7 +2,6 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -29,7 +28,7 @@ from apps.access.selectors import (
     network_plan_of,
     plan_view,
 )
-from apps.audit.timeline import history_timeline
+from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
@@ -264,6 +263,5 @@ def _link_rows(plan) -> list[dict]:
 @role_required("access.view_accessmatrix")
 def access_history(request, pk: int):
     case = case_get_for(request.user, pk)
-    entries = history_timeline(access_history_querysets(case))
-    page = Paginator(entries, 50).get_page(request.GET.get("page"))
-    return render(request, "access/history.html", {"case": case, "page": page})
+    form, page = history_page(request, access_history_querysets(case))
+    return render(request, "access/history.html", {"case": case, "page": page, "form": form})

@@ -2,7 +2,6 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -15,7 +14,7 @@ from apps.approvals.forms import DecisionForm, DigestForm, SubmitForm
 from apps.approvals.inbox import digest_set, waiting_count, wants_digest, work_items
 from apps.approvals.overview import approval_overview
 from apps.approvals.selectors import case_history_querysets
-from apps.audit.timeline import history_timeline
+from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
@@ -25,12 +24,11 @@ from apps.core.forms import apply_service_errors
 def case_approval(request, pk: int):
     case = case_get_for(request.user, pk)
     overview = approval_overview(case)
-    entries = history_timeline(case_history_querysets(case))
-    history = Paginator(entries, 50).get_page(request.GET.get("page"))
+    form, history = history_page(request, case_history_querysets(case))
     return render(
         request,
         "approvals/case_approval.html",
-        {"case": case, "overview": overview, "history": history},
+        {"case": case, "overview": overview, "history": history, "page": history, "form": form},
     )
 
 

@@ -5,7 +5,6 @@ import posixpath
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -22,7 +21,7 @@ from apps.assessments.selectors import (
     assessment_history_querysets,
     assessment_summary,
 )
-from apps.audit.timeline import history_timeline
+from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import StoredFile, stored_file_response
@@ -224,8 +223,7 @@ def attachment_download(request, pk: int, key: str):
 @role_required("assessments.view_dataexportassessment")
 def assessment_history(request, pk: int):
     assessment = assessment_get_for(request.user, pk)
-    entries = history_timeline(assessment_history_querysets(assessment))
-    page = Paginator(entries, 50).get_page(request.GET.get("page"))
+    form, page = history_page(request, assessment_history_querysets(assessment))
     for entry in page:
         # The shared timeline labels answer rows by their question key; show the question.
         is_answer = entry.record_type == str(AssessmentAnswer._meta.verbose_name)
@@ -234,5 +232,5 @@ def assessment_history(request, pk: int):
     return render(
         request,
         "assessments/assessment_history.html",
-        {"assessment": assessment, "case": assessment.case, "page": page},
+        {"assessment": assessment, "case": assessment.case, "page": page, "form": form},
     )

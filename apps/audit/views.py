@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 from apps.audit.export_check import verify_export
 from apps.audit.exports import build_case_export
 from apps.audit.forms import ExportUploadForm, TimelineFilterForm, max_export_upload_bytes
+from apps.audit.history_pages import filtered_timeline
 from apps.audit.models import ChainVerification
 from apps.audit.selectors import chain_status
 from apps.audit.sources import case_history_sources, may_read, source_by_key
@@ -73,11 +74,9 @@ def record_timeline(request, content_type: str, object_id: int):
         raise Http404(_("No such record type."))
     if not may_read(request.user, source):
         raise PermissionDenied
-    timeline = Timeline(
-        [(source, source.for_record(object_id))], TimelineFilterForm().timeline_filter()
-    )
+    form, timeline = filtered_timeline(request, [(source, source.for_record(object_id))])
     page = Paginator(timeline, PAGE_SIZE).get_page(request.GET.get("page"))
-    if page.paginator.count == 0:
+    if page.paginator.count == 0 and not (form.is_bound and form.has_changed()):
         raise Http404(_("This record has no history."))
     return render(
         request,
@@ -85,9 +84,9 @@ def record_timeline(request, content_type: str, object_id: int):
         {
             "source": source,
             "object_id": object_id,
+            "form": form,
             "page": page,
             "events": events(page.object_list),
-            "query": "",
         },
     )
 

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from apps.cases.selectors import case_get_for
 from apps.contracts import services
+from apps.contracts.filters import TemplateListFilter
 from apps.contracts.forms import (
     ChecklistItemFormSet,
     ChecklistSaveForm,
@@ -21,6 +22,7 @@ from apps.contracts.forms import (
     WaiverForm,
     WaiverWithdrawForm,
 )
+from apps.contracts.models import ChecklistTemplate
 from apps.contracts.rules import waive_error
 from apps.contracts.selectors import (
     case_checklist_comparison,
@@ -37,6 +39,7 @@ from apps.contracts.selectors import (
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
+from apps.core.lists import filtered_page
 from apps.core.services import ConcurrentEditError
 from apps.core.uploads import refused_unread
 from apps.offers.selectors import offer_get_for
@@ -283,9 +286,15 @@ def comparison(request, pk: int):
 
 @role_required("contracts.view_checklisttemplate")
 def template_list(request):
+    """Every published version, filtered and sorted as the URL says, newest first by default."""
     templates = templates_with_items().annotate(checklist_count=Count("checklists"))
+    filters = TemplateListFilter(request.GET or None, queryset=templates)
+    page = filtered_page(request, filters, default=("-number",), tiebreak="-pk")
+    latest = ChecklistTemplate.objects.order_by("-number").values_list("number", flat=True)
     return render(
-        request, "contracts/template_list.html", {"templates": templates.order_by("-number")}
+        request,
+        "contracts/template_list.html",
+        {"page": page, "filters": filters, "latest_number": latest.first()},
     )
 
 

@@ -391,11 +391,19 @@ def offers_evidence(
     return rows
 
 
-def case_tokens(case) -> list[HarnessToken]:
-    return list(
-        HarnessToken.objects.filter(case=case)
-        .select_related("offer__vendor", "created_by", "revoked_by")
-        .order_by("-created_at")
+def case_tokens(case) -> QuerySet[HarnessToken]:
+    """The case's harness tokens with offer, vendor and people, for a list to filter and page."""
+    return HarnessToken.objects.filter(case=case).select_related(
+        "offer__vendor", "created_by", "revoked_by"
+    )
+
+
+def case_bundle_rows(case) -> QuerySet[EvidenceBundle]:
+    """The case's bundles with offer, vendor, token and verdict, for a list to filter and page."""
+    return (
+        EvidenceBundle.objects.filter(case=case)
+        .select_related("offer__vendor", "token", "verification")
+        .defer("summary", "verification__checks")
     )
 
 
@@ -417,11 +425,10 @@ UNFINISHED_PER_PAGE = 20
 
 
 def case_uploads_not_stored(case) -> QuerySet[EvidenceUpload]:
-    """The case's uploads that are not (yet) evidence, newest first: being read, refused or
-    failed. A queryset, for the page to read one page of."""
+    """The case's uploads that are not (yet) evidence: being read, refused or failed.
+    A queryset, for the page to filter, sort (newest first unless asked) and page."""
     return (
         EvidenceUpload.objects.filter(case=case)
         .exclude(state=EvidenceUpload.State.VERIFIED)
         .select_related("token")
-        .order_by("-received_at", "-pk")
     )

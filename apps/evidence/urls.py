@@ -5,6 +5,7 @@ from apps.evidence import views
 app_name = "evidence"
 urlpatterns = [
     path("cases/<int:pk>/evidence/", views.case_evidence, name="case"),
+    path("cases/<int:pk>/evidence/bundles/", views.case_bundle_list, name="bundles"),
     path("cases/<int:pk>/harness-tokens/", views.harness_tokens, name="tokens"),
     path("harness-tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
     path("evidence/<int:pk>/", views.bundle_detail, name="detail"),

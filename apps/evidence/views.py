@@ -2,7 +2,6 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -13,8 +12,10 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
+from apps.core.lists import filtered_page
 from apps.evidence import harness_command, inventory, services, zipapp
 from apps.evidence.charts import load_charts
+from apps.evidence.filters import BundleListFilter, TokenListFilter, UploadListFilter
 from apps.evidence.forms import HarnessTokenForm, RevokeForm
 from apps.evidence.models import HarnessToken
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN
@@ -23,6 +24,7 @@ from apps.evidence.selectors import (
     blocking_reasons,
     bundle_get_for,
     bundle_stored_file,
+    case_bundle_rows,
     case_bundles,
     case_tokens,
     case_uploads_not_stored,
@@ -41,7 +43,14 @@ def case_evidence(request, pk: int):
     case = case_get_for(request.user, pk)
     bundles = case_bundles(case)
     offers = offers_of_case(case)
-    uploads = Paginator(case_uploads_not_stored(case), UNFINISHED_PER_PAGE)
+    uploads = UploadListFilter(request.GET or None, queryset=case_uploads_not_stored(case))
+    page = filtered_page(
+        request,
+        uploads,
+        default=("-received_at",),
+        tiebreak="-pk",
+        per_page=UNFINISHED_PER_PAGE,
+    )
     return render(
         request,
         "evidence/case_evidence.html",
@@ -49,8 +58,22 @@ def case_evidence(request, pk: int):
             "case": case,
             "bundles": bundles,
             "rows": offers_evidence(offers, bundles, case_verifications(case)),
-            "page": uploads.get_page(request.GET.get("page")),
+            "filters": uploads,
+            "page": page,
+            # The section stays, with its filters, when they match none of the uploads.
+            "uploads_filtered": any(request.GET.get(name) for name in ("q", "state")),
         },
+    )
+
+
+@role_required("evidence.view_evidencebundle")
+def case_bundle_list(request, pk: int):
+    """Every bundle of the case, filtered and sorted as the URL says, newest first by default."""
+    case = case_get_for(request.user, pk)
+    filters = BundleListFilter(request.GET or None, queryset=case_bundle_rows(case), case=case)
+    page = filtered_page(request, filters, default=("-received_at",), tiebreak="-pk")
+    return render(
+        request, "evidence/bundle_list.html", {"case": case, "filters": filters, "page": page}
     )
 
 
@@ -142,10 +165,12 @@ def harness_tokens(request, pk: int):
             else:
                 commands = harness_commands(request, case=case, issued=issued, form=form)
                 form = HarnessTokenForm(offers=offers)
+    filters = TokenListFilter(request.GET or None, queryset=case_tokens(case), case=case)
     context = {
         "case": case,
         "form": form,
-        "tokens": case_tokens(case),
+        "filters": filters,
+        "page": filtered_page(request, filters, default=("-created_at",), tiebreak="-pk"),
         "issued": issued,
         "revoke_form": RevokeForm(),
         "zipapp_url": request.build_absolute_uri(reverse("evidence:zipapp")),

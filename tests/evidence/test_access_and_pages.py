@@ -44,6 +44,7 @@ def light(tariq):
 
 PAGES = [
     ("evidence:case", lambda w: {"pk": w["case"].pk}, EVERYONE),
+    ("evidence:bundles", lambda w: {"pk": w["case"].pk}, EVERYONE),
     ("evidence:detail", lambda w: {"pk": w["bundle"].pk}, EVERYONE),
     ("evidence:raw", lambda w: {"pk": w["bundle"].pk}, EVERYONE),
     ("evidence:tokens", lambda w: {"pk": w["case"].pk}, TOKEN_READERS),
