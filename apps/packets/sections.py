@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
+from apps.evidence.selectors import case_verifications
 from apps.scorecards.charts import stacked_bars
 from apps.scorecards.selectors import case_comparison
+from apps.scorecards.unit_cost import unit_cost
 from apps.sizing.models import ComputeDemand
 from apps.sizing.selectors import capacity_for_offer, demand_result
 
@@ -62,6 +64,14 @@ def demand_section(case, offers) -> PacketSection:
 
 def comparison_section(case) -> PacketSection:
     comparison = case_comparison(case)
+    verifications = case_verifications(case)
+    unit_costs = [
+        unit_cost(
+            row.price,
+            verifications[row.offer.pk].headline if row.offer.pk in verifications else None,
+        )
+        for row in comparison.rows
+    ]
     matrix = []
     for criterion in comparison.criteria:
         cells = []
@@ -76,6 +86,8 @@ def comparison_section(case) -> PacketSection:
             "comparison": comparison,
             "chart": stacked_bars(comparison.rows, comparison.criteria),
             "matrix": matrix,
+            # Each offer's cost per unit of work, in the order of ``comparison.rows``.
+            "unit_costs": list(zip(comparison.rows, unit_costs, strict=True)),
         },
         order=20,
     )

@@ -51,6 +51,11 @@ def _spec(row: MatrixRow) -> str:
     return _("Missing: %(items)s") % {"items": ", ".join(row.spec.missing)}
 
 
+def _unit_cost(row: MatrixRow, name: str) -> Decimal | None:
+    unit, _problem = row.unit_cost
+    return _round(getattr(unit, name), _MONEY) if unit is not None else None
+
+
 def _headline(row: MatrixRow, key: str, places: int | None) -> Any:
     value = (row.verification.headline or {}).get(key) if row.verification else None
     if isinstance(value, float) and places is not None:
@@ -104,19 +109,11 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         gettext_lazy("Cost per million output tokens"),
-        lambda r: (
-            _round(r.unit_cost[0].per_million_output_tokens, _MONEY)
-            if r.unit_cost[0] and r.unit_cost[0].per_million_output_tokens is not None
-            else None
-        ),
+        lambda r: _unit_cost(r, "per_million_output_tokens"),
     ),
     Column(
         gettext_lazy("Cost per thousand requests"),
-        lambda r: (
-            _round(r.unit_cost[0].per_thousand_requests, _MONEY)
-            if r.unit_cost[0] and r.unit_cost[0].per_thousand_requests is not None
-            else None
-        ),
+        lambda r: _unit_cost(r, "per_thousand_requests"),
     ),
     Column(
         gettext_lazy("Why no cost per unit of work"),

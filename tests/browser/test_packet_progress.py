@@ -1,15 +1,13 @@
 """Issuing a packet on the embedded default (no broker): the page answers at once
 and the status page follows the render, chapter by chapter, to the signed PDF."""
 
-import threading
-
 import pytest
 from playwright.sync_api import expect
 
 from apps.core import background
 from apps.packets import services
 from apps.packets.verification import verify_packet_bytes
-from tests.packets.factories import make_packet_case
+from tests.packets.factories import held, make_packet_case
 
 pytestmark = [pytest.mark.slow]
 
@@ -25,14 +23,7 @@ def background_on(settings):
 def held_at_signing(monkeypatch):
     """Hold the render before signing until the test has seen the chapters laid out:
     a fast render would otherwise go from the first refresh straight to issued."""
-    seen = threading.Event()
-    sign = services.sign_pdf
-
-    def sign_when_seen(*args, **kwargs):
-        seen.wait(timeout=120)
-        return sign(*args, **kwargs)
-
-    monkeypatch.setattr(services, "sign_pdf", sign_when_seen)
+    seen = held(monkeypatch, services, "sign_pdf")
     yield seen
     seen.set()
 

@@ -1,5 +1,6 @@
 """A small case with Chinese text, issued through the same task as production."""
 
+import threading
 from decimal import Decimal
 
 from apps.packets.models import AuditPacket, PacketRequest
@@ -81,3 +82,17 @@ def make_stored_packet(actor, case, *, content: bytes = b"%PDF-1.7\n% not a real
         signer_certificate_pem=get_signer().certificate_pem,
         signed_at=timezone.now(),
     )
+
+
+def held(monkeypatch, module, name: str) -> threading.Event:
+    """Make ``module.name`` wait until the returned event is set (two minutes at most):
+    a test sees the packet's render at a chosen point however fast the machine is."""
+    release = threading.Event()
+    original = getattr(module, name)
+
+    def when_released(*args, **kwargs):
+        release.wait(timeout=120)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, when_released)
+    return release

@@ -1,7 +1,6 @@
 """Without a broker, issuing a packet from the browser answers at once and the
 packet is made in the background while its status page shows the progress."""
 
-import threading
 import time
 
 import pytest
@@ -12,7 +11,7 @@ from apps.core import background
 from apps.packets import rendering
 from apps.packets.models import AuditPacket, PacketRequest
 from apps.packets.verification import verify_packet_bytes
-from tests.packets.factories import make_packet_case
+from tests.packets.factories import held, make_packet_case
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -68,15 +67,8 @@ def _stored_packet_files() -> list[str]:
 @pytest.fixture
 def held_layout(monkeypatch):
     """Hold the layout until released: the request must answer while the render waits, and
-    the status must be seen before any chapter is laid out, however fast the machine."""
-    release = threading.Event()
-    render = rendering.render_packet
-
-    def render_when_released(*args, **kwargs):
-        release.wait(timeout=120)
-        return render(*args, **kwargs)
-
-    monkeypatch.setattr(rendering, "render_packet", render_when_released)
+    the status must be seen before any chapter is laid out."""
+    release = held(monkeypatch, rendering, "render_packet")
     yield release
     release.set()
 

@@ -5,9 +5,12 @@ from types import SimpleNamespace
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from apps.core.services import tracked_update
 from apps.evidence.services import at_slo
+from apps.packets.document import packet_document
+from apps.packets.signing import get_signer
 from apps.scorecards.pricing import cost_per_gpu_hour
 from apps.scorecards.unit_cost import unit_cost
 from tests.approvals.factories import make_verification
@@ -139,3 +142,16 @@ def test_the_cost_per_unit_is_said_in_chinese(browser_as, verified_offer):
     text = page.content.decode()
     assert "单位工作量成本" in text and "每百万输出 token" in text
     assert "在满足服务水平的最高并发 32 下测得" in text
+
+
+def test_the_packet_comparison_carries_the_cost_per_unit(verified_offer, priya, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    document = packet_document(
+        verified_offer.case,
+        number="DIL-2026-000077",
+        requested_by=priya,
+        packet_signer=get_signer(),
+        generated_at=timezone.now(),
+    )
+    chapter = next(c for c in document.chapters if "Comparison of offers" in c.title)
+    assert "Cost per million output tokens" in chapter.html and "5.56" in chapter.html
