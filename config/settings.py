@@ -120,6 +120,8 @@ MIDDLEWARE = [
 AUTHENTICATION_BACKENDS = [
     # First, so a locked-out user is refused before the password is checked.
     "axes.backends.AxesStandaloneBackend",
+    # With LOCAL_PASSWORDS off, refuses passwords but the break-glass administrators'.
+    "apps.accounts.sso.LocalPasswordsOff",
     # Permission checks only: a user's and their groups' permissions in one query.
     "apps.accounts.backends.OneQueryPermissionBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -186,6 +188,40 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "approvals:dashboard"  # My work
 LOGOUT_REDIRECT_URL = "login"
+
+# Single sign-on with the organisation's OpenID Connect provider (apps/accounts/sso.py):
+# on when the client id and the provider's endpoints are set.
+OIDC_RP_CLIENT_ID = env_str("OIDC_RP_CLIENT_ID")
+OIDC_RP_CLIENT_SECRET = env_str("OIDC_RP_CLIENT_SECRET")
+OIDC_OP_AUTHORIZATION_ENDPOINT = env_str("OIDC_OP_AUTHORIZATION_ENDPOINT")
+OIDC_OP_TOKEN_ENDPOINT = env_str("OIDC_OP_TOKEN_ENDPOINT")
+OIDC_OP_USER_ENDPOINT = env_str("OIDC_OP_USER_ENDPOINT")
+OIDC_OP_JWKS_ENDPOINT = env_str("OIDC_OP_JWKS_ENDPOINT")
+OIDC_RP_SIGN_ALGO = env_str("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = env_str("OIDC_RP_SCOPES", "openid email profile groups")
+OIDC_USE_PKCE = True
+OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME") or _("your organisation")
+# The claim that lists a person's groups, and which group gives which role
+# ("gpu-buyers=procurement_reviewer,gpu-legal=legal_reviewer,..."): no mapping, no role.
+OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
+OIDC_ROLE_MAP = env_list("OIDC_ROLE_MAP", [])
+OIDC_ENABLED = bool(
+    OIDC_RP_CLIENT_ID
+    and OIDC_OP_AUTHORIZATION_ENDPOINT
+    and OIDC_OP_TOKEN_ENDPOINT
+    and OIDC_OP_JWKS_ENDPOINT
+)
+if OIDC_ENABLED:
+    AUTHENTICATION_BACKENDS.append("apps.accounts.sso.RoleMappingOIDCBackend")
+LOGIN_REDIRECT_URL_FAILURE = "login"
+# Off: passwords sign in only the break-glass administrators named here.
+LOCAL_PASSWORDS = env_bool("LOCAL_PASSWORDS", default=True)
+BREAK_GLASS_USERS = env_list("BREAK_GLASS_USERS", [])
+if not LOCAL_PASSWORDS and not OIDC_ENABLED:
+    raise ImproperlyConfigured(
+        "LOCAL_PASSWORDS is off but single sign-on is not set up: only BREAK_GLASS_USERS "
+        "could sign in. Set the OIDC_* variables, or leave LOCAL_PASSWORDS on."
+    )
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]

@@ -4,12 +4,15 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from apps.accounts.sso import SignInCallback, SignInRequest, SignInView
 from apps.core.views import healthz
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="cases:list"), name="home"),
     path("healthz", healthz, name="healthz"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", SignInView.as_view(), name="login"),
+    path("oidc/authenticate/", SignInRequest.as_view(), name="oidc_authentication_init"),
+    path("oidc/callback/", SignInCallback.as_view(), name="oidc_authentication_callback"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     # Django's set_language: public on purpose (the login page offers it too).

@@ -1,0 +1,88 @@
+"""Single sign-on's rules without the browser: roles from groups, no takeover of password
+accounts, passwords switched off but for the break-glass administrators."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from apps.accounts.sso import RoleMappingOIDCBackend, roles_from_claims
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def mapped(settings):
+    settings.OIDC_ROLE_MAP = [
+        "gpu-buyers=procurement_reviewer",
+        "gpu-tech=tech_lead",
+        "gpu-admins=admin",
+        "typo=no_such_role",
+    ]
+    settings.OIDC_GROUPS_CLAIM = "groups"
+
+
+def test_only_mapped_groups_give_roles(mapped):
+    assert roles_from_claims({"groups": ["gpu-tech", "staff"]}) == {"tech_lead"}
+    assert roles_from_claims({"groups": "gpu-buyers"}) == {"procurement_reviewer"}
+    assert roles_from_claims({"groups": ["typo", "staff"]}) == set()  # no role without a map
+    assert roles_from_claims({}) == set()
+
+
+def test_each_sign_in_sets_the_roles_the_groups_give(db, people, mapped):
+    backend = RoleMappingOIDCBackend()
+    user = backend.create_user({"preferred_username": "mei", "groups": ["gpu-tech"]})
+    assert set(user.groups.values_list("name", flat=True)) == {"tech_lead"}
+    assert not user.has_usable_password() and not user.is_staff
+    backend.update_user(user, {"preferred_username": "mei", "groups": ["gpu-admins"]})
+    assert set(user.groups.values_list("name", flat=True)) == {"admin"}
+    assert user.is_staff
+    assert list(backend.filter_users_by_claims({"preferred_username": "mei"})) == [user]
+
+
+def test_a_password_account_is_never_taken_over(db, people, mapped):
+    backend = RoleMappingOIDCBackend()
+    claims = {"preferred_username": "priya", "groups": ["gpu-admins"]}
+    assert not backend.filter_users_by_claims(claims).exists()
+    assert backend.create_user(claims) is None
+    priya = get_user_model().objects.get(username="priya")
+    assert set(priya.groups.values_list("name", flat=True)) == {"procurement_reviewer"}
+
+
+def test_the_sign_in_routes_are_absent_without_a_provider(client):
+    assert client.get(reverse("oidc_authentication_init")).status_code == 404
+    assert client.get(reverse("oidc_authentication_callback")).status_code == 404
+    page = client.get(reverse("login")).content.decode()
+    assert "Sign in with" not in page
+
+
+def test_with_passwords_off_only_the_break_glass_administrator_signs_in_with_one(
+    client, people, settings
+):
+    settings.LOCAL_PASSWORDS = False
+    settings.BREAK_GLASS_USERS = ["ada"]
+    settings.OIDC_ENABLED = True  # the page offers the provider's sign-in
+    settings.OIDC_PROVIDER_NAME = "Example SSO"
+    refused = client.post(reverse("login"), {"username": "priya", "password": "pw"})
+    assert refused.status_code == 200
+    assert "Passwords are switched off here: sign in with Example SSO." in refused.content.decode()
+    assert "_auth_user_id" not in client.session
+    allowed = client.post(reverse("login"), {"username": "ada", "password": "pw"})
+    assert allowed.status_code == 302 and client.session["_auth_user_id"]
+
+
+def test_passwords_off_without_a_provider_is_refused_at_start():
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "LOCAL_PASSWORDS": "0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "LOCAL_PASSWORDS is off but single sign-on is not set up" in result.stderr
