@@ -11,6 +11,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", include("apps.accounts.urls")),
     path("admin/", admin.site.urls),
     # Django's set_language: public on purpose (the login page offers it too).
     path("i18n/", include("django.conf.urls.i18n")),
