@@ -8,7 +8,7 @@ def check_two_factor_roles(app_configs=None, **kwargs) -> list[checks.CheckMessa
     """TWO_FACTOR_REQUIRED_ROLES names roles that exist: a typo would require nothing."""
     from apps.accounts.roles import Role
 
-    unknown = sorted(set(getattr(settings, "TWO_FACTOR_REQUIRED_ROLES", [])) - set(Role.values))
+    unknown = sorted(set(settings.TWO_FACTOR_REQUIRED_ROLES) - set(Role.values))
     if not unknown:
         return []
     return [

@@ -38,7 +38,7 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
 def required_roles() -> set[str]:
-    return set(getattr(settings, "TWO_FACTOR_REQUIRED_ROLES", []))
+    return set(settings.TWO_FACTOR_REQUIRED_ROLES)
 
 
 def is_required_for(user) -> bool:

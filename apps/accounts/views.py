@@ -69,7 +69,8 @@ def _new_recovery_codes(user) -> list[str]:
     StaticDevice.objects.filter(user=user).delete()
     device = StaticDevice.objects.create(user=user, name=_("Recovery codes"), confirmed=True)
     codes = [StaticToken.random_token() for _ in range(RECOVERY_CODES)]
-    StaticToken.objects.bulk_create([StaticToken(device=device, token=code) for code in codes])
+    for code in codes:
+        StaticToken.objects.create(device=device, token=code)
     return codes
 
 
