@@ -152,6 +152,8 @@ class TwoFactorMiddleware:
             return None
         path = request.path_info
         if session_has_device(request):
+            # The header offers no pages until the code is in.
+            request.two_factor_pending = True
             # Not even the set-up page: it would show the person's recovery state.
             if _exempt(path) and path != reverse("accounts:two_factor"):
                 return None

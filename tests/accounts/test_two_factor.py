@@ -486,3 +486,24 @@ def test_the_role_is_read_from_groups(client, people, settings):
     assert client.get(reverse("approvals:dashboard")).status_code == 200
     people["aude"].groups.add(Group.objects.get(name="tech_lead"))
     assert client.get(reverse("approvals:dashboard")).status_code == 302
+
+
+def test_the_code_page_offers_no_other_pages(client, tariq):
+    enrol(tariq)
+    sign_in(client, "tariq")
+    page = client.get(reverse("accounts:two_factor_verify")).content.decode()
+    assert reverse("cases:list") not in page and reverse("approvals:waiting") not in page
+    assert reverse("logout") in page
+
+
+def test_the_pages_speak_chinese(client, tariq):
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}
+    sign_in(client, "tariq")
+    setup = client.get(reverse("accounts:two_factor"), **zh).content.decode()
+    assert "设置双重验证登录" in setup and "身份验证器应用" in setup
+    enrol(tariq)
+    client.logout()
+    sign_in(client, "tariq")
+    refused = client.post(reverse("accounts:two_factor_verify"), {"code": "00000a"}, **zh)
+    assert "输入验证码" in refused.content.decode()
+    assert "验证码不正确" in refused.content.decode()
