@@ -80,6 +80,9 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     "csp",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "apps.core",
     "apps.accounts",
     "apps.cases",
@@ -108,7 +111,11 @@ MIDDLEWARE = [
     "apps.core.uploads.UploadLimitMiddleware",  # before CSRF, which reads the body
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Marks the session's person as verified by a second factor (user.is_verified()).
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # The code after the password; set-up first where the role requires it.
+    "apps.accounts.twofactor.TwoFactorMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "apps.core.middleware.OutOfRangeIsNotFoundMiddleware",
@@ -408,6 +415,16 @@ AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_IPWARE_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0)
+
+# Two-factor sign-in (django-otp): people whose role is listed (comma-separated role
+# names: procurement_reviewer, legal_reviewer, tech_lead, auditor, admin) must set up
+# an authenticator app, pass its code after the password, and cannot decide an
+# approval or waive a red flag (nor open the admin) without it. Empty: not required
+# (anyone may still turn it on for themselves).
+TWO_FACTOR_REQUIRED_ROLES = env_list("TWO_FACTOR_REQUIRED_ROLES", [])
+OTP_TOTP_ISSUER = "Diligence"  # the name authenticator apps show
+# The admin never shows a person's secret key, setup link or recovery codes.
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True
 
 # Content-Security-Policy: no inline or third-party scripts anywhere; styles may
 # be inline (SVG charts and small layout tweaks), images may be data: URIs.

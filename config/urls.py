@@ -14,6 +14,7 @@ urlpatterns = [
     path("oidc/authenticate/", SignInRequest.as_view(), name="oidc_authentication_init"),
     path("oidc/callback/", SignInCallback.as_view(), name="oidc_authentication_callback"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", include("apps.accounts.urls")),
     path("admin/", admin.site.urls),
     # Django's set_language: public on purpose (the login page offers it too).
     path("i18n/", include("django.conf.urls.i18n")),

@@ -56,6 +56,8 @@ BROWSER_PAGES = [
     ("scorecards:scorecard", lambda w: {"offer_pk": w["offer"].pk}, SCORERS),
     ("scorecards:criteria", lambda w: {"pk": w["case"].pk}, PROCUREMENT),
     ("comments:thread", lambda w: {"kind": "offer", "pk": w["offer"].pk}, EVERYONE),
+    ("accounts:two_factor", lambda w: {}, EVERYONE),
+    ("accounts:two_factor_verify", lambda w: {}, EVERYONE),  # without an authenticator: onward
 ]
 
 

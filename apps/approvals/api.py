@@ -10,6 +10,7 @@ from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.accounts.twofactor import require_second_factor
 from apps.approvals import services
 from apps.approvals.models import Approval
 from apps.approvals.overview import approval_overview, stale_changes_of
@@ -166,6 +167,7 @@ class CaseDecisionView(APIView):
 
     @extend_schema(request=DecisionSerializer, responses={201: ApprovalSerializer})
     def post(self, request, case_pk: int):
+        require_second_factor(request)
         case = case_get_for(request.user, case_pk)
         body = DecisionSerializer(data=request.data)
         body.is_valid(raise_exception=True)

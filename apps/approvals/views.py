@@ -8,6 +8,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
+from apps.accounts.twofactor import second_factor_for_writes
 from apps.approvals import services
 from apps.approvals.dashboard import dashboard_for
 from apps.approvals.forms import DecisionForm, DigestForm, SubmitForm
@@ -55,6 +56,7 @@ def case_submit(request, pk: int):
 
 
 @role_required("approvals.decide_approval")
+@second_factor_for_writes
 def case_decide(request, pk: int):
     case = case_get_for(request.user, pk)
     overview = approval_overview(case)

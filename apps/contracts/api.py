@@ -12,6 +12,7 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.accounts.twofactor import require_second_factor
 from apps.cases.selectors import case_get_for
 from apps.contracts import services
 from apps.contracts.models import (
@@ -376,6 +377,7 @@ class RedFlagWaiverViewSet(
         responses={201: WaiverSerializer},
     )
     def create(self, request, format=None):
+        require_second_factor(request)
         body = WaiverCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         item = checklist_item_get_for(request.user, body.validated_data["item"])
@@ -391,6 +393,7 @@ class RedFlagWaiverViewSet(
     @extend_schema(request=WaiverConfirmSerializer, responses={200: WaiverSerializer})
     @action(detail=True, methods=["post"])
     def confirm(self, request, pk=None, format=None):
+        require_second_factor(request)
         body = WaiverConfirmSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         waiver = services.red_flag_waiver_confirm(
@@ -401,6 +404,7 @@ class RedFlagWaiverViewSet(
     @extend_schema(request=WaiverWithdrawSerializer, responses={200: WaiverSerializer})
     @action(detail=True, methods=["post"])
     def withdraw(self, request, pk=None, format=None):
+        require_second_factor(request)
         body = WaiverWithdrawSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         waiver = services.red_flag_waiver_withdraw(

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from apps.accounts.twofactor import second_factor_for_writes
 from apps.cases.selectors import case_get_for
 from apps.contracts import services
 from apps.contracts.filters import TemplateListFilter
@@ -147,6 +148,7 @@ def _apply_row_errors(row_forms, main_form, error: Exception) -> None:
 
 @refused_unread(services.EVIDENCE_POLICY.check())  # before the CSRF check reads it
 @role_required("contracts.add_redflagwaiver")
+@second_factor_for_writes
 def item_waive(request, pk: int):
     item = checklist_item_get_for(request.user, pk)
     offer = offer_get_for(request.user, item.checklist.offer_id)
@@ -212,6 +214,7 @@ def _waiver_page(request, pk: int, form_class, action, template: str, done: str)
 
 
 @role_required("contracts.confirm_redflagwaiver")
+@second_factor_for_writes
 def waiver_confirm(request, pk: int):
     return _waiver_page(
         request,
@@ -226,6 +229,7 @@ def waiver_confirm(request, pk: int):
 
 
 @role_required("contracts.withdraw_redflagwaiver")
+@second_factor_for_writes
 def waiver_withdraw(request, pk: int):
     return _waiver_page(
         request,

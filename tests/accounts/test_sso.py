@@ -86,3 +86,16 @@ def test_passwords_off_without_a_provider_is_refused_at_start():
     )
     assert result.returncode != 0
     assert "LOCAL_PASSWORDS is off but single sign-on is not set up" in result.stderr
+
+
+def test_two_factor_is_asked_of_local_accounts_not_of_single_sign_on_ones(
+    db, people, mapped, settings
+):
+    from apps.accounts.twofactor import is_required_for
+
+    settings.TWO_FACTOR_REQUIRED_ROLES = ["tech_lead"]
+    sso = RoleMappingOIDCBackend().create_user(
+        {"preferred_username": "mei", "groups": ["gpu-tech"]}
+    )
+    assert not is_required_for(sso)
+    assert is_required_for(people["tariq"])
