@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from apps.accounts.sso import RoleMappingOIDCBackend, roles_from_claims
+from apps.accounts.twofactor import is_required_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,8 +92,6 @@ def test_passwords_off_without_a_provider_is_refused_at_start():
 def test_two_factor_is_asked_of_local_accounts_not_of_single_sign_on_ones(
     db, people, mapped, settings
 ):
-    from apps.accounts.twofactor import is_required_for
-
     settings.TWO_FACTOR_REQUIRED_ROLES = ["tech_lead"]
     sso = RoleMappingOIDCBackend().create_user(
         {"preferred_username": "mei", "groups": ["gpu-tech"]}
