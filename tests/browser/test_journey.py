@@ -313,9 +313,11 @@ def tech_lead_prepares(page, case_url, sign_in, screenshot) -> None:
 def harness_uploads_evidence(page, case_url, sign_in, screenshot, downloads, tmp_path) -> None:
     open_area(page, case_url, "Evidence")
     page.click("text=Harness tokens")
-    page.get_by_label("Offer").select_option(label=_offer_label(page, "Aurora Compute"))
-    page.get_by_label("Label").fill("Pilot node acceptance run")
-    page.click("button:has-text('Issue token')")
+    # The form that issues a token, not the filter of the token list above it.
+    issue = page.locator("form", has=page.locator("button:has-text('Issue token')"))
+    issue.get_by_label("Offer").select_option(label=_offer_label(page, "Aurora Compute"))
+    issue.get_by_label("Label", exact=True).fill("Pilot node acceptance run")
+    issue.locator("button:has-text('Issue token')").click()
     expect(page.locator("h2")).to_contain_text(["New token — copy it now"])
     token = page.locator("dt:has-text('Token') + dd code").inner_text()
     nonce = page.locator("dt:has-text('Run nonce') + dd code").inner_text()
