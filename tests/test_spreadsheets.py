@@ -126,6 +126,8 @@ def test_checklist_round_trip_takes_labels_in_either_language(browser_as, world,
     book = _download(client, reverse("contracts:checklist-workbook", args=[offer.pk]))
     sheet = book["Clause checklist"]
     assert sheet.page_setup.orientation == "landscape"
+    (drop_down,) = sheet.data_validations.dataValidation  # the statuses offered in a list
+    assert "D2" in str(drop_down.sqref) and drop_down.type == "list"
     rows = list(sheet.iter_rows(min_row=2))
     rows[0][3].value = "Acceptable"
     rows[0][4].value = "7.2"

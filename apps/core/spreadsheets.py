@@ -48,6 +48,7 @@ MAX_BYTES = 5 * 1024 * 1024
 # Unpacked, a workbook of a few hundred rows is far below this; a zip bomb is not.
 MAX_UNPACKED_BYTES = 50 * 1024 * 1024
 META_SHEET = "Diligence"  # the product's name: the same in every language
+LISTS_SHEET = "Diligence lists"  # the choices the drop-down lists offer, hidden
 MAX_ERRORS = 30
 
 TEXT, INTEGER, CHOICE = "text", "integer", "choice"
@@ -172,18 +173,60 @@ class Sheet:
     widths: list[int]
     wrap: set[int] = field(default_factory=set)  # 0-based column indexes
     freeze: str = "A2"
+    # (row, column), both 0-based in ``rows``: the labels that cell's drop-down list offers.
+    choices: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
 
 
 def spec_sheet(spec: SheetSpec, rows: Iterable[Sequence[Any]]) -> Sheet:
     """A record's sheet from its spec: one list of values per row, in the spec's column order."""
+    lines = [list(row) for row in rows]
+    choices = {}
+    for r, line in enumerate(lines):
+        for c, column in enumerate(spec.columns):
+            takes = column.applies is None or column.applies(str(line[0]))
+            if column.editable and column.kind == CHOICE and column.choices and takes:
+                choices[(r, c)] = tuple(str(label) for _v, label in column.choices(str(line[0])))
     return Sheet(
         title=spec.title,
         headings=[str(column.label) for column in spec.columns],
-        rows=[list(row) for row in rows],
+        rows=lines,
         widths=[column.width for column in spec.columns],
         wrap={i for i, column in enumerate(spec.columns) if column.kind == TEXT},
         freeze="B2",
+        choices=choices,
     )
+
+
+def _drop_downs(book, sheet, spec: Sheet, lists: dict[tuple[str, ...], str]) -> None:
+    """A drop-down list on each choice cell; the lists are kept in a hidden sheet.
+
+    The list only offers: a value typed otherwise is left to the import to judge.
+    """
+    from openpyxl.utils import get_column_letter, quote_sheetname
+    from openpyxl.worksheet.datavalidation import DataValidation
+
+    cells: dict[tuple[str, ...], list[str]] = {}
+    for (r, c), labels in spec.choices.items():
+        cells.setdefault(labels, []).append(f"{get_column_letter(c + 1)}{r + 2}")
+    for labels, coordinates in cells.items():
+        if labels not in lists:
+            store = (
+                book[LISTS_SHEET]
+                if LISTS_SHEET in book.sheetnames
+                else book.create_sheet(LISTS_SHEET)
+            )
+            store.sheet_state = "hidden"
+            letter = get_column_letter(len(lists) + 1)
+            for n, label in enumerate(labels, start=1):
+                store[f"{letter}{n}"] = cell_value(label)
+                store[f"{letter}{n}"].data_type = "s"
+            lists[labels] = f"{quote_sheetname(LISTS_SHEET)}!${letter}$1:${letter}${len(labels)}"
+        validation = DataValidation(
+            type="list", formula1=lists[labels], allow_blank=True, showErrorMessage=False
+        )
+        for coordinate in coordinates:
+            validation.add(coordinate)
+        sheet.add_data_validation(validation)
 
 
 def workbook_bytes(sheets: Sequence[Sheet], *, title: str, stamp: Stamp | None = None) -> bytes:
@@ -199,6 +242,7 @@ def workbook_bytes(sheets: Sequence[Sheet], *, title: str, stamp: Stamp | None =
     book.remove(first)
     book.properties.title = _NOT_IN_XLSX.sub("", title)[:200]
     header_fill = PatternFill("solid", fgColor="E8EEF4")
+    lists: dict[tuple[str, ...], str] = {}
     for spec in sheets:
         sheet = book.create_sheet(sheet_name(spec.title))
         sheet.append([cell_value(heading) for heading in spec.headings])
@@ -223,6 +267,8 @@ def workbook_bytes(sheets: Sequence[Sheet], *, title: str, stamp: Stamp | None =
         if sum(spec.widths) > 100:
             sheet.page_setup.orientation = "landscape"
         sheet.print_options.gridLines = True
+        if spec.choices:
+            _drop_downs(book, sheet, spec, lists)
     if stamp is not None:
         meta = book.create_sheet(META_SHEET)
         meta.append(["kind", stamp.kind])
