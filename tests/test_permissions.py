@@ -55,6 +55,12 @@ BROWSER_PAGES = [
     ("scorecards:matrix", lambda w: {"pk": w["case"].pk}, EVERYONE),
     ("scorecards:scorecard", lambda w: {"offer_pk": w["offer"].pk}, SCORERS),
     ("scorecards:criteria", lambda w: {"pk": w["case"].pk}, PROCUREMENT),
+    # Spreadsheets: a scorecard's workbook to everyone who reads scorecards; its import
+    # (GET: back to the scorecard page) to scorers. The other workbooks need records this
+    # world lacks: tests/test_spreadsheets.py walks them per role.
+    ("scorecards:scorecard-workbook", lambda w: {"offer_pk": w["offer"].pk}, EVERYONE),
+    ("scorecards:scorecard-import", lambda w: {"offer_pk": w["offer"].pk}, SCORERS),
+    ("contracts:checklist-import", lambda w: {"offer_pk": w["offer"].pk}, {"lena", "ada"}),
     ("comments:thread", lambda w: {"kind": "offer", "pk": w["offer"].pk}, EVERYONE),
     ("accounts:two_factor", lambda w: {}, EVERYONE),
     ("accounts:two_factor_verify", lambda w: {}, EVERYONE),  # without an authenticator: onward

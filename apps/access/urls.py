@@ -5,6 +5,11 @@ from apps.access import views
 app_name = "access"
 urlpatterns = [
     path("cases/<int:pk>/access-matrix/", views.matrix_detail, name="matrix"),
+    path(
+        "cases/<int:pk>/access-matrix/workbook/",
+        views.matrix_workbook_download,
+        name="matrix_workbook",
+    ),
     path("cases/<int:pk>/access-matrix/edit/", views.matrix_edit, name="matrix_edit"),
     path("cases/<int:pk>/access-matrix/review/", views.matrix_review, name="matrix_review"),
     path(

@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -28,11 +29,13 @@ from apps.access.selectors import (
     network_plan_of,
     plan_view,
 )
+from apps.access.spreadsheet import access_workbook
 from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
+from apps.core.spreadsheets import xlsx_response
 
 SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 
@@ -48,6 +51,17 @@ def matrix_detail(request, pk: int):
         "access/matrix_detail.html",
         {"case": case, "view": view, "review_form": review_form, "matrix": matrix},
     )
+
+
+@role_required("access.view_accessmatrix")
+def matrix_workbook_download(request, pk: int):
+    """The matrix's grid and controls as XLSX, to print or read offline."""
+    case = case_get_for(request.user, pk)
+    matrix = access_matrix_of(case)
+    if matrix is None:
+        raise Http404(_("This case has no access matrix yet."))
+    content, filename = access_workbook(case, matrix)
+    return xlsx_response(content, filename)
 
 
 @role_required("access.change_accessmatrix")

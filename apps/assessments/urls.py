@@ -18,6 +18,12 @@ urlpatterns = [
     path(
         "data-export/<int:pk>/report.md", views.assessment_report, {"fmt": "md"}, name="report_md"
     ),
+    path(
+        "data-export/<int:pk>/workbook/",
+        views.questionnaire_workbook_download,
+        name="workbook",
+    ),
+    path("data-export/<int:pk>/import/", views.questionnaire_import, name="import"),
     path("data-export/<int:pk>/history/", views.assessment_history, name="history"),
     path(
         "data-export/<int:pk>/attachments/<slug:key>/",

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from apps.assessments import services
+from apps.assessments import services, spreadsheet
 from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for, sign_off_initial
 from apps.assessments.models import MAX_ATTACHMENT_BYTES, AssessmentAnswer
 from apps.assessments.questions import QUESTIONS_BY_KEY
@@ -27,6 +27,13 @@ from apps.core.access import role_required
 from apps.core.downloads import StoredFile, stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
+from apps.core.spreadsheets import (
+    UPLOAD_POLICY,
+    SpreadsheetImportForm,
+    SpreadsheetRefused,
+    import_service_errors,
+    xlsx_response,
+)
 from apps.core.uploads import UploadPolicy, refused_unread
 from apps.offers.models import Offer
 
@@ -93,16 +100,21 @@ def assessment_detail(request, pk: int):
 @refused_unread(_form_upload_refusal)  # before the CSRF check reads the body
 @role_required("assessments.change_dataexportassessment")
 def assessment_edit(request, pk: int):
-    assessment = assessment_get_for(request.user, pk)
+    return _edit_page(request, assessment_get_for(request.user, pk))
+
+
+def _edit_page(request, assessment, import_form=None, status: int = 200):
+    """The questionnaire form; after a refused import, unbound, with the import's errors."""
+    posted = request.method == "POST" and import_form is None
     signed_off = assessment.signed_off_at is not None
     form = AssessmentForm(
-        request.POST or None,
-        request.FILES or None,
+        request.POST if posted else None,
+        request.FILES if posted else None,
         editing=True,
         signed_off=signed_off,
         initial=initial_for(assessment),
     )
-    if request.method == "POST" and form.is_valid():
+    if posted and form.is_valid():
         try:
             _updated, voided = services.assessment_save(
                 actor=request.user,
@@ -137,8 +149,51 @@ def assessment_edit(request, pk: int):
             "offer": assessment.offer,
             "assessment": assessment,
             "title": _("Edit data-export assessment"),
+            "import_form": import_form or SpreadsheetImportForm(),
         },
+        status=status,
     )
+
+
+@role_required("assessments.view_dataexportassessment")
+def questionnaire_workbook_download(request, pk: int):
+    assessment = assessment_get_for(request.user, pk)
+    content, filename = spreadsheet.questionnaire_workbook(assessment)
+    return xlsx_response(content, filename)
+
+
+@refused_unread(UPLOAD_POLICY.check())  # before the CSRF check reads the body
+@role_required("assessments.change_dataexportassessment")
+def questionnaire_import(request, pk: int):
+    assessment = assessment_get_for(request.user, pk)
+    if request.method != "POST":
+        return redirect("assessments:edit", pk=assessment.pk)
+    form = SpreadsheetImportForm(request.POST, request.FILES)
+    status = 400
+    if form.is_valid():
+        try:
+            _updated, voided = spreadsheet.questionnaire_import(
+                actor=request.user, assessment=assessment, upload=form.cleaned_data["workbook"]
+            )
+        except SpreadsheetRefused as refused:
+            form.refuse(refused)
+            status = 409 if refused.stale else 400
+        except SERVICE_ERRORS as error:
+            import_service_errors(form, error)
+            status = 409 if isinstance(error, ConcurrentEditError) else 400
+        else:
+            if voided:
+                messages.warning(
+                    request,
+                    _(
+                        "Imported. The sign-off was voided by this edit: "
+                        "a legal reviewer must sign off again."
+                    ),
+                )
+            else:
+                messages.success(request, _("Questionnaire imported from the spreadsheet."))
+            return redirect("assessments:detail", pk=assessment.pk)
+    return _edit_page(request, assessment, import_form=form, status=status)
 
 
 @role_required("assessments.sign_off_dataexportassessment")

@@ -10,6 +10,16 @@ urlpatterns = [
         views.checklist_create,
         name="checklist-create",
     ),
+    path(
+        "offers/<int:offer_pk>/clause-checklist/workbook/",
+        views.checklist_workbook_download,
+        name="checklist-workbook",
+    ),
+    path(
+        "offers/<int:offer_pk>/clause-checklist/import/",
+        views.checklist_import,
+        name="checklist-import",
+    ),
     path("clause-checklist-items/<int:pk>/waive/", views.item_waive, name="waive"),
     path("red-flag-waivers/<int:pk>/confirm/", views.waiver_confirm, name="waiver-confirm"),
     path("red-flag-waivers/<int:pk>/withdraw/", views.waiver_withdraw, name="waiver-withdraw"),

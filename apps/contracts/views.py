@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts.twofactor import second_factor_for_writes
 from apps.cases.selectors import case_get_for
-from apps.contracts import services
+from apps.contracts import services, spreadsheet
 from apps.contracts.filters import TemplateListFilter
 from apps.contracts.forms import (
     ChecklistItemFormSet,
@@ -23,7 +23,7 @@ from apps.contracts.forms import (
     WaiverForm,
     WaiverWithdrawForm,
 )
-from apps.contracts.models import ChecklistTemplate
+from apps.contracts.models import ChecklistTemplate, ClauseChecklist
 from apps.contracts.rules import waive_error
 from apps.contracts.selectors import (
     case_checklist_comparison,
@@ -42,6 +42,13 @@ from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
 from apps.core.services import ConcurrentEditError
+from apps.core.spreadsheets import (
+    UPLOAD_POLICY,
+    SpreadsheetImportForm,
+    SpreadsheetRefused,
+    import_service_errors,
+    xlsx_response,
+)
 from apps.core.uploads import refused_unread
 from apps.offers.selectors import offer_get_for
 
@@ -64,6 +71,12 @@ def checklist_create(request, offer_pk: int):
 @role_required("contracts.change_clausechecklist")
 def checklist_edit(request, offer_pk: int):
     offer = offer_get_for(request.user, offer_pk)
+    return _checklist_page(request, offer)
+
+
+def _checklist_page(request, offer, import_form=None, status: int = 200):
+    """The checklist form; after a refused import, unbound, with the import's errors."""
+    posted = request.POST if request.method == "POST" and import_form is None else None
     state = offer_checklist(offer)
     if state.checklist is None:
         messages.error(request, _("This offer has no clause checklist yet: start one first."))
@@ -78,11 +91,9 @@ def checklist_edit(request, offer_pk: int):
         }
         for row in state.rows
     ]
-    formset = ChecklistItemFormSet(request.POST or None, initial=initial, prefix="items")
-    save_form = ChecklistSaveForm(
-        request.POST or None, initial={"version": state.checklist.version}
-    )
-    if request.method == "POST" and _both_valid(formset, save_form):
+    formset = ChecklistItemFormSet(posted, initial=initial, prefix="items")
+    save_form = ChecklistSaveForm(posted, initial={"version": state.checklist.version})
+    if posted is not None and _both_valid(formset, save_form):
         try:
             services.checklist_save(
                 actor=request.user,
@@ -111,8 +122,46 @@ def checklist_edit(request, offer_pk: int):
             "formset": formset,
             "save_form": save_form,
             "pairs": pairs,
+            "import_form": import_form or SpreadsheetImportForm(),
         },
+        status=status,
     )
+
+
+@role_required("contracts.view_clausechecklist")
+def checklist_workbook_download(request, offer_pk: int):
+    offer = offer_get_for(request.user, offer_pk)
+    checklist = ClauseChecklist.objects.filter(offer=offer).select_related("offer__vendor").first()
+    if checklist is None:
+        raise Http404(_("This offer has no clause checklist yet."))
+    content, filename = spreadsheet.checklist_workbook(checklist)
+    return xlsx_response(content, filename)
+
+
+@refused_unread(UPLOAD_POLICY.check())  # before the CSRF check reads the body
+@role_required("contracts.change_clausechecklist")
+def checklist_import(request, offer_pk: int):
+    offer = offer_get_for(request.user, offer_pk)
+    checklist = ClauseChecklist.objects.filter(offer=offer).first()
+    if request.method != "POST" or checklist is None:
+        return redirect("contracts:checklist", offer_pk=offer.pk)
+    form = SpreadsheetImportForm(request.POST, request.FILES)
+    status = 400
+    if form.is_valid():
+        try:
+            spreadsheet.checklist_import(
+                actor=request.user, checklist=checklist, upload=form.cleaned_data["workbook"]
+            )
+        except SpreadsheetRefused as refused:
+            form.refuse(refused)
+            status = 409 if refused.stale else 400
+        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+            import_service_errors(form, error)
+            status = 409 if isinstance(error, ConcurrentEditError) else 400
+        else:
+            messages.success(request, _("Clause checklist imported from the spreadsheet."))
+            return redirect("offers:detail", pk=offer.pk)
+    return _checklist_page(request, offer, import_form=form, status=status)
 
 
 def _both_valid(*forms) -> bool:

@@ -20,9 +20,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from apps.core import csv_safe
+from apps.core.spreadsheets import XLSX_CONTENT_TYPE, sheet_name
 from apps.scorecards.matrix import MatrixRow
 
-XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+__all__ = ["XLSX_CONTENT_TYPE", "matrix_csv", "matrix_filename", "matrix_table", "matrix_xlsx"]
 _MONEY = Decimal("0.01")
 _RATE = Decimal("0.0001")
 # Control characters an XLSX cell cannot hold (openpyxl refuses them).
@@ -185,8 +186,7 @@ def matrix_xlsx(rows: list[MatrixRow], *, title: str) -> bytes:
     book = Workbook()
     sheet = book.active
     assert sheet is not None  # a new workbook has one sheet
-    # A sheet's name is at most 31 characters and may not hold []:*?/\
-    sheet.title = re.sub(r"[\[\]:*?/\\]", " ", str(_("Offer matrix")))[:31]
+    sheet.title = sheet_name(_("Offer matrix"))
     book.properties.title = _NOT_IN_XLSX.sub("", title)
     sheet.append([_NOT_IN_XLSX.sub("", text) for text in headings])
     for cell in sheet[1]:

@@ -8,4 +8,12 @@ urlpatterns = [
     path("cases/<int:pk>/matrix/", views.matrix, name="matrix"),
     path("cases/<int:pk>/criteria/", views.criteria_edit, name="criteria"),
     path("offers/<int:offer_pk>/scorecard/", views.scorecard_edit, name="scorecard"),
+    path(
+        "offers/<int:offer_pk>/scorecard/workbook/",
+        views.scorecard_workbook_download,
+        name="scorecard-workbook",
+    ),
+    path(
+        "offers/<int:offer_pk>/scorecard/import/", views.scorecard_import, name="scorecard-import"
+    ),
 ]

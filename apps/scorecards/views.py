@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
@@ -10,8 +10,16 @@ from apps.cases.selectors import case_get_for, offer_minimum_status
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
+from apps.core.spreadsheets import (
+    UPLOAD_POLICY,
+    SpreadsheetImportForm,
+    SpreadsheetRefused,
+    import_service_errors,
+    xlsx_response,
+)
+from apps.core.uploads import refused_unread
 from apps.offers.selectors import offer_get_for
-from apps.scorecards import services
+from apps.scorecards import services, spreadsheet
 from apps.scorecards.charts import stacked_bars
 from apps.scorecards.forms import CriteriaFormSet, CriteriaNoteForm, ScorecardForm
 from apps.scorecards.matrix import (
@@ -110,6 +118,12 @@ def _matrix_headings(current: str, descending: bool) -> list[dict]:
 @role_required("scorecards.add_scorecard")
 def scorecard_edit(request, offer_pk: int):
     offer = offer_get_for(request.user, offer_pk)
+    return _scorecard_page(request, offer)
+
+
+def _scorecard_page(request, offer, import_form=None, status: int = 200):
+    """The scorecard form; after a refused import, unbound, with the import's errors."""
+    posted = request.POST if request.method == "POST" and import_form is None else None
     current = offer.case.criteria_sets.order_by("-revision").first()
     criteria = current.as_criteria() if current else DEFAULT_CRITERIA
     existing = None
@@ -126,10 +140,8 @@ def scorecard_edit(request, offer_pk: int):
                 "" if entry.score is None else str(entry.score)
             )
             initial[f"comment_{entry.criterion_key}"] = entry.comment
-    form = ScorecardForm(
-        request.POST or None, criteria=criteria, editing=existing is not None, initial=initial
-    )
-    if request.method == "POST" and form.is_valid():
+    form = ScorecardForm(posted, criteria=criteria, editing=existing is not None, initial=initial)
+    if posted is not None and form.is_valid():
         try:
             services.scorecard_save(
                 actor=request.user,
@@ -146,8 +158,59 @@ def scorecard_edit(request, offer_pk: int):
     return render(
         request,
         "scorecards/scorecard_form.html",
-        {"form": form, "offer": offer, "case": offer.case, "criteria_set": current},
+        {
+            "form": form,
+            "offer": offer,
+            "case": offer.case,
+            "criteria_set": current,
+            "import_form": import_form or SpreadsheetImportForm(),
+        },
+        status=status,
     )
+
+
+@role_required("scorecards.view_scorecard")
+def scorecard_workbook_download(request, offer_pk: int):
+    """A reviewer's scorecard as XLSX: one's own, or ``?reviewer=<id>``'s on this offer."""
+    offer = offer_get_for(request.user, offer_pk)
+    reviewer = request.user
+    if request.GET.get("reviewer"):
+        try:
+            reviewer_pk = int(request.GET["reviewer"])
+        except ValueError:
+            raise Http404 from None
+        if reviewer_pk != request.user.pk:
+            card = Scorecard.objects.filter(offer=offer, reviewer_id=reviewer_pk).first()
+            if card is None:
+                raise Http404
+            reviewer = card.reviewer
+    content, filename = spreadsheet.scorecard_workbook(offer, reviewer)
+    return xlsx_response(content, filename)
+
+
+@refused_unread(UPLOAD_POLICY.check())  # before the CSRF check reads the body
+@role_required("scorecards.add_scorecard")
+def scorecard_import(request, offer_pk: int):
+    offer = offer_get_for(request.user, offer_pk)
+    if request.method != "POST":
+        return redirect("scorecards:scorecard", offer_pk=offer.pk)
+    form = SpreadsheetImportForm(request.POST, request.FILES)
+    status = 400
+    if form.is_valid():
+        try:
+            spreadsheet.scorecard_import(
+                actor=request.user, offer=offer, upload=form.cleaned_data["workbook"]
+            )
+        except SpreadsheetRefused as refused:
+            form.refuse(refused)
+            status = 409 if refused.stale else 400
+        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+            import_service_errors(form, error)
+            status = 409 if isinstance(error, ConcurrentEditError) else 400
+        else:
+            messages.success(request, _("Scorecard imported from the spreadsheet."))
+            return redirect("scorecards:comparison", pk=offer.case_id)
+    return _scorecard_page(request, offer, import_form=form, status=status)
 
 
 @role_required("scorecards.add_criteriaset")
