@@ -8,6 +8,8 @@ from django.core.files.storage import default_storage
 
 from apps.core import storage
 
+pytestmark = pytest.mark.local_storage  # the file system's own guarantees
+
 
 @pytest.fixture
 def synced(monkeypatch, settings, tmp_path):
