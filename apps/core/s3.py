@@ -32,6 +32,8 @@ class PrivateS3Storage(S3Storage):
       the pages and the API answer with 503; a missing object is ``FileNotFoundError``.
     """
 
+    conditional_writes = True  # off once the store answers that it has none
+
     def __init__(self, **settings):
         settings.setdefault("file_overwrite", False)
         settings.setdefault("default_acl", None)
@@ -59,10 +61,16 @@ class PrivateS3Storage(S3Storage):
             params = self._get_write_parameters(key, content)
             if is_seekable(content):
                 content.seek(0)
+            condition = {"IfNoneMatch": "*"} if self.conditional_writes else {}
             try:
-                self.bucket.Object(key).put(Body=content, IfNoneMatch="*", **params)
+                self.bucket.Object(key).put(Body=content, **condition, **params)
             except ClientError as error:
                 code = error.response.get("Error", {}).get("Code", "")
+                if code == "NotImplemented" and condition:
+                    # A store without conditional writes: the name was free when looked
+                    # up just before (get_available_name), which is all it can offer.
+                    self.conditional_writes = False
+                    continue
                 if code not in {"PreconditionFailed", "ConditionalRequestConflict"}:
                     raise
                 name = self.get_available_name(cleaned)

@@ -151,3 +151,25 @@ def test_a_storage_setting_that_cannot_work_stops_start_up(env, message):
     result = manage("check", env={"AWS_STORAGE_BUCKET_NAME": "", **env})
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_a_store_without_conditional_writes_still_stores(s3_bucket):
+    """Some S3-compatible stores answer 501 to If-None-Match: the object is then written
+    plainly, under a name that was free when looked up."""
+    from botocore.exceptions import ClientError
+
+    plain = []
+
+    def no_conditions(params, **kwargs):
+        if "IfNoneMatch" in params:
+            raise ClientError({"Error": {"Code": "NotImplemented"}}, "PutObject")
+        plain.append(params["Key"])
+
+    client = storages["default"].connection.meta.client
+    client.meta.events.register("before-parameter-build.s3.PutObject", no_conditions)
+    first = default_storage.save("costs/1/plain.csv", ContentFile(b"first"))
+    second = default_storage.save("costs/1/plain.csv", ContentFile(b"second"))
+    assert first != second and plain == [first, second]
+    assert s3_bucket.read(first) == b"first" and s3_bucket.read(second) == b"second"
+    assert storages["default"].conditional_writes is False
+    assert s3.PrivateS3Storage.conditional_writes is True  # this storage's, not every one's
