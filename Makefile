@@ -60,7 +60,8 @@ S3_TESTS := tests/core/test_object_storage.py tests/core/test_stored_file_downlo
 	tests/evidence/test_upload_worker.py tests/evidence/test_resend_race.py \
 	tests/packets/test_object_storage.py tests/packets/test_issuing.py \
 	tests/audit/test_exports.py tests/audit/test_rewind.py tests/acceptance/test_services.py \
-	tests/assessments/test_services.py tests/contracts/test_waivers.py
+	tests/assessments/test_services.py tests/contracts/test_waivers.py \
+	tests/contracts/test_object_storage.py
 
 test-s3: $(VENV)/.runtime $(VENV)/.test messages
 	DILIGENCE_TEST_STORAGE=s3 $(BIN)/python -m pytest $(S3_TESTS) -p no:cacheprovider $(PYTEST_ARGS)
