@@ -11,6 +11,7 @@ directory that holds its name (and each folder above it that the save created).
 import os
 
 from django.core.files.storage import FileSystemStorage
+from django.forms import ClearableFileInput
 from django.utils.translation import gettext as _
 
 
@@ -59,3 +60,17 @@ def storage_location(storage, name: str) -> str:
         location = getattr(storage, "location", "")
         key = f"{location.strip('/')}/{name}" if location else name
         return f"s3://{bucket}/{key}"
+
+
+class StoredFileInput(ClearableFileInput):
+    """A file input that names the file already stored, without a link to the storage.
+
+    Django's own links to ``storage.url()``: a folder nothing serves, or on S3 a URL
+    that would bypass the permission-checked download (which the bucket refuses to
+    make). The stored file is downloaded from its record's page instead.
+    """
+
+    template_name = "core/widgets/stored_file_input.html"
+
+    def is_initial(self, value):
+        return bool(value and getattr(value, "name", ""))
