@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint system-deps test-deps messages migrate demo clean
+.PHONY: run test test-s3 lint system-deps test-deps messages migrate demo clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,19 @@ test-deps: node_modules/.installed
 test: test-deps $(VENV)/.runtime $(VENV)/.test messages lint
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The tests that store, read back, alter and refuse files, run with the default storage
+# in a bucket of a local S3-compatible server (moto, on 127.0.0.1, started by the tests).
+S3_TESTS := tests/core/test_object_storage.py tests/core/test_stored_file_downloads.py \
+	tests/evidence/test_object_storage.py tests/evidence/test_upload.py \
+	tests/evidence/test_upload_worker.py tests/evidence/test_resend_race.py \
+	tests/packets/test_object_storage.py tests/packets/test_issuing.py \
+	tests/audit/test_exports.py tests/audit/test_rewind.py tests/acceptance/test_services.py \
+	tests/assessments/test_services.py tests/contracts/test_waivers.py \
+	tests/contracts/test_object_storage.py tests/assessments/test_views.py
+
+test-s3: $(VENV)/.runtime $(VENV)/.test messages
+	DILIGENCE_TEST_STORAGE=s3 $(BIN)/python -m pytest $(S3_TESTS) -p no:cacheprovider $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) var staticfiles dist

@@ -119,6 +119,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "apps.core.middleware.OutOfRangeIsNotFoundMiddleware",
+    "apps.core.middleware.StorageUnavailableMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     # Last, as django-axes requires: it turns a lock-out into its response.
     "axes.middleware.AxesMiddleware",
@@ -247,10 +248,80 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
-STORAGES = {
-    "default": {
+# Where evidence bundles, packets, attachments and recorded chain heads are kept:
+# ``local`` (files under MEDIA_ROOT, each synced to disk) or ``s3`` (a private bucket
+# of any S3-compatible store). Either way every download re-checks the SHA-256.
+DILIGENCE_STORAGE = env_str("DILIGENCE_STORAGE", "local").strip().lower() or "local"
+AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
+AWS_S3_ENDPOINT_URL = env_str("AWS_S3_ENDPOINT_URL") or None
+AWS_S3_REGION_NAME = env_str("AWS_S3_REGION_NAME") or None
+AWS_LOCATION = env_str("AWS_LOCATION").strip("/")
+AWS_S3_ADDRESSING_STYLE = env_str("AWS_S3_ADDRESSING_STYLE") or None
+
+
+def s3_storage(
+    *,
+    bucket: str,
+    endpoint_url: str | None,
+    region: str | None,
+    location: str = "",
+    access_key: str | None = None,
+    secret_key: str | None = None,
+    addressing_style: str | None = None,
+) -> dict:
+    """The default storage in an S3 bucket (the tests build theirs here too)."""
+    from botocore.config import Config
+
+    if not bucket:
+        raise ImproperlyConfigured("DILIGENCE_STORAGE=s3 needs AWS_STORAGE_BUCKET_NAME")
+    if addressing_style not in (None, "auto", "path", "virtual"):
+        raise ImproperlyConfigured(
+            f"AWS_S3_ADDRESSING_STYLE must be auto, path or virtual, got {addressing_style!r}"
+        )
+    return {
+        "BACKEND": "apps.core.s3.PrivateS3Storage",
+        "OPTIONS": {
+            "bucket_name": bucket,
+            "endpoint_url": endpoint_url,
+            "region_name": region,
+            "location": location,
+            # Unset: boto3's own chain (instance or pod role, ~/.aws, AWS_* variables).
+            "access_key": access_key,
+            "secret_key": secret_key,
+            # Private objects, never overwritten, never reached by URL (apps.core.storage).
+            "default_acl": None,
+            "file_overwrite": False,
+            # A file read from the bucket is held in memory up to 8 MiB, on disk beyond.
+            "max_memory_size": 8 * 1024 * 1024,
+            # A store that is down fails a request in seconds, not minutes.
+            "client_config": Config(
+                connect_timeout=env_int("AWS_S3_CONNECT_TIMEOUT", 5),
+                read_timeout=env_int("AWS_S3_READ_TIMEOUT", 60),
+                retries={"mode": "standard", "max_attempts": 3},
+                s3={"addressing_style": addressing_style or "auto"},
+            ),
+        },
+    }
+
+
+if DILIGENCE_STORAGE == "s3":
+    _default_storage = s3_storage(
+        bucket=AWS_STORAGE_BUCKET_NAME,
+        endpoint_url=AWS_S3_ENDPOINT_URL,
+        region=AWS_S3_REGION_NAME,
+        location=AWS_LOCATION,
+        access_key=env_str("AWS_ACCESS_KEY_ID") or None,
+        secret_key=env_str("AWS_SECRET_ACCESS_KEY") or None,
+        addressing_style=AWS_S3_ADDRESSING_STYLE,
+    )
+elif DILIGENCE_STORAGE == "local":
+    _default_storage = {
         "BACKEND": env_str("FILE_STORAGE_BACKEND", "apps.core.storage.DurableFileSystemStorage")
-    },
+    }
+else:
+    raise ImproperlyConfigured(f"DILIGENCE_STORAGE must be local or s3, got {DILIGENCE_STORAGE!r}")
+STORAGES = {
+    "default": _default_storage,
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"

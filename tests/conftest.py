@@ -16,6 +16,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.accounts.roles import Role
+from tests.s3 import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, bucket_keys, empty_bucket
+from tests.stored import StoredObject, stored_names
 
 PERSONAS = {
     "priya": Role.PROCUREMENT,
@@ -83,6 +85,101 @@ def _language_reset():
 
     yield
     translation.deactivate()
+
+
+# --- Where stored files go -------------------------------------------------
+# DILIGENCE_TEST_STORAGE=s3 runs every test on an S3 bucket of a local moto server
+# (`make test-s3`); a test marked `s3` always does; a test marked `local_storage`
+# (it reads the folder on disk itself) runs on the file system only.
+TEST_STORAGE = os.environ.get("DILIGENCE_TEST_STORAGE", "local").strip().lower() or "local"
+if TEST_STORAGE not in {"local", "s3"}:
+    raise RuntimeError(f"DILIGENCE_TEST_STORAGE must be local or s3, got {TEST_STORAGE!r}")
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """moto's S3 server on a free 127.0.0.1 port, for the whole run."""
+    server = MotoServer().start()
+    yield server
+    server.stop()
+
+
+class S3Bucket:
+    """The bucket a test's default storage writes to, and what it holds."""
+
+    def __init__(self, server: MotoServer, name: str) -> None:
+        self.server, self.name = server, name
+        self.client = server.client()
+
+    def names(self) -> list[str]:
+        return bucket_keys(self.client, self.name)
+
+    def read(self, key: str) -> bytes:
+        return self.client.get_object(Bucket=self.name, Key=key)["Body"].read()
+
+    def write(self, key: str, body: bytes) -> None:
+        self.client.put_object(Bucket=self.name, Key=key, Body=body)
+
+    def remove(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.name, Key=key)
+
+
+def use_s3_storage(settings, server: MotoServer, bucket: str) -> None:
+    """Point the default storage at ``bucket`` (Django resets its storages on the change)."""
+    from config.settings import s3_storage
+
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": s3_storage(
+            bucket=bucket,
+            endpoint_url=server.endpoint_url,
+            region=REGION,
+            access_key=ACCESS_KEY,
+            secret_key=SECRET_KEY,
+        ),
+    }
+
+
+@pytest.fixture
+def s3_bucket(settings, s3_server):
+    """A fresh bucket as the default storage for this test; emptied and removed after it."""
+    bucket = S3Bucket(s3_server, s3_server.new_bucket())
+    use_s3_storage(settings, s3_server, bucket.name)
+    yield bucket
+    if s3_server.process is not None:
+        empty_bucket(bucket.client, bucket.name)
+
+
+@pytest.fixture
+def lone_s3(settings):
+    """A store of the test's own, which it may take away (``lone_s3.server.stop()``)."""
+    server = MotoServer().start()
+    try:
+        bucket = S3Bucket(server, server.new_bucket())
+        use_s3_storage(settings, server, bucket.name)
+        yield bucket
+    finally:
+        server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _storage_under_test(request):
+    on_s3 = TEST_STORAGE == "s3" or request.node.get_closest_marker("s3") is not None
+    if not on_s3:
+        return
+    if request.node.get_closest_marker("local_storage") is not None:
+        pytest.skip("reads the storage folder on disk")
+    request.getfixturevalue("s3_bucket")
+
+
+@pytest.fixture
+def stored_files():
+    """What the default storage holds now, as ``StoredObject``s (disk or bucket alike)."""
+
+    def files() -> list[StoredObject]:
+        return [StoredObject(name) for name in stored_names()]
+
+    return files
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from apps.assessments.models import validate_attachment_size
 from apps.assessments.questions import QUESTIONS, blocks
 from apps.assessments.rules import MECHANISM_STATUS_CHOICES
+from apps.core.storage import StoredFileInput
 from apps.core.uploads import EVIDENCE_DOCUMENTS
 
 
@@ -60,7 +61,7 @@ class AssessmentForm(forms.Form):
                 required=False,
                 max_length=200,
                 validators=[validate_attachment_size],
-                widget=forms.ClearableFileInput(attrs={"accept": ",".join(EVIDENCE_DOCUMENTS)}),
+                widget=StoredFileInput(attrs={"accept": ",".join(EVIDENCE_DOCUMENTS)}),
                 help_text=_("%(types)s; at most 10 MiB.")
                 % {"types": ", ".join(EVIDENCE_DOCUMENTS)},
             )

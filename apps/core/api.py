@@ -8,15 +8,23 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from apps.core.middleware import is_out_of_range
+from apps.core.middleware import RETRY_AFTER_SECONDS, is_out_of_range
 from apps.core.parsers import BodyTooLarge
 from apps.core.services import ConcurrentEditError, StateConflict
+from apps.core.storage import StorageUnavailable, unavailable_message
 
 
 def exception_handler(exc, context):
     if is_out_of_range(exc):
         # An id or number no database column can hold: no such record.
         exc = exceptions.NotFound()
+    if isinstance(exc, StorageUnavailable):
+        # The file store is down: nothing was stored, and sending again later works.
+        return Response(
+            {"detail": unavailable_message()},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     if isinstance(exc, RequestDataTooBig):
         exc = BodyTooLarge()
     elif isinstance(exc, SuspiciousFileOperation):

@@ -1,7 +1,16 @@
 """Request-level safety nets."""
 
+import logging
+
 from django.db import DataError
 from django.http import Http404
+from django.shortcuts import render
+
+from apps.core.storage import StorageUnavailable, unavailable_message
+
+logger = logging.getLogger(__name__)
+
+RETRY_AFTER_SECONDS = 60
 
 
 def is_out_of_range(exc: BaseException) -> bool:
@@ -28,3 +37,30 @@ class OutOfRangeIsNotFoundMiddleware:
         if is_out_of_range(exception):
             raise Http404("No such record.") from exception
         return None
+
+
+class StorageUnavailableMiddleware:
+    """A file store that cannot be reached answers 503 with a page saying so, not a 500.
+
+    Whatever the page was doing has been undone (its transaction rolled back, the
+    file it stored removed), so the person can simply try again later.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, StorageUnavailable):
+            return None
+        logger.error("File store unavailable for %s: %r", request.path, exception.__cause__)
+        response = render(
+            request,
+            "core/storage_unavailable.html",
+            {"message": unavailable_message()},
+            status=503,
+        )
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response

@@ -2,9 +2,10 @@
 
 Acknowledged late, so a worker that dies mid-reading leaves the message to be
 delivered again; ``upload_verify`` locks the upload and reads it once, so a
-second delivery returns what the first one finished. A database outage is
-retried with back-off; any other error marks the upload failed (the harness is
-told to send it again) rather than reading again what will fail the same way.
+second delivery returns what the first one finished. A database outage, or a
+file store that cannot be reached, is retried with back-off; any other error
+marks the upload failed (the harness is told to send it again) rather than
+reading again what will fail the same way.
 """
 
 import logging
@@ -12,6 +13,7 @@ import logging
 from celery import shared_task
 from django.db import DatabaseError
 
+from apps.core.storage import StorageUnavailable
 from apps.evidence.services import upload_fail, upload_verify, uploads_prune, uploads_waiting
 
 logger = logging.getLogger(__name__)
@@ -24,7 +26,7 @@ def verify_upload_task(self, upload_pk: int) -> str | None:
     """Returns the upload's final state, or None while a retry is pending."""
     try:
         return upload_verify(upload_pk).state
-    except DatabaseError as error:
+    except (DatabaseError, StorageUnavailable) as error:
         if self.request.retries < MAX_RETRIES and not self.request.is_eager:
             raise self.retry(exc=error, countdown=2 ** (self.request.retries + 1)) from error
         logger.exception("Evidence upload %s could not be read after retries", upload_pk)

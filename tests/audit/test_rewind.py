@@ -11,6 +11,7 @@ import json
 import zipfile
 
 import pytest
+from django.core.files.storage import default_storage
 from django.core.management import call_command
 from pypdf import PdfReader
 
@@ -21,6 +22,7 @@ from apps.audit.verification import Kind, verify_chain
 from tests.audit.tampering import chain_restore_to
 from tests.factories import make_case
 from tests.packets.factories import issue_packet, make_packet_case
+from tests.stored import StoredObject, replace_stored, stored_names
 
 
 @pytest.fixture(autouse=True)
@@ -131,7 +133,9 @@ def test_heads_recorded_by_another_database_are_not_this_chains(priya, settings)
         source="packet", reference="DIL-2026-000009", seq=head.seq + 50, entry_hash="a" * 64
     )
     # The same storage, shared with a database whose chain began elsewhere.
-    (path,) = (settings.MEDIA_ROOT / "audit" / "chain-heads").iterdir()
-    path.rename(path.with_name("f" * 32))
+    (name,) = stored_names("audit/chain-heads")
+    folder, identity, rest = name.rsplit("/", 2)
+    replace_stored(f"{folder}/{'f' * 32}/{rest}", StoredObject(name).read_bytes())
+    default_storage.delete(name)
     assert recorded_heads() == []
     assert verify_chain().intact

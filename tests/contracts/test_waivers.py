@@ -3,7 +3,6 @@ with every new page and endpoint tested per role."""
 
 import hashlib
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -17,6 +16,7 @@ from apps.contracts.services import checklist_template_publish, red_flag_waive
 from apps.core.services import tracked_create
 from tests.contracts.factories import item, make_checklist, make_legal, set_statuses, template_rows
 from tests.factories import FULL_SPEC, make_case, make_offer
+from tests.stored import replace_stored, stored_names
 
 ROLES = ["priya", "lena", "tariq", "aude", "ada"]
 EVERYONE = set(ROLES)
@@ -31,8 +31,8 @@ def media_root(settings, tmp_path):
     return settings.MEDIA_ROOT
 
 
-def stored_files(root) -> list[Path]:
-    return sorted(p for p in Path(root).rglob("*") if p.is_file())
+def stored_files(root) -> list[str]:
+    return stored_names()  # on disk under ``root``, or in the test's bucket
 
 
 @pytest.fixture
@@ -169,7 +169,7 @@ def test_evidence_is_stored_under_a_server_name_and_served_checked(api_as, brows
 
 def test_changed_evidence_is_refused_and_raised_on_the_case(browser_as, world, media_root):
     waiver = world["waiver"]
-    (Path(media_root) / waiver.evidence_storage_name).write_bytes(b"%PDF-1.4 altered")
+    replace_stored(waiver.evidence_storage_name, b"%PDF-1.4 altered")
     response = browser_as("aude").get(reverse("contracts:waiver-evidence", args=[waiver.pk]))
     assert response.status_code == 409
     assert world["case"].file_integrity_alarms.filter(resolved_at__isnull=True).count() == 1

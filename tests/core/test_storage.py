@@ -4,9 +4,11 @@ import os
 
 import pytest
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
+from django.core.files.storage import default_storage, storages
 
 from apps.core import storage
+
+pytestmark = pytest.mark.local_storage  # the file system's own guarantees
 
 
 @pytest.fixture
@@ -25,7 +27,7 @@ def synced(monkeypatch, settings, tmp_path):
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads descriptors' paths")
 def test_a_saved_file_and_the_folders_that_name_it_are_synced(synced):
     root, paths = synced
-    assert isinstance(default_storage._wrapped, storage.DurableFileSystemStorage)
+    assert isinstance(storages["default"], storage.DurableFileSystemStorage)
 
     name = default_storage.save("evidence/ab/first.json", ContentFile(b'{"a": 1}'))
     assert (root / name).read_bytes() == b'{"a": 1}'

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import clear_url_caches, reverse
 from rest_framework.test import APIClient
@@ -25,6 +26,7 @@ from apps.core.models import FileIntegrityAlarm
 from tests.evidence.factories import make_bundle_record, make_token
 from tests.factories import FULL_SPEC, make_case, make_offer
 from tests.pages import whole_case
+from tests.stored import StoredObject, replace_stored
 
 ROLES = ["priya", "lena", "tariq", "aude", "ada"]
 
@@ -146,8 +148,8 @@ def body(response) -> bytes:
 
 
 def alter(media: Path, stored: dict) -> None:
-    path = media / stored["name"]
-    path.write_bytes(path.read_bytes() + b" ")  # one byte more behind the app's back
+    # One byte more behind the app's back, on disk or in the bucket.
+    replace_stored(stored["name"], StoredObject(stored["name"]).read_bytes() + b" ")
 
 
 # --- who may download -----------------------------------------------------------
@@ -252,7 +254,7 @@ def test_api_refuses_a_changed_file_with_409(api_as, api_stored, media):
 
 
 def test_a_missing_file_is_404_without_an_alarm(browser_as, stored, media):
-    (media / stored["name"]).unlink()
+    default_storage.delete(stored["name"])
     assert browser_as("aude").get(stored["page"]).status_code == 404
     assert not FileIntegrityAlarm.objects.exists()
 
@@ -264,7 +266,7 @@ def test_the_storage_folder_is_not_served_even_with_debug_on(client, settings, m
     import config.urls
 
     stored = _evidence(people)
-    assert (media / stored["name"]).read_bytes() == stored["bytes"]
+    assert StoredObject(stored["name"]).read_bytes() == stored["bytes"]
     settings.DEBUG = True  # the embedded default's setting, where it used to be served
     importlib.reload(config.urls)
     clear_url_caches()

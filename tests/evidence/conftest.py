@@ -74,14 +74,6 @@ def _media(settings, tmp_path):
 
 
 @pytest.fixture
-def stored_files(_media):
-    def files() -> list[Path]:
-        return [p for p in Path(_media).rglob("*") if p.is_file()]
-
-    return files
-
-
-@pytest.fixture
 def worker(monkeypatch, django_capture_on_commit_callbacks):
     """Celery as in production: ``delay`` queues the message; ``run()`` is the worker."""
     conf = tasks.verify_upload_task.app.conf

@@ -4,7 +4,6 @@ packet is made in the background while its status page shows the progress."""
 import time
 
 import pytest
-from django.core.files.storage import default_storage
 from django.urls import reverse
 
 from apps.core import background
@@ -12,6 +11,7 @@ from apps.packets import rendering
 from apps.packets.models import AuditPacket, PacketRequest
 from apps.packets.verification import verify_packet_bytes
 from tests.packets.factories import held, make_packet_case
+from tests.stored import stored_names
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,9 +59,7 @@ def _poll_until_finished(api, pk: int) -> list[dict]:
 
 
 def _stored_packet_files() -> list[str]:
-    if not default_storage.exists("packets"):
-        return []
-    return default_storage.listdir("packets")[1]
+    return stored_names("packets")  # on disk or in the test's bucket
 
 
 @pytest.fixture

@@ -23,7 +23,6 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
-from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -42,6 +41,7 @@ from apps.packets.verification import verify_packet_bytes
 from tests.packets.factories import issue_packet, make_packet_case
 from tests.packets.pdftools import pdfsig, pdftotext
 from tests.packets.test_timestamp import tsa_url  # noqa: F401 - the loopback TSA fixture
+from tests.stored import stored_names
 
 TOKEN_LABEL = "diligence-test"
 USER_PIN = "4711-2342"
@@ -221,9 +221,7 @@ def _fingerprint(certificate: x509.Certificate) -> str:
 
 
 def _stored_packet_files() -> list[str]:
-    if not default_storage.exists("packets"):
-        return []
-    return default_storage.listdir("packets")[1]
+    return stored_names("packets")  # on disk or in the test's bucket
 
 
 def _flip_one_byte(content: bytes) -> bytes:

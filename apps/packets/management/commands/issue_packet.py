@@ -5,6 +5,7 @@ from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.cases.selectors import case_list_for
+from apps.core.storage import storage_location
 from apps.packets.models import PacketRequest
 from apps.packets.services import packet_request_create
 from apps.packets.tasks import issue_packet_task
@@ -71,7 +72,5 @@ class Command(BaseCommand):
 
 
 def _location(name: str) -> str:
-    try:
-        return default_storage.path(name)
-    except NotImplementedError:  # object storage has no local path
-        return default_storage.url(name)
+    # A path on disk, or the bucket and key: never a URL, which would bypass the downloads.
+    return storage_location(default_storage, name)
