@@ -30,8 +30,7 @@ from apps.core.services import ConcurrentEditError
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
-    SpreadsheetRefused,
-    import_service_errors,
+    run_import,
     xlsx_response,
 )
 from apps.core.uploads import UploadPolicy, refused_unread
@@ -169,30 +168,25 @@ def questionnaire_import(request, pk: int):
     if request.method != "POST":
         return redirect("assessments:edit", pk=assessment.pk)
     form = SpreadsheetImportForm(request.POST, request.FILES)
-    status = 400
-    if form.is_valid():
-        try:
-            _updated, voided = spreadsheet.questionnaire_import(
-                actor=request.user, assessment=assessment, upload=form.cleaned_data["workbook"]
+    result, status = run_import(
+        form,
+        lambda upload: spreadsheet.questionnaire_import(
+            actor=request.user, assessment=assessment, upload=upload
+        ),
+    )
+    if status is None:
+        _updated, voided = result
+        if voided:
+            messages.warning(
+                request,
+                _(
+                    "Imported. The sign-off was voided by this edit: "
+                    "a legal reviewer must sign off again."
+                ),
             )
-        except SpreadsheetRefused as refused:
-            form.refuse(refused)
-            status = 409 if refused.stale else 400
-        except SERVICE_ERRORS as error:
-            import_service_errors(form, error)
-            status = 409 if isinstance(error, ConcurrentEditError) else 400
         else:
-            if voided:
-                messages.warning(
-                    request,
-                    _(
-                        "Imported. The sign-off was voided by this edit: "
-                        "a legal reviewer must sign off again."
-                    ),
-                )
-            else:
-                messages.success(request, _("Questionnaire imported from the spreadsheet."))
-            return redirect("assessments:detail", pk=assessment.pk)
+            messages.success(request, _("Questionnaire imported from the spreadsheet."))
+        return redirect("assessments:detail", pk=assessment.pk)
     return _edit_page(request, assessment, import_form=form, status=status)
 
 

@@ -45,8 +45,7 @@ from apps.core.services import ConcurrentEditError
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
-    SpreadsheetRefused,
-    import_service_errors,
+    run_import,
     xlsx_response,
 )
 from apps.core.uploads import refused_unread
@@ -146,21 +145,15 @@ def checklist_import(request, offer_pk: int):
     if request.method != "POST" or checklist is None:
         return redirect("contracts:checklist", offer_pk=offer.pk)
     form = SpreadsheetImportForm(request.POST, request.FILES)
-    status = 400
-    if form.is_valid():
-        try:
-            spreadsheet.checklist_import(
-                actor=request.user, checklist=checklist, upload=form.cleaned_data["workbook"]
-            )
-        except SpreadsheetRefused as refused:
-            form.refuse(refused)
-            status = 409 if refused.stale else 400
-        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
-            import_service_errors(form, error)
-            status = 409 if isinstance(error, ConcurrentEditError) else 400
-        else:
-            messages.success(request, _("Clause checklist imported from the spreadsheet."))
-            return redirect("offers:detail", pk=offer.pk)
+    _result, status = run_import(
+        form,
+        lambda upload: spreadsheet.checklist_import(
+            actor=request.user, checklist=checklist, upload=upload
+        ),
+    )
+    if status is None:
+        messages.success(request, _("Clause checklist imported from the spreadsheet."))
+        return redirect("offers:detail", pk=offer.pk)
     return _checklist_page(request, offer, import_form=form, status=status)
 
 

@@ -620,6 +620,28 @@ def xlsx_response(content: bytes, filename: str):
     return response
 
 
+def run_import(
+    form: SpreadsheetImportForm, do_import: Callable[[Any], Any]
+) -> tuple[Any, int | None]:
+    """Import the form's workbook with ``do_import(upload)``: its result and None, or None
+    and the status (400, or 409 for a stale workbook or record) with the refusal shown on
+    the form."""
+    from django.core.exceptions import PermissionDenied, ValidationError
+
+    from apps.core.services import ConcurrentEditError
+
+    if not form.is_valid():
+        return None, 400
+    try:
+        return do_import(form.cleaned_data["workbook"]), None
+    except SpreadsheetRefused as refused:
+        form.refuse(refused)
+        return None, 409 if refused.stale else 400
+    except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+        import_service_errors(form, error)
+        return None, 409 if isinstance(error, ConcurrentEditError) else 400
+
+
 def import_service_errors(form: SpreadsheetImportForm, error: Exception) -> None:
     """A service's refusal of the imported values, shown on the import's file field."""
     from apps.core.forms import stale_edit_message

@@ -13,8 +13,7 @@ from apps.core.services import ConcurrentEditError
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
-    SpreadsheetRefused,
-    import_service_errors,
+    run_import,
     xlsx_response,
 )
 from apps.core.uploads import refused_unread
@@ -195,21 +194,13 @@ def scorecard_import(request, offer_pk: int):
     if request.method != "POST":
         return redirect("scorecards:scorecard", offer_pk=offer.pk)
     form = SpreadsheetImportForm(request.POST, request.FILES)
-    status = 400
-    if form.is_valid():
-        try:
-            spreadsheet.scorecard_import(
-                actor=request.user, offer=offer, upload=form.cleaned_data["workbook"]
-            )
-        except SpreadsheetRefused as refused:
-            form.refuse(refused)
-            status = 409 if refused.stale else 400
-        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
-            import_service_errors(form, error)
-            status = 409 if isinstance(error, ConcurrentEditError) else 400
-        else:
-            messages.success(request, _("Scorecard imported from the spreadsheet."))
-            return redirect("scorecards:comparison", pk=offer.case_id)
+    _result, status = run_import(
+        form,
+        lambda upload: spreadsheet.scorecard_import(actor=request.user, offer=offer, upload=upload),
+    )
+    if status is None:
+        messages.success(request, _("Scorecard imported from the spreadsheet."))
+        return redirect("scorecards:comparison", pk=offer.case_id)
     return _scorecard_page(request, offer, import_form=form, status=status)
 
 
