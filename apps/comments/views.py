@@ -5,7 +5,6 @@ from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -17,6 +16,7 @@ from apps.comments.selectors import thread_of
 from apps.comments.targets import target_named, target_of
 from apps.core.access import MissingPermission, role_required
 from apps.core.forms import apply_service_errors
+from apps.core.links import return_to
 
 
 def _readable(request, kind: str, pk: int):
@@ -27,11 +27,7 @@ def _readable(request, kind: str, pk: int):
 
 
 def _back(request, default: str) -> str:
-    wanted = request.POST.get("next") or ""
-    allowed = url_has_allowed_host_and_scheme(
-        wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    )
-    return wanted if wanted and allowed else default
+    return return_to(request) or default
 
 
 @role_required("comments.view_comment")

@@ -8,6 +8,7 @@ reader may not follow is replaced by who may, never by a link to a 403.
 from urllib.parse import urlsplit
 
 from django.urls import Resolver404, get_script_prefix, resolve
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from apps.core.access import roles_holding
 
@@ -37,3 +38,12 @@ def who_may_open(url: str) -> list[str]:
     """The roles (their labels) whose members may open ``url``."""
     permission = required_permission(url)
     return roles_holding(permission) if permission else []
+
+
+def return_to(request) -> str | None:
+    """Where a form was opened from (its ``next``), if that is a page of this site."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    allowed = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return target if target and allowed else None

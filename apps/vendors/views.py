@@ -3,11 +3,11 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
+from apps.core.links import return_to
 from apps.core.lists import filtered_page
 from apps.core.services import ConcurrentEditError
 from apps.vendors import services
@@ -19,15 +19,6 @@ from apps.vendors.selectors import (
     vendor_waivers,
     vendors_with_offer_counts,
 )
-
-
-def _return_to(request) -> str | None:
-    """Where the form was opened from (the offer being created), if it is this site."""
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    allowed = url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    )
-    return target if target and allowed else None
 
 
 @role_required("vendors.view_vendor")
@@ -54,7 +45,7 @@ def vendor_detail(request, pk: int):
 @role_required("vendors.add_vendor")
 def vendor_create(request):
     form = VendorForm(request.POST or None)
-    back = _return_to(request)
+    back = return_to(request)
     if request.method == "POST" and form.is_valid():
         try:
             vendor = services.vendor_create(actor=request.user, **form.cleaned_data)
