@@ -230,3 +230,14 @@ def test_a_thread_is_said_in_chinese(browser_as, offer):
     page = browser_as("lena").get(_thread(offer), HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
     text = page.content.decode()
     assert "评论" in text and "有人在这里提到了您。" in text and "标记为已读" in text
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_role_opens_a_comment_and_marks_its_mentions_read(browser_as, offer, priya, role):
+    comment = comment_add(actor=priya, record=offer, body="Checked.")
+    client = browser_as(role)
+    opened = client.get(reverse("comments:comment", args=[comment.pk]))
+    assert opened.status_code == 302 and opened.url.endswith(f"#comment-{comment.pk}")
+    marked = client.post(reverse("comments:read", args=["offer", offer.pk]))
+    assert marked.status_code == 302
+    assert client.get(reverse("comments:read", args=["offer", offer.pk])).status_code == 405
