@@ -166,8 +166,32 @@ class DeclaredSpec(TrackedModel):
             "must be refused with HTTP 429."
         ),
     )
+    # What the vendor claims the offer serves at the case's service-level objectives,
+    # checked against the case's requirement spec (apps.sizing.requirement).
+    throughput_tokens_per_s = models.DecimalField(
+        _("serving throughput (output tokens/s)"),
+        max_digits=12,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.1"))],
+        help_text=_("As the vendor states it, at the case's service-level objectives."),
+    )
+    throughput_requests_per_s = models.DecimalField(
+        _("serving throughput (requests/s)"),
+        max_digits=10,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.01"))],
+        help_text=_("As the vendor states it, at the case's service-level objectives."),
+    )
     history = HistoricalRecords()
-    late_history_columns = ("rate_limit_rps",)
+    late_history_columns = (
+        "rate_limit_rps",
+        "throughput_tokens_per_s",
+        "throughput_requests_per_s",
+    )
 
     class Meta:
         verbose_name = _("declared spec")

@@ -35,6 +35,8 @@ SPEC_FIELDS = (
     "runtime_versions",
     "source_document",
     "rate_limit_rps",
+    "throughput_tokens_per_s",
+    "throughput_requests_per_s",
 )
 
 
