@@ -10,7 +10,13 @@ from apps.evidence.selectors import latest_verification
 from apps.offers.selectors import spec_status_for
 from apps.scorecards.selectors import needed_capacity_cost, offer_price
 from apps.scorecards.unit_cost import unit_cost
-from apps.sizing.selectors import capacity_for_offer, demand_of, demand_result
+from apps.sizing.selectors import (
+    capacity_for_offer,
+    demand_of,
+    demand_result,
+    requirement_check_for,
+    requirement_of,
+)
 
 OFFER_PANEL_PROVIDERS = (contracts_panels, evidence_panels)
 
@@ -45,6 +51,7 @@ def offer_overview(offer, *, actor) -> dict:
         "spec_status": spec_status_for(offer),
         "demand": demand,
         "capacity": fit,
+        "requirement_check": requirement_check_for(requirement_of(offer.case), offer),
         "needed_cost": needed,
         "needed_cost_problem": needed_problem,
         "price": price,

@@ -40,7 +40,7 @@ def case_sections(case) -> list[PacketSection]:
     """Every section before the history and the manifest, in packet order."""
     offers = offers_of_case(case)
     sections = [demand_section(case, offers), comparison_section(case)]
-    sections.append(declared_specs_section(offers))
+    sections.append(declared_specs_section(offers, case))
     for module in PACKET_SECTION_PROVIDERS:
         section = module.packet_section(case)
         if section is not None:

@@ -21,7 +21,14 @@ from apps.scorecards.charts import stacked_bars
 from apps.scorecards.selectors import case_comparison
 from apps.scorecards.unit_cost import unit_cost
 from apps.sizing.models import ComputeDemand
-from apps.sizing.selectors import capacity_for_offer, demand_result
+from apps.sizing.selectors import (
+    capacity_for_offer,
+    demand_result,
+    requirement_check_for,
+    requirement_derivation,
+    requirement_items,
+    requirement_of,
+)
 
 
 @dataclass
@@ -93,10 +100,22 @@ def comparison_section(case) -> PacketSection:
     )
 
 
-def declared_specs_section(offers) -> PacketSection:
+def declared_specs_section(offers, case=None) -> PacketSection:
+    """Each offer's declared spec, and (given the case) each checked against its requirement."""
+    requirement = requirement_of(case) if case is not None else None
+    derivation = None
+    if requirement is not None:
+        derivation = requirement_derivation(ComputeDemand.objects.filter(case=case).first())
     return PacketSection(
         title=_("Declared specs"),
         template="packets/sections/specs.html",
-        context={"offers": offers},
+        context={
+            "offers": offers,
+            "requirement": requirement,
+            "items": requirement_items(requirement, derivation) if requirement else [],
+            "offer_checks": [
+                (offer, requirement_check_for(requirement, offer)) for offer in offers
+            ],
+        },
         order=30,
     )

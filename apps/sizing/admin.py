@@ -3,7 +3,8 @@ from django.contrib import admin
 from apps.core.admin import TrackedAdmin
 from apps.sizing import services
 from apps.sizing.inputs import INPUT_MAX
-from apps.sizing.models import ComputeDemand
+from apps.sizing.models import ComputeDemand, RequirementSpec
+from apps.sizing.requirement import REQUIREMENT_FIELDS
 
 
 @admin.register(ComputeDemand)
@@ -24,6 +25,24 @@ class ComputeDemandAdmin(TrackedAdmin):
 
     def update(self, request, obj, *, fields, reason, version):
         return services.compute_demand_save(
+            actor=request.user,
+            case=obj.case,
+            fields=fields,
+            reason=reason,
+            expected_version=version,
+        )
+
+
+@admin.register(RequirementSpec)
+class RequirementSpecAdmin(TrackedAdmin):
+    """Edits go through ``requirement_spec_save``; a spec is written on the case's sizing."""
+
+    list_display = ["case", "card_count", "memory_per_card_gib", "card_tier"]
+    list_select_related = ["case"]
+    editable_fields = REQUIREMENT_FIELDS
+
+    def update(self, request, obj, *, fields, reason, version):
+        return services.requirement_spec_save(
             actor=request.user,
             case=obj.case,
             fields=fields,

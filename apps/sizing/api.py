@@ -1,4 +1,4 @@
-"""REST API for the sizing calculator and a case's compute demand."""
+"""REST API for the sizing calculator, a case's compute demand and its requirement spec."""
 
 from decimal import Decimal
 from typing import Any
@@ -15,11 +15,13 @@ from rest_framework.views import APIView
 from apps.cases.selectors import case_get_for
 from apps.core.api import version_edited
 from apps.core.permissions import RolePermission
-from apps.sizing import services
+from apps.offers.selectors import offers_of_case
+from apps.sizing import selectors, services
 from apps.sizing.calculator import SizingInputError
 from apps.sizing.inputs import HOURS_MAX, INPUT_MAX, demand_fields, size_from
-from apps.sizing.models import DTYPE_CHOICES, ComputeDemand
+from apps.sizing.models import DTYPE_CHOICES, ComputeDemand, RequirementSpec
 from apps.sizing.presets import PRESETS
+from apps.sizing.requirement import REQUIREMENT_FIELDS
 
 
 def _whole_number(name: str) -> serializers.IntegerField:
@@ -235,6 +237,129 @@ class ComputeDemandView(APIView):
         }
 
 
+class RequirementSpecWriteSerializer(serializers.ModelSerializer):
+    """The whole requirement spec: every item is a floor; one left out is cleared."""
+
+    version = serializers.IntegerField(
+        required=False,
+        help_text="Version edited: required to change a saved spec (missing: 428; stale: 409).",
+    )
+    change_reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        help_text="Why the spec changes (required to change a saved spec).",
+    )
+
+    class Meta:
+        model = RequirementSpec
+        fields = [*REQUIREMENT_FIELDS, "version", "change_reason"]
+
+
+def _check_payload(offer, check) -> dict:
+    return {
+        "offer": offer.pk,
+        "vendor": str(offer.vendor),
+        "meets": check.meets,
+        "shortfalls": check.shortfalls,
+        "items": [
+            {
+                "field": item.field,
+                "label": item.label,
+                "required": item.required,
+                "declared": item.offered,
+                "verdict": str(item.verdict),
+                "shortfall": item.shortfall,
+            }
+            for item in check.checks
+        ],
+    }
+
+
+class RequirementSpecView(APIView):
+    """A case's requirement spec, where each item came from, and every offer checked against it.
+
+    PUT sends the whole spec: an item left out is cleared (no floor). The sizing's
+    values are listed under ``items`` (``sizing_value``) to fill a spec from.
+    """
+
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "sizing.view_requirementspec",
+        "PUT": "sizing.change_requirementspec",
+    }
+
+    @extend_schema(responses={200: dict})
+    def get(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        requirement = get_object_or_404(RequirementSpec, case=case)
+        return Response(self._payload(case, requirement))
+
+    @extend_schema(request=RequirementSpecWriteSerializer, responses={200: dict, 201: dict})
+    def put(self, request, case_pk: int):
+        case = case_get_for(request.user, case_pk)
+        body = RequirementSpecWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = dict(body.validated_data)
+        reason = data.pop("change_reason", "")
+        existing = RequirementSpec.objects.filter(case=case).exists()
+        if existing and not reason.strip():
+            raise serializers.ValidationError(
+                {"change_reason": [_("Say why the requirement spec changes.")]}
+            )
+        version = version_edited(data, editing=existing)
+        data.pop("version", None)
+        fields = {name: data.get(name, _requirement_default(name)) for name in REQUIREMENT_FIELDS}
+        requirement = services.requirement_spec_save(
+            actor=request.user,
+            case=case,
+            fields=fields,
+            reason=reason,
+            expected_version=version,
+        )
+        return Response(
+            self._payload(case, requirement),
+            status=status.HTTP_200_OK if existing else status.HTTP_201_CREATED,
+        )
+
+    def _payload(self, case, requirement: RequirementSpec) -> dict:
+        derivation = selectors.requirement_derivation(selectors.demand_of(case))
+        return {
+            "case": case.pk,
+            "version": requirement.version,
+            **{
+                name: _raw(value)
+                for name, value in selectors.requirement_values(requirement).items()
+            },
+            "items": [
+                {
+                    "field": item.field,
+                    "label": item.label,
+                    "value": _raw(item.value),
+                    "from_sizing": item.from_sizing,
+                    "sizing_value": _raw(item.sizing_value),
+                    "sizing_reason": item.reason,
+                }
+                for item in selectors.requirement_items(requirement, derivation)
+            ],
+            "offers": [
+                _check_payload(offer, selectors.requirement_check_for(requirement, offer))
+                for offer in offers_of_case(case)
+            ],
+        }
+
+
+def _raw(value: Any) -> Any:
+    """Decimals as strings, as DRF gives them elsewhere; blank choices as ""."""
+    return str(value) if isinstance(value, Decimal) else value
+
+
+def _requirement_default(name: str) -> Any:
+    field = RequirementSpec._meta.get_field(name)
+    assert isinstance(field, models.Field)
+    return "" if isinstance(field, models.CharField) else None
+
+
 def register(router) -> list:
     return [
         path("sizing/", SizingCalculateView.as_view(), name="sizing-calculate"),
@@ -243,5 +368,10 @@ def register(router) -> list:
             "cases/<int:case_pk>/compute-demand/",
             ComputeDemandView.as_view(),
             name="compute-demand",
+        ),
+        path(
+            "cases/<int:case_pk>/requirement-spec/",
+            RequirementSpecView.as_view(),
+            name="requirement-spec",
         ),
     ]

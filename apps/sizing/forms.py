@@ -4,8 +4,9 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from apps.sizing.inputs import HOURS_MAX, INPUT_MAX
-from apps.sizing.models import DTYPE_CHOICES, OPTIMIZER_LABELS, ComputeDemand
+from apps.sizing.models import DTYPE_CHOICES, OPTIMIZER_LABELS, ComputeDemand, RequirementSpec
 from apps.sizing.presets import preset_choices
+from apps.sizing.requirement import REQUIREMENT_FIELDS
 from apps.sizing.training import Optimizer
 
 
@@ -187,3 +188,23 @@ class SaveDemandForm(forms.Form):
     case = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
     change_reason = forms.CharField(label=_("Reason"), max_length=500, required=False)
     version = forms.IntegerField(label=_("Version"), widget=forms.HiddenInput, required=False)
+
+
+class RequirementSpecForm(forms.ModelForm):
+    """The case's requirement spec; every item is a floor, and blank sets none."""
+
+    change_reason = forms.CharField(
+        label=_("Reason for this change"),
+        max_length=500,
+        required=False,
+        help_text=_("Needed when changing a saved spec; kept in the audit history."),
+    )
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    class Meta:
+        model = RequirementSpec
+        fields = REQUIREMENT_FIELDS
+
+    def edit_parts(self) -> tuple[dict, str, int | None]:
+        fields = dict(self.cleaned_data)
+        return fields, fields.pop("change_reason"), fields.pop("version")

@@ -118,3 +118,117 @@ class ComputeDemand(TrackedModel):
 
     def __str__(self) -> str:
         return f"Compute demand of {self.case}"
+
+
+class RequiredInterconnect(models.TextChoices):
+    """The least intra-node link a plan needs, weakest first."""
+
+    PCIE = "pcie", _("PCIe or better")
+    NVLINK = "nvlink", _("NVLink / NVSwitch class")
+
+
+class RequiredNetwork(models.TextChoices):
+    """The least inter-node network a plan needs, weakest first."""
+
+    ETHERNET = "ethernet", _("Any network between nodes (Ethernet / TCP or better)")
+    RDMA = "rdma", _("RDMA class (InfiniBand or RoCE)")
+
+
+class CardTier(models.TextChoices):
+    """Card tiers by dense BF16 compute per card (apps.sizing.requirement.TIER_FLOORS)."""
+
+    ENTRY = "entry", _("Entry: at least 100 dense BF16 TFLOP/s per card")
+    MID = "mid", _("Mid: at least 300 dense BF16 TFLOP/s per card")
+    HIGH = "high", _("High: at least 700 dense BF16 TFLOP/s per card")
+    TOP = "top", _("Top: at least 2,000 dense BF16 TFLOP/s per card")
+
+
+# Far past any real plan, and within PostgreSQL's integer columns.
+COUNT_MAX = 10_000_000
+
+
+def _count(label, help_text=""):
+    return models.PositiveIntegerField(
+        label,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(COUNT_MAX)],
+        help_text=help_text,
+    )
+
+
+def _floor(label, *, digits: int, places: int, help_text=""):
+    return models.DecimalField(
+        label,
+        max_digits=digits,
+        decimal_places=places,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal(1).scaleb(-places))],
+        help_text=help_text,
+    )
+
+
+class RequirementSpec(TrackedModel):
+    """The case's vendor-neutral requirement spec: what every offer is checked against.
+
+    Every field is a floor; blank means the case sets none. Prefilled from the
+    compute demand where the sizing decides the value (apps.sizing.requirement).
+    """
+
+    case = models.OneToOneField(
+        "cases.ProcurementCase",
+        on_delete=models.CASCADE,
+        related_name="requirement_spec",
+        verbose_name=_("case"),
+    )
+    card_tier = models.CharField(
+        _("card tier"), max_length=10, choices=CardTier.choices, blank=True
+    )
+    memory_per_card_gib = _floor(_("memory per card (GiB)"), digits=7, places=2)
+    card_count = _count(_("card count"))
+    tensor_parallel = _count(
+        _("tensor-parallel degree"), _("Cards that hold one copy of each layer; kept in one node.")
+    )
+    pipeline_parallel = _count(_("pipeline-parallel degree"), _("Stages the layers are cut into."))
+    data_parallel = _count(
+        _("data-parallel degree"), _("Copies of the model serving or training side by side.")
+    )
+    cards_per_node = _count(_("cards per node"))
+    intra_node_interconnect = models.CharField(
+        _("intra-node interconnect"),
+        max_length=10,
+        choices=RequiredInterconnect.choices,
+        blank=True,
+    )
+    intra_node_bandwidth_gbps = _floor(
+        _("intra-node bandwidth (GB/s per card)"), digits=8, places=1
+    )
+    inter_node_network = models.CharField(
+        _("inter-node network"), max_length=10, choices=RequiredNetwork.choices, blank=True
+    )
+    inter_node_bandwidth_gbit = _floor(
+        _("inter-node bandwidth floor (Gbit/s per node)"), digits=8, places=1
+    )
+    local_nvme_tb = _floor(_("local NVMe per node (TB)"), digits=8, places=2)
+    term_months = _count(_("job duration or term (months)"))
+    throughput_tokens_per_s = _floor(
+        _("serving throughput (output tokens/s)"),
+        digits=12,
+        places=1,
+        help_text=_("At the case's service-level objectives."),
+    )
+    throughput_requests_per_s = _floor(
+        _("serving throughput (requests/s)"),
+        digits=10,
+        places=2,
+        help_text=_("At the case's service-level objectives."),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = _("requirement spec")
+        verbose_name_plural = _("requirement specs")
+
+    def __str__(self) -> str:
+        return f"Requirement spec of {self.case}"

@@ -1,10 +1,11 @@
 from apps.accounts.roles import Role, edit, view
 
-READ = view("sizing.computedemand")
+READ = view("sizing.computedemand", "sizing.requirementspec")
 
 ROLE_PERMISSIONS = {
     Role.PROCUREMENT: READ,
     Role.LEGAL: READ,
-    Role.TECH_LEAD: READ + edit("sizing.computedemand"),
+    # The tech lead owns the sizing, and the requirement spec written from it.
+    Role.TECH_LEAD: READ + edit("sizing.computedemand", "sizing.requirementspec"),
     Role.AUDITOR: READ,
 }

@@ -1,12 +1,23 @@
-"""Reads of a case's compute demand and how each offer measures up to it."""
+"""Reads of a case's compute demand and requirement spec, and how each offer measures up."""
 
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from apps.cases.reads import shared_read
 from apps.sizing.calculator import SizingInputError
 from apps.sizing.fit import DemandFit, OfferHardware, demand_fit
 from apps.sizing.inputs import demand_fields, size_from
-from apps.sizing.models import ComputeDemand
+from apps.sizing.models import ComputeDemand, RequirementSpec
+from apps.sizing.requirement import (
+    REQUIREMENT_FIELDS,
+    Derivation,
+    RequirementCheck,
+    check_offer,
+    derive_requirement,
+    offer_declared,
+    shown_value,
+)
 
 
 @shared_read
@@ -47,3 +58,92 @@ def capacity_for_offer(*, demand: ComputeDemand | None, result, offer, spec) -> 
         replicas=demand.data_parallel_replicas,
         checkpoints_kept=demand.checkpoints_kept,
     )
+
+
+@shared_read
+def requirement_of(case) -> RequirementSpec | None:
+    """The case's saved requirement spec, or None (1 query)."""
+    return RequirementSpec.objects.filter(case_id=case.pk).first()
+
+
+def requirement_values(requirement: RequirementSpec) -> dict[str, Any]:
+    return {name: getattr(requirement, name) for name in REQUIREMENT_FIELDS}
+
+
+def requirement_derivation(demand: ComputeDemand | None, result=None) -> Derivation | None:
+    """What the saved compute demand says of the requirement; None without a demand."""
+    if demand is None:
+        return None
+    if result is None:
+        result, _error = demand_result(demand)
+    return derive_requirement(
+        sizing=result,
+        card_memory_gib=demand.card_memory_gib,
+        replicas=demand.data_parallel_replicas,
+        checkpoints_kept=demand.checkpoints_kept,
+        hours_needed=demand.hours_needed,
+    )
+
+
+@dataclass(frozen=True)
+class RequirementItem:
+    """One item of the requirement as a page shows it: its value and where it came from."""
+
+    field: str
+    label: str
+    value: Any
+    from_sizing: bool  # the saved value is the one the sizing gives
+    sizing_value: Any  # what the sizing gives now (None: it does not decide this item)
+    reason: str  # why the sizing gives that value
+
+    @property
+    def shown(self) -> str:
+        return shown_value(self.field, self.value)
+
+    @property
+    def sizing_shown(self) -> str:
+        return shown_value(self.field, self.sizing_value)
+
+
+def requirement_items(
+    requirement: RequirementSpec | None, derivation: Derivation | None
+) -> list[RequirementItem]:
+    """Every item with its provenance; without a saved spec, the sizing's values."""
+    derived = derivation.values if derivation else {}
+    reasons = derivation.reasons if derivation else {}
+    items = []
+    for name in REQUIREMENT_FIELDS:
+        field = RequirementSpec._meta.get_field(name)
+        value = getattr(requirement, name) if requirement else derived.get(name)
+        sizing_value = derived.get(name)
+        items.append(
+            RequirementItem(
+                field=name,
+                label=str(field.verbose_name),  # type: ignore[union-attr]
+                value=value,
+                from_sizing=name in derived and _same(value, sizing_value),
+                sizing_value=sizing_value,
+                reason=reasons.get(name, ""),
+            )
+        )
+    return items
+
+
+def _same(saved: Any, derived: Any) -> bool:
+    if isinstance(derived, Decimal) and saved is not None:
+        return Decimal(saved) == derived
+    return saved == derived
+
+
+def requirement_check_for(requirement: RequirementSpec | None, offer) -> RequirementCheck | None:
+    """One offer's declared spec against the saved requirement; None without one."""
+    if requirement is None:
+        return None
+    spec = getattr(offer, "declared_spec", None)
+    return check_offer(requirement_values(requirement), offer_declared(offer, spec))
+
+
+def requirement_checks(case, offers) -> list[tuple[Any, RequirementCheck | None]]:
+    """Each offer of the case with its check against the case's requirement spec."""
+    requirement = requirement_of(case)
+    return [(offer, requirement_check_for(requirement, offer)) for offer in offers]

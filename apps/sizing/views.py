@@ -1,4 +1,5 @@
-"""The sizing calculator page, and saving its result as a case's compute demand."""
+"""The sizing calculator page, saving its result as a case's compute demand, and the
+case's requirement spec page."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -11,9 +12,15 @@ from apps.cases.selectors import case_get_for, case_list_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
-from apps.sizing import services
+from apps.offers.selectors import offers_of_case
+from apps.sizing import selectors, services
 from apps.sizing.calculator import SizingInputError
-from apps.sizing.forms import CalculatorCaseForm, SaveDemandForm, SizingForm
+from apps.sizing.forms import (
+    CalculatorCaseForm,
+    RequirementSpecForm,
+    SaveDemandForm,
+    SizingForm,
+)
 from apps.sizing.inputs import demand_fields, size_from
 from apps.sizing.models import ComputeDemand
 from apps.sizing.presets import PRESETS
@@ -102,3 +109,69 @@ def _save(request):
         {"form": form, "result": None, "case": case, "demand": None, "cases": None},
         status=status,
     )
+
+
+@role_required("sizing.view_requirementspec")
+def requirement(request, case_pk: int):
+    """The case's requirement spec, where each item came from, and every offer against it."""
+    case = case_get_for(request.user, case_pk)
+    saved = selectors.requirement_of(case)
+    demand = selectors.demand_of(case)
+    derivation = selectors.requirement_derivation(demand)
+    status = 200
+    form = None
+    may_edit = request.user.has_perm(
+        "sizing.change_requirementspec" if saved else "sizing.add_requirementspec"
+    )
+    if request.method == "POST":
+        if not may_edit:
+            raise PermissionDenied
+        form = RequirementSpecForm(request.POST)
+        if form.is_valid():
+            fields, reason, version = form.edit_parts()
+            try:
+                services.requirement_spec_save(
+                    actor=request.user,
+                    case=case,
+                    fields=fields,
+                    reason=reason,
+                    expected_version=version if saved else None,
+                )
+            except ConcurrentEditError as error:
+                apply_service_errors(form, error)
+                status = 409
+            except ValidationError as error:
+                apply_service_errors(form, error)
+                status = 400
+            else:
+                messages.success(request, _("Requirement spec saved."))
+                return redirect("sizing:requirement", case_pk=case.pk)
+        else:
+            status = 400
+    elif may_edit:
+        form = RequirementSpecForm(initial=_form_initial(request, saved, derivation))
+    offers = offers_of_case(case)
+    return render(
+        request,
+        "sizing/requirement.html",
+        {
+            "case": case,
+            "requirement": saved,
+            "demand": demand,
+            "items": selectors.requirement_items(saved, derivation),
+            "checks": selectors.requirement_checks(case, offers),
+            "form": form,
+            "from_sizing": request.GET.get("from_sizing") == "1",
+        },
+        status=status,
+    )
+
+
+def _form_initial(request, saved, derivation) -> dict:
+    """The saved spec; the sizing's values where asked for (``?from_sizing=1``) or none saved."""
+    initial = selectors.requirement_values(saved) if saved else {}
+    if derivation is not None and (saved is None or request.GET.get("from_sizing") == "1"):
+        initial.update(derivation.values)
+    if saved is not None:
+        initial["version"] = saved.version
+    return initial
