@@ -28,6 +28,7 @@ from apps.costs.models import CostImport, SpendCharge
 from apps.costs.services import cost_import_create, threshold_alerts_send
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
+from apps.sizing.services import requirement_spec_save
 from tests.approvals.factories import make_verification
 from tests.packets.factories import make_stored_packet
 
@@ -66,6 +67,7 @@ def demo_case(settings, tmp_path):
         source=CostImport.Source.UPLOAD,
     )
     threshold_alerts_send(case=case)
+    requirement_spec_save(actor=tariq, case=case, fields={"card_count": 64}, reason="Written")
     make_stored_packet(aude, case)  # a packet request and its packet
     approval_decide(actor=tariq, case=case, decision="rejected", comment="Not this round")
     comment_add(actor=tariq, record=offer, body="Measured, as declared.", for_the_record=True)
