@@ -52,7 +52,7 @@ REQUIREMENT_FIELDS = (
 
 # Dense BF16 TFLOP/s per card, from the card's datasheet, each tier's floor.
 TIER_FLOORS = {CardTier.ENTRY: 100, CardTier.MID: 300, CardTier.HIGH: 700, CardTier.TOP: 2000}
-TIER_RANK = {tier: rank for rank, tier in enumerate(TIER_FLOORS, start=1)}
+TIER_RANK: dict[str, int] = {tier.value: rank for rank, tier in enumerate(TIER_FLOORS, start=1)}
 # Weakest first; an offer's link is ranked on the same scale as the requirement.
 INTERCONNECT_RANK = {RequiredInterconnect.PCIE: 1, RequiredInterconnect.NVLINK: 2}
 OFFER_INTERCONNECT_RANK = {"pcie": 1, "nvlink": 2}  # "other": cannot be ranked
@@ -425,7 +425,11 @@ def offer_tier(model_name: str) -> tuple[str | None, int | None, str]:
     }
     if tier is None:
         return None, 0, shown
-    return tier, TIER_RANK[tier], f"{_choice_label(CardTier.choices, tier)} ({shown})"
+    tier_shown = _("%(tier)s (%(card)s)") % {
+        "tier": _choice_label(CardTier.choices, tier),
+        "card": shown,
+    }
+    return tier, TIER_RANK[tier], tier_shown
 
 
 def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> RequirementCheck:
@@ -563,15 +567,10 @@ def _offer_choice_labels(kind: str) -> dict[str, str]:
 def _tier_check(required: str, offer: OfferDeclared) -> FieldCheck:
     label = _("card tier")
     shown_required = _choice_label(CardTier.choices, required) if required else ""
-    _tier, rank, shown = (
-        offer_tier(offer.accelerator_model)
-        if offer.accelerator_model
-        else (
-            None,
-            None,
-            "",
-        )
-    )
+    rank: int | None = None
+    shown = ""
+    if offer.accelerator_model:
+        _tier, rank, shown = offer_tier(offer.accelerator_model)
     if required and rank is None and offer.accelerator_model:
         shortfall = _(
             "%(label)s: needs %(required)s; the accelerator model “%(model)s” is not in the "
@@ -591,7 +590,7 @@ def _tier_check(required: str, offer: OfferDeclared) -> FieldCheck:
         "card_tier",
         label,
         required=shown_required,
-        required_rank=TIER_RANK.get(required) if required else None,  # type: ignore[call-overload]
+        required_rank=TIER_RANK.get(required) if required else None,
         offered=shown,
         offered_rank=rank,
     )
