@@ -1,10 +1,20 @@
-"""REST API: a case's packets, requesting a new one (202 + status URL), downloading one."""
+"""REST API: a case's packets, requesting a new one (202 + status URL), downloading one.
+
+A "packet" here is any signed document of the case: the whole-case packet or
+one of the four deliverables issued on its own (``kind``).
+"""
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.urls import path, reverse
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import renderers, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,7 +22,7 @@ from rest_framework.views import APIView
 from apps.cases.selectors import case_get_for
 from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
-from apps.packets.models import AuditPacket, PacketRequest
+from apps.packets.models import AuditPacket, DocumentKind, PacketRequest, kind_filter
 from apps.packets.selectors import (
     packet_get_for,
     packet_request_get_for,
@@ -27,12 +37,14 @@ class AuditPacketSerializer(serializers.ModelSerializer):
         slug_field="username", read_only=True
     )
     download_url = serializers.SerializerMethodField()
+    kind = serializers.SerializerMethodField(help_text="What the document is.")
 
     class Meta:
         model = AuditPacket
         fields = [
             "id",
             "number",
+            "kind",
             "case",
             "issued_by",
             "created_at",
@@ -46,6 +58,10 @@ class AuditPacketSerializer(serializers.ModelSerializer):
             "download_url",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.ChoiceField(choices=DocumentKind.choices))
+    def get_kind(self, packet) -> str:
+        return packet.document_kind.value
 
     def get_download_url(self, packet) -> str:
         return self.context["request"].build_absolute_uri(
@@ -67,12 +83,14 @@ class PacketRequestSerializer(serializers.ModelSerializer):
     )
     status_url = serializers.SerializerMethodField()
     packet = serializers.SerializerMethodField()
+    kind = serializers.SerializerMethodField(help_text="What the document is.")
 
     class Meta:
         model = PacketRequest
         fields = [
             "id",
             "number",
+            "kind",
             "case",
             "requested_by",
             "status",
@@ -86,6 +104,10 @@ class PacketRequestSerializer(serializers.ModelSerializer):
             "packet",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.ChoiceField(choices=DocumentKind.choices))
+    def get_kind(self, packet_request) -> str:
+        return packet_request.document_kind.value
 
     def get_status_url(self, packet_request) -> str:
         return self.context["request"].build_absolute_uri(
@@ -101,6 +123,12 @@ class PacketRequestSerializer(serializers.ModelSerializer):
 
 
 class PacketRequestCreateSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=DocumentKind.choices,
+        required=False,
+        help_text="The whole-case packet (default), or one deliverable issued on its own; "
+        "a deliverable is issued by the roles that own its area.",
+    )
     language = serializers.ChoiceField(
         choices=settings.LANGUAGES,
         required=False,
@@ -109,15 +137,35 @@ class PacketRequestCreateSerializer(serializers.Serializer):
 
 
 class CasePacketsView(APIView):
-    """GET: the packets issued for a case. POST: request a new packet (202, with a status URL)."""
+    """GET: the packets issued for a case (``?kind=`` for one kind). POST: request a new
+    packet or deliverable (202, with a status URL)."""
 
     permission_classes = [RolePermission]
     required_permissions = {"GET": "packets.view_auditpacket", "POST": "packets.add_packetrequest"}
 
-    @extend_schema(responses={200: AuditPacketSerializer(many=True)})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "kind", str, enum=DocumentKind.values, description="Only documents of this kind."
+            )
+        ],
+        responses={200: AuditPacketSerializer(many=True)},
+    )
     def get(self, request, case_pk: int):
         case = case_get_for(request.user, case_pk)
         packets = packets_of_case(case)
+        kind = request.query_params.get("kind")
+        if kind:
+            if kind not in DocumentKind.values:
+                raise serializers.ValidationError(
+                    {
+                        "kind": [
+                            _("Documents are of these kinds: %(kinds)s.")
+                            % {"kinds": ", ".join(DocumentKind.values)}
+                        ]
+                    }
+                )
+            packets = packets.filter(kind_filter(kind, prefix="request__"))
         return Response(
             AuditPacketSerializer(packets, many=True, context={"request": request}).data
         )
@@ -128,7 +176,10 @@ class CasePacketsView(APIView):
         given = PacketRequestCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         packet_request = packet_request_create(
-            actor=request.user, case=case, language=given.validated_data.get("language")
+            actor=request.user,
+            case=case,
+            language=given.validated_data.get("language"),
+            kind=given.validated_data.get("kind"),
         )
         packet_request = packet_request_get_for(request.user, packet_request.pk)
         body = PacketRequestSerializer(packet_request, context={"request": request}).data

@@ -40,7 +40,7 @@ from apps.packets.attachments import (
     attachment_from_bytes,
     write_attachments,
 )
-from apps.packets.chapters import case_sections
+from apps.packets.chapters import document_sections
 from apps.packets.manifest import (
     MANIFEST_NAME,
     FileStatus,
@@ -49,10 +49,48 @@ from apps.packets.manifest import (
     manifest_document,
     record_digests,
 )
+from apps.packets.models import DocumentKind
 from apps.packets.sections import PacketSection
 
 HISTORY_ORDER = 900
 MANIFEST_ORDER = 1000
+
+
+class NothingToIssue(ValueError):
+    """A deliverable whose own chapters have nothing recorded yet."""
+
+
+def nothing_to_issue_message(kind: str) -> str:
+    return _(
+        "Nothing is recorded on this case yet for its %(document)s: record it first, "
+        "then issue the document."
+    ) % {"document": DocumentKind(kind).label.lower()}
+
+
+# What each document is, printed on its cover under its title.
+DOCUMENT_PURPOSES: dict[str, Callable[[], str]] = {
+    DocumentKind.PACKET: lambda: _(
+        "Everything recorded on this case, with its full change history and a manifest of digests."
+    ),
+    DocumentKind.SPEC_SHEET: lambda: _(
+        "The compute this case needs and what each offer declares and was measured to "
+        "deliver: the demand and its sizing, the declared specs, the comparison of offers "
+        "and the verification of each spec."
+    ),
+    DocumentKind.COMPLIANCE_RECORD: lambda: _(
+        "The compliance and risk self-check: each offer's contract clause checklist with "
+        "its red flags and waivers, and the data-export self-assessment, question by "
+        "question."
+    ),
+    DocumentKind.NETWORK_PLAN: lambda: _(
+        "How the rented compute is reached and who may reach it: the network plan and its "
+        "latency budget, the access matrix, and the controls around them."
+    ),
+    DocumentKind.ACCEPTANCE_REPORT: lambda: _(
+        "Whether the rented compute delivers what was agreed: the acceptance plan, its "
+        "results and sign-off, and the load-test evidence behind them."
+    ),
+}
 
 
 @dataclass
@@ -186,8 +224,10 @@ def packet_document(
     generated_at: datetime,
     workdir: Path | None = None,
     defer_attachments: bool = False,
+    kind: str = DocumentKind.PACKET,
 ) -> PacketDocument:
-    """Gather the packet of ``case``.
+    """Gather the packet of ``case``, or the deliverable of ``kind``: the same front
+    matter, change history and manifest around its own selection of chapters.
 
     The attached files are written to ``workdir``, ready to embed, or only
     hashed without one (for a preview, or a test of the content). With
@@ -195,7 +235,9 @@ def packet_document(
     they can be written while the chapters, which do not print their digests,
     are laid out.
     """
-    sections = case_sections(case)
+    sections = document_sections(case, kind)
+    if not sections:
+        raise NothingToIssue(nothing_to_issue_message(kind))
     history_querysets = [_in_packet(queryset) for queryset in case_history_querysets(case)]
     # The case timeline already covers most apps' records; a section adds only
     # record types it does not, so no change appears twice.
@@ -233,6 +275,8 @@ def packet_document(
     context = {
         "case": case,
         "number": number,
+        "document_kind": DocumentKind(kind),
+        "document_purpose": DOCUMENT_PURPOSES[kind](),
         "organisation": organisation,
         "generated_at": generated_at,
         "generated_by": person_name(requested_by),
@@ -268,6 +312,7 @@ def packet_document(
         context=context,
         manifest_fields={
             "number": number,
+            "kind": str(kind),
             "organisation": organisation,
             "case": case,
             "generated_at": generated_at,

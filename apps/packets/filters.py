@@ -4,10 +4,16 @@ import django_filters
 from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 
-from apps.packets.models import AuditPacket
+from apps.packets.models import AuditPacket, DocumentKind, kind_filter
 
 
 class PacketListFilter(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(
+        label=_("Document"),
+        choices=DocumentKind.choices,
+        method="filter_kind",
+        empty_label=_("Any document"),
+    )
     issued_by = django_filters.ModelChoiceFilter(
         label=_("Issued by"),
         queryset=get_user_model()
@@ -27,3 +33,6 @@ class PacketListFilter(django_filters.FilterSet):
     class Meta:
         model = AuditPacket
         fields: list[str] = []
+
+    def filter_kind(self, queryset, name: str, value: str):
+        return queryset.filter(kind_filter(value, prefix="request__"))

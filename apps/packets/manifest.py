@@ -18,9 +18,11 @@ Two kinds of entries:
   media type, size, rows and the SHA-256 of the file's bytes, so anyone who
   saves an attachment can check it, and ``verify_packet`` checks them all.
 
-It also states the audit chain's head when the packet was built (``chain``:
-sequence number and hash), so a chain later moved back — a database restored
-from an older backup — is found by the chain verifier, and by anyone holding
+It names what the document is (``document``: ``packet`` for the whole-case
+packet, or the kind of a deliverable issued on its own) and states the audit
+chain's head when the packet was built (``chain``: sequence number and
+hash), so a chain later moved back — a database restored from an older
+backup — is found by the chain verifier, and by anyone holding
 the packet.
 
 The manifest travels as ``manifest.json`` attached inside the PDF (before it
@@ -135,12 +137,23 @@ def _storage_sha256(path: str) -> str:
 
 
 def manifest_document(
-    *, number, organisation, case, generated_at, generated_by, records, files, attachments=()
+    *,
+    number,
+    organisation,
+    case,
+    generated_at,
+    generated_by,
+    records,
+    files,
+    attachments=(),
+    kind="packet",
 ) -> dict:
     chain = chain_status()
     return {
         "format": MANIFEST_FORMAT,
         "packet": number,
+        # What the document is: "packet" for the whole case, or the deliverable's kind.
+        "document": kind,
         "organisation": organisation,
         "case": {"id": case.pk, "name": case.name},
         "generated_at": generated_at.isoformat(),

@@ -1,4 +1,10 @@
-"""Signed audit packets (DESIGN §2.9): the request that tracks one, and the issued PDF."""
+"""Signed audit packets (DESIGN §2.9): the request that tracks one, and the issued PDF.
+
+Besides the whole-case packet, each of the four deliverables the procurement
+ends in (seed 000 §1: the compute spec sheet, the compliance and risk
+self-check record, the network and access-control plan, the acceptance and
+load-test report) is issued the same way as a document of its own kind.
+"""
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -12,9 +18,61 @@ from apps.core.models import TrackedModel
 NUMBER_PREFIX = "DIL"
 
 
-def packet_number(year: int, sequence: int) -> str:
-    """The printed packet number, e.g. ``DIL-2026-000001``: sequential per organisation and year."""
-    return f"{NUMBER_PREFIX}-{year}-{sequence:06d}"
+class DocumentKind(models.TextChoices):
+    """What a signed document is: the whole-case packet, or one of the four deliverables."""
+
+    PACKET = "packet", _("Whole-case audit packet")
+    SPEC_SHEET = "spec_sheet", _("Compute spec sheet")
+    COMPLIANCE_RECORD = "compliance_record", _("Compliance and risk self-check record")
+    NETWORK_PLAN = "network_plan", _("Network and access-control plan")
+    ACCEPTANCE_REPORT = "acceptance_report", _("Acceptance and load-test report")
+
+
+# The code a deliverable's number carries after the prefix; the whole-case packet has none,
+# so its numbers read as they always have.
+KIND_CODES: dict[str, str] = {
+    DocumentKind.PACKET: "",
+    DocumentKind.SPEC_SHEET: "SPEC",
+    DocumentKind.COMPLIANCE_RECORD: "CMPL",
+    DocumentKind.NETWORK_PLAN: "NET",
+    DocumentKind.ACCEPTANCE_REPORT: "ACPT",
+}
+
+# Who may issue each kind: every reviewing role the whole-case packet; a deliverable,
+# the roles that own its area (``apps.packets.roles``).
+ISSUE_PERMISSIONS: dict[str, str] = {
+    DocumentKind.PACKET: "packets.add_packetrequest",
+    DocumentKind.SPEC_SHEET: "packets.issue_spec_sheet",
+    DocumentKind.COMPLIANCE_RECORD: "packets.issue_compliance_record",
+    DocumentKind.NETWORK_PLAN: "packets.issue_network_plan",
+    DocumentKind.ACCEPTANCE_REPORT: "packets.issue_acceptance_report",
+}
+
+
+def packet_number(year: int, sequence: int, kind: str = DocumentKind.PACKET) -> str:
+    """The printed number, e.g. ``DIL-2026-000001`` for a whole-case packet or
+    ``DIL-NET-2026-000002`` for a network and access-control plan.
+
+    One sequence per organisation and year runs through every kind, so a gap is
+    always a failed request; the code after the prefix says which kind it is.
+    """
+    code = KIND_CODES[DocumentKind(kind)]
+    prefix = f"{NUMBER_PREFIX}-{code}" if code else NUMBER_PREFIX
+    return f"{prefix}-{year}-{sequence:06d}"
+
+
+def kind_filter(kind: str, *, prefix: str = "") -> models.Q:
+    """Requests (or, with ``prefix="request__"``, packets) of ``kind``; requests made before
+    documents had kinds are whole-case packets."""
+    same = models.Q(**{f"{prefix}kind": kind})
+    if kind == DocumentKind.PACKET:
+        same |= models.Q(**{f"{prefix}kind__isnull": True})
+    return same
+
+
+def kinds_issuable_by(actor) -> list[str]:
+    """The kinds of document ``actor`` may issue, in the order they are listed."""
+    return [kind for kind in DocumentKind.values if actor.has_perm(ISSUE_PERMISSIONS[kind])]
 
 
 class PacketRequest(TrackedModel):
@@ -58,13 +116,24 @@ class PacketRequest(TrackedModel):
     language = models.CharField(
         _("language"), max_length=10, choices=settings.LANGUAGES, null=True, blank=True
     )
+    # What the document is; null for requests made before the deliverables could be
+    # issued on their own (they are whole-case packets).
+    kind = models.CharField(
+        _("document"), max_length=20, choices=DocumentKind.choices, null=True, blank=True
+    )
     history = HistoricalRecords()
-    late_history_columns = ("chapters", "language")
+    late_history_columns = ("chapters", "language", "kind")
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name = _("packet request")
         verbose_name_plural = _("packet requests")
+        permissions = [
+            ("issue_spec_sheet", _("Can issue compute spec sheets")),
+            ("issue_compliance_record", _("Can issue compliance and risk self-check records")),
+            ("issue_network_plan", _("Can issue network and access-control plans")),
+            ("issue_acceptance_report", _("Can issue acceptance and load-test reports")),
+        ]
         constraints = [
             # A failed request keeps its number, so a gap in the sequence is explained.
             models.UniqueConstraint(
@@ -79,6 +148,14 @@ class PacketRequest(TrackedModel):
     @property
     def language_code(self) -> str:
         return self.language or settings.LANGUAGE_CODE
+
+    @property
+    def document_kind(self) -> DocumentKind:
+        return DocumentKind(self.kind or DocumentKind.PACKET)
+
+    @property
+    def is_packet(self) -> bool:
+        return self.document_kind == DocumentKind.PACKET
 
     @property
     def finished(self) -> bool:
@@ -137,6 +214,10 @@ class AuditPacket(TrackedModel):
 
     def __str__(self) -> str:
         return self.number
+
+    @property
+    def document_kind(self) -> DocumentKind:
+        return self.request.document_kind
 
     def save(self, *args, **kwargs):
         if not self._state.adding:

@@ -4,7 +4,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.cases.overview import CasePanel
-from apps.packets.models import PacketRequest
+from apps.packets.models import DocumentKind, PacketRequest, kinds_issuable_by
 from apps.packets.selectors import packet_requests_of_case, packets_of_case
 
 SHOWN = 10
@@ -28,6 +28,12 @@ def case_panel(case, *, actor) -> CasePanel:
             "packets": packets,
             "in_progress": in_progress,
             "can_request": actor.has_perm("packets.add_packetrequest"),
+            # The deliverables this person's role owns, each issued on its own.
+            "deliverables": [
+                DocumentKind(kind)
+                for kind in kinds_issuable_by(actor)
+                if kind != DocumentKind.PACKET
+            ],
         },
         order=90,
         fix_url=reverse("packets:list", args=[case.pk]),

@@ -9,7 +9,11 @@ from apps.packets.models import AuditPacket, PacketRequest
 
 
 def packets_of_case(case) -> QuerySet[AuditPacket]:
-    return AuditPacket.objects.filter(case=case).select_related("issued_by").order_by("-created_at")
+    return (
+        AuditPacket.objects.filter(case=case)
+        .select_related("issued_by", "request")
+        .order_by("-created_at")
+    )
 
 
 def packet_requests_of_case(case) -> QuerySet[PacketRequest]:
@@ -20,7 +24,7 @@ def packet_get_for(actor, pk: int) -> AuditPacket:
     if not actor.has_perm("packets.view_auditpacket"):
         return get_object_or_404(AuditPacket.objects.none(), pk=pk)
     visible = AuditPacket.objects.filter(case__in=case_list_for(actor).values("pk"))
-    return get_object_or_404(visible.select_related("case", "issued_by"), pk=pk)
+    return get_object_or_404(visible.select_related("case", "issued_by", "request"), pk=pk)
 
 
 def packet_stored_file(packet: AuditPacket) -> StoredFile:

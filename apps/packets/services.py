@@ -23,8 +23,16 @@ from django.utils.translation import gettext as _
 from apps.audit.services import chain_head_record
 from apps.core.background import dispatch_on_commit
 from apps.core.services import tracked_create, tracked_update
-from apps.packets.document import packet_document
-from apps.packets.models import AuditPacket, PacketRequest, packet_number
+from apps.packets.chapters import document_has_chapters
+from apps.packets.document import nothing_to_issue_message, packet_document
+from apps.packets.models import (
+    ISSUE_PERMISSIONS,
+    AuditPacket,
+    DocumentKind,
+    PacketRequest,
+    kind_filter,
+    packet_number,
+)
 from apps.packets.signing import get_signer, sign_pdf
 
 logger = logging.getLogger(__name__)
@@ -59,21 +67,50 @@ def packet_language(requested: str | None) -> str:
     return next((code for code in codes if current.startswith(code.split("-")[0])), codes[0])
 
 
-def packet_request_create(
-    *, actor, case, queue: bool = True, language: str | None = None
-) -> PacketRequest:
-    """Reserve the next packet number for ``case`` and queue the task after commit.
+def document_kind(requested: str | None) -> DocumentKind:
+    """The kind of document asked for; the whole-case packet unless another is named."""
+    if not requested:
+        return DocumentKind.PACKET
+    if requested not in DocumentKind.values:
+        raise ValidationError(
+            {
+                "kind": _("Documents are of these kinds: %(kinds)s.")
+                % {"kinds": ", ".join(DocumentKind.values)}
+            }
+        )
+    return DocumentKind(requested)
 
-    A second request in the same language while one is still in progress
-    returns that one, so a double click never issues two packets. ``queue=False``
-    leaves running the task to the caller (the ``issue_packet`` command runs it
+
+def packet_request_create(
+    *,
+    actor,
+    case,
+    queue: bool = True,
+    language: str | None = None,
+    kind: str | None = None,
+) -> PacketRequest:
+    """Reserve the next number for a document of ``case`` and queue the task after commit.
+
+    ``kind`` is the whole-case packet by default, or one of the deliverables,
+    which only the roles owning its area may issue. A second request for the
+    same kind in the same language while one is still in progress returns that
+    one, so a double click never issues two documents. ``queue=False`` leaves
+    running the task to the caller (the ``issue_packet`` command runs it
     in-process). ``language`` defaults to the language of the request.
     """
     if not actor.has_perm("packets.add_packetrequest"):
         raise PermissionDenied("You may not request audit packets.")
+    kind = document_kind(kind)
+    if not actor.has_perm(ISSUE_PERMISSIONS[kind]):
+        raise PermissionDenied(
+            _("Your role may not issue the %(document)s.") % {"document": kind.label.lower()}
+        )
     language = packet_language(language)
+    if not document_has_chapters(case, kind):
+        raise ValidationError({"kind": nothing_to_issue_message(kind)})
     active = (
         PacketRequest.objects.filter(
+            kind_filter(kind),
             case=case,
             language=language,
             status__in=[PacketRequest.Status.QUEUED, PacketRequest.Status.RUNNING],
@@ -86,13 +123,19 @@ def packet_request_create(
         return active
     from apps.packets.tasks import issue_packet_task
 
-    packet_request = _reserve_number(actor=actor, case=case, language=language)
+    packet_request = _reserve_number(actor=actor, case=case, language=language, kind=kind)
     if queue:
         dispatch_on_commit(issue_packet_task, packet_request.pk)
     return packet_request
 
 
-def _reserve_number(*, actor, case, language: str = settings.LANGUAGE_CODE) -> PacketRequest:
+def _reserve_number(
+    *,
+    actor,
+    case,
+    language: str = settings.LANGUAGE_CODE,
+    kind: str = DocumentKind.PACKET,
+) -> PacketRequest:
     org, year = organisation(), timezone.now().year
     for attempt in range(NUMBER_ATTEMPTS):
         sequence = (
@@ -108,14 +151,15 @@ def _reserve_number(*, actor, case, language: str = settings.LANGUAGE_CODE) -> P
                 return tracked_create(
                     PacketRequest,
                     actor=actor,
-                    reason="Packet requested",
+                    reason=_requested_reason(kind),
                     case=case,
                     requested_by=actor,
                     organisation=org,
                     year=year,
                     sequence=sequence,
-                    number=packet_number(year, sequence),
+                    number=packet_number(year, sequence, kind),
                     language=language,
+                    kind=kind,
                 )
         except (IntegrityError, ValidationError):
             # Another request took this number between our read and our insert.
@@ -198,6 +242,7 @@ def _issue(packet_request: PacketRequest) -> AuditPacket:
             packet_signer=packet_signer,
             generated_at=generated_at,
             defer_attachments=True,
+            kind=packet_request.document_kind,
         )
         chapters: list[dict] = [{"title": c.title, "pages": None} for c in document.chapters]
         packet_request = packet_request_progress(
@@ -228,7 +273,7 @@ def _issue(packet_request: PacketRequest) -> AuditPacket:
             unsigned,
             signed,
             packet_signer,
-            reason=f"Audit packet {packet_request.number}",
+            reason=f"{_signed_as(packet_request.document_kind)} {packet_request.number}",
             attachments=document.attachments,
         )
         digest, size = _sha256_and_size(signed)
@@ -244,6 +289,19 @@ def _issue(packet_request: PacketRequest) -> AuditPacket:
             chain_head=document.manifest["chain"],
             signed_at=signed_at,
         )
+
+
+def _signed_as(kind: str) -> str:
+    # What the document is, in the signature's reason (every PDF reader shows it) and
+    # in the history's reasons: in English, as every reason recorded here.
+    if kind == DocumentKind.PACKET:
+        return "Audit packet"
+    with translation.override("en"):
+        return str(DocumentKind(kind).label)
+
+
+def _requested_reason(kind: str) -> str:
+    return "Packet requested" if kind == DocumentKind.PACKET else f"{_signed_as(kind)} requested"
 
 
 def _sha256_and_size(path: Path) -> tuple[str, int]:

@@ -85,7 +85,9 @@ def verify_packet_bytes(content: bytes) -> PacketVerification:
     digest = hashlib.sha256(content).hexdigest()
     result = PacketVerification(sha256=digest, size_bytes=len(content))
     result.issued_packet = (
-        AuditPacket.objects.select_related("case", "issued_by").filter(sha256=digest).first()
+        AuditPacket.objects.select_related("case", "issued_by", "request")
+        .filter(sha256=digest)
+        .first()
     )
     if result.issued_packet is None:
         result.problems.append(

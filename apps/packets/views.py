@@ -1,5 +1,6 @@
 """Browser pages: request a packet, watch it being made, download it, verify one."""
 
+from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
@@ -16,6 +17,7 @@ from apps.packets.forms import (
     PacketVerifyForm,
     too_large_message,
 )
+from apps.packets.models import DocumentKind, kinds_issuable_by
 from apps.packets.selectors import (
     packet_get_for,
     packet_request_get_for,
@@ -43,6 +45,11 @@ def packet_list(request, pk: int):
             "filters": filters,
             "page": filtered_page(request, filters, default=("-created_at",), tiebreak="-pk"),
             "requests": packet_requests_of_case(case)[:20],
+            "deliverables": [
+                DocumentKind(kind)
+                for kind in kinds_issuable_by(request.user)
+                if kind != DocumentKind.PACKET
+            ],
         },
     )
 
@@ -50,17 +57,33 @@ def packet_list(request, pk: int):
 @role_required("packets.add_packetrequest")
 @require_http_methods(["GET", "POST"])
 def packet_request(request, pk: int):
+    """Issue the whole-case packet or a deliverable (``?kind=`` picks one), in a language."""
     case = case_get_for(request.user, pk)
+    kinds = kinds_issuable_by(request.user)
+    asked = request.GET.get("kind")
+    kind = asked if asked in kinds else DocumentKind.PACKET
     form = PacketRequestForm(
         request.POST if request.method == "POST" else None,
-        initial={"language": packet_language(None)},
+        initial={"language": packet_language(None), "kind": kind},
+        kinds=kinds,
     )
     if request.method == "POST" and form.is_valid():
-        packet_request = packet_request_create(
-            actor=request.user, case=case, language=form.cleaned_data["language"] or None
-        )
-        return redirect("packets:status", pk=packet_request.pk)
-    return render(request, "packets/packet_request.html", {"case": case, "form": form})
+        try:
+            packet_request = packet_request_create(
+                actor=request.user,
+                case=case,
+                language=form.cleaned_data["language"] or None,
+                kind=form.cleaned_data["kind"] or None,
+            )
+        except ValidationError as error:
+            form.add_error(None, error)
+        else:
+            return redirect("packets:status", pk=packet_request.pk)
+    return render(
+        request,
+        "packets/packet_request.html",
+        {"case": case, "form": form, "kind": DocumentKind(kind)},
+    )
 
 
 @role_required("packets.view_auditpacket")

@@ -1,12 +1,12 @@
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.cases.selectors import case_list_for
 from apps.core.storage import storage_location
-from apps.packets.models import PacketRequest
+from apps.packets.models import DocumentKind, PacketRequest
 from apps.packets.services import packet_request_create
 from apps.packets.tasks import issue_packet_task
 
@@ -30,15 +30,25 @@ class Command(BaseCommand):
             default=settings.LANGUAGE_CODE,
             help="The language the packet is written in (default: %(default)s).",
         )
+        parser.add_argument(
+            "--kind",
+            choices=DocumentKind.values,
+            default=DocumentKind.PACKET,
+            help="The whole-case packet (default) or one deliverable issued on its own; "
+            "a deliverable needs the permission of the role that owns its area.",
+        )
 
-    def handle(self, *args, case_id, user=None, language=None, **options):
+    def handle(self, *args, case_id, user=None, language=None, kind=None, **options):
         actor = self._actor(case_id, user)
         case = case_list_for(actor).filter(pk=case_id).first()
         if case is None:
             raise CommandError(f"No case #{case_id} visible to {actor.get_username()}.")
-        packet_request = packet_request_create(
-            actor=actor, case=case, queue=False, language=language
-        )
+        try:
+            packet_request = packet_request_create(
+                actor=actor, case=case, queue=False, language=language, kind=kind
+            )
+        except (PermissionDenied, ValidationError) as error:
+            raise CommandError("; ".join(_messages(error))) from None
         # Run here rather than on a worker, so the command can say where the packet is.
         issue_packet_task.apply(args=(packet_request.pk,))
         packet_request.refresh_from_db()
@@ -69,6 +79,12 @@ class Command(BaseCommand):
                 str(PermissionDenied(f"{actor.get_username()} may not request packets."))
             )
         return actor
+
+
+def _messages(error: Exception) -> list[str]:
+    if isinstance(error, ValidationError):
+        return [str(message) for message in error.messages]
+    return [str(error)]
 
 
 def _location(name: str) -> str:

@@ -1,6 +1,7 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import translation
 
 from apps.packets.verification import verify_packet_bytes
 
@@ -32,6 +33,10 @@ class Command(BaseCommand):
         self.stdout.write(f"signed at:            {signed}")
         issued = result.issued_packet.number if result.issued_packet else "none"
         self.stdout.write(f"issued packet:        {issued}")
+        if result.issued_packet is not None:
+            with translation.override("en"):
+                document = str(result.issued_packet.document_kind.label)
+            self.stdout.write(f"document:             {document}")
         matching = sum(1 for check in result.attachments if check.status == "ok")
         self.stdout.write(
             f"attached files:       {matching} of {len(result.attachments)} match the manifest"
