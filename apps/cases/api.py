@@ -33,6 +33,7 @@ class CaseSerializer(TrackedSerializer):
             "slo_error_rate_pct",
             "slo_peak_memory_pct",
             "exit_window_days",
+            "availability_need_pct",
             "offer_minimum_waiver",
             "offer_count",
             "created_at",

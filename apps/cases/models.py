@@ -76,6 +76,18 @@ class ProcurementCase(TrackedModel):
             "stated exit takes longer cannot be approved."
         ),
     )
+    availability_need_pct = models.DecimalField(
+        _("availability needed (%)"),
+        max_digits=6,
+        decimal_places=3,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("100"))],
+        help_text=_(
+            "The availability the service must have, e.g. 99.9. A contract whose SLA "
+            "promises less is flagged on its clause checklist."
+        ),
+    )
     submitted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -94,7 +106,7 @@ class ProcurementCase(TrackedModel):
     # names its author already, and a column added to a history table would change
     # the chained digest of every row written before it.
     history = HistoricalRecords(excluded_fields=["submitted_by"])
-    late_history_columns = ("exit_window_days",)
+    late_history_columns = ("exit_window_days", "availability_need_pct")
 
     class Meta:
         ordering = ["-created_at"]

@@ -18,6 +18,7 @@ EDITABLE_FIELDS = (
     "slo_error_rate_pct",
     "slo_peak_memory_pct",
     "exit_window_days",
+    "availability_need_pct",
 )
 
 

@@ -1,5 +1,7 @@
 """REST API for clause checklists, red-flag waivers and checklist templates."""
 
+from decimal import Decimal
+
 import django_filters
 from django.contrib.auth.models import User
 from django.urls import path
@@ -14,7 +16,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.twofactor import require_second_factor
 from apps.cases.selectors import case_get_for
-from apps.contracts import services
+from apps.contracts import services, terms
 from apps.contracts.models import (
     ChecklistItem,
     ChecklistTemplate,
@@ -37,6 +39,7 @@ from apps.contracts.selectors import (
     checklist_item_get_for,
     checklist_list_for,
     item_state,
+    offer_terms,
     open_red_flags,
     templates_with_items,
     today,
@@ -48,6 +51,7 @@ from apps.core.api import version_edited
 from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
 from apps.core.uploads import EVIDENCE_DOCUMENTS, api_declared_over, refused_unread
+from apps.offers.models import BillingBasis
 from apps.offers.selectors import offer_get_for
 
 STATUS_CHOICES = [("", "not reviewed"), *ItemStatus.choices]
@@ -197,12 +201,72 @@ class ChecklistItemSerializer(serializers.ModelSerializer):
         return waiver_problem(flag) if flag else None
 
 
+class TermFindingSerializer(serializers.Serializer):
+    check = serializers.CharField(help_text="Which check: " + ", ".join(terms.Check))
+    severity = serializers.CharField(help_text="bad: fails what the case needs; warn: decide.")
+    term = serializers.CharField(help_text="The term it is about.")
+    message = serializers.CharField()
+
+
+def _terms_input_fields() -> dict[str, serializers.Field]:
+    fields: dict[str, serializers.Field] = {}
+    for term in terms.TERMS:
+        help_text = f"{term.label} (beside the '{term.item_key}' item); null: not stated."
+        if term.kind == "percent":
+            fields[term.name] = serializers.DecimalField(
+                max_digits=6,
+                decimal_places=3,
+                min_value=Decimal(0),
+                max_value=Decimal(100),
+                required=False,
+                allow_null=True,
+                help_text=help_text,
+            )
+        elif term.kind in ("hours", "days"):
+            fields[term.name] = serializers.IntegerField(
+                min_value=0, required=False, allow_null=True, help_text=help_text
+            )
+        else:
+            choices = (
+                BillingBasis.values if term.name == "billing_basis" else list(terms.IMAGE_FORMATS)
+            )
+            fields[term.name] = serializers.CharField(
+                required=False,
+                allow_null=True,
+                allow_blank=True,
+                help_text=help_text + " One of: " + ", ".join(choices) + ".",
+            )
+    return fields
+
+
+# Typed: percentages 0–100, whole hours and days, the formats and billing bases known.
+ContractTermsInputSerializer = type(
+    "ContractTermsInputSerializer", (serializers.Serializer,), _terms_input_fields()
+)
+
+
+class ContractTermsSerializer(serializers.Serializer):
+    values = ContractTermsInputSerializer(help_text="The contract's terms; null: not stated.")
+    prepayment_premium = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        allow_null=True,
+        help_text="The prepayment ratio over ordinary customers', less one (0.5: 50 %); null "
+        "where not computable. Market reports cite 0.3 to 0.5.",
+    )
+    findings = TermFindingSerializer(many=True)
+
+
 class ClauseChecklistSerializer(serializers.ModelSerializer):
     case = serializers.IntegerField(source="offer.case_id", read_only=True)
     template_version = serializers.IntegerField(source="template.number", read_only=True)
     items = ChecklistItemSerializer(many=True, read_only=True)
     open_red_flags = serializers.SerializerMethodField()
     open_red_flag_labels = serializers.SerializerMethodField(help_text=LABELS_HELP)
+    terms = serializers.SerializerMethodField(
+        help_text="The contract's terms, the computed prepayment premium, and how the terms "
+        "stand against the case's exit window and availability need."
+    )
 
     class Meta:
         model = ClauseChecklist
@@ -214,6 +278,7 @@ class ClauseChecklistSerializer(serializers.ModelSerializer):
             "items",
             "open_red_flags",
             "open_red_flag_labels",
+            "terms",
             "version",
             "created_at",
             "updated_at",
@@ -223,6 +288,28 @@ class ClauseChecklistSerializer(serializers.ModelSerializer):
     @extend_schema_field(RedFlagSerializer(many=True))
     def get_open_red_flags(self, checklist) -> list:
         return [_flag(flag) for flag in open_red_flags(checklist)]
+
+    @extend_schema_field(ContractTermsSerializer)
+    def get_terms(self, checklist) -> dict:
+        judged = offer_terms(checklist.offer, checklist)
+        return {
+            "values": {
+                name: (str(value) if isinstance(value, Decimal) else value)
+                for name, value in vars(judged.values).items()
+            },
+            "prepayment_premium": None
+            if judged.premium is None
+            else str(judged.premium.quantize(Decimal("0.000001"))),
+            "findings": [
+                {
+                    "check": f.check.value,
+                    "severity": f.severity.value,
+                    "term": f.term,
+                    "message": f.message,
+                }
+                for f in judged.findings
+            ],
+        }
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_open_red_flag_labels(self, checklist) -> list[str]:
@@ -254,7 +341,12 @@ class ItemChangeSerializer(serializers.Serializer):
 
 
 class ChecklistPatchSerializer(serializers.Serializer):
-    items = ItemChangeSerializer(many=True, help_text="Changed items; omitted fields keep theirs.")
+    items = ItemChangeSerializer(
+        many=True, required=False, help_text="Changed items; omitted fields keep theirs."
+    )
+    terms = ContractTermsInputSerializer(
+        required=False, help_text="Changed contract terms; omitted terms keep theirs."
+    )
     change_reason = serializers.CharField(help_text="Why the checklist is changed.")
     version = serializers.IntegerField(
         required=False, help_text="Version the client edited; a stale version is refused with 409."
@@ -300,9 +392,10 @@ class ClauseChecklistViewSet(
         services.checklist_save(
             actor=request.user,
             checklist=checklist,
-            items=[dict(row) for row in data["items"]],
+            items=[dict(row) for row in data.get("items", [])],
             reason=data["change_reason"],
             expected_version=version_edited(data, editing=True),
+            contract_terms=dict(data.get("terms") or {}),
         )
         return Response(self.get_serializer(checklist_get_for(request.user, checklist.pk)).data)
 

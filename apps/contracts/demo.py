@@ -3,6 +3,8 @@
 Built by Lena, the legal reviewer, through the same services as the browser.
 """
 
+from decimal import Decimal
+
 from apps.contracts.models import ClauseChecklist
 from apps.contracts.services import checklist_create, checklist_save, red_flag_waive
 from apps.offers.models import Offer
@@ -53,17 +55,45 @@ CUMULUS = {
 CUMULUS_STATUS = {"authorization_documents": "missing"}
 
 
+# The quantities each draft contract commits to, as the excerpts above state them.
+AURORA_TERMS = {
+    "sla_availability_pct": Decimal("99.9"),
+    "maintenance_notice_hours": 168,
+    "data_deletion_days": 14,
+    "data_export_days": 60,
+    "image_format": "oci",
+    "exit_penalty_pct": Decimal("0"),
+    "prepayment_pct": Decimal("30"),
+    "ordinary_prepayment_pct": Decimal("30"),
+    "billing_basis": "per_hour",
+}
+# Silent on data export and images; a prepayment premium of about 40 %.
+BOREALIS_TERMS = {
+    "sla_availability_pct": Decimal("99.5"),
+    "maintenance_notice_hours": 168,
+    "data_deletion_days": 14,
+    "prepayment_pct": Decimal("50"),
+    "ordinary_prepayment_pct": Decimal("36"),
+    "billing_basis": "per_month",
+}
+CUMULUS_TERMS = {
+    "sla_availability_pct": Decimal("99.9"),
+    "maintenance_notice_hours": 72,
+    "billing_basis": "reserved",
+}
+
+
 def seed(*, case, users) -> None:
     lena = users["lena"]
     plans = {
-        "Aurora Compute Pte. Ltd.": (AURORA, {}, None),
-        "Borealis GPU Cloud K.K.": (BOREALIS, BOREALIS_STATUS, BOREALIS_WAIVER),
-        "Cumulus AI Infrastructure Sdn. Bhd.": (CUMULUS, CUMULUS_STATUS, None),
+        "Aurora Compute Pte. Ltd.": (AURORA, {}, None, AURORA_TERMS),
+        "Borealis GPU Cloud K.K.": (BOREALIS, BOREALIS_STATUS, BOREALIS_WAIVER, BOREALIS_TERMS),
+        "Cumulus AI Infrastructure Sdn. Bhd.": (CUMULUS, CUMULUS_STATUS, None, CUMULUS_TERMS),
     }
     for offer in Offer.objects.filter(case=case).select_related("vendor"):
         if ClauseChecklist.objects.filter(offer=offer).exists():
             continue
-        clauses, statuses, waiver = plans.get(offer.vendor.name, ({}, {}, None))
+        clauses, statuses, waiver, contract_terms = plans.get(offer.vendor.name, ({}, {}, None, {}))
         checklist = checklist_create(actor=lena, offer=offer)
         items = {item.key: item for item in checklist.items.all()}
         checklist_save(
@@ -80,6 +110,7 @@ def seed(*, case, users) -> None:
                 if key in items
             ],
             reason="First review of the vendor's draft contract",
+            contract_terms=contract_terms,
         )
         if waiver is not None:
             key, reason = waiver

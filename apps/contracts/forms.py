@@ -4,11 +4,13 @@ from django import forms
 from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext_lazy as _
 
+from apps.contracts import terms
 from apps.contracts.models import ItemStatus
 from apps.contracts.rules import WAIVER_DAYS
 from apps.contracts.services import evidence_max_bytes
 from apps.core.forms import EditReasonMixin
 from apps.core.uploads import EVIDENCE_DOCUMENTS
+from apps.offers.models import BillingBasis
 
 STATUS_CHOICES = [("", _("— not reviewed —")), *ItemStatus.choices]
 
@@ -37,6 +39,41 @@ class ChecklistItemForm(forms.Form):
 
 
 ChecklistItemFormSet = forms.formset_factory(ChecklistItemForm, extra=0)
+
+
+def _term_field(term: terms.Term) -> forms.Field:
+    # Built per form, so the label is in the reader's language.
+    label = str(term.label)
+    if term.kind == "percent":
+        return forms.DecimalField(
+            label=label,
+            required=False,
+            min_value=0,
+            max_value=100,
+            decimal_places=3,
+            widget=forms.NumberInput(attrs={"step": "any", "size": 8}),
+        )
+    if term.kind in ("hours", "days"):
+        return forms.IntegerField(
+            label=label,
+            required=False,
+            min_value=0,
+            widget=forms.NumberInput(attrs={"size": 8}),
+        )
+    choices = BillingBasis.choices if term.name == "billing_basis" else terms.IMAGE_FORMATS.items()
+    return forms.ChoiceField(
+        label=label, required=False, choices=[("", _("— not stated —")), *choices]
+    )
+
+
+class ContractTermsForm(forms.Form):
+    """The contract's quantities, each shown beside the clause item it belongs to; blank:
+    the contract states none."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for term in terms.TERMS:
+            self.fields[term.name] = _term_field(term)
 
 
 class ChecklistSaveForm(EditReasonMixin):

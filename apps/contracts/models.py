@@ -1,13 +1,18 @@
 """Contract clause checklists per offer, made from versioned templates (DESIGN §2.4)."""
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.contracts.rules import RED_STATUSES
+from apps.contracts.terms import IMAGE_FORMATS
 from apps.core.models import TrackedModel
+from apps.offers.models import BillingBasis
 
 
 class ItemStatus(models.TextChoices):
@@ -236,3 +241,60 @@ class RedFlagWaiver(TrackedModel):
             raise ValidationError(
                 {"waived_status": _("Only a missing or needs-negotiation item can be waived.")}
             )
+
+
+def _percent(label):
+    return models.DecimalField(
+        label,
+        max_digits=6,
+        decimal_places=3,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("100"))],
+    )
+
+
+class ContractTerms(TrackedModel):
+    """The quantities one offer's contract commits to, beside the checklist's items.
+
+    Blank means the contract states none. ``apps.contracts.terms`` names the item
+    each term stands beside and checks the terms against the case.
+    """
+
+    checklist = models.OneToOneField(
+        ClauseChecklist,
+        on_delete=models.CASCADE,
+        related_name="terms",
+        verbose_name=_("clause checklist"),
+    )
+    sla_availability_pct = _percent(_("SLA availability (%)"))
+    maintenance_notice_hours = models.PositiveIntegerField(
+        _("maintenance notice (hours)"), null=True, blank=True
+    )
+    data_deletion_days = models.PositiveIntegerField(
+        _("data deletion deadline (days)"), null=True, blank=True
+    )
+    data_export_days = models.PositiveIntegerField(
+        _("data export window (days)"), null=True, blank=True
+    )
+    image_format = models.CharField(
+        _("image delivery format"),
+        max_length=20,
+        choices=list(IMAGE_FORMATS.items()),
+        blank=True,
+    )
+    exit_penalty_pct = _percent(_("lock-in or early-exit penalty (% of the remaining contract)"))
+    prepayment_pct = _percent(_("prepayment (%)"))
+    ordinary_prepayment_pct = _percent(_("prepayment asked of ordinary customers (%)"))
+    billing_basis = models.CharField(
+        _("billing basis"), max_length=20, choices=BillingBasis.choices, blank=True
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["checklist_id"]
+        verbose_name = _("contract terms")
+        verbose_name_plural = _("contract terms")
+
+    def __str__(self) -> str:
+        return f"Contract terms of checklist #{self.checklist_id}"

@@ -8,7 +8,7 @@ of the manifest, re-hashed from storage.
 
 from django.utils.translation import gettext as _
 
-from apps.contracts.selectors import case_red_flags
+from apps.contracts.selectors import TermsTable, case_contract_terms, case_red_flags
 
 
 def packet_section(case):
@@ -35,7 +35,8 @@ def packet_section(case):
             "offers": [
                 (entry, [(row.item, line) for row in entry.rows for line in row.lines])
                 for entry in offers
-            ]
+            ],
+            "terms_table": TermsTable(case_contract_terms(case)),
         },
         order=40,
         manifest_files=files,

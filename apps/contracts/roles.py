@@ -6,6 +6,7 @@ READ = view(
     "contracts.clausechecklist",
     "contracts.checklistitem",
     "contracts.redflagwaiver",
+    "contracts.contractterms",
 )
 
 ROLE_PERMISSIONS = {
@@ -17,6 +18,7 @@ ROLE_PERMISSIONS = {
         "contracts.templateitem",
         "contracts.clausechecklist",
         "contracts.checklistitem",
+        "contracts.contractterms",
     )
     + [
         "contracts.add_redflagwaiver",

@@ -6,22 +6,27 @@ approval gates call (DESIGN §2.8: no open red flag in the clause checklist).
 
 from dataclasses import dataclass, field
 from datetime import date
+from decimal import Decimal
 
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from apps.cases.reads import shared_read
-from apps.contracts import rules
+from apps.contracts import rules, terms
 from apps.contracts.models import (
     ChecklistItem,
     ChecklistTemplate,
     ClauseChecklist,
+    ContractTerms,
     RedFlagWaiver,
     TemplateItem,
 )
+from apps.core import formats
 from apps.core.downloads import StoredFile
-from apps.offers.models import Offer
+from apps.offers.models import BillingBasis, Offer
 from apps.offers.selectors import offer_get_for, offer_list_for, offers_of_case
 
 
@@ -252,7 +257,7 @@ def checklist_list_for(actor) -> QuerySet[ClauseChecklist]:
         return ClauseChecklist.objects.none()
     return (
         ClauseChecklist.objects.filter(offer__in=offer_list_for(actor))
-        .select_related("template", "offer")
+        .select_related("template", "offer__case", "terms")
         .prefetch_related(_items_prefetch())
         .order_by("pk")
     )
@@ -345,6 +350,7 @@ def case_history_querysets(case) -> list:
         ClauseChecklist.history.filter(offer__case_id=case.pk),
         ChecklistItem.history.filter(checklist__offer__case_id=case.pk),
         RedFlagWaiver.history.filter(item__checklist__offer__case_id=case.pk),
+        ContractTerms.history.filter(checklist__offer__case_id=case.pk),
     ]
 
 
@@ -357,3 +363,129 @@ def offers_checklists(offers) -> list[OfferRedFlags]:
         .prefetch_related(_items_prefetch())
     }
     return [offer_red_flags(offer, checklists.get(offer.pk)) for offer in offers]
+
+
+@dataclass
+class TermLine:
+    """One term as the pages show it: its label, its value in words, its findings."""
+
+    term: terms.Term
+    value: object
+    shown: str
+    findings: list[terms.Finding]
+
+
+@dataclass
+class OfferTerms:
+    """One offer's contract terms, the computed premium and the checks against the case."""
+
+    offer: Offer
+    checklist: ClauseChecklist | None
+    record: ContractTerms | None
+    values: terms.TermValues
+    premium: Decimal | None
+    findings: list[terms.Finding]
+
+    @property
+    def lines(self) -> list[TermLine]:
+        return [
+            TermLine(
+                term=term,
+                value=getattr(self.values, term.name),
+                shown=term_shown(term, getattr(self.values, term.name)),
+                findings=[f for f in self.findings if f.term == term.name],
+            )
+            for term in terms.TERMS
+        ]
+
+    def lines_for(self, item_key: str) -> list[TermLine]:
+        return [line for line in self.lines if line.term.item_key == item_key]
+
+    @property
+    def stated(self) -> bool:
+        return any(value not in (None, "") for value in vars(self.values).values())
+
+    @property
+    def bad(self) -> list[terms.Finding]:
+        return [f for f in self.findings if f.severity is terms.Severity.BAD]
+
+
+def term_shown(term: terms.Term, value) -> str:
+    """A term's value in the reader's words; "not stated" when blank."""
+    if value is None or value == "":
+        return str(_("not stated"))
+    if term.kind == "percent":
+        return formats.percent(value, -3, ratio=False)
+    if term.kind == "hours":
+        return ngettext("%(n)s hour", "%(n)s hours", value) % {"n": formats.number(value)}
+    if term.kind == "days":
+        return ngettext("%(n)s day", "%(n)s days", value) % {"n": formats.number(value)}
+    choices = dict(BillingBasis.choices) if term.name == "billing_basis" else terms.IMAGE_FORMATS
+    return str(choices.get(value, value))
+
+
+def terms_values(record: ContractTerms | None) -> terms.TermValues:
+    if record is None:
+        return terms.TermValues()
+    return terms.TermValues(**{name: getattr(record, name) for name in terms.TERM_NAMES})
+
+
+def case_needs(offer: Offer, case=None) -> terms.CaseNeeds:
+    case = case or offer.case
+    return terms.CaseNeeds(
+        exit_window_days=case.exit_window_days,
+        availability_need_pct=case.availability_need_pct,
+        offer_billing_basis=offer.billing_basis,
+        offer_prepayment_ratio=offer.prepayment_ratio,
+    )
+
+
+def _terms_record(checklist: ClauseChecklist | None) -> ContractTerms | None:
+    if checklist is None:
+        return None
+    try:
+        return checklist.terms
+    except ContractTerms.DoesNotExist:
+        return None
+
+
+def offer_terms(offer: Offer, checklist: ClauseChecklist | None, case=None) -> OfferTerms:
+    record = _terms_record(checklist)
+    values = terms_values(record)
+    return OfferTerms(
+        offer=offer,
+        checklist=checklist,
+        record=record,
+        values=values,
+        premium=terms.prepayment_premium(values),
+        findings=terms.findings(values, case_needs(offer, case)),
+    )
+
+
+@shared_read
+def case_contract_terms(case) -> list[OfferTerms]:
+    """Every offer of the case with its contract terms judged against the case, in two
+    queries whatever the number of offers (the offers are read once per shared read)."""
+    offers = sorted(offers_of_case(case), key=lambda offer: offer.pk)
+    checklists = {
+        c.offer_id: c
+        for c in ClauseChecklist.objects.filter(offer__case=case).select_related("terms")
+    }
+    return [offer_terms(offer, checklists.get(offer.pk), case) for offer in offers]
+
+
+@dataclass
+class TermsTable:
+    """Terms as rows, offers as columns, as the offer matrix, the comparison and the
+    packet show them."""
+
+    entries: list[OfferTerms]
+
+    @property
+    def rows(self) -> list[tuple[terms.Term, list[TermLine]]]:
+        lines = [entry.lines for entry in self.entries]
+        return [(term, [each[i] for each in lines]) for i, term in enumerate(terms.TERMS)]
+
+    @property
+    def any_stated(self) -> bool:
+        return any(entry.stated for entry in self.entries)

@@ -4,6 +4,7 @@ import hashlib
 import os
 import uuid
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -17,17 +18,19 @@ from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from apps.contracts import rules
+from apps.contracts import rules, terms
 from apps.contracts.models import (
     ChecklistItem,
     ChecklistTemplate,
     ClauseChecklist,
+    ContractTerms,
     RedFlagWaiver,
     TemplateItem,
 )
 from apps.contracts.selectors import item_state, today, waiver_state
 from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
 from apps.core.uploads import EVIDENCE_DOCUMENTS, UploadPolicy
+from apps.offers.models import BillingBasis
 
 ITEM_FIELDS = ("status", "clause_reference", "excerpt", "note")
 TEMPLATE_ITEM_FIELDS = ("key", "title", "sub_points", "guidance", "required", "high_severity")
@@ -144,13 +147,18 @@ def checklist_save(
     items: list[dict[str, Any]],
     reason: str,
     expected_version: int | None = None,
+    contract_terms: dict[str, Any] | None = None,
 ) -> ClauseChecklist:
-    """Save many items of one checklist in one transaction: all of them or none.
+    """Save many items of one checklist, and its contract terms, in one transaction: all
+    of them or none.
 
     Each row names an item ``id`` of this checklist and any of ``status``,
     ``clause_reference``, ``excerpt``, ``note``; fields left out keep their
     value. Errors are keyed ``items[<row>].<field>``. A changed item records
     the actor as reviewer, and a status change lapses the item's waiver.
+    ``contract_terms`` maps term names (``apps.contracts.terms``) to values, None or
+    blank for "not stated"; terms left out keep theirs; errors are keyed
+    ``terms.<name>``.
     """
     if not actor.has_perm("contracts.change_clausechecklist"):
         raise PermissionDenied("Only a legal reviewer may edit a clause checklist.")
@@ -159,11 +167,28 @@ def checklist_save(
         if expected_version is not None and current.version != expected_version:
             raise ConcurrentEditError(current, expected_version)
         by_id = {item.pk: item for item in current.items.prefetch_related("waivers")}
-        changes = _item_changes(by_id, items)
+        errors: dict[str, Any] = {}
+        try:
+            changes = _item_changes(by_id, items)
+        except ValidationError as error:
+            errors.update(error.message_dict)
+            changes = []
+        record = ContractTerms.objects.filter(checklist=current).first()
+        try:
+            terms_changed = _terms_changes(record, contract_terms or {})
+        except ValidationError as error:
+            errors.update(error.message_dict)
+            terms_changed = {}
+        if errors:
+            raise ValidationError(errors)
         if not (reason or "").strip():
             raise ValidationError({"change_reason": "Say why this checklist is being changed."})
-        if not changes:
+        if not changes and not terms_changed:
             return current
+        if terms_changed:
+            _terms_write(
+                actor=actor, checklist=current, record=record, fields=terms_changed, reason=reason
+            )
         now = timezone.now()
         for item, fields in changes:
             if "status" in fields:
@@ -197,6 +222,45 @@ def checklist_item_update(
             reason=reason,
         )
     return ChecklistItem.objects.get(pk=item.pk)
+
+
+def _terms_changes(record: ContractTerms | None, given: dict[str, Any]) -> dict[str, Any]:
+    """The terms that ``given`` changes, typed as the record holds them."""
+    problems = terms.term_errors(given, billing_choices=frozenset(BillingBasis.values))
+    if problems:
+        raise ValidationError({f"terms.{name}": message for name, message in problems.items()})
+    changed = {}
+    for name, value in given.items():
+        if value is None or value == "":
+            value = "" if name in ("image_format", "billing_basis") else None
+        elif name in terms.PERCENT_TERMS:
+            value = Decimal(str(value))
+        old = (
+            getattr(record, name)
+            if record is not None
+            else ("" if name in ("image_format", "billing_basis") else None)
+        )
+        if old != value:
+            changed[name] = value
+    return changed
+
+
+def _terms_write(
+    *, actor, checklist: ClauseChecklist, record: ContractTerms | None, fields, reason: str
+) -> ContractTerms:
+    try:
+        if record is None:
+            return tracked_create(
+                ContractTerms, actor=actor, reason=reason.strip(), checklist=checklist, **fields
+            )
+        return tracked_update(record, actor=actor, reason=reason, fields=fields)
+    except ValidationError as error:
+        # The model's own limits (decimal places, say), named as the form and API name them.
+        if not hasattr(error, "error_dict"):
+            raise
+        raise ValidationError(
+            {f"terms.{name}": messages for name, messages in error.message_dict.items()}
+        ) from None
 
 
 def _item_changes(by_id: dict[int, ChecklistItem], rows: list[dict[str, Any]]) -> list[tuple]:

@@ -12,11 +12,12 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts.twofactor import second_factor_for_writes
 from apps.cases.selectors import case_get_for
-from apps.contracts import services, spreadsheet
+from apps.contracts import services, spreadsheet, terms
 from apps.contracts.filters import TemplateListFilter
 from apps.contracts.forms import (
     ChecklistItemFormSet,
     ChecklistSaveForm,
+    ContractTermsForm,
     TemplateItemFormSet,
     TemplatePublishForm,
     WaiverConfirmForm,
@@ -26,13 +27,17 @@ from apps.contracts.forms import (
 from apps.contracts.models import ChecklistTemplate, ClauseChecklist
 from apps.contracts.rules import waive_error
 from apps.contracts.selectors import (
+    TermsTable,
     case_checklist_comparison,
+    case_contract_terms,
     checklist_item_get_for,
     item_row,
     item_state,
     offer_checklist,
+    offer_terms,
     template_latest,
     templates_with_items,
+    terms_values,
     today,
     waiver_get_for,
     waiver_stored_file,
@@ -92,7 +97,11 @@ def _checklist_page(request, offer, import_form=None, status: int = 200):
     ]
     formset = ChecklistItemFormSet(posted, initial=initial, prefix="items")
     save_form = ChecklistSaveForm(posted, initial={"version": state.checklist.version})
-    if posted is not None and _both_valid(formset, save_form):
+    saved_terms = offer_terms(offer, state.checklist)
+    terms_form = ContractTermsForm(
+        posted, initial=vars(terms_values(saved_terms.record)), prefix="terms"
+    )
+    if posted is not None and _both_valid(formset, save_form, terms_form):
         try:
             services.checklist_save(
                 actor=request.user,
@@ -100,17 +109,30 @@ def _checklist_page(request, offer, import_form=None, status: int = 200):
                 items=[form.row() for form in formset.forms],
                 reason=save_form.cleaned_data["change_reason"],
                 expected_version=save_form.cleaned_data.get("version"),
+                contract_terms=terms_form.cleaned_data,
             )
         except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
-            _apply_row_errors(formset.forms, save_form, error)
+            _apply_row_errors(formset.forms, save_form, error, terms_form=terms_form)
         else:
             messages.success(request, _("Clause checklist saved."))
             return redirect("offers:detail", pk=offer.pk)
     by_id = {row.item.pk: row for row in state.rows}
+    keys = {row.item.key for row in state.rows}
     pairs = []
     for form in formset.forms:
         item_id = _posted_id(form)
-        pairs.append((form, by_id.get(item_id) if item_id is not None else None))
+        row = by_id.get(item_id) if item_id is not None else None
+        beside = [
+            terms_form[t.name]
+            for t in terms.TERMS
+            if row is not None and t.item_key == row.item.key
+        ]
+        pairs.append((form, row, beside, _findings(saved_terms, row)))
+    # Terms whose clause this checklist's template lacks are edited after the table.
+    unplaced = [terms_form[t.name] for t in terms.TERMS if t.item_key not in keys]
+    unplaced_findings = [
+        f for line in saved_terms.lines if line.term.item_key not in keys for f in line.findings
+    ]
     return render(
         request,
         "contracts/checklist_form.html",
@@ -121,6 +143,10 @@ def _checklist_page(request, offer, import_form=None, status: int = 200):
             "formset": formset,
             "save_form": save_form,
             "pairs": pairs,
+            "terms_form": terms_form,
+            "unplaced_terms": unplaced,
+            "unplaced_findings": unplaced_findings,
+            "saved_terms": saved_terms,
             "import_form": import_form or SpreadsheetImportForm(),
         },
         status=status,
@@ -168,15 +194,27 @@ def _posted_id(form) -> int | None:
         return None
 
 
-def _apply_row_errors(row_forms, main_form, error: Exception) -> None:
-    """Put ``items[<row>].<field>`` errors next to their field; the rest on the main form."""
+def _findings(saved_terms, row) -> list:
+    """The checks of the terms that stand beside ``row``'s clause."""
+    if row is None:
+        return []
+    return [f for line in saved_terms.lines_for(row.item.key) for f in line.findings]
+
+
+def _apply_row_errors(row_forms, main_form, error: Exception, *, terms_form=None) -> None:
+    """Put ``items[<row>].<field>`` and ``terms.<name>`` errors next to their field; the rest
+    on the main form."""
     if not (isinstance(error, ValidationError) and hasattr(error, "error_dict")):
         apply_service_errors(main_form, error)
         return
     rest = {}
     for key, messages_ in error.message_dict.items():
         match = ROW_ERROR.match(key)
-        if match and int(match[1]) < len(row_forms):
+        name = key.removeprefix("terms.")
+        if terms_form is not None and key.startswith("terms.") and name in terms_form.fields:
+            for message in messages_:
+                terms_form.add_error(name, message)
+        elif match and int(match[1]) < len(row_forms):
             form, field = row_forms[int(match[1])], match[2]
             for message in messages_:
                 form.add_error(field if field in form.fields else None, message)
@@ -326,7 +364,12 @@ def comparison(request, pk: int):
     return render(
         request,
         "contracts/comparison.html",
-        {"case": case, "offers": offers, "rows": rows},
+        {
+            "case": case,
+            "offers": offers,
+            "rows": rows,
+            "terms_table": TermsTable(case_contract_terms(case)),
+        },
     )
 
 

@@ -23,6 +23,7 @@ from apps.acceptance.selectors import AcceptanceState, acceptance_state, active_
 from apps.approvals.gates import ChecklistFacts, DemandFitFacts, Gate, SpecFacts, VerificationFacts
 from apps.approvals.selectors import OfferGates, case_gates
 from apps.cases.reads import shared_reads
+from apps.contracts.selectors import OfferTerms, case_contract_terms
 from apps.core import formats
 from apps.evidence.models import SpecVerification
 from apps.evidence.selectors import case_verifications
@@ -107,6 +108,8 @@ class MatrixRow:
     verification: SpecVerification | None
     acceptance: Acceptance
     marks: dict[str, Mark] = field(default_factory=dict)
+    # The contract's terms and their checks against the case (apps.contracts.terms).
+    terms: OfferTerms | None = None
 
     @property
     def offer(self) -> Offer:
@@ -210,6 +213,7 @@ def offer_matrix(case) -> list[MatrixRow]:
         plans = case_plans(case)
         in_force = active_plan(case, plans)
         state = acceptance_state(in_force) if in_force is not None else None
+        contract_terms = {entry.offer.pk: entry for entry in case_contract_terms(case)}
     by_offer = {plan.offer_id: plan for plan in plans}
     rows = []
     for entry in gates:
@@ -222,6 +226,7 @@ def offer_matrix(case) -> list[MatrixRow]:
                 acceptance=Acceptance(
                     plan=plan, state=state if plan is not None and plan == in_force else None
                 ),
+                terms=contract_terms.get(entry.offer.pk),
             )
         )
     rows.sort(key=lambda row: row.offer.pk)

@@ -7,6 +7,7 @@ begins with ``=`` stays text in Excel, LibreOffice and Google Sheets. The XLSX
 fills the cells that differ from the best of the case, as the page marks them.
 """
 
+import functools
 import io
 import re
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from apps.contracts import terms as contract_terms
+from apps.contracts.selectors import term_shown
 from apps.core import csv_safe
 from apps.core.spreadsheets import XLSX_CONTENT_TYPE, sheet_name
 from apps.scorecards.matrix import MatrixRow
@@ -61,6 +64,17 @@ def _headline(row: MatrixRow, key: str, places: int | None) -> Any:
     value = (row.verification.headline or {}).get(key) if row.verification else None
     if isinstance(value, float) and places is not None:
         return round(value, places) if places else round(value)
+    return value
+
+
+def _term(row: MatrixRow, name: str) -> Any:
+    """A contract term as a number (percent, hours, days) or its label; blank if not stated."""
+    value = getattr(row.terms.values, name) if row.terms else None
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        term = next(t for t in contract_terms.TERMS if t.name == name)
+        return term_shown(term, value)
     return value
 
 
@@ -145,6 +159,22 @@ COLUMNS: tuple[Column, ...] = (
     Column(gettext_lazy("Gates"), lambda r: len(r.gates.gates)),
     Column(gettext_lazy("Open gates"), lambda r: _joined(g.title for g in r.open_gates)),
     Column(gettext_lazy("Acceptance"), lambda r: r.acceptance.text),
+    *(
+        Column(term.label, functools.partial(_term, name=term.name))
+        for term in contract_terms.TERMS
+    ),
+    Column(
+        gettext_lazy("Prepayment premium over ordinary customers (%)"),
+        lambda r: (
+            _round(r.terms.premium * 100, _MONEY)
+            if r.terms and r.terms.premium is not None
+            else None
+        ),
+    ),
+    Column(
+        gettext_lazy("Contract term findings"),
+        lambda r: _joined(f.message for f in r.terms.findings) if r.terms else "",
+    ),
 )
 
 

@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
 from apps.cases.selectors import case_get_for, offer_minimum_status
+from apps.contracts.selectors import TermsTable
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
@@ -84,6 +85,7 @@ def matrix(request, pk: int):
             {
                 "case": case,
                 "rows": rows,
+                "terms_table": TermsTable([row.terms for row in rows if row.terms]),
                 "headings": _matrix_headings(key, descending),
                 "sort": request.GET.get("sort", "") if key else "",
             },
