@@ -39,6 +39,8 @@ from apps.cases.models import ProcurementCase
 from apps.comments.services import comment_add
 from apps.contracts.models import ChecklistTemplate
 from apps.contracts.services import red_flag_waive
+from apps.core.services import tracked_update
+from apps.evidence.baselines import baseline_pin
 from apps.evidence.models import EvidenceUpload, HarnessToken
 from apps.scorecards.services import scorecard_save
 from apps.sizing.services import compute_demand_save
@@ -92,6 +94,7 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "evidence/uploads/<pk>": lambda w: w.upload.pk,
     "spec-verifications/<pk>": lambda w: w.verification.pk,
     "harness-tokens/<pk>": lambda w: w.token.pk,
+    "baselines/<pk>": lambda w: w.baseline.pk,
     "approvals/<pk>": lambda w: w.approval.pk,
     "acceptance/<pk>": lambda w: w.acceptance_plan.pk,
     "acceptance-plans/<pk>": lambda w: w.acceptance_plan.pk,
@@ -344,6 +347,14 @@ def build_world(people) -> SimpleNamespace:
     compute_demand_save(actor=priya, case=case, fields=DEMAND)
     token = HarnessToken.objects.filter(case=case).order_by("pk").first()
     bundle = make_bundle_record(case, offer, token, n=1, content=b'{"walked": true}')
+    measured = make_bundle_record(case, offer, token, n=2)
+    measured = tracked_update(
+        measured,
+        actor=None,
+        reason="Measured",
+        fields={"summary": {"levels": [{"concurrency": 1, "output_tok_s": {"mean": 10.0}}]}},
+    )
+    baseline = baseline_pin(actor=tariq, bundle=measured, offer=offer, reason="Known good")
     upload = EvidenceUpload.objects.create(
         token=token,
         case=case,
@@ -370,6 +381,7 @@ def build_world(people) -> SimpleNamespace:
         token=token,
         upload=upload,
         approval=Approval.objects.filter(case=case).order_by("pk").first(),
+        baseline=baseline,
         acceptance_plan=acceptance_plan,
         acceptance_result=acceptance_result,
         acceptance_attachment=acceptance_attachment,

@@ -7,6 +7,8 @@ bundles: the server-recomputed load-test summary of the bundle its load test
 comes from (``EvidenceBundle.summary``: ``levels``, ``cells`` and ``gpus`` of
 ``apps.evidence.recompute``) and its version and environment checks, so a
 soak or a correctness run uploaded on its own leaves the ladder in place.
+The re-run after maintenance compares the offer's newest run after its pinned
+baseline with it (``apps.evidence.baselines``), with the plan's tolerances.
 """
 
 from dataclasses import dataclass
@@ -18,9 +20,11 @@ from apps.acceptance.rules import (
     VERSION_KEYS,
     LadderLevel,
     PerformanceMeasurement,
+    RerunMeasurement,
     VerificationCheck,
 )
 from apps.evidence import acceptance as harness_values
+from apps.evidence import baselines
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
 from apps.evidence.rules.composition import LOADTEST
 from apps.evidence.selectors import latest_verification, source_bundle
@@ -34,6 +38,9 @@ class OfferMeasurements:
     performance: PerformanceMeasurement | None
     verification_checks: tuple[VerificationCheck, ...]
     verification: object | None
+    rerun: RerunMeasurement | None = None
+    rerun_bundle: object | None = None  # the re-run's EvidenceBundle, for the pages
+    baseline: object | None = None  # the Baseline in force, for the pages
 
     @property
     def evidence(self) -> list[dict]:
@@ -42,7 +49,16 @@ class OfferMeasurements:
         for item in (self.soak, self.correctness, self.performance):
             if item is not None:
                 found[item.bundle_id] = item.bundle_sha256
+        if self.rerun is not None:
+            found[self.rerun.baseline_bundle_id] = self.rerun.baseline_sha256
+            if self.rerun.bundle_id is not None:
+                found[self.rerun.bundle_id] = self.rerun.bundle_sha256
         return [{"bundle": pk, "sha256": sha} for pk, sha in sorted(found.items())]
+
+    @property
+    def rerun_charts(self) -> list:
+        comparison = self.rerun.comparison if self.rerun is not None else None
+        return baselines.comparison_charts(comparison) if comparison is not None else []
 
 
 def _newest(name: str, offer) -> list:
@@ -114,10 +130,27 @@ def offer_measurements(offer) -> OfferMeasurements:
         levels = ladder_levels(bundle.summary or {})
         if levels:
             performance = PerformanceMeasurement(bundle.pk, bundle.sha256, levels)
+    rerun = baselines.offer_rerun(offer, baselines.tolerances_for(offer))
     return OfferMeasurements(
         soak=soaks[0] if soaks else None,
         correctness=runs[0] if runs else None,
         performance=performance,
         verification_checks=verification_checks(verification),
         verification=verification,
+        rerun=rerun_measurement(rerun),
+        rerun_bundle=rerun.bundle,
+        baseline=rerun.baseline,
+    )
+
+
+def rerun_measurement(rerun: baselines.Rerun) -> RerunMeasurement | None:
+    if rerun.baseline is None:
+        return None
+    bundle = rerun.bundle
+    return RerunMeasurement(
+        baseline_bundle_id=rerun.baseline.bundle_id,
+        baseline_sha256=rerun.baseline.bundle.sha256,
+        bundle_id=bundle.pk if bundle is not None else None,
+        bundle_sha256=bundle.sha256 if bundle is not None else "",
+        comparison=rerun.comparison,
     )

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.core.models import TrackedModel
+from apps.evidence.rules import baseline as baseline_rules
 
 # Seed 000 §五 layer one: "连续运行 30 分钟无重启".
 DEFAULT_SOAK_MINUTES = 30
@@ -23,6 +24,10 @@ DEFAULT_CORRECTNESS_PASS_PCT = Decimal("100")
 DEFAULT_LADDER = "1,4,8,16,32"
 # Layer four: "至少完成三项故障注入".
 DEFAULT_FAULT_MINIMUM = 3
+# Re-run after maintenance: the evidence rules' defaults (round-to-round noise).
+DEFAULT_THROUGHPUT_TOLERANCE_PCT = baseline_rules.DEFAULT_THROUGHPUT_PCT
+DEFAULT_LATENCY_TOLERANCE_PCT = baseline_rules.DEFAULT_LATENCY_PCT
+DEFAULT_ERROR_RATE_TOLERANCE_POINTS = baseline_rules.DEFAULT_ERROR_RATE_POINTS
 
 
 class Layer(models.TextChoices):
@@ -30,6 +35,7 @@ class Layer(models.TextChoices):
     CORRECTNESS = "correctness", _("Correctness")
     PERFORMANCE = "performance", _("Performance baseline")
     STABILITY = "stability", _("Stability and recovery")
+    MAINTENANCE = "maintenance", _("Re-run after maintenance")
 
 
 class FaultKind(models.TextChoices):
@@ -104,6 +110,39 @@ class AcceptancePlan(TrackedModel):
         default=DEFAULT_FAULT_MINIMUM,
         validators=[MinValueValidator(1), MaxValueValidator(50)],
     )
+    # Re-run after maintenance: how much worse than the pinned baseline a later run
+    # may be and still count as "equal or better" (seed 004 §五 item 3).
+    baseline_throughput_tolerance_pct = models.DecimalField(
+        _("baseline tolerance for throughput (%)"),
+        max_digits=5,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("100"))],
+        help_text=_(
+            "Output tokens/s, matmul TFLOP/s and memory bandwidth may fall this much (blank: 10 %)."
+        ),
+    )
+    baseline_latency_tolerance_pct = models.DecimalField(
+        _("baseline tolerance for latency (%)"),
+        max_digits=6,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("1000"))],
+        help_text=_(
+            "P95 time to first token and time per output token may rise this much (blank: 10 %)."
+        ),
+    )
+    baseline_error_rate_tolerance_points = models.DecimalField(
+        _("baseline tolerance for the error rate (percentage points)"),
+        max_digits=5,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("100"))],
+        help_text=_("The error rate may rise this many percentage points (blank: 0.1)."),
+    )
     notes = models.TextField(_("notes"), blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -112,6 +151,11 @@ class AcceptancePlan(TrackedModel):
         verbose_name=_("created by"),
     )
     history = HistoricalRecords()
+    late_history_columns = (
+        "baseline_throughput_tolerance_pct",
+        "baseline_latency_tolerance_pct",
+        "baseline_error_rate_tolerance_points",
+    )
 
     class Meta:
         ordering = ["case_id", "pk"]
@@ -121,6 +165,25 @@ class AcceptancePlan(TrackedModel):
 
     def __str__(self) -> str:
         return f"Acceptance plan — {self.offer}"
+
+    @property
+    def baseline_tolerances(self) -> baseline_rules.Tolerances:
+        """How much worse than the pinned baseline a re-run may be; blank: the defaults
+        (plans made before the tolerances existed hold none)."""
+        return baseline_rules.Tolerances(
+            throughput_pct=_or(
+                self.baseline_throughput_tolerance_pct, DEFAULT_THROUGHPUT_TOLERANCE_PCT
+            ),
+            latency_pct=_or(self.baseline_latency_tolerance_pct, DEFAULT_LATENCY_TOLERANCE_PCT),
+            error_rate_points=_or(
+                self.baseline_error_rate_tolerance_points, DEFAULT_ERROR_RATE_TOLERANCE_POINTS
+            ),
+            from_plan=True,
+        )
+
+
+def _or(value: Decimal | None, default: Decimal) -> Decimal:
+    return default if value is None else value
 
 
 class AcceptanceResult(TrackedModel):

@@ -7,7 +7,10 @@ core set passes; (3) performance — the concurrency ladder against the SLOs,
 with a stated safe operating level; (4) stability and recovery — at least
 three fault injections (network, a node killed, maintenance), each resuming
 from the latest checkpoint with no duplicated data. Seed 004 §五 items 1–3
-say the same for inference services.
+say the same for inference services, and item 3 adds (5) the re-run after
+maintenance: a later run is equal to or better than the pinned baseline within
+the plan's tolerances. That layer applies once a baseline is pinned and a run
+follows it; until then it is "not applicable" and holds nothing back.
 
 Nothing is ever passed for want of a measurement: an absent one is "not
 measured", and a layer with one is "in progress".
@@ -24,16 +27,19 @@ from django.utils.translation import ngettext
 from apps.core import formats
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
 from apps.evidence.recompute import MIN_SAMPLES, P95_MIN_SAMPLES, samples_missing
+from apps.evidence.rules import baseline as baseline_rules
 
 PASSED, FAILED, NOT_MEASURED, IN_PROGRESS = "passed", "failed", "not_measured", "in_progress"
+NOT_APPLICABLE = "not_applicable"
 
-CONNECTIVITY, CORRECTNESS, PERFORMANCE, STABILITY = (
+CONNECTIVITY, CORRECTNESS, PERFORMANCE, STABILITY, MAINTENANCE = (
     "connectivity",
     "correctness",
     "performance",
     "stability",
+    "maintenance",
 )
-LAYERS = (CONNECTIVITY, CORRECTNESS, PERFORMANCE, STABILITY)
+LAYERS = (CONNECTIVITY, CORRECTNESS, PERFORMANCE, STABILITY, MAINTENANCE)
 REQUIRED_FAULT_KINDS = ("network", "node_killed", "maintenance")
 
 
@@ -137,6 +143,17 @@ class ResultFacts:
 
 
 @dataclass(frozen=True)
+class RerunMeasurement:
+    """The pinned baseline of the offer and the newest run after it, compared."""
+
+    baseline_bundle_id: int
+    baseline_sha256: str
+    bundle_id: int | None = None  # None: no run since the baseline
+    bundle_sha256: str = ""
+    comparison: baseline_rules.Comparison | None = None
+
+
+@dataclass(frozen=True)
 class AcceptanceInputs:
     criteria: PlanCriteria
     slo: Slo
@@ -145,6 +162,7 @@ class AcceptanceInputs:
     performance: PerformanceMeasurement | None = None
     verification_checks: tuple[VerificationCheck, ...] = ()
     results: tuple[ResultFacts, ...] = field(default_factory=tuple)
+    rerun: RerunMeasurement | None = None  # None: no baseline pinned
 
 
 # --- layer one: connectivity and environment ---------------------------------
@@ -588,6 +606,133 @@ def stability_layer(inputs: AcceptanceInputs) -> LayerState:
     return layer_state(STABILITY, criteria + manual_criteria(STABILITY, inputs.results))
 
 
+# --- layer five: re-run after maintenance -------------------------------------
+
+RERUN_GROUPS = (
+    (
+        "rerun_load",
+        _noop("Load test against the baseline"),
+        (
+            baseline_rules.THROUGHPUT,
+            baseline_rules.TTFT,
+            baseline_rules.TPOT,
+            baseline_rules.ERRORS,
+        ),
+    ),
+    (
+        "rerun_compute",
+        _noop("Benchmarks against the baseline"),
+        (baseline_rules.MATMUL, baseline_rules.BANDWIDTH),
+    ),
+)
+
+
+def _equal_or_better(tolerances: baseline_rules.Tolerances) -> str:
+    return _(
+        "equal or better: throughput at most %(throughput)s lower, latency at most "
+        "%(latency)s higher, errors at most %(points)s percentage points higher"
+    ) % {
+        "throughput": formats.percent(tolerances.throughput_pct, -2, ratio=False),
+        "latency": formats.percent(tolerances.latency_pct, -2, ratio=False),
+        "points": formats.number(tolerances.error_rate_points, -2),
+    }
+
+
+def rerun_metric_criterion(
+    key: str, title: str, rows: list[baseline_rules.MetricRow], required: str
+) -> Criterion | None:
+    """None where neither run measured the group; not measured where only the baseline did."""
+    compared = [r for r in rows if r.status != baseline_rules.NOT_COMPARED]
+    if not compared:
+        if any(r.baseline is not None for r in rows):
+            return Criterion(
+                key, title, NOT_MEASURED, required=required, reason=_("not measured in the re-run")
+            )
+        return None
+    worse = [r for r in compared if r.regression]
+    if worse:
+        measured = _("%(worse)s of %(total)s metrics regressed") % {
+            "worse": len(worse),
+            "total": len(compared),
+        }
+        return Criterion(
+            key, title, FAILED, measured, required, "; ".join(r.finding for r in worse)
+        )
+    measured = _("%(total)s metrics equal or better") % {"total": len(compared)}
+    return Criterion(key, title, PASSED, measured, required)
+
+
+def rerun_answers_criterion(comparison: baseline_rules.Comparison) -> Criterion | None:
+    title, required = _("Answers against the baseline"), _("every answer right in the baseline")
+    if not comparison.baseline_answered:
+        return None
+    if not comparison.answers_compared:
+        return Criterion(
+            "rerun_answers",
+            title,
+            NOT_MEASURED,
+            required=required,
+            reason=_("not measured in the re-run"),
+        )
+    wrong = comparison.wrong_answers
+    kept = [a for a in comparison.answers if a.baseline_passed]
+    measured = _("%(right)s of %(total)s still right") % {
+        "right": len(kept) - len(wrong),
+        "total": len(kept),
+    }
+    if wrong:
+        reason = "; ".join(a.finding for a in wrong[:10])
+        return Criterion("rerun_answers", title, FAILED, measured, required, reason)
+    return Criterion("rerun_answers", title, PASSED, measured, required)
+
+
+def maintenance_layer(inputs: AcceptanceInputs) -> LayerState:
+    """Equal or better than the pinned baseline (seed 004 §五 item 3)."""
+    rerun, manual = inputs.rerun, manual_criteria(MAINTENANCE, inputs.results)
+    comparison = rerun.comparison if rerun is not None else None
+    if comparison is None:
+        waiting = (
+            Criterion(
+                "baseline",
+                _("Baseline pinned"),
+                NOT_APPLICABLE,
+                reason=_("no baseline pinned: this layer applies once a tech lead pins one"),
+            )
+            if rerun is None
+            else Criterion(
+                "rerun",
+                _("Run since the baseline"),
+                NOT_APPLICABLE,
+                reason=_("no run since the baseline yet"),
+            )
+        )
+        status = layer_state(MAINTENANCE, manual).status if manual else NOT_APPLICABLE
+        return LayerState(MAINTENANCE, status, (waiting, *manual))
+    required = _equal_or_better(comparison.tolerances)
+    criteria = [
+        rerun_metric_criterion(
+            key,
+            _(title),
+            [r for r in comparison.metrics if r.group in groups],
+            required,
+        )
+        for key, title, groups in RERUN_GROUPS
+    ]
+    criteria.append(rerun_answers_criterion(comparison))
+    found = [c for c in criteria if c is not None]
+    if not found:
+        found = [
+            Criterion(
+                "rerun",
+                _("Run since the baseline"),
+                NOT_MEASURED,
+                required=required,
+                reason=_("the re-run measured nothing the baseline measured"),
+            )
+        ]
+    return layer_state(MAINTENANCE, found + manual)
+
+
 # --- states ------------------------------------------------------------------
 
 
@@ -608,11 +753,13 @@ def evaluate(inputs: AcceptanceInputs) -> tuple[LayerState, ...]:
         correctness_layer(inputs),
         performance_layer(inputs),
         stability_layer(inputs),
+        maintenance_layer(inputs),
     )
 
 
 def overall_status(layers: Sequence[LayerState]) -> str:
-    statuses = {layer.status for layer in layers}
+    """A layer that does not apply yet (no baseline pinned) holds nothing back."""
+    statuses = {layer.status for layer in layers} - {NOT_APPLICABLE}
     if FAILED in statuses:
         return FAILED
     if statuses == {PASSED}:

@@ -200,6 +200,7 @@ def acceptance_state(plan: AcceptancePlan) -> AcceptanceState:
         performance=measurements.performance,
         verification_checks=measurements.verification_checks,
         results=tuple(result_facts(r) for r in results),
+        rerun=measurements.rerun,
     )
     layers = rules.evaluate(inputs)
     signoffs = list(

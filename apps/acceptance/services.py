@@ -20,6 +20,9 @@ from django.utils.translation import gettext as _
 
 from apps.acceptance import rules
 from apps.acceptance.models import (
+    DEFAULT_ERROR_RATE_TOLERANCE_POINTS,
+    DEFAULT_LATENCY_TOLERANCE_PCT,
+    DEFAULT_THROUGHPUT_TOLERANCE_PCT,
     AcceptanceAttachment,
     AcceptancePlan,
     AcceptanceResult,
@@ -42,8 +45,16 @@ PLAN_FIELDS = (
     "ladder",
     "required_safe_concurrency",
     "fault_minimum",
+    "baseline_throughput_tolerance_pct",
+    "baseline_latency_tolerance_pct",
+    "baseline_error_rate_tolerance_points",
     "notes",
 )
+BASELINE_TOLERANCE_DEFAULTS = {
+    "baseline_throughput_tolerance_pct": DEFAULT_THROUGHPUT_TOLERANCE_PCT,
+    "baseline_latency_tolerance_pct": DEFAULT_LATENCY_TOLERANCE_PCT,
+    "baseline_error_rate_tolerance_points": DEFAULT_ERROR_RATE_TOLERANCE_POINTS,
+}
 RESULT_FIELDS = (
     "layer",
     "fault_kind",
@@ -92,6 +103,10 @@ def acceptance_plan_create(*, actor, offer, **fields) -> AcceptancePlan:
     if AcceptancePlan.objects.filter(offer=offer).exists():
         raise ValidationError({"offer": _("This offer already has an acceptance plan.")})
     _check_ladder(fields)
+    # A new plan states its baseline tolerances; plans older than them read the defaults.
+    for name, default in BASELINE_TOLERANCE_DEFAULTS.items():
+        if fields.get(name) is None:
+            fields[name] = default
     return tracked_create(
         AcceptancePlan,
         actor=actor,

@@ -17,8 +17,8 @@ from apps.cases.models import ProcurementCase
 from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
 from apps.core.uploads import UploadPolicy, api_refused
+from apps.evidence import baseline_api, services
 from apps.evidence import bundle as bundle_reader
-from apps.evidence import services
 from apps.evidence.authentication import HarnessTokenAuthentication
 from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
 from apps.evidence.selectors import bundle_stored_file
@@ -312,6 +312,12 @@ class EvidenceBundleViewSet(viewsets.ReadOnlyModelViewSet):
         bundle = self.get_object()
         return stored_file_api_response(request, bundle_stored_file(bundle), as_attachment=False)
 
+    @extend_schema(responses={200: baseline_api.COMPARISON})
+    @action(detail=True, methods=["get"])
+    def comparison(self, request, pk=None, format=None):
+        """The bundle against the pinned baseline of its offer (else of its case)."""
+        return Response(baseline_api.comparison_body(self.get_object()))
+
 
 class SpecVerificationViewSet(viewsets.ReadOnlyModelViewSet):
     """Each upload's verification of its offer, newest first: composed from every bundle of
@@ -423,6 +429,7 @@ def register(router) -> list:
     router.register("evidence-bundles", EvidenceBundleViewSet, basename="evidence-bundle")
     router.register("spec-verifications", SpecVerificationViewSet, basename="spec-verification")
     router.register("harness-tokens", HarnessTokenViewSet, basename="harness-token")
+    router.register("baselines", baseline_api.BaselineViewSet, basename="baseline")
     return [
         path("evidence/", EvidenceUploadView.as_view(), name="evidence-upload"),
         path("evidence/schema/", EvidenceSchemaView.as_view(), name="evidence-schema"),

@@ -53,6 +53,12 @@ def line_chart(key: str, title: str, cells: list[dict], value_of) -> Chart | Non
         if value is not None:
             label = f"round {cell['round']} · {cell['prompt_set']}"
             groups.setdefault(label, []).append((cell["concurrency"], value))
+    return series_chart(key, title, dict(sorted(groups.items())))
+
+
+def series_chart(key: str, title: str, groups: dict[str, list]) -> Chart | None:
+    """One line per label, in the order given, of (concurrency, value) points."""
+    groups = {label: points for label, points in groups.items() if points}
     if not groups:
         return None
     xs = sorted({c for points in groups.values() for c, _ in points})
@@ -67,8 +73,8 @@ def line_chart(key: str, title: str, cells: list[dict], value_of) -> Chart | Non
         return TOP + plot_h - v / (top * 1.1) * plot_h
 
     series = []
-    for index, (label, points) in enumerate(sorted(groups.items())):
-        points.sort()
+    for index, (label, points) in enumerate(groups.items()):
+        points = sorted(points)
         coords = [(round(x_of(c), 1), round(y_of(v), 1), f"c{c}: {_tick(v)}") for c, v in points]
         series.append(
             Series(

@@ -47,3 +47,34 @@ class RevokeForm(forms.Form):
     change_reason = forms.CharField(
         label=_("Reason for revoking"), max_length=500, initial=_("No longer needed")
     )
+
+
+class BaselinePinForm(forms.Form):
+    offer = forms.TypedChoiceField(
+        label=_("Baseline of"),
+        coerce=int,
+        required=False,
+        empty_value=None,
+        help_text=_(
+            "An offer's baseline is what its later runs are compared with; the case's baseline "
+            "(the team's own known-good hardware) serves every offer without one."
+        ),
+    )
+    reason = forms.CharField(
+        label=_("Why this run is the baseline"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=2000,
+    )
+
+    def __init__(self, *args, offers=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["offer"].choices = [("", _("the case as a whole"))] + [
+            (o.pk, str(o.vendor)) for o in offers
+        ]
+
+
+class BaselineUnpinForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Why it is unpinned"), widget=forms.Textarea(attrs={"rows": 3}), max_length=2000
+    )
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)

@@ -212,3 +212,79 @@ class EvidenceUpload(models.Model):
     @property
     def finished(self) -> bool:
         return self.state != self.State.RECEIVED
+
+
+class Baseline(TrackedModel):
+    """A verified bundle a tech lead pinned as the known-good run of an offer, or of the case.
+
+    Later runs are compared with it metric by metric (seed 004 §五 item 3, "equal
+    or better than the baseline"). Never deleted: unpinning or replacing one sets
+    ``unpinned_at``, so the history shows every baseline a comparison ever used.
+    ``offer`` empty: the case's baseline (the team's own known-good hardware),
+    which every offer without its own is compared with.
+    """
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.PROTECT,
+        related_name="evidence_baselines",
+        verbose_name=_("case"),
+    )
+    offer = models.ForeignKey(
+        "offers.Offer",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="evidence_baselines",
+        verbose_name=_("offer"),
+    )
+    bundle = models.ForeignKey(
+        EvidenceBundle,
+        on_delete=models.PROTECT,
+        related_name="baselines",
+        verbose_name=_("evidence bundle"),
+    )
+    pin_reason = models.TextField(_("why this run is the baseline"))
+    pinned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("pinned by"),
+    )
+    pinned_at = models.DateTimeField(_("pinned at"))
+    unpinned_at = models.DateTimeField(_("unpinned at"), null=True, blank=True)
+    unpinned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("unpinned by"),
+    )
+    unpin_reason = models.TextField(_("why it was unpinned"), blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-pinned_at", "-pk"]
+        verbose_name = _("baseline")
+        verbose_name_plural = _("baselines")
+        constraints = [
+            # One baseline in force per offer, and one for the case as a whole.
+            models.UniqueConstraint(
+                fields=["offer"],
+                condition=models.Q(unpinned_at__isnull=True, offer__isnull=False),
+                name="evidence_baseline_one_per_offer",
+            ),
+            models.UniqueConstraint(
+                fields=["case"],
+                condition=models.Q(unpinned_at__isnull=True, offer__isnull=True),
+                name="evidence_baseline_one_per_case",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Baseline {self.bundle.sha256[:12]} ({self.offer or self.case})"
+
+    @property
+    def in_force(self) -> bool:
+        return self.unpinned_at is None

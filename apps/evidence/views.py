@@ -13,10 +13,11 @@ from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
-from apps.evidence import harness_command, inventory, services, zipapp
+from apps.core.services import ConcurrentEditError
+from apps.evidence import baselines, harness_command, inventory, services, zipapp
 from apps.evidence.charts import load_charts
 from apps.evidence.filters import BundleListFilter, TokenListFilter, UploadListFilter
-from apps.evidence.forms import HarnessTokenForm, RevokeForm
+from apps.evidence.forms import BaselinePinForm, BaselineUnpinForm, HarnessTokenForm, RevokeForm
 from apps.evidence.models import HarnessToken
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN
 from apps.evidence.selectors import (
@@ -57,6 +58,7 @@ def case_evidence(request, pk: int):
         {
             "case": case,
             "bundles": bundles,
+            "baselines": baselines.case_baselines(case),
             "rows": offers_evidence(offers, bundles, case_verifications(case)),
             "filters": uploads,
             "page": page,
@@ -100,7 +102,69 @@ def bundle_detail(request, pk: int):
             "inventory_rows": inventory.page_rows(checks),
             "sources": verification_sources(verification),
             "blocked": blocking_reasons(verification),
+            "against": baselines.comparison_for_bundle(bundle),
         },
+    )
+
+
+SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
+
+
+def _pin_offers(bundle) -> list:
+    """The offers a run may be the baseline of: its own, or any of the case's for a run
+    not tied to one (the team's own hardware)."""
+    if bundle.offer_id is not None:
+        return [bundle.offer]
+    return list(offers_of_case(bundle.case))
+
+
+@role_required("evidence.add_baseline")
+def baseline_pin(request, pk: int):
+    bundle = bundle_get_for(request.user, pk)
+    offers = _pin_offers(bundle)
+    initial = {"offer": bundle.offer_id} if bundle.offer_id else {}
+    form = BaselinePinForm(request.POST or None, offers=offers, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        chosen = form.cleaned_data["offer"]
+        offer = next((o for o in offers if o.pk == chosen), None)
+        try:
+            baselines.baseline_pin(
+                actor=request.user, bundle=bundle, offer=offer, reason=form.cleaned_data["reason"]
+            )
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Baseline pinned."))
+            return redirect("evidence:detail", pk=bundle.pk)
+    return render(
+        request,
+        "evidence/baseline_pin.html",
+        {"bundle": bundle, "case": bundle.case, "form": form},
+    )
+
+
+@role_required("evidence.change_baseline")
+def baseline_unpin(request, pk: int):
+    baseline = baselines.baseline_get_for(request.user, pk)
+    case_get_for(request.user, baseline.case_id, offer_count=False)
+    form = BaselineUnpinForm(request.POST or None, initial={"version": baseline.version})
+    if request.method == "POST" and form.is_valid():
+        try:
+            baselines.baseline_unpin(
+                actor=request.user,
+                baseline=baseline,
+                reason=form.cleaned_data["reason"],
+                expected_version=form.cleaned_data["version"],
+            )
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Baseline unpinned."))
+            return redirect("evidence:case", pk=baseline.case_id)
+    return render(
+        request,
+        "evidence/baseline_unpin.html",
+        {"baseline": baseline, "case": baseline.case, "form": form},
     )
 
 

@@ -60,7 +60,7 @@ def test_api_acceptance_end_to_end(api_as, people, tomas, passing_harness):
     assert upload.json()["sha256"] == hashlib.sha256(b"drained gpu-04\n").hexdigest()
     state = tariq.get(f"/api/v1/acceptance-plans/{plan['id']}/state/").json()
     assert state["overall"] == "passed" and state["safe_operating_level"] == 32
-    assert [layer["status"] for layer in state["layers"]] == ["passed"] * 4
+    assert [layer["status"] for layer in state["layers"]] == ["passed"] * 4 + ["not_applicable"]
     assert (
         tariq.post(
             f"/api/v1/acceptance-plans/{plan['id']}/sign-off/", {"comment": "ok"}, format="json"
@@ -168,6 +168,9 @@ def test_plan_edit_page_refuses_a_stale_version(browser_as, people, tariq):
         "correctness_tolerance": "exact",
         "ladder": "1,4,8",
         "fault_minimum": 3,
+        "baseline_throughput_tolerance_pct": "10",
+        "baseline_latency_tolerance_pct": "10",
+        "baseline_error_rate_tolerance_points": "0.1",
         "notes": "",
         "change_reason": "Longer",
         "version": 1,

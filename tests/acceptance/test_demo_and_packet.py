@@ -28,7 +28,7 @@ def test_demo_prepares_an_acceptance_honestly_and_runs_twice():
     assert case.status == ProcurementCase.Status.PENDING_APPROVAL
     assert state.approval is None and not state.accepted
     statuses = [layer.status for layer in state.layers]
-    assert statuses == [rules.IN_PROGRESS] * 4
+    assert statuses == [rules.IN_PROGRESS] * 4 + [rules.NOT_APPLICABLE]  # no baseline pinned
     counts = (
         AcceptancePlan.objects.count(),
         AcceptanceResult.objects.count(),

@@ -26,6 +26,7 @@ from apps.core.services import tracked_create
 from apps.costs.demo import bill_csv
 from apps.costs.models import CostImport, SpendCharge
 from apps.costs.services import cost_import_create, threshold_alerts_send
+from apps.evidence.models import Baseline, EvidenceBundle
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
 from apps.sizing.services import requirement_spec_save
@@ -97,6 +98,16 @@ def demo_case(settings, tmp_path):
         cost_import=CostImport.objects.filter(case=case).first(),
         charged_at=now,
         amount=1,
+    )
+    tracked_create(
+        Baseline,
+        actor=tariq,
+        case=case,
+        offer=offer,
+        bundle=EvidenceBundle.objects.filter(offer=offer).order_by("pk").first(),
+        pin_reason="First accepted run",
+        pinned_by=tariq,
+        pinned_at=now,
     )
     tracked_create(
         FileIntegrityAlarm,
