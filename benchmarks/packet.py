@@ -324,6 +324,7 @@ def child_full(case_pk: int, processes: int, parts_out: Path) -> dict:
     PacketDocument.write_attachments = write_timed
     rendering.warm_up()  # fonts and stylesheets loaded, as in a worker that rendered before
     request = services.packet_request_create(actor=case.owner, case=case, queue=False)
+    load = os.getloadavg()[0]
     connection.queries_log.clear()
     started, cpu_started = time.perf_counter(), _cpu_seconds()
     with CaptureQueriesContext(connection) as queries:
@@ -353,6 +354,7 @@ def child_full(case_pk: int, processes: int, parts_out: Path) -> dict:
         "attached_bytes": sum(a.size for a in document.attachments),
         "peak_rss_mib": _peak_rss_mib(),
         "peak_rss_layout_mib": _peak_rss_mib(resource.RUSAGE_CHILDREN),
+        "load_average": load,
     }
 
 
@@ -417,9 +419,10 @@ def report_text(report: dict) -> str:
         "chains them.",
         "- Each measurement in a fresh Python process, warmed first (fonts, stylesheets), as "
         "a worker that has issued a packet before is. At the smallest and the largest size "
-        f"each measurement runs {REPEATS} times (the machine is a virtual one on a shared host, "
-        "where one run's times vary by a tenth or more); the fastest is shown: the least wall "
-        "time for wall-time comparisons, the least CPU time for the overhead.",
+        f"each measurement runs {REPEATS} times, parallel and one process in pairs (the machine "
+        "is a virtual one on a shared host, where one run's times vary by a tenth or more); "
+        "the fastest is shown: the least wall time for wall-time comparisons, the least CPU "
+        "time for the overhead.",
         "",
         "## The history grows, the packet does not",
         "",
@@ -454,10 +457,24 @@ def report_text(report: dict) -> str:
         f"| one process (`PACKET_RENDER_PROCESSES=1`) | {single['seconds']:.1f} s "
         f"| {single['cpu_seconds']:.1f} s | {single['pages']} |",
         "",
-        f"Parallel ÷ one process, wall time: {ratio:.2f} (target ≤ {TARGET_PARALLEL} on 2 cores: "
-        f"{_verdict(ratio <= TARGET_PARALLEL)}). The one-process runs come after it: the packets "
-        "issued before them are in their history (a request and a packet more each), "
-        "which may add a page.",
+        f"Parallel ÷ one process, wall time (the fastest of each): {ratio:.2f} "
+        f"(target ≤ {TARGET_PARALLEL} on 2 cores: {_verdict(ratio <= TARGET_PARALLEL)}).",
+        "",
+        "Each pair, run one right after the other (the machine's load average over the minute "
+        "before each run):",
+        "",
+        "| pair | 2 processes | one process | parallel ÷ one process |",
+        "|---:|---:|---:|---:|",
+        *(
+            f"| {n} | {pair['parallel']['seconds']:.1f} s "
+            f"(load {pair['parallel']['load_average']:.2f}) "
+            f"| {pair['single']['seconds']:.1f} s (load {pair['single']['load_average']:.2f}) "
+            f"| {pair['parallel']['seconds'] / pair['single']['seconds']:.2f} |"
+            for n, pair in enumerate(large["pairs"], start=1)
+        ),
+        "",
+        "Each run issues a packet, which the next one's history holds (a request and a packet "
+        "more), and which may add a page.",
         "",
         "## Overhead over WeasyPrint alone",
         "",
@@ -544,24 +561,28 @@ def main() -> None:
             rows = history_size(case)
             measured = {"history_rows": rows}
             ends = size in (sizes[0], sizes[-1])
-            fulls = [
-                run_child("full", workdir, str(case.pk), "0", str(parts))
-                for _ in range(REPEATS if ends else 1)
-            ]
-            measured["full"] = min(fulls, key=lambda run: run["seconds"])
-            # Counted once a packet exists at every size (its request and record are history too).
-            measured["gathering_queries"] = gathering_queries(case)[0]
             if ends:
-                # One process, then WeasyPrint alone on the very parts it laid out.
-                # Repeated, alternating; the fastest run kept for each measure: on a shared
-                # host one run's times vary by a tenth or more.
-                singles, plains = [], []
+                # In pairs, one right after the other: parallel layout, one process, then
+                # WeasyPrint alone on the very parts it laid out. Repeated; the fastest run
+                # kept for each measure, and every pair shown: on a shared host one run's
+                # times vary by a tenth or more.
+                fulls, singles, plains = [], [], []
                 for _ in range(REPEATS):
+                    fulls.append(run_child("full", workdir, str(case.pk), "0", str(parts)))
                     singles.append(run_child("full", workdir, str(case.pk), "1", str(parts)))
                     plains.append(run_child("weasyprint", workdir, str(parts)))
+                measured["pairs"] = [
+                    {"parallel": full, "single": single}
+                    for full, single in zip(fulls, singles, strict=True)
+                ]
                 measured["single"] = min(singles, key=lambda run: run["seconds"])
                 measured["single_cpu"] = min(singles, key=lambda run: run["cpu_seconds"])
                 measured["weasyprint"] = min(plains, key=lambda run: run["cpu_seconds"])
+            else:
+                fulls = [run_child("full", workdir, str(case.pk), "0", str(parts))]
+            measured["full"] = min(fulls, key=lambda run: run["seconds"])
+            # Counted once a packet exists at every size (its request and record are history too).
+            measured["gathering_queries"] = gathering_queries(case)[0]
             report["sizes"].append(measured)
             print(f"{size} rows: {measured}", file=sys.stderr)
     text = report_text(report)

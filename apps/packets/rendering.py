@@ -6,16 +6,18 @@ static files; anything else is refused and logged, never fetched. Redirects
 are never followed. Templates autoescape user text as everywhere else.
 
 A packet is laid out in parts (``render_packet``). Each chapter is a WeasyPrint
-document of its own; the chapters are split into runs of even length, one per
+document of its own, laid out by one of a pool of forked processes, one per
 CPU the worker may use (``PACKET_RENDER_PROCESSES``; 1 lays every chapter out
-in the worker's own process: the same documents, the same pages). Each run is
-laid out in a forked process, chapter by chapter (each reported as it is
-done), and written as one PDF, so its chapters share their embedded fonts.
+in the worker's own process: the same documents, the same pages). Each
+process takes the next chapter as soon as it is done with one, the heaviest
+first, so the processes finish together; each reports its chapters as they
+are laid out, then writes them as one PDF, so they share their embedded fonts.
 Once every chapter is counted, the front matter (cover and contents) is laid
-out with each chapter's first page, the page numbers ("Page 3 of 40") are laid
-out as a layer of their own, and the parts are joined with pypdf: the numbers
-printed over the pages, each entry of the contents linked to its chapter, the
-chapters' bookmarks kept.
+out with each chapter's first page, and the page numbers ("Page 3 of 40") as
+a layer of their own, while the processes write their PDFs; each PDF is read
+back as soon as it is written. The parts are then joined with pypdf, each
+chapter's pages in the packet's order: the numbers printed over the pages,
+each entry of the contents linked to its chapter, the chapters' bookmarks kept.
 
 Every part is written as a tagged PDF, and the joined packet is one too: the
 parts' structure trees are joined under one ``Document`` element with one
@@ -33,9 +35,11 @@ import os
 import queue
 import signal
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from multiprocessing.context import ForkContext, ForkProcess
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
@@ -108,34 +112,13 @@ def render_processes() -> int:
         return os.cpu_count() or 1
 
 
-def plan_groups(weights: Sequence[int], processes: int) -> list[list[int]]:
-    """Split chapters (by index, in order) into at most ``processes`` runs of even weight.
+def layout_order(weights: Sequence[int]) -> list[int]:
+    """The order the layout processes take chapters in (by index): the heaviest first.
 
-    Each run is laid out by one process and written as one PDF: a run of
-    chapters shares its fonts, which a PDF per chapter would each embed again.
+    Each process takes the next chapter as soon as it is done with one, so the
+    last to be laid out are the light ones, and the processes finish together.
     """
-    count = len(weights)
-    groups = max(1, min(processes, count))
-    prefix = [0]
-    for weight in weights:
-        prefix.append(prefix[-1] + weight)
-    # best[g][i]: the least heaviest run when the first i chapters make g runs.
-    inf = float("inf")
-    best = [[inf] * (count + 1) for _ in range(groups + 1)]
-    cut = [[0] * (count + 1) for _ in range(groups + 1)]
-    best[0][0] = 0
-    for g in range(1, groups + 1):
-        for i in range(g, count + 1):
-            for j in range(g - 1, i):
-                heaviest = max(best[g - 1][j], prefix[i] - prefix[j])
-                if heaviest < best[g][i]:
-                    best[g][i], cut[g][i] = heaviest, j
-    runs, end = [], count
-    for g in range(groups, 0, -1):
-        start = cut[g][end]
-        runs.append(list(range(start, end)))
-        end = start
-    return list(reversed(runs))
+    return sorted(range(len(weights)), key=lambda index: -weights[index])
 
 
 def render_packet(
@@ -152,51 +135,62 @@ def render_packet(
     order they finish). ``meanwhile(poll)`` runs while the chapters are laid
     out in other processes (before they are, with one process); it calls
     ``poll()`` now and then, which reports the chapters laid out so far. The
-    front matter is laid out after it. Returns the packet's page count.
+    front matter is laid out once every chapter is counted, while the layout
+    processes write their PDFs. Returns the packet's page count.
     """
     processes = render_processes() if processes is None else processes
     chapters = document.chapters
     with tempfile.TemporaryDirectory(prefix="parts-", dir=target.parent) as tmp:
         parts = Path(tmp)
-        groups = plan_groups([chapter.weight for chapter in chapters], processes)
-        paths = [parts / f"chapters-{n:02d}.pdf" for n in range(len(groups))]
+        runs = max(1, min(processes, len(chapters)))
+        paths = [parts / f"chapters-{n:02d}.pdf" for n in range(runs)]
         with ChapterLayout(
-            [chapter.html for chapter in chapters], groups, paths, on_chapter
+            [chapter.html for chapter in chapters],
+            layout_order([chapter.weight for chapter in chapters]),
+            paths,
+            on_chapter,
         ) as layout:
             if meanwhile is not None:
                 meanwhile(layout.poll)
-            counts, links = layout.wait()
-        # The front matter and the page numbers: one document laid out once every chapter
-        # is counted, and again should the front matter not be as long as assumed.
-        front_path = parts / "front.pdf"
-        listed = len(document.attachments) + 10  # the heading and the note take some room
-        front_pages = FRONT_MATTER_PAGES + math.ceil(listed / ATTACHMENTS_A_PAGE)
-        for _attempt in range(3):
-            starts = _first_pages(front_pages, counts)
-            total = front_pages + sum(counts)
-            laid_out, front_links = render_part(document.front_html(starts, total), str(front_path))
-            if laid_out == front_pages + total:
-                break
-            front_pages = laid_out - total  # a long contents or cover: again with its length
-        else:
-            raise RuntimeError("The front matter's length does not settle.")
-        anchors = {
-            chapter.anchor: start - 1 for chapter, start in zip(chapters, starts, strict=True)
-        }
-        # Links out of a run of chapters: page index in the run -> in the packet.
-        offsets, page = [], front_pages
-        for group in groups:
-            offsets.append(page)
-            page += sum(counts[index] for index in group)
-        outward = [link for link in front_links if link[0] < front_pages] + [
-            (offsets[n] + page_index, anchor, box)
-            for n, group_links in enumerate(links)
-            for page_index, anchor, box in group_links
-        ]
+            counts = layout.wait_for_pages()
+            # The front matter and the page numbers: one document laid out once every
+            # chapter is counted, and again should the front matter not be as long as
+            # assumed; meanwhile the layout processes write their chapters.
+            front_path = parts / "front.pdf"
+            listed = len(document.attachments) + 10  # the heading and the note take some room
+            front_pages = FRONT_MATTER_PAGES + math.ceil(listed / ATTACHMENTS_A_PAGE)
+            for _attempt in range(3):
+                starts = _first_pages(front_pages, counts)
+                total = front_pages + sum(counts)
+                laid_out, front_links = render_part(
+                    document.front_html(starts, total), str(front_path)
+                )
+                if laid_out == front_pages + total:
+                    break
+                front_pages = laid_out - total  # a long contents or cover: again with its length
+            else:
+                raise RuntimeError("The front matter's length does not settle.")
+            written = layout.wait()
+        # Each chapter's pages in the PDF its process wrote, in the packet's order; the
+        # links out of each chapter, and the anchors each holds, at the packet's pages.
+        placed: dict[int, tuple[Part, list[int]]] = {}
+        outward = [link for link in front_links if link[0] < front_pages]
+        anchors: dict[str, int] = {}
+        for part in written:
+            page = 0
+            for chapter in part.chapters:
+                first = starts[chapter.index] - 1
+                placed[chapter.index] = (part, list(range(page, page + chapter.pages)))
+                page += chapter.pages
+                outward += [(first + index, anchor, box) for index, anchor, box in chapter.links]
+                anchors.update({name: first + index for name, index in chapter.anchors.items()})
+        anchors.update(
+            {chapter.anchor: start - 1 for chapter, start in zip(chapters, starts, strict=True)}
+        )
         join_parts(
             front_path,
             front_pages,
-            paths,
+            [(placed[index][0].reader, placed[index][1]) for index in range(len(chapters))],
             target,
             links=outward,
             anchors=anchors,
@@ -213,23 +207,44 @@ def _first_pages(front_pages: int, counts: list[int]) -> list[int]:
     return starts
 
 
-def lay_out_run(
-    htmls: Sequence[tuple[int, str]], target: str, report: Callable[[tuple], None]
-) -> None:
-    """Lay out each chapter of a run as a document of its own, then write the run as one PDF.
+@dataclass(frozen=True)
+class LaidOut:
+    """A chapter in the PDF of the process that laid it out: its index in the packet,
+    its pages, its links to anchors it does not hold and the anchors it holds (each
+    at a page index in the chapter)."""
 
-    ``report`` receives ``("chapter", index, pages)`` as each chapter is laid
-    out, then ``("run", target, links)`` once the PDF is written.
+    index: int
+    pages: int
+    links: list[Link]
+    anchors: dict[str, int]
+
+
+def lay_out_run(
+    htmls: Iterable[tuple[int, str]], target: str, report: Callable[[tuple], None]
+) -> None:
+    """Lay out each chapter it is handed as a document of its own, then write them as one PDF.
+
+    ``htmls`` hands out ``(index, html)`` pairs: in a layout process, the next
+    chapter no process has taken yet. ``report`` receives ``("chapter", index,
+    pages)`` as each chapter is laid out, then ``("run", target, chapters)``
+    (each a ``LaidOut``, in the PDF's order) once the PDF is written; a
+    process handed no chapter writes none.
     """
-    documents = []
+    documents, chapters = [], []
     for index, html in htmls:
         document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
-        documents.append(document)
         report(("chapter", index, len(document.pages)))
-    combined = documents[0].copy([page for document in documents for page in document.pages])
-    links = _outward_links(combined)
-    combined.write_pdf(target, pdf_tags=True)
-    report(("run", target, links))
+        documents.append(document)
+        anchors = {
+            name: page_index
+            for page_index, page in enumerate(document.pages)
+            for name in page.anchors
+        }
+        chapters.append(LaidOut(index, len(document.pages), _outward_links(document), anchors))
+    if documents:
+        combined = documents[0].copy([page for document in documents for page in document.pages])
+        combined.write_pdf(target, pdf_tags=True)
+    report(("run", target, chapters))
 
 
 def _outward_links(document) -> list[Link]:
@@ -248,30 +263,44 @@ def _outward_links(document) -> list[Link]:
     return outward
 
 
+class Part:
+    """The PDF a process wrote, read back as soon as it is written (while other
+    chapters may still be laid out), ready to join."""
+
+    def __init__(self, target: str, chapters: list[LaidOut]) -> None:
+        from pypdf import PdfReader
+
+        self.chapters = chapters
+        self.reader = PdfReader(target) if chapters else None
+        if self.reader is not None:
+            # Reading the pages reads the object streams, where WeasyPrint writes the
+            # pages and the structure tree alike: every object is parsed now.
+            len(self.reader.pages)
+
+
 class ChapterLayout:
-    """Runs of chapters being laid out: each in a forked process, or, when there is
-    one run, in this process once waited for."""
+    """Chapters being laid out: by forked processes, each taking the next chapter in
+    ``order`` as it is done with one, or, with one process, in this process, in the
+    packet's order, once waited for."""
 
     def __init__(
         self,
         htmls: list[str],
-        groups: list[list[int]],
+        order: list[int],
         paths: list[Path],
         on_chapter: Callable[[int, int], None] | None,
     ) -> None:
-        self.runs = [
-            ([(index, htmls[index]) for index in group], str(path))
-            for group, path in zip(groups, paths, strict=True)
-        ]
+        self.htmls, self.order = htmls, order
+        self.targets = [str(path) for path in paths]
         self.on_chapter = on_chapter
-        self.counts = [0] * len(htmls)
-        self.links: dict[str, list[Link]] = {}
+        self.counts: list[int | None] = [None] * len(htmls)
+        self.parts: dict[str, Part] = {}
         self.workers: list = []
         self.messages = None
 
     def __enter__(self) -> "ChapterLayout":
-        if len(self.runs) > 1:
-            self.workers, self.messages = _start_workers(self.runs)
+        if len(self.targets) > 1:
+            self.workers, self.messages = _start_workers(self.htmls, self.order, self.targets)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -289,7 +318,7 @@ class ChapterLayout:
             if self.on_chapter is not None:
                 self.on_chapter(index, pages)
         elif message[0] == "run":
-            self.links[message[1]] = message[2]
+            self.parts[message[1]] = Part(message[1], message[2])
         else:
             raise RuntimeError(f"A chapter could not be laid out: {message[1]}")
 
@@ -302,11 +331,21 @@ class ChapterLayout:
                 return
             self._received(message)
 
-    def wait(self) -> tuple[list[int], list[list[Link]]]:
-        """Each chapter's page count, and each run's links to other runs, once all are done."""
+    def wait_for_pages(self) -> list[int]:
+        """Each chapter's page count, once every chapter is laid out (their PDFs may
+        still be being written)."""
         if self.messages is None:
-            lay_out_run(*self.runs[0], self._received)
-        while len(self.links) < len(self.runs):
+            lay_out_run(enumerate(self.htmls), self.targets[0], self._received)
+        self._wait_until(lambda: None not in self.counts)
+        return [count for count in self.counts if count is not None]
+
+    def wait(self) -> list[Part]:
+        """The PDFs the processes wrote, read back, once every one is."""
+        self._wait_until(lambda: len(self.parts) == len(self.targets))
+        return [self.parts[target] for target in self.targets if self.parts[target].chapters]
+
+    def _wait_until(self, done: Callable[[], bool]) -> None:
+        while not done():
             assert self.messages is not None
             try:
                 message = self.messages.get(timeout=POLL_SECONDS)
@@ -315,14 +354,13 @@ class ChapterLayout:
                 if None in codes and all(code in (None, 0) for code in codes):
                     continue  # still at work
                 self.poll()  # what a process sent just before it ended
-                if len(self.links) < len(self.runs):
+                if not done():
                     raise RuntimeError(
                         f"A layout process ended before its chapters were laid out "
                         f"(exit codes {codes})."
                     ) from None
-                break
+                return
             self._received(message)
-        return self.counts, [self.links[target] for _htmls, target in self.runs]
 
 
 _warmed_up = False
@@ -347,16 +385,20 @@ def warm_up() -> None:
     _warmed_up = True
 
 
-def _start_workers(runs):
-    """A forked process for each run of chapters, and the queue they report on."""
+def _start_workers(htmls: list[str], order: list[int], targets: list[str]):
+    """A forked process for each PDF to write, the chapters they share out (in ``order``,
+    each taken once) and the queue they report on."""
     warm_up()
     context = _RenderContext()
     messages = context.Queue()
+    taken = context.Value("i", 0)  # how many chapters of ``order`` are taken
     workers = [
         context.Process(
-            target=_run_worker, args=(htmls, target, messages, os.getpid()), daemon=True
+            target=_run_worker,
+            args=(htmls, order, taken, target, messages, os.getpid()),
+            daemon=True,
         )
-        for htmls, target in runs
+        for target in targets
     ]
     try:
         for worker in workers:
@@ -369,10 +411,22 @@ def _start_workers(runs):
     return workers, messages
 
 
-def _run_worker(htmls, target: str, messages, parent: int) -> None:
+def _taken_in_turn(htmls: list[str], order: list[int], taken) -> Iterator[tuple[int, str]]:
+    """The chapters of ``order`` no process has taken yet, one at a time, as this one is
+    ready for the next."""
+    while True:
+        with taken.get_lock():
+            position = taken.value
+            taken.value = position + 1
+        if position >= len(order):
+            return
+        yield order[position], htmls[order[position]]
+
+
+def _run_worker(htmls, order, taken, target: str, messages, parent: int) -> None:
     _render_worker_started(parent)
     try:
-        lay_out_run(htmls, target, messages.put)
+        lay_out_run(_taken_in_turn(htmls, order, taken), target, messages.put)
     except Exception as error:  # the parent must hear of it, whatever it was
         logger.exception("Laying out chapters failed")
         messages.put(("error", f"{type(error).__name__}: {error}"))
@@ -382,7 +436,7 @@ class _RenderProcess(ForkProcess):
     """A forked layout process, allowed under a Celery worker's (daemonic) pool process.
 
     multiprocessing refuses children to daemonic processes because they would
-    outlive it; these end with their run of chapters, and with their parent if
+    outlive it; these end with their chapters laid out, and with their parent if
     it is killed (``_render_worker_started``).
     """
 
@@ -419,18 +473,21 @@ def _render_worker_started(parent: int) -> None:
 def join_parts(
     front: Path,
     front_pages: int,
-    runs: list[Path],
+    chapters: Sequence[tuple[Any, list[int]]],
     target: Path,
     *,
     links: list[Link],
     anchors: dict[str, int],
     lang: str,
 ) -> None:
-    """One PDF: the first ``front_pages`` pages of ``front``, then the ``runs`` of chapters.
+    """One PDF: the first ``front_pages`` pages of ``front``, then each chapter's pages.
 
-    The rest of ``front`` is the page-number layer, a page for each page of the
-    packet, printed over them. ``links`` point at ``anchors`` (each anchor's page index).
-    The result is tagged: one structure tree over every page, in language ``lang``.
+    ``chapters`` are, in the packet's order, a reader of the PDF that holds the
+    chapter and the indexes of its pages there (a PDF may hold several chapters,
+    in any order). The rest of ``front`` is the page-number layer, a page for
+    each page of the packet, printed over them. ``links`` point at ``anchors``
+    (each anchor's page index). The result is tagged: one structure tree over
+    every page, in language ``lang``.
     """
     from pypdf import PdfReader, PdfWriter
     from pypdf.annotations import Link as LinkAnnotation
@@ -439,13 +496,10 @@ def join_parts(
     # Readers, not paths: the structure tree is copied from the same readers as the
     # pages, so its references to their pages land on the pages already copied.
     numbers = PdfReader(str(front))
-    sources = [(numbers, front_pages)] + [
-        (reader, len(reader.pages)) for reader in map(PdfReader, map(str, runs))
-    ]
+    sources = [(numbers, list(range(front_pages))), *chapters]
     writer = PdfWriter()
-    writer.append(numbers, pages=(0, front_pages), import_outline=True)
-    for reader, _count in sources[1:]:
-        writer.append(reader, import_outline=True)
+    for reader, pages in sources:
+        writer.append(reader, pages=pages, import_outline=True)
     layer = numbers.pages[front_pages:]
     if len(layer) != len(writer.pages):
         raise RuntimeError(f"{len(layer)} page numbers for {len(writer.pages)} pages.")
@@ -481,7 +535,8 @@ def join_parts(
     root[NameObject("/ViewerPreferences")] = DictionaryObject(
         {NameObject("/DisplayDocTitle"): BooleanObject(True)}
     )
-    writer.compress_identical_objects(remove_duplicates=True, remove_unreferenced=True)
+    # No pass to merge identical objects: pypdf copies each part's objects once, and on a
+    # 74-page packet such a pass saved 6 KB of 3.7 MB for a fifth of the join's time.
     with open(target, "wb") as handle:
         writer.write(handle)
 
@@ -510,8 +565,9 @@ def join_structure(writer, sources) -> None:
     """One structure tree for the joined packet, from each part's tree.
 
     ``sources`` are the readers the pages were appended from, in order, each
-    with how many of its first pages were taken. Each part's top-level elements
-    on pages taken become children of one ``Document`` element; each page's
+    with the indexes of the pages taken from it (a reader may come more than
+    once). Each part's top-level elements on pages taken become children of one
+    ``Document`` element, in the order the pages were taken; each page's
     marks (``/StructParents``) and each link's (``/StructParent``) get a new,
     packet-wide key in a new parent tree. A link pypdf re-created while joining
     is no longer the object the part's tree pointed at: that reference is dropped.
@@ -538,25 +594,27 @@ def join_structure(writer, sources) -> None:
     )
     tree_root_ref = writer._add_object(tree_root)
     document[NameObject("/P")] = tree_root_ref
-    offset = 0
-    for reader, taken in sources:
+    offset, keys_of = 0, {}
+    for reader, pages in sources:
         part_tree = reader.root_object["/StructTreeRoot"].get_object()
-        part_keys = _number_tree(part_tree["/ParentTree"].get_object())
-        taken_pages = {reader.pages[index].indirect_reference.idnum for index in range(taken)}
+        if id(reader) not in keys_of:  # a PDF holding several chapters: read once
+            keys_of[id(reader)] = _number_tree(part_tree["/ParentTree"].get_object())
+        part_keys = keys_of[id(reader)]
+        taken_pages = {reader.pages[index].indirect_reference.idnum for index in pages}
         for kid in _kids(_first_element(part_tree)):
             element = kid.get_object()
             if element.get("/Pg") is not None and element.raw_get("/Pg").idnum in taken_pages:
                 top_level.append(kid.clone(writer, ignore_fields=("/P",)))
-        for index in range(taken):
+        for position, index in enumerate(pages):
             # pypdf leaves a page's key out when appending it: read it from the part.
-            page = writer.pages[offset + index]
+            page = writer.pages[offset + position]
             old = reader.pages[index].get("/StructParents")
             if old is None or int(old) not in part_keys:
                 continue
             page[NameObject("/StructParents")] = NumberObject(len(nums) // 2)
             marks = part_keys[int(old)].clone(writer, ignore_fields=("/P",))
             nums.extend([NumberObject(len(nums) // 2), marks])
-        offset += taken
+        offset += len(pages)
     _link_parents(writer, document_ref, tree_root_ref, nums)
     writer.root_object[NameObject("/StructTreeRoot")] = tree_root_ref
 

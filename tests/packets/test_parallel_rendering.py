@@ -1,9 +1,10 @@
 """Chapters laid out side by side make the same packet as laid out one after the other.
 
 The serial path (one process: ``PACKET_RENDER_PROCESSES=1``) and the parallel
-path (a forked process per run of chapters) lay out the same chapter
-documents; the joined packets have the same pages, the same text, the same
-page numbers, contents and links.
+path (forked processes, each taking the next chapter, the heaviest first, so
+a process's PDF holds its chapters out of the packet's order) lay out the same
+chapter documents; the joined packets have the same pages, the same text, the
+same page numbers, contents, links and structure, in the packet's order.
 """
 
 import os
@@ -14,26 +15,22 @@ from pypdf import PdfReader
 
 from apps.packets import rendering
 from apps.packets.document import packet_document
-from apps.packets.rendering import plan_groups, render_packet, render_processes
+from apps.packets.rendering import layout_order, render_packet, render_processes
 from apps.packets.signing import get_signer
 from tests.packets.factories import make_packet_case
 from tests.packets.pdftools import pdftotext
 
 
 @pytest.mark.parametrize(
-    ("weights", "processes", "runs"),
+    ("weights", "order"),
     [
-        ([5, 5, 5, 5], 2, [[0, 1], [2, 3]]),
-        ([10, 1, 1, 1, 1], 2, [[0], [1, 2, 3, 4]]),
-        ([1, 1, 1, 10], 2, [[0, 1, 2], [3]]),
-        ([1, 1], 4, [[0], [1]]),  # never more runs than chapters
-        ([3], 2, [[0]]),
-        ([1, 2, 3], 1, [[0, 1, 2]]),  # parallel rendering off: one run
-        ([4, 4, 4, 4, 4, 4], 3, [[0, 1], [2, 3], [4, 5]]),
+        ([5, 5, 5, 5], [0, 1, 2, 3]),  # alike: in the packet's order
+        ([1, 10, 3, 10], [1, 3, 2, 0]),
+        ([3], [0]),
     ],
 )
-def test_chapters_are_split_into_even_runs_in_order(weights, processes, runs):
-    assert plan_groups(weights, processes) == runs
+def test_the_heaviest_chapters_are_laid_out_first(weights, order):
+    assert layout_order(weights) == order
 
 
 def test_the_number_of_processes_is_the_setting_or_the_cpus_we_may_use(settings, monkeypatch):
@@ -63,9 +60,9 @@ START_WORKERS = rendering._start_workers
 def _render(document, path, processes, monkeypatch):
     forked, laid_out = [], []
 
-    def spy(runs):
-        forked.append(len(runs))
-        return START_WORKERS(runs)
+    def spy(htmls, order, targets):
+        forked.append(len(targets))
+        return START_WORKERS(htmls, order, targets)
 
     monkeypatch.setattr(rendering, "_start_workers", spy)
     pages = render_packet(
@@ -112,6 +109,14 @@ def test_parallel_and_serial_layouts_make_the_same_packet(document, tmp_path, mo
         assert f"{chapter.number}. {chapter.title}" in pages[target]
         assert f"{chapter.title}" in contents
         assert str(target + 1) in contents.split(chapter.title, 1)[1].split("\n", 1)[0]
+
+    # The structure tree follows the pages: its top-level elements in the packet's order.
+    for packet in readers:
+        page_of = {page.indirect_reference.idnum: n for n, page in enumerate(packet.pages)}
+        (document_element,) = packet.root_object["/StructTreeRoot"]["/K"]
+        kids = document_element.get_object()["/K"]
+        firsts = [page_of[kid.get_object().raw_get("/Pg").idnum] for kid in kids]
+        assert firsts == sorted(firsts) and firsts[-1] == len(packet.pages) - 1
 
 
 def test_a_layout_process_that_fails_fails_the_packet(document, tmp_path, monkeypatch):
