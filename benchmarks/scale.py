@@ -742,7 +742,8 @@ def start_worker(args, work: Path) -> subprocess.Popen:
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 90
+    # A busy machine starts a worker at nice 19 slowly.
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if worker.poll() is not None:
             raise RuntimeError("the Celery worker stopped: " + (work / "worker.log").read_text())

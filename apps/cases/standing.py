@@ -35,7 +35,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.context_processors import PermWrapper
 from django.core.signals import setting_changed
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Model, Subquery
+from django.db.models import Model, Q, Subquery
 from django.template.loader import render_to_string
 from django.urls import get_script_prefix
 from django.utils import timezone, translation
@@ -234,18 +234,15 @@ def _store(case: ProcurementCase, actor, key: str, seq: int, standing: Standing)
     }
     try:
         with transaction.atomic():
-            # Never replace a standing computed from a later reading of the chain.
-            updated = CaseStanding.objects.filter(
-                case_id=case.pk, variant=key, seq__lte=seq
-            ).update(**values, computed_at=timezone.now())
-            there = CaseStanding.objects.filter(case_id=case.pk, variant=key)
-            if not updated and not there.exists():
-                CaseStanding.objects.create(case_id=case.pk, variant=key, **values)
-            # Standings of earlier days are for a date no view asks for again.
+            # Never replace a standing computed from a later reading of the chain; those
+            # of earlier days are for a date no view asks for again.
             CaseStanding.objects.filter(
-                case_id=case.pk, computed_at__lt=timezone.now() - timedelta(days=2)
+                Q(variant=key, seq__lte=seq)
+                | Q(computed_at__lt=timezone.now() - timedelta(days=2)),
+                case_id=case.pk,
             ).delete()
-    except IntegrityError:  # another request stored the same variant first
+            CaseStanding.objects.create(case_id=case.pk, variant=key, **values)
+    except IntegrityError:  # a standing from a later reading is stored already
         pass
 
 
