@@ -216,7 +216,8 @@ def stored_standing(case_pk: int, key: str, now) -> Standing | None:
     if not rows:
         return None
     row = rows[0]
-    if row.mark is not None and row.mark > row.seq:
+    mark = row.mark  # type: ignore[attr-defined]  # selected with the row
+    if mark is not None and mark > row.seq:
         return None
     if row.valid_until is not None and now >= row.valid_until:
         return None
