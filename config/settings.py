@@ -533,8 +533,9 @@ EVIDENCE_MATMUL_BANDS: dict = {}
 EVIDENCE_ENVIRONMENT: dict = {}
 # The largest export ZIP that "Verify an export" reads.
 AUDIT_EXPORT_MAX_UPLOAD_BYTES = env_int("AUDIT_EXPORT_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
-# How long a cached copy of a case page may live at most; 0 turns the cache off.
-CASE_PAGE_CACHE_SECONDS = env_int("CASE_PAGE_CACHE_SECONDS", 3600)
+# The case page reads where each case stands from a stored standing, kept current by the
+# tracked writes (``apps.cases.standing``); 0 computes it on every view instead.
+CASE_STANDING_STORED = env_bool("CASE_STANDING_STORED", True)
 # Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
 ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
 # A red-flag waiver's evidence file: refused above this size before a byte is read.

@@ -20,6 +20,7 @@ from django.apps import apps as django_apps
 from django.contrib.contenttypes.models import ContentType
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Max, Model
+from django.dispatch import Signal
 from simple_history.models import HistoricalChanges
 
 from apps.audit.models import ChainEntry, ChainHead
@@ -27,6 +28,11 @@ from apps.audit.models import ChainEntry, ChainHead
 logger = logging.getLogger(__name__)
 
 HEAD_PK = 1
+
+# Sent for every history row linked into the chain, inside the transaction that wrote
+# it, with ``history_row`` and ``seq`` (its link's sequence number): what keeps a stored
+# reading of the records current (``apps.cases.standing``) listens here.
+history_linked = Signal()
 
 
 def tracked_history_models() -> list[type[Model]]:
@@ -148,6 +154,7 @@ def append_history_row(history_row) -> ChainEntry:
             digest=row_digest(values, late=late_columns(model)),
         )
         head.save(update_fields=["seq", "entry_hash"])
+        history_linked.send(sender=model, history_row=history_row, seq=entry.seq)
     return entry
 
 

@@ -8,8 +8,8 @@ from apps.audit.selectors import chain_status
 from apps.cases.overview import CasePanel
 from apps.core.downloads import open_file_integrity_alarms
 
-# Shows the chain head and the last verification run: the case page's cache key
-# holds both (``apps.cases.page.page_versions``).
+# Shows the last verification run: a stored case standing is for one run
+# (``apps.cases.standing.variant``).
 
 
 def case_panel(case, *, actor) -> CasePanel:
@@ -20,8 +20,8 @@ def case_panel(case, *, actor) -> CasePanel:
             _("The audit chain failed verification: %(problem)s")
             % {"problem": status.first_problem}
         )
-    # Raised by a download that found a stored file changed: a tracked write, so the
-    # cached panel is replaced as soon as one is raised.
+    # Raised by a download that found a stored file changed: a tracked write, so a
+    # stored standing is computed again as soon as one is raised.
     alarms = []
     if actor.has_perm("core.view_fileintegrityalarm"):
         alarms = open_file_integrity_alarms(case)

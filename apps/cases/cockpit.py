@@ -134,7 +134,11 @@ def by_role(tiles: list[Tile]) -> list[tuple[str, list[Tile]]]:
 
 def cockpit(case: ProcurementCase, panels: list[CasePanel], nav: list) -> dict:
     """The cockpit's context from the case's panels (computed, not rendered)."""
-    tiles = [tile(case, panel) for panel in panels]
+    return cockpit_from_tiles(case, [tile(case, panel) for panel in panels], nav)
+
+
+def cockpit_from_tiles(case: ProcurementCase, tiles: list[Tile], nav: list) -> dict:
+    """The cockpit's context from the areas' tiles (stored or computed now)."""
     return {
         "nav": nav,
         "steps": steps(case),

@@ -125,3 +125,61 @@ class ProcurementCase(TrackedModel):
 
     def __str__(self) -> str:
         return self.name
+
+
+class CaseStanding(models.Model):
+    """Where a case stands, area by area, as its cockpit shows it to one kind of viewer.
+
+    Stored by ``apps.cases.standing`` and read by the case page. ``variant`` digests
+    everything besides the records that the reading depends on (the language, the time
+    zone and today's date, the viewer's permissions, the deployed code and settings, the
+    chain's last verification); ``seq`` is the audit chain head read before the records
+    were. A tracked write touching the case raises its ``StandingMark``: a standing
+    older than the mark is never shown.
+    """
+
+    case = models.ForeignKey(
+        ProcurementCase, on_delete=models.CASCADE, related_name="+", verbose_name=_("case")
+    )
+    variant = models.CharField(_("variant"), max_length=64)
+    seq = models.BigIntegerField(_("chain sequence read before"))
+    valid_until = models.DateTimeField(_("valid until"), null=True, blank=True)
+    # The cockpit as this kind of viewer sees it, rendered (no form, no token in it).
+    html = models.TextField(_("rendered overview"))
+    # To compute it again for the same kind of viewer when a write touches the case.
+    viewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        verbose_name=_("viewer"),
+    )
+    language = models.CharField(_("language"), max_length=20)
+    time_zone = models.CharField(_("time zone"), max_length=100)
+    computed_at = models.DateTimeField(_("computed at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("case standing")
+        verbose_name_plural = _("case standings")
+        constraints = [
+            models.UniqueConstraint(fields=["case", "variant"], name="case_standing_variant")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.case_id}:{self.variant[:8]}"
+
+
+class StandingMark(models.Model):
+    """The chain sequence of the last tracked write touching a case (``key`` = its id),
+    or touching records that every case reads (``key`` = 0)."""
+
+    ALL = 0
+
+    key = models.BigIntegerField(_("case, or 0 for every case"), primary_key=True)
+    seq = models.BigIntegerField(_("chain sequence"))
+
+    class Meta:
+        verbose_name = _("standing mark")
+        verbose_name_plural = _("standing marks")
+
+    def __str__(self) -> str:
+        return f"{self.key}@{self.seq}"

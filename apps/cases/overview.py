@@ -4,12 +4,11 @@ Records that live in other apps (clause checklists, assessments, access
 matrices, evidence, packets…) contribute a panel each: every module listed in
 ``apps.cases.panels`` exposes ``case_panel(case, *, actor) -> CasePanel``.
 
-A provider whose panel depends only on tracked records (written with a
-history row), the viewer's permissions, the language and today's date may
-declare ``CASE_PANEL_CACHEABLE = True``: the case page then serves its
-rendered panel from the cache until the next tracked write
-(``apps.cases.page``; a form's CSRF token is swapped in per response). A
-panel that shows anything else leaves it out and is computed on every view.
+A panel depends only on tracked records (written with a history row), the
+viewer's permissions, the language and today's date (and says until when it
+holds, ``valid_until``, when the time of day matters): the case page stores
+what each area lacks until the next tracked write touching the case
+(``apps.cases.standing``).
 """
 
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ class CasePanel:
 
     ``valid_until``: when what the panel shows depends on the time of day (a
     verification that ages past its limit), the instant it stops being true;
-    the case page does not serve a cached copy of the panel after it.
+    the case page does not show a stored standing of the panel after it.
 
     On the case cockpit each panel is one area's tile: ``area`` names it (its
     details page is ``/cases/<pk>/area/<area>/``), ``fix_url`` is the page where

@@ -5,8 +5,8 @@ case's own two) the module whose ``case_panel(case, *, actor) -> CasePanel``
 computes it. A module missing from the code base is an import error at
 start-up, never an area silently left out. Every panel reads tracked records
 only (written with a history row), the viewer's permissions, the language and
-today's date, so the case page may cache what it shows until the next tracked
-write (``apps.cases.page``).
+today's date, so the case page may store where the case stands until the next
+tracked write touching it (``apps.cases.standing``).
 """
 
 from dataclasses import dataclass, replace

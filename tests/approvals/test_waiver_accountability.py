@@ -80,7 +80,7 @@ def tomorrow(monkeypatch):
 def test_an_expired_waiver_blocks_until_it_is_renewed(
     api_as, browser_as, people, tomorrow, settings
 ):
-    settings.CASE_PAGE_CACHE_SECONDS = 0
+    settings.CASE_STANDING_STORED = False
     case, offer, _offers = make_ready_case(people)
     legal, tech = api_as("lena"), api_as("tariq")
     assert all(g["held"] for g in _gates(tech, case, offer).values())
@@ -132,7 +132,7 @@ def test_an_expired_waiver_blocks_until_it_is_renewed(
 def test_a_high_severity_waiver_blocks_until_a_second_legal_reviewer_confirms_it(
     api_as, browser_as, people, settings
 ):
-    settings.CASE_PAGE_CACHE_SECONDS = 0
+    settings.CASE_STANDING_STORED = False
     leo = people["leo"] = make_legal("leo")
     legal, tech = api_as("lena"), api_as("tariq")
     published = legal.post(

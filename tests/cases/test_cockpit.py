@@ -149,7 +149,7 @@ def test_no_link_from_the_cockpit_leads_to_a_refusal_or_an_error(browser_as, peo
 def test_the_cockpit_reads_a_fixed_number_of_queries_whatever_the_offers(
     browser_as, people, priya, settings
 ):
-    settings.CASE_PAGE_CACHE_SECONDS = 0  # the page computed on every view
+    settings.CASE_STANDING_STORED = False  # the page computed on every view
     case, _offer, _made = make_ready_case(people, offers=1)
     client = browser_as("tariq")
     cockpit(client, case)
