@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cases', '0005_case_exit_window'),
+        ('cases', '0006_case_availability_need'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
