@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "apps.costs",
     "apps.acceptance",
     "apps.comments",
+    "apps.workloads",
 ]
 
 MIDDLEWARE = [
@@ -537,6 +538,8 @@ AUDIT_EXPORT_MAX_UPLOAD_BYTES = env_int("AUDIT_EXPORT_MAX_UPLOAD_BYTES", 512 * 1
 CASE_PAGE_CACHE_SECONDS = env_int("CASE_PAGE_CACHE_SECONDS", 3600)
 # Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
 ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
+# A case's prompt or core sample set (JSONL): refused above this size before it is read.
+WORKLOAD_SET_MAX_BYTES = env_int("WORKLOAD_SET_MAX_BYTES", 256 * 1024 * 1024)
 # A red-flag waiver's evidence file: refused above this size before a byte is read.
 WAIVER_EVIDENCE_MAX_BYTES = env_int("WAIVER_EVIDENCE_MAX_BYTES", 20 * 1024 * 1024)
 

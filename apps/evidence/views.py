@@ -34,6 +34,7 @@ from apps.evidence.selectors import (
     verification_sources,
 )
 from apps.offers.selectors import offers_of_case
+from apps.workloads.selectors import bundle_sets
 
 GROUPS = ("identity", "versions", "performance", "service", "network", "security")
 
@@ -100,6 +101,7 @@ def bundle_detail(request, pk: int):
             "inventory_rows": inventory.page_rows(checks),
             "sources": verification_sources(verification),
             "blocked": blocking_reasons(verification),
+            "workload_sets": bundle_sets(bundle),
         },
     )
 
