@@ -3,7 +3,9 @@
 import tempfile
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.template.defaultfilters import filesizeformat
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
@@ -29,7 +31,7 @@ SPOOL_MEMORY_BYTES = 1024 * 1024
 
 
 class WorkloadSetSerializer(serializers.ModelSerializer):
-    uploaded_by = serializers.StringRelatedField()
+    uploaded_by: serializers.Field = serializers.StringRelatedField()
 
     class Meta:
         model = WorkloadSet
@@ -76,7 +78,6 @@ def _spooled_body(request, limit: int):
             spool.close()
             return None
         spool.write(chunk)
-    spool.size = size
     spool.seek(0)
     return spool
 
@@ -113,7 +114,10 @@ class CaseSetUploadView(APIView):
         body = _spooled_body(request, limit)
         if body is None:
             return Response(
-                {"detail": f"The set is larger than the {limit:,}-byte limit."},
+                {
+                    "detail": _("The set is larger than %(limit)s.")
+                    % {"limit": filesizeformat(limit)}
+                },
                 status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
             )
         try:
@@ -144,13 +148,19 @@ class HarnessSetView(APIView):
     permission_classes = [HarnessTokenOnly]
 
     @extend_schema(
+        parameters=[
+            OpenApiParameter("kind", str, enum=SetKind.values, required=True),
+            OpenApiParameter("sha256", str, description="The set's SHA-256; default: see above"),
+        ],
         responses={
             (200, "application/x-ndjson"): OpenApiTypes.BINARY,
             404: OpenApiResponse(description="The token's case holds no such set"),
         },
         description="The set's exact bytes; `X-Content-SHA256` is their digest.",
     )
-    def get(self, request, kind: str, sha256: str | None = None):
+    def get(self, request):
+        kind = request.query_params.get("kind")
+        sha256 = request.query_params.get("sha256") or None
         if kind not in SetKind.values:
             raise NotFound("No such kind of set: prompts or samples.")
         workload_set = harness_set(request.auth.case, kind, sha256)
@@ -170,10 +180,5 @@ def register(router) -> list:
             ),
             name="workload-set-upload",
         ),
-        path("harness/sets/<str:kind>/", HarnessSetView.as_view(), name="harness-set"),
-        path(
-            "harness/sets/<str:kind>/<str:sha256>/",
-            HarnessSetView.as_view(),
-            name="harness-set-by-digest",
-        ),
+        path("harness/sets/", HarnessSetView.as_view(), name="harness-set"),
     ]

@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext as _
+
 PROMPTS = "prompts"
 SAMPLES = "samples"
 TIERS = ("short", "medium", "long")
@@ -56,6 +58,8 @@ _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
 def estimate_tokens(text: str) -> int:
     """About 1.3 tokens per space-separated word, and one per CJK character."""
+    if text.isascii():  # most sets: no CJK character to look for
+        return math.ceil(len(text.split()) * TOKENS_PER_WORD)
     cjk = len(_CJK.findall(text))
     words = len(_CJK.sub(" ", text).split())
     return cjk + math.ceil(words * TOKENS_PER_WORD)
@@ -122,16 +126,20 @@ class LineError(ValueError):
     pass
 
 
+def _quoted(values) -> str:
+    return ", ".join(repr(v) for v in values)
+
+
 def _text(record: dict, name: str, *, required: bool = True, empty: bool = False) -> str | None:
     value = record.get(name)
     if value is None:
         if required:
-            raise LineError(f"the field {name!r} is missing")
+            raise LineError(_("the field '%(name)s' is missing") % {"name": name})
         return None
     if not isinstance(value, str):
-        raise LineError(f"{name!r} must be text")
+        raise LineError(_("'%(name)s' must be text") % {"name": name})
     if not empty and not value.strip():
-        raise LineError(f"{name!r} is empty")
+        raise LineError(_("'%(name)s' is empty") % {"name": name})
     return value
 
 
@@ -140,7 +148,9 @@ def _integer(record: dict, name: str, *, top: int) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-        raise LineError(f"{name!r} must be a whole number from 1 to {top}")
+        raise LineError(
+            _("'%(name)s' must be a whole number from 1 to %(top)s") % {"name": name, "top": top}
+        )
     return value
 
 
@@ -154,7 +164,8 @@ def _tags(record: dict) -> None:
         or not all(isinstance(t, str) and 0 < len(t) <= MAX_TAG_CHARS for t in tags)
     ):
         raise LineError(
-            f"'tags' must be a list of at most {MAX_TAGS} texts of 1 to {MAX_TAG_CHARS} characters"
+            _("'tags' must be a list of at most %(n)s texts of 1 to %(chars)s characters")
+            % {"n": MAX_TAGS, "chars": MAX_TAG_CHARS}
         )
 
 
@@ -168,37 +179,46 @@ def _tolerance(comparison: dict, name: str) -> None:
         or not math.isfinite(value)
         or value < 0
     ):
-        raise LineError(f"comparison {name!r} must be a number of at least 0")
+        raise LineError(_("comparison '%(name)s' must be a number of at least 0") % {"name": name})
 
 
 def check_comparison(comparison, expected: str) -> None:
     if not isinstance(comparison, dict):
-        raise LineError("'comparison' must be an object with a 'kind'")
+        raise LineError(_("'comparison' must be an object with a 'kind'"))
     unknown = sorted(set(comparison) - COMPARISON_FIELDS)
     if unknown:
-        raise LineError(f"unknown comparison field(s) {', '.join(map(repr, unknown))}")
+        raise LineError(_("unknown comparison field(s) %(names)s") % {"names": _quoted(unknown)})
     kind = comparison.get("kind")
     if kind not in COMPARISONS:
-        raise LineError(f"unknown comparison {kind!r} (one of {', '.join(COMPARISONS)})")
+        raise LineError(
+            _("unknown comparison %(kind)s (one of %(kinds)s)")
+            % {"kind": _quoted([kind]), "kinds": ", ".join(COMPARISONS)}
+        )
     if kind != "numeric" and ({"abs_tol", "rel_tol"} & set(comparison)):
-        raise LineError("only a numeric comparison takes a tolerance")
+        raise LineError(_("only a numeric comparison takes a tolerance"))
     if kind == "numeric":
         _tolerance(comparison, "abs_tol")
         _tolerance(comparison, "rel_tol")
         if _NUMBER.search(expected) is None:
-            raise LineError("a numeric comparison needs a number in 'expected'")
+            raise LineError(_("a numeric comparison needs a number in 'expected'"))
     elif kind == "regex":
         if len(expected) > MAX_PATTERN_CHARS:
-            raise LineError(f"a pattern may be at most {MAX_PATTERN_CHARS} characters")
+            raise LineError(
+                _("a pattern may be at most %(n)s characters") % {"n": MAX_PATTERN_CHARS}
+            )
         try:
             re.compile(expected)
         except re.error as error:
-            raise LineError(f"'expected' is not a regular expression: {error}") from None
+            raise LineError(
+                _("'expected' is not a regular expression: %(error)s") % {"error": error}
+            ) from None
     elif kind == "json":
         try:
             json.loads(expected)
         except ValueError:
-            raise LineError("'expected' is not JSON, so a JSON comparison cannot read it") from None
+            raise LineError(
+                _("'expected' is not JSON, so a JSON comparison cannot read it")
+            ) from None
 
 
 class SetReader:
@@ -252,7 +272,10 @@ class SetReader:
         if self.skipping or not piece:
             return
         if len(self.pending) + len(piece) > MAX_LINE_BYTES:
-            self.refuse(self.line_no + 1, f"the line is longer than {MAX_LINE_BYTES:,} bytes")
+            self.refuse(
+                self.line_no + 1,
+                _("the line is longer than %(n)s bytes") % {"n": f"{MAX_LINE_BYTES:,}"},
+            )
             self.pending = bytearray()
             self.skipping = True
             return
@@ -271,20 +294,26 @@ class SetReader:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            self.refuse(self.line_no, f"not UTF-8 text (byte {error.start + 1} of the line)")
+            self.refuse(
+                self.line_no,
+                _("not UTF-8 text (byte %(n)s of the line)") % {"n": error.start + 1},
+            )
             return
         if not text.strip():
             return
         try:
             record = json.loads(text)
         except RecursionError:
-            self.refuse(self.line_no, "the JSON is nested too deeply")
+            self.refuse(self.line_no, _("the JSON is nested too deeply"))
             return
         except ValueError as error:
-            self.refuse(self.line_no, f"not valid JSON: {error}")
+            self.refuse(
+                self.line_no,
+                _("not valid JSON (at character %(n)s)") % {"n": getattr(error, "colno", 0)},
+            )
             return
         if not isinstance(record, dict):
-            self.refuse(self.line_no, "each line must be one JSON object")
+            self.refuse(self.line_no, _("each line must be one JSON object"))
             return
         try:
             if self.kind == PROMPTS:
@@ -298,17 +327,20 @@ class SetReader:
         item_id = _text(record, "id")
         assert item_id is not None
         if len(item_id) > MAX_ID_CHARS:
-            raise LineError(f"'id' may be at most {MAX_ID_CHARS} characters")
+            raise LineError(_("'id' may be at most %(n)s characters") % {"n": MAX_ID_CHARS})
         key = hashlib.blake2b(item_id.encode(), digest_size=16).digest()
         first = self.ids.get(key)
         if first is not None:
-            raise LineError(f"duplicate id {item_id!r} (first on line {first})")
+            raise LineError(
+                _("duplicate id %(id)s (first on line %(line)s)")
+                % {"id": _quoted([item_id]), "line": first}
+            )
         return key
 
     def _unknown(self, record: dict, allowed: set[str]) -> None:
         unknown = sorted(set(record) - allowed)
         if unknown:
-            raise LineError(f"unknown field(s) {', '.join(map(repr, unknown))}")
+            raise LineError(_("unknown field(s) %(names)s") % {"names": _quoted(unknown)})
 
     def _prompt(self, record: dict) -> None:
         self._unknown(record, PROMPT_FIELDS)
@@ -317,7 +349,9 @@ class SetReader:
         assert prompt is not None
         tier = record.get("tier")
         if tier is not None and tier not in TIERS:
-            raise LineError(f"unknown tier {tier!r} (short, medium or long)")
+            raise LineError(
+                _("unknown tier %(tier)s (short, medium or long)") % {"tier": _quoted([tier])}
+            )
         output = _integer(record, "expected_output_tokens", top=MAX_OUTPUT_TOKENS)
         _tags(record)
         self._accept(key)
@@ -333,11 +367,11 @@ class SetReader:
         expected = _text(record, "expected", empty=True)
         assert given is not None and expected is not None
         if "comparison" not in record:
-            raise LineError("the field 'comparison' is missing")
+            raise LineError(_("the field '%(name)s' is missing") % {"name": "comparison"})
         check_comparison(record["comparison"], expected)
         core = record.get("core", True)
         if not isinstance(core, bool):
-            raise LineError("'core' must be true or false")
+            raise LineError(_("'core' must be true or false"))
         _text(record, "system", required=False)
         _integer(record, "max_tokens", top=MAX_SAMPLE_TOKENS)
         _tags(record)
@@ -354,14 +388,21 @@ class SetReader:
     def finish(self) -> SetSummary:
         if self.too_large:
             raise SetRefused(
-                [LineRefusal(0, f"the set is larger than the {self.max_bytes:,} bytes taken")], 1
+                [
+                    LineRefusal(
+                        0,
+                        _("the set is larger than the %(n)s bytes taken")
+                        % {"n": f"{self.max_bytes:,}"},
+                    )
+                ],
+                1,
             )
         if self.pending or self.skipping:
             self._line_done()  # the last line has no newline
         if self.refusal_count:
             raise SetRefused(self.refusals, self.refusal_count)
         if self.items == 0:
-            raise SetRefused([LineRefusal(0, "the set holds no line")], 1)
+            raise SetRefused([LineRefusal(0, _("the set holds no line"))], 1)
         return SetSummary(
             sha256=self.digest.hexdigest(),
             size_bytes=self.size,

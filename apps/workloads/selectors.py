@@ -104,7 +104,7 @@ def harness_set(case, kind: str, sha256: str | None = None) -> WorkloadSet | Non
     token's case requires, else the newest of that kind."""
     sets = WorkloadSet.objects.filter(case=case, kind=kind)
     if sha256:
-        return sets.filter(sha256=sha256.lower()).first()
+        return sets.filter(sha256=sha256.strip().lower()[:64]).first()
     required = (
         PlanWorkload.objects.filter(plan__case=case)
         .select_related("prompt_set", "sample_set")
@@ -156,7 +156,7 @@ def bundle_sets(bundle) -> list[BundleSet]:
                 name=str(entry.get("name") or ""),
                 sha256=str(entry.get("sha256") or ""),
                 count=entry.get("count"),
-                case_set=held.get((kind.value, entry.get("sha256"))),
+                case_set=held.get((kind.value, str(entry.get("sha256")))),
             )
         )
     return found

@@ -20,6 +20,7 @@ ROLES = ["priya", "lena", "tariq", "aude", "ada"]
 READERS = set(ROLES)
 UPLOADERS = {"tariq", "ada"}
 SET_API = "/api/v1/workload-sets/"
+FETCH = "/api/v1/harness/sets/"
 
 
 @pytest.fixture
@@ -185,16 +186,16 @@ def test_the_harness_token_reads_its_own_cases_sets_and_nothing_else(tariq, case
     harness = APIClient()
     harness.credentials(HTTP_AUTHORIZATION=f"Token {token}")
 
-    fetched = harness.get("/api/v1/harness/sets/prompts/")
+    fetched = harness.get(FETCH, {"kind": "prompts"})
     assert fetched.status_code == 200
     assert fetched["X-Content-SHA256"] == prompts.sha256
-    newest = harness.get("/api/v1/harness/sets/samples/")
+    newest = harness.get(FETCH, {"kind": "samples"})
     assert newest["X-Content-SHA256"] == newer.sha256
-    by_digest = harness.get(f"/api/v1/harness/sets/samples/{older.sha256}/")
+    by_digest = harness.get(FETCH, {"kind": "samples", "sha256": older.sha256})
     assert by_digest.status_code == 200 and by_digest["X-Content-SHA256"] == older.sha256
     # Another case's set, even by its digest, is unknown to this token.
-    assert harness.get(f"/api/v1/harness/sets/prompts/{elsewhere.sha256}/").status_code == 404
-    assert harness.get("/api/v1/harness/sets/other/").status_code == 404
+    assert harness.get(FETCH, {"kind": "prompts", "sha256": elsewhere.sha256}).status_code == 404
+    assert harness.get(FETCH, {"kind": "other"}).status_code == 404
     # Nothing else: the people's endpoints do not know a harness token.
     assert harness.get(SET_API).status_code in (401, 403)
     assert harness.get(f"{SET_API}{prompts.pk}/raw/").status_code in (401, 403)
@@ -203,7 +204,7 @@ def test_the_harness_token_reads_its_own_cases_sets_and_nothing_else(tariq, case
 
 def test_a_person_cannot_use_the_harness_fetch(api_as, tariq, case):
     upload_set(tariq, case)
-    assert api_as("tariq").get("/api/v1/harness/sets/prompts/").status_code == 403
+    assert api_as("tariq").get(FETCH, {"kind": "prompts"}).status_code == 403
 
 
 def test_the_plan_names_the_sets_it_requires(people, browser_as, tariq):
