@@ -58,8 +58,9 @@ def measure(path: str, reader: str) -> dict:
     import django
 
     django.setup()
-    from apps.workloads import rules
     from diligence_harness.workload_sets import read_prompt_set
+
+    from apps.workloads import rules
 
     def chunks():
         with open(path, "rb") as handle:
@@ -121,7 +122,8 @@ def report(rows: list[dict]) -> str:
     lines = [
         "# Validating a workload set in flat memory",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}.",
         "Produced by `python benchmarks/workload_sets.py`.",
         "",
         "Prompt sets of three tiers (about 40, 400 and 2,000 estimated tokens a prompt),",
