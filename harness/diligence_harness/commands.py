@@ -10,7 +10,7 @@ from diligence_harness.bundle import assemble, serialise, write_bundle
 from diligence_harness.cli import print_json
 from diligence_harness.clock import utc_now
 from diligence_harness.mockserver import MockConfig, serve_forever
-from diligence_harness.steps import OPTIONAL_STEPS, STEPS, Evidence, run_step
+from diligence_harness.steps import OPTIONAL_STEPS, OPTIONAL_STEPS_ALSO, STEPS, Evidence, run_step
 from diligence_harness.torchprobe import ALLOC_PROBE_SEED
 from diligence_harness.upload import upload_bundle, verdict_lines
 
@@ -157,8 +157,10 @@ def command_run(args: argparse.Namespace, argv: list[str]) -> int:
         return 2
     started, evidence, steps = utc_now(), Evidence(secrets=_secrets(args)), {}
     for name, step in STEPS.items():
-        wanted = OPTIONAL_STEPS.get(name)
-        if wanted and not any(getattr(args, option, None) for option in wanted):
+        if name in OPTIONAL_STEPS and not any(
+            getattr(args, option, None)
+            for option in (OPTIONAL_STEPS[name], *OPTIONAL_STEPS_ALSO.get(name, ()))
+        ):
             continue  # an optional section, not asked for
         if name in args.skip:
             steps[name] = {**_skipped(f"--skip {name}")}

@@ -500,4 +500,6 @@ STEPS = {
     "soak": step_soak,
 }
 # Optional sections: `run` includes them only when their option is given.
-OPTIONAL_STEPS = {"correctness": ("reference", "sample_set"), "soak": ("soak_duration",)}
+OPTIONAL_STEPS = {"correctness": "reference", "soak": "soak_duration"}
+# Other options that ask for an optional section: a case's sample set runs the correctness.
+OPTIONAL_STEPS_ALSO = {"correctness": ("sample_set",)}
