@@ -97,7 +97,7 @@ class CaseSetUploadView(APIView):
     required_permissions = {"POST": "workloads.add_workloadset"}
 
     @extend_schema(
-        request={"application/x-ndjson": OpenApiTypes.BINARY},
+        request={"text/plain": str},
         parameters=[
             OpenApiParameter("kind", str, enum=SetKind.values, required=True),
             OpenApiParameter("name", str, required=True),
