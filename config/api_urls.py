@@ -22,6 +22,7 @@ from apps.packets import api as packets_api
 from apps.scorecards import api as scorecards_api
 from apps.sizing import api as sizing_api
 from apps.vendors import api as vendors_api
+from apps.workloads import api as workloads_api
 
 
 class DiligenceAPIRoot(APIRootView):
@@ -45,6 +46,7 @@ APP_APIS = (
     approvals_api,
     costs_api,
     acceptance_api,
+    workloads_api,
 )
 
 router = DefaultRouter()

@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "apps.costs",
     "apps.acceptance",
     "apps.comments",
+    "apps.workloads",
 ]
 
 MIDDLEWARE = [
@@ -538,6 +539,8 @@ AUDIT_EXPORT_MAX_UPLOAD_BYTES = env_int("AUDIT_EXPORT_MAX_UPLOAD_BYTES", 512 * 1
 CASE_STANDING_STORED = env_bool("CASE_STANDING_STORED", True)
 # Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
 ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
+# A case's prompt or core sample set (JSONL): refused above this size before it is read.
+WORKLOAD_SET_MAX_BYTES = env_int("WORKLOAD_SET_MAX_BYTES", 256 * 1024 * 1024)
 # A red-flag waiver's evidence file: refused above this size before a byte is read.
 WAIVER_EVIDENCE_MAX_BYTES = env_int("WAIVER_EVIDENCE_MAX_BYTES", 20 * 1024 * 1024)
 

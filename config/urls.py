@@ -38,6 +38,7 @@ urlpatterns = [
     path("", include("apps.costs.urls")),
     path("", include("apps.acceptance.urls")),
     path("", include("apps.comments.urls")),
+    path("", include("apps.workloads.urls")),
 ]
 
 # A 403 page says which roles may open the page; 404 and 500 use their templates.

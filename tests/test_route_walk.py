@@ -52,6 +52,7 @@ from tests.contracts.factories import item, make_checklist, set_statuses
 from tests.costs.factories import CLEAN, make_budget, make_import
 from tests.evidence.factories import make_bundle_record
 from tests.packets.factories import DEMAND, make_stored_packet
+from tests.workloads.factories import upload_set
 
 ROLES = ("priya", "lena", "tariq", "aude", "ada", None)  # None: not signed in
 WRITE_METHODS = ("post", "put", "patch", "delete")
@@ -105,6 +106,8 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "packets/requests/<pk>": lambda w: w.packet.request_id,
     "packet-requests/<pk>": lambda w: w.packet.request_id,
     "costs/imports/<pk>": lambda w: w.cost_import.pk,
+    "workloads/<pk>": lambda w: w.workload_set.pk,
+    "workload-sets/<pk>": lambda w: w.workload_set.pk,
 }
 
 
@@ -388,6 +391,7 @@ def build_world(people) -> SimpleNamespace:
         packet=make_stored_packet(priya, case),
         cost_import=make_import(priya, case, ("2026-09", CLEAN)),
         comment=comment_add(actor=tariq, record=offer, body="@priya measured as declared"),
+        workload_set=upload_set(tariq, case),
     )
 
 

@@ -360,11 +360,25 @@ def interpret(document: dict) -> Reading:
             for a in document["artifacts"]
         ],
     }
+    if sets := workload_sets(document):
+        summary["workload_sets"] = sets
     acceptance_disagreements = _acceptance_sections(document, summary)
     disagreements = [
         d.as_dict() for d in lt_disagreements + bench_disagreements + acceptance_disagreements
     ]
     return Reading(facts=facts, summary=summary, disagreements=disagreements)
+
+
+def workload_sets(document: dict) -> dict:
+    """The set each run used, by digest, as the bundle records it (apps.workloads checks them)."""
+    recorded = document.get("workload_sets")
+    if not isinstance(recorded, dict):
+        return {}
+    return {
+        key: {name: entry.get(name) for name in ("source", "name", "sha256", "count", "tiers")}
+        for key in ("prompt_set", "sample_set")
+        if isinstance(entry := recorded.get(key), dict)
+    }
 
 
 def _acceptance_sections(document: dict, summary: dict) -> list:

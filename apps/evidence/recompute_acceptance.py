@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from apps.evidence.recompute import Disagreement, _differs
+from apps.workloads import rules as workload_rules
 
 XID = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
 NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
@@ -196,6 +197,8 @@ def compare(comparison: dict, expected: str, received: str | None) -> tuple[bool
     if kind == "exact":
         same = _normalise(received) == _normalise(expected)
         return same, "" if same else "differs after whitespace normalisation"
+    if kind in ("identical", "regex", "json"):
+        return workload_rules.compare_answer(kind, expected, received)
     if kind == "numeric":
         want, got = _number(expected), _number(received)
         if want is None:
@@ -219,6 +222,8 @@ def _describe(comparison: dict) -> str:
         )
     if comparison.get("kind") == "exact":
         return "exact after whitespace normalisation"
+    if comparison.get("kind") in workload_rules.COMPARISON_WORDS:
+        return workload_rules.COMPARISON_WORDS[comparison["kind"]]
     return f"unknown ({comparison.get('kind')!r})"
 
 

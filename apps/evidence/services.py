@@ -22,6 +22,7 @@ from apps.evidence import composition
 from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken
 from apps.evidence.rules import Context, verify
 from apps.evidence.rules.versions import DEFAULT_ENVIRONMENT
+from apps.workloads.selectors import required_set_missed
 
 TOKEN_PREFIX = "dlh_"
 MAX_TOKEN_TTL_HOURS = 24 * 30
@@ -383,6 +384,9 @@ def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
         )
     reading = bundle_reader.interpret(document)
     offer = token.offer
+    # The offer's acceptance may require the case's own sets: a run on other inputs is refused.
+    if missed := required_set_missed(offer, reading.summary):
+        raise bundle_reader.BundleRefused(missed[1], field=missed[0])
     checks = verify(reading.facts, verification_context(token.case, offer))
     started, finished = bundle_reader.run_times(document)
     host_name, gpu_uuids = composition.machine_seen(document)

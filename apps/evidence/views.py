@@ -35,6 +35,7 @@ from apps.evidence.selectors import (
     verification_sources,
 )
 from apps.offers.selectors import offers_of_case
+from apps.workloads.selectors import bundle_sets
 
 GROUPS = ("identity", "versions", "performance", "service", "network", "security")
 
@@ -103,6 +104,7 @@ def bundle_detail(request, pk: int):
             "sources": verification_sources(verification),
             "blocked": blocking_reasons(verification),
             "against": baselines.comparison_for_bundle(bundle),
+            "workload_sets": bundle_sets(bundle),
         },
     )
 

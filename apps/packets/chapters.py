@@ -30,6 +30,7 @@ from apps.packets.sections import (
     demand_section,
 )
 from apps.packets.summary import summary_section
+from apps.workloads import packet as workloads_packet
 
 PACKET_SECTION_PROVIDERS = (
     contracts_packet,
@@ -38,6 +39,7 @@ PACKET_SECTION_PROVIDERS = (
     evidence_packet,
     approvals_packet,
     acceptance_packet,
+    workloads_packet,
     comments_packet,
     audit_packet,
     costs_packet,

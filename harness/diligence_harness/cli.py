@@ -17,6 +17,18 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
+SET_HELP = (
+    "a JSONL file, or `case` (the set the case's acceptance requires, else its newest) or "
+    "`case:SHA256`, fetched from the case with --token"
+)
+
+
+def _add_sets_url(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sets-url", help="where the case's sets are fetched (default: beside --upload)"
+    )
+
+
 def _add_inventory_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nvidia-smi-xml", help="captured `nvidia-smi -q -x` output to use")
     parser.add_argument("--topo", help="captured `nvidia-smi topo -m` output to use")
@@ -38,6 +50,7 @@ def _add_loadtest_args(parser: argparse.ArgumentParser, required: bool) -> None:
     parser.add_argument("--ladder", type=_ints, default=DEFAULT_LADDER, help="e.g. 1,2,4,8")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--prompt-sets", type=_names, default=("short", "medium", "long"))
+    parser.add_argument("--prompt-set", help="the case's own prompt set: " + SET_HELP)
     parser.add_argument("--max-tokens", type=int, default=128, help="fixed output length")
     parser.add_argument("--no-ignore-eos", action="store_true")
     parser.add_argument("--no-min-tokens", action="store_true")
@@ -118,8 +131,19 @@ def _add_correctness_args(parser: argparse.ArgumentParser, standalone: bool) -> 
         which.add_argument(
             "--record-reference", metavar="OUT", help="run the inputs on a baseline, write OUT"
         )
+        which.add_argument(
+            "--sample-set",
+            help="the case's core sample set, with its expected answers: " + SET_HELP,
+        )
+        parser.add_argument("--token", help="harness token, to fetch the case's set")
+        parser.add_argument("--upload", help="the upload URL, beside which sets are fetched")
+        _add_sets_url(parser)
     else:
         parser.add_argument("--reference", help="reference file (runs the correctness step)")
+        parser.add_argument(
+            "--sample-set",
+            help="the case's core sample set (runs the correctness step): " + SET_HELP,
+        )
     parser.add_argument("--correctness-timeout-s", type=float, default=60.0, help="per input")
 
 
@@ -155,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bundle_args(run)
     _add_soak_args(run, prefix="soak-")
     _add_correctness_args(run, standalone=False)
+    _add_sets_url(run)
     run.add_argument("--skip", type=_names, default=(), help="steps to skip, e.g. bench")
     run.add_argument("--calibrate-ladder", type=_ints, help="default: the load-test ladder")
     run.add_argument("--calibrate-requests-per-stream", type=int, default=2)
@@ -180,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
         step.add_argument("--out", help="write a bundle here (default: print the step as JSON)")
         step.add_argument("--case")
         step.add_argument("--nonce")
+        if name == "loadtest":
+            step.add_argument("--token", help="harness token, to fetch the case's prompt set")
+            _add_sets_url(step)
 
     for name, helptext, add in (
         ("soak", "watch an endpoint and the GPUs: downtime, restarts, Xid, ECC", _add_soak_args),
@@ -262,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
     mock.add_argument("--restart-at", type=float, help="simulated restart, seconds after start")
     mock.add_argument("--restart-outage-s", type=float, default=0.5)
     mock.add_argument("--wrong-answer", action="append", default=[], help="correctness item id")
+    mock.add_argument("--answers", help="a core sample set: answer each input as expected")
     return parser
 
 

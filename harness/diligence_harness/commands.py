@@ -1,6 +1,7 @@
 """Sub-command handlers: run steps, write (and upload) the bundle, or print a step as JSON."""
 
 import argparse
+import hashlib
 import json
 import sys
 
@@ -9,7 +10,7 @@ from diligence_harness.bundle import assemble, serialise, write_bundle
 from diligence_harness.cli import print_json
 from diligence_harness.clock import utc_now
 from diligence_harness.mockserver import MockConfig, serve_forever
-from diligence_harness.steps import OPTIONAL_STEPS, STEPS, Evidence, run_step
+from diligence_harness.steps import OPTIONAL_STEPS, OPTIONAL_STEPS_ALSO, STEPS, Evidence, run_step
 from diligence_harness.torchprobe import ALLOC_PROBE_SEED
 from diligence_harness.upload import upload_bundle, verdict_lines
 
@@ -32,6 +33,7 @@ def _seeds(args: argparse.Namespace) -> dict:
 
 def _finish(args, argv, steps: dict, evidence: Evidence, started: str) -> int:
     """Assemble, validate, write to disk, then upload if asked; prints a short receipt."""
+    workload_sets = _workload_sets(args, steps)
     document = assemble(
         steps=steps,
         findings=evidence.findings,
@@ -42,6 +44,8 @@ def _finish(args, argv, steps: dict, evidence: Evidence, started: str) -> int:
         nonce=getattr(args, "nonce", None),
         started_utc=started,
     )
+    if workload_sets:
+        document["workload_sets"] = workload_sets
     data = serialise(document, evidence.secrets)
     errors = schema.validate(json.loads(data))
     digest = write_bundle(args.out, data)
@@ -74,6 +78,69 @@ def _finish(args, argv, steps: dict, evidence: Evidence, started: str) -> int:
     return code
 
 
+def _workload_sets(args: argparse.Namespace, steps: dict) -> dict:
+    """The set each run used, by digest: the case's own, a file, or the built-in one."""
+    from diligence_harness.workload_sets import SOURCE_BUILT_IN
+
+    found = {}
+    loadtest = steps.get("loadtest") or {}
+    if loadtest.get("status") == "ok":
+        given = getattr(args, "prompt_set_file", None)
+        if given is not None:
+            found["prompt_set"] = given.describe()
+        else:
+            tiers = loadtest["result"]["workload"]["prompt_sets"]
+            joined = json.dumps({t: d["set_sha256"] for t, d in tiers.items()}, sort_keys=True)
+            found["prompt_set"] = {
+                "source": SOURCE_BUILT_IN,
+                "name": f"built-in prompts, seed {args.seed} (for trying the pipeline)",
+                "sha256": hashlib.sha256(joined.encode()).hexdigest(),
+                "count": sum(d["count"] for d in tiers.values()),
+            }
+    correctness = steps.get("correctness") or {}
+    if correctness.get("status") == "ok":
+        given = getattr(args, "sample_set_file", None)
+        if given is not None:
+            found["sample_set"] = given.describe()
+        else:
+            found["sample_set"] = {
+                "source": SOURCE_BUILT_IN,
+                "name": "built-in correctness inputs (for trying the pipeline)",
+                "sha256": correctness["result"]["input_set_sha256"],
+                "count": len(correctness["result"]["items"]),
+            }
+    return found
+
+
+def _resolve_sets(args: argparse.Namespace) -> str | None:
+    """Read (or fetch) `--prompt-set` and `--sample-set` before anything is measured."""
+    import tempfile
+
+    from diligence_harness.workload_sets import SetFileError, resolve
+
+    needs_fetch = any(
+        (getattr(args, name, None) or "").startswith("case")
+        for name in ("prompt_set", "sample_set")
+    )
+    directory = None
+    if needs_fetch:
+        # Fetched sets can be confidential: they live in a private folder removed at exit.
+        args.sets_directory = tempfile.TemporaryDirectory(prefix="diligence-sets-")
+        directory = args.sets_directory.name
+    try:
+        args.prompt_set_file = resolve(
+            args, "prompts", getattr(args, "prompt_set", None), directory
+        )
+        args.sample_set_file = resolve(
+            args, "samples", getattr(args, "sample_set", None), directory
+        )
+    except (SetFileError, OSError) as error:
+        return f"workload set: {error}"
+    if args.prompt_set_file is not None:
+        args.prompt_sets = tuple(args.prompt_set_file.tiers)
+    return None
+
+
 def _say_verdict(result: dict, wait_s: float) -> None:
     """The verdict and the evidence page (or the status URL) for the person at the console."""
     for line in verdict_lines(result, wait_s):
@@ -84,13 +151,16 @@ def command_run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.upload and not args.token:
         print("--upload needs --token", file=sys.stderr)  # before minutes of measuring
         return 2
-    problem = _acceptance_options_problem(args)
+    problem = _acceptance_options_problem(args) or _resolve_sets(args)
     if problem:
         print(problem, file=sys.stderr)
         return 2
     started, evidence, steps = utc_now(), Evidence(secrets=_secrets(args)), {}
     for name, step in STEPS.items():
-        if name in OPTIONAL_STEPS and not getattr(args, OPTIONAL_STEPS[name], None):
+        if name in OPTIONAL_STEPS and not any(
+            getattr(args, option, None)
+            for option in (OPTIONAL_STEPS[name], *OPTIONAL_STEPS_ALSO.get(name, ()))
+        ):
             continue  # an optional section, not asked for
         if name in args.skip:
             steps[name] = {**_skipped(f"--skip {name}")}
@@ -111,6 +181,8 @@ def _acceptance_options_problem(args: argparse.Namespace) -> str | None:
             if not args.endpoint or not args.model:
                 return "the soak needs --endpoint and --model"
             soak_config(args)
+        if getattr(args, "sample_set", None) and (not args.endpoint or not args.model):
+            return "the correctness step needs --endpoint and --model"
         if getattr(args, "reference", None):
             if not args.endpoint or not args.model:
                 return "the correctness step needs --endpoint and --model"
@@ -167,6 +239,10 @@ def command_bench(args, argv) -> int:
 
 
 def command_loadtest(args, argv) -> int:
+    problem = _resolve_sets(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     return _single_step("loadtest", args, argv)
 
 
@@ -201,7 +277,7 @@ def command_correctness(args, argv) -> int:
             return 1
         print_json(receipt)
         return 0
-    problem = _acceptance_options_problem(args)
+    problem = _acceptance_options_problem(args) or _resolve_sets(args)
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -227,7 +303,7 @@ def command_validate(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def command_mock_server(args: argparse.Namespace, argv: list[str]) -> int:
-    from diligence_harness.mockinject import Injections, parse_window
+    from diligence_harness.mockinject import Injections, parse_window, sample_answers
 
     try:
         injections = Injections(
@@ -235,6 +311,7 @@ def command_mock_server(args: argparse.Namespace, argv: list[str]) -> int:
             restart_at_s=args.restart_at,
             restart_outage_s=args.restart_outage_s,
             wrong_answers=tuple(args.wrong_answer),
+            answers=sample_answers(args.answers) if args.answers else (),
         )
     except ValueError as error:
         print(error, file=sys.stderr)

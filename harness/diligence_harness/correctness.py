@@ -57,6 +57,16 @@ def compare(comparison: dict, expected: str, received: str | None) -> tuple[bool
         if normalise(received) == normalise(expected):
             return True, ""
         return False, "differs after whitespace normalisation"
+    if kind == "identical":
+        return (True, "") if received == expected else (False, "differs character for character")
+    if kind == "regex":
+        try:
+            matched = re.fullmatch(expected, received.strip()) is not None
+        except re.error:
+            return False, "the expected pattern is not a regular expression"
+        return (True, "") if matched else (False, "does not match the expected pattern")
+    if kind == "json":
+        return compare_json(expected, received)
     if kind == "numeric":
         want, got = first_number(expected), first_number(received)
         if want is None:
@@ -73,12 +83,30 @@ def compare(comparison: dict, expected: str, received: str | None) -> tuple[bool
     return False, f"unknown comparison {kind!r}"
 
 
+def compare_json(expected: str, received: str) -> tuple[bool, str]:
+    try:
+        want = json.loads(expected)
+    except ValueError:
+        return False, "the expected output is not JSON"
+    try:
+        got = json.loads(received.strip())
+    except ValueError:
+        return False, "the answer is not JSON"
+    return (True, "") if got == want else (False, "a different JSON value")
+
+
 def describe_comparison(comparison: dict) -> str:
     if comparison.get("kind") == "exact":
         return "exact after whitespace normalisation"
     if comparison.get("kind") == "numeric":
         abs_tol, rel_tol = comparison.get("abs_tol", 0), comparison.get("rel_tol", 0)
         return f"numeric within abs {abs_tol:g} or rel {rel_tol:g}"
+    if comparison.get("kind") in ("identical", "regex", "json"):
+        return {
+            "identical": "identical character for character",
+            "regex": "the whole answer matches a regular expression",
+            "json": "equal as JSON values",
+        }[comparison["kind"]]
     return f"unknown ({comparison.get('kind')!r})"
 
 
@@ -224,10 +252,46 @@ def record_reference(args) -> dict:
     }
 
 
+def sample_reference(sample_set) -> tuple[dict, bytes]:
+    """A case's core sample set as a reference file: each item's expected answer is its
+    reference output, so the server compares every answer again exactly as for a baseline's."""
+    document = {
+        "format": REFERENCE_FORMAT,
+        "input_set": f"case sample set {sample_set.name}",
+        "input_set_sha256": input_set_sha256(sample_set.items),
+        "sample_set_sha256": sample_set.sha256,
+        "created_utc": utc_now(),
+        "harness_version": __version__,
+        "baseline": None,
+        "sampling": {"temperature": 0, "seed": SEED},
+        "items": [
+            {
+                "id": item["id"],
+                "core": item["core"],
+                "input_sha256": item["input_sha256"],
+                "comparison": item["comparison"],
+                "output": item["expected"],
+            }
+            for item in sample_set.items
+        ],
+    }
+    raw = json.dumps(document, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
+    return document, raw
+
+
 def run_correctness(args, evidence) -> dict:
-    reference, raw = load_reference(args.reference)
-    inputs = {item["id"]: item for item in load_inputs()}
-    chosen = [inputs[entry["id"]] for entry in reference["items"]]
+    sample_set = getattr(args, "sample_set_file", None)
+    if sample_set is not None:
+        reference, raw = sample_reference(sample_set)
+        chosen = sample_set.items
+        reference_name = f"{sample_set.name} (expected answers)"
+        input_set = reference["input_set"]
+    else:
+        reference, raw = load_reference(args.reference)
+        inputs = {item["id"]: item for item in load_inputs()}
+        chosen = [inputs[entry["id"]] for entry in reference["items"]]
+        reference_name = os.path.basename(args.reference)
+        input_set = INPUT_SET_NAME
     t_start = now_ns()
     answers = _ask_all(args, chosen)
     evidence.artifact(REFERENCE_ARTIFACT, raw.decode("utf-8"), "application/json")
@@ -252,10 +316,10 @@ def run_correctness(args, evidence) -> dict:
     result = {
         "endpoint": parse_endpoint(args.endpoint).display,
         "model": args.model,
-        "input_set": INPUT_SET_NAME,
+        "input_set": input_set,
         "input_set_sha256": input_set_sha256(chosen),
         "reference": {
-            "name": os.path.basename(args.reference),
+            "name": reference_name,
             "sha256": hashlib.sha256(raw).hexdigest(),
             "artifact": REFERENCE_ARTIFACT,
             "baseline": reference.get("baseline"),

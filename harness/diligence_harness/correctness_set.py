@@ -57,7 +57,8 @@ def _messages(prompt: str) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
 
 
-def _digest(item: dict) -> str:
+def item_digest(item: dict) -> str:
+    """The digest of what is sent and how the answer is compared (the set's own and a case's)."""
     sent = {k: item[k] for k in ("id", "messages", "max_tokens", "comparison", "core")}
     canonical = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -75,7 +76,7 @@ def load_inputs() -> list[dict]:
             "comparison": dict(comparison),
             "canonical": canonical,
         }
-        item["input_sha256"] = _digest(item)
+        item["input_sha256"] = item_digest(item)
         items.append(item)
     return items
 

@@ -19,7 +19,9 @@ import asyncio
 import json
 import uuid
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from diligence_harness import metrics, prompts
 from diligence_harness.clock import now_ns
@@ -72,6 +74,8 @@ class LoadtestConfig:
     api_key: str | None = None  # a secret: used for requests, never recorded
     busy_poll: bool = False  # see eventloop.py: lower timing error, one core fully used
     extras_accepted: bool = True  # set by the preflight: did the server take the extras?
+    # The case's own prompt set (workload_sets.SetFile), by tier; None: the built-in sets.
+    prompt_source: Any = None
 
 
 def cells_per_level(cfg: LoadtestConfig) -> int:
@@ -133,7 +137,7 @@ def _headers(cfg: LoadtestConfig, request_id: str) -> dict[str, str]:
 
 
 def prepare(
-    cfg: LoadtestConfig, endpoint: Endpoint, api: str, prompt_list: list[str], ids: list[str]
+    cfg: LoadtestConfig, endpoint: Endpoint, api: str, prompt_list: Sequence[str], ids: list[str]
 ) -> list[PreparedRequest]:
     prepared = []
     for i, request_id in enumerate(ids):
@@ -293,7 +297,7 @@ async def _preflight(cfg: LoadtestConfig, endpoint: Endpoint, api: str, prompt: 
 
 async def _run_ladder(cfg: LoadtestConfig) -> dict:
     endpoint = parse_endpoint(cfg.endpoint)
-    prompt_sets = {name: prompts.build_prompt_set(name, cfg.seed) for name in cfg.prompt_sets}
+    prompt_sets = _prompt_sets(cfg)
     run_tag = uuid.uuid4().hex[:8]
     preflight = {}
     for api in cfg.apis:
@@ -370,12 +374,35 @@ async def _measure_cell(cfg, endpoint, api, set_name, prompt_list, round_no, con
     }
 
 
+def _prompt_sets(cfg: LoadtestConfig) -> dict:
+    """The prompts of each set: the case's own tiers (read back from the file), or built."""
+    if cfg.prompt_source is not None:
+        return {t: cfg.prompt_source.tiers[t] for t in cfg.prompt_sets}
+    return {name: prompts.build_prompt_set(name, cfg.seed) for name in cfg.prompt_sets}
+
+
+def _describe_sets(cfg: LoadtestConfig, prompt_sets: dict) -> dict:
+    if cfg.prompt_source is None:
+        return {name: prompts.describe_prompt_set(name, p) for name, p in prompt_sets.items()}
+    # The case's own set: its digest and sizes, never its text (or one digest per prompt:
+    # each request already names its prompt's digest).
+    source = cfg.prompt_source
+    return {
+        tier: {
+            "name": tier,
+            "generator": f"{source.source}:{source.name}",
+            "count": len(tier_prompts),
+            "chars_total": tier_prompts.chars_total,
+            "set_sha256": source.sha256,
+        }
+        for tier, tier_prompts in prompt_sets.items()
+    }
+
+
 def _workload_description(cfg: LoadtestConfig, prompt_sets: dict) -> dict:
     sample_body = request_body(cfg, cfg.apis[0], "<prompt>", cfg.extras_accepted)
     return {
-        "prompt_sets": {
-            name: prompts.describe_prompt_set(name, p) for name, p in prompt_sets.items()
-        },
+        "prompt_sets": _describe_sets(cfg, prompt_sets),
         "prompt_seed": cfg.seed,
         "max_tokens": cfg.max_tokens,
         "request_body_template": sample_body,

@@ -10,7 +10,8 @@ say, and is this chat request one of the bundled correctness inputs?
 - a simulated restart at t seconds: `process_start_time_seconds` in `/metrics`
   takes the restart's wall-clock time, with a short outage before it;
 - correctness answers: the bundled inputs get their canonical answer, except
-  the items named as wrong, which get a wrong one.
+  the items named as wrong, which get a wrong one; with a core sample set given
+  (`--answers FILE`), each of its inputs gets its expected answer.
 """
 
 import time
@@ -26,6 +27,17 @@ class Injections:
     restart_at_s: float | None = None
     restart_outage_s: float = 0.5
     wrong_answers: tuple[str, ...] = ()  # correctness item ids answered wrongly
+    answers: tuple[tuple[str, str], ...] = ()  # (user input, answer) of a core sample set
+
+
+def sample_answers(path: str) -> tuple[tuple[str, str], ...]:
+    """(input, expected) of each item of a core sample set: the mock answers as expected."""
+    from diligence_harness.workload_sets import read_sample_set
+
+    found = []
+    for item in read_sample_set(path).items:
+        found.append((item["messages"][-1]["content"], item["expected"]))
+    return tuple(found)
 
 
 def parse_window(text: str) -> tuple[float, float]:
@@ -48,6 +60,7 @@ class InjectionState:
         self.started_ns: int | None = None  # the first connection (monotonic ns)
         self.started_unix = time.time()  # the mock's "process start" for /metrics
         self._windows = self.windows()  # fixed: the serving path only compares numbers
+        self._answers = dict(injections.answers)
 
     def connected(self) -> None:
         if self.started_ns is None:
@@ -86,7 +99,12 @@ class InjectionState:
 
     def answer(self, body: dict) -> str | None:
         """The answer to a bundled correctness input, or None for any other request."""
-        known = canonical_answer(body.get("messages") or [])
+        messages = body.get("messages") or []
+        if self._answers and messages and isinstance(messages[-1], dict):
+            answer = self._answers.get(str(messages[-1].get("content")))
+            if answer is not None:
+                return answer
+        known = canonical_answer(messages)
         if known is None:
             return None
         item_id, canonical = known

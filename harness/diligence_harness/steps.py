@@ -249,6 +249,7 @@ def loadtest_config(args: argparse.Namespace):
         ladder=tuple(args.ladder),
         rounds=args.rounds,
         prompt_sets=tuple(args.prompt_sets),
+        prompt_source=getattr(args, "prompt_set_file", None),
         max_tokens=args.max_tokens,
         ignore_eos=not args.no_ignore_eos,
         min_tokens=not args.no_min_tokens,
@@ -500,3 +501,5 @@ STEPS = {
 }
 # Optional sections: `run` includes them only when their option is given.
 OPTIONAL_STEPS = {"correctness": "reference", "soak": "soak_duration"}
+# Other options that ask for an optional section: a case's sample set runs the correctness.
+OPTIONAL_STEPS_ALSO = {"correctness": ("sample_set",)}

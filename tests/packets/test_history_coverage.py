@@ -30,8 +30,10 @@ from apps.evidence.models import Baseline, EvidenceBundle
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
 from apps.sizing.services import requirement_spec_save
+from apps.workloads.services import plan_workload_set
 from tests.approvals.factories import make_verification
 from tests.packets.factories import make_stored_packet
+from tests.workloads.factories import upload_set
 
 pytestmark = pytest.mark.django_db
 
@@ -98,6 +100,13 @@ def demo_case(settings, tmp_path):
         cost_import=CostImport.objects.filter(case=case).first(),
         charged_at=now,
         amount=1,
+    )
+    # The case's own prompt set, required by its acceptance plan.
+    plan_workload_set(
+        actor=tariq,
+        plan=AcceptancePlan.objects.get(case=case),
+        prompt_set=upload_set(tariq, case),
+        sample_set=None,
     )
     tracked_create(
         Baseline,

@@ -1,0 +1,480 @@
+"""Reading a customer's workload set (JSONL) line by line: every refusal, and the statistics.
+
+Two kinds of set (DESIGN §2.7 "the case's own prompt sets and core sample sets"):
+
+- a **prompt set**: one prompt per line, ``{"id", "prompt"}`` with an optional ``tier``
+  (short / medium / long), ``expected_output_tokens`` and ``tags``;
+- a **core sample set**: one input per line with its expected answer and how an answer
+  is compared, ``{"id", "input", "expected", "comparison"}`` with optional ``core``,
+  ``system``, ``max_tokens`` and ``tags``.
+
+``SetReader`` takes the bytes in chunks and keeps only the line being read, the ids seen
+(to refuse a duplicate) and running totals, so a set of any length is read in flat
+memory (``benchmarks/workload_sets.py``). The SHA-256 is over the exact bytes, the same
+digest the harness computes over the file it sends and records in its bundle.
+
+Token lengths are an estimate, the same one the harness's built-in prompt sets are sized
+by (about 1.3 tokens per English word, harness ``prompts.py``), with each CJK character
+counted as one token, since Chinese text has no spaces between words. It is a statistic
+for people to read, never a measurement.
+"""
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.utils.translation import gettext as _
+
+PROMPTS = "prompts"
+SAMPLES = "samples"
+TIERS = ("short", "medium", "long")
+UNTIERED = "untiered"  # prompts without a tier: sent as a prompt set of their own
+# How an answer is compared with the expected one (the harness and the server share these):
+# "exact" after whitespace normalisation (the harness's own meaning), "identical" character
+# for character, "numeric" within a tolerance, "regex" (the whole trimmed answer matches),
+# "json" (equal as JSON values).
+COMPARISONS = ("exact", "identical", "numeric", "regex", "json")
+PROMPT_FIELDS = {"id", "prompt", "tier", "expected_output_tokens", "tags"}
+SAMPLE_FIELDS = {"id", "input", "expected", "comparison", "core", "system", "max_tokens", "tags"}
+COMPARISON_FIELDS = {"kind", "abs_tol", "rel_tol"}
+MAX_LINE_BYTES = 2 * 1024 * 1024
+MAX_ID_CHARS = 200
+MAX_TAGS = 50
+MAX_TAG_CHARS = 100
+MAX_OUTPUT_TOKENS = 131072
+MAX_SAMPLE_TOKENS = 4096
+MAX_PATTERN_CHARS = 1000
+# Refusals listed one by one; past this many only their number is kept.
+MAX_LISTED_REFUSALS = 500
+# Upper edges (estimated tokens) of the histogram's bins; the last bin is open-ended.
+HISTOGRAM_EDGES = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+TOKENS_PER_WORD = 1.3
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def estimate_tokens(text: str) -> int:
+    """About 1.3 tokens per space-separated word, and one per CJK character."""
+    if text.isascii():  # most sets: no CJK character to look for
+        return math.ceil(len(text.split()) * TOKENS_PER_WORD)
+    cjk = len(_CJK.findall(text))
+    words = len(_CJK.sub(" ", text).split())
+    return cjk + math.ceil(words * TOKENS_PER_WORD)
+
+
+def histogram_bin(tokens: int) -> int:
+    for index, edge in enumerate(HISTOGRAM_EDGES):
+        if tokens < edge:
+            return index
+    return len(HISTOGRAM_EDGES)
+
+
+@dataclass
+class LengthStats:
+    """Estimated token lengths of a group of lines, in constant memory."""
+
+    count: int = 0
+    tokens_min: int | None = None
+    tokens_max: int | None = None
+    tokens_total: int = 0
+    histogram: list[int] = field(default_factory=lambda: [0] * (len(HISTOGRAM_EDGES) + 1))
+
+    def add(self, tokens: int) -> None:
+        self.count += 1
+        self.tokens_total += tokens
+        self.tokens_min = tokens if self.tokens_min is None else min(self.tokens_min, tokens)
+        self.tokens_max = tokens if self.tokens_max is None else max(self.tokens_max, tokens)
+        self.histogram[histogram_bin(tokens)] += 1
+
+    def as_dict(self) -> dict:
+        return {
+            "count": self.count,
+            "tokens_min": self.tokens_min,
+            "tokens_max": self.tokens_max,
+            "tokens_mean": round(self.tokens_total / self.count, 1) if self.count else None,
+            "histogram": list(self.histogram),
+        }
+
+
+@dataclass(frozen=True)
+class LineRefusal:
+    line: int  # 1-based; 0 for the file as a whole
+    reason: str
+
+
+class SetRefused(Exception):
+    """The set is refused as a whole: every line's reason (the first ones) and how many."""
+
+    def __init__(self, refusals: list[LineRefusal], total: int) -> None:
+        super().__init__(f"{total} refusal(s)")
+        self.refusals = refusals
+        self.total = total
+
+
+@dataclass
+class SetSummary:
+    sha256: str
+    size_bytes: int
+    item_count: int
+    statistics: dict
+
+
+class LineError(ValueError):
+    pass
+
+
+def _quoted(values) -> str:
+    return ", ".join(repr(v) for v in values)
+
+
+def _text(record: dict, name: str, *, required: bool = True, empty: bool = False) -> str | None:
+    value = record.get(name)
+    if value is None:
+        if required:
+            raise LineError(_("the field '%(name)s' is missing") % {"name": name})
+        return None
+    if not isinstance(value, str):
+        raise LineError(_("'%(name)s' must be text") % {"name": name})
+    if not empty and not value.strip():
+        raise LineError(_("'%(name)s' is empty") % {"name": name})
+    return value
+
+
+def _integer(record: dict, name: str, *, top: int) -> int | None:
+    value = record.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+        raise LineError(
+            _("'%(name)s' must be a whole number from 1 to %(top)s") % {"name": name, "top": top}
+        )
+    return value
+
+
+def _tags(record: dict) -> None:
+    tags = record.get("tags")
+    if tags is None:
+        return
+    if (
+        not isinstance(tags, list)
+        or len(tags) > MAX_TAGS
+        or not all(isinstance(t, str) and 0 < len(t) <= MAX_TAG_CHARS for t in tags)
+    ):
+        raise LineError(
+            _("'tags' must be a list of at most %(n)s texts of 1 to %(chars)s characters")
+            % {"n": MAX_TAGS, "chars": MAX_TAG_CHARS}
+        )
+
+
+def _tolerance(comparison: dict, name: str) -> None:
+    value = comparison.get(name)
+    if value is None:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise LineError(_("comparison '%(name)s' must be a number of at least 0") % {"name": name})
+
+
+def check_comparison(comparison, expected: str) -> None:
+    if not isinstance(comparison, dict):
+        raise LineError(_("'comparison' must be an object with a 'kind'"))
+    unknown = sorted(set(comparison) - COMPARISON_FIELDS)
+    if unknown:
+        raise LineError(_("unknown comparison field(s) %(names)s") % {"names": _quoted(unknown)})
+    kind = comparison.get("kind")
+    if kind not in COMPARISONS:
+        raise LineError(
+            _("unknown comparison %(kind)s (one of %(kinds)s)")
+            % {"kind": _quoted([kind]), "kinds": ", ".join(COMPARISONS)}
+        )
+    if kind != "numeric" and ({"abs_tol", "rel_tol"} & set(comparison)):
+        raise LineError(_("only a numeric comparison takes a tolerance"))
+    if kind == "numeric":
+        _tolerance(comparison, "abs_tol")
+        _tolerance(comparison, "rel_tol")
+        if _NUMBER.search(expected) is None:
+            raise LineError(_("a numeric comparison needs a number in 'expected'"))
+    elif kind == "regex":
+        if len(expected) > MAX_PATTERN_CHARS:
+            raise LineError(
+                _("a pattern may be at most %(n)s characters") % {"n": MAX_PATTERN_CHARS}
+            )
+        try:
+            re.compile(expected)
+        except re.error as error:
+            raise LineError(
+                _("'expected' is not a regular expression: %(error)s") % {"error": error}
+            ) from None
+    elif kind == "json":
+        try:
+            json.loads(expected)
+        except ValueError:
+            raise LineError(
+                _("'expected' is not JSON, so a JSON comparison cannot read it")
+            ) from None
+
+
+class SetReader:
+    """Reads one set's bytes chunk by chunk; ``finish()`` gives its summary or refuses it."""
+
+    def __init__(self, kind: str, *, max_bytes: int) -> None:
+        if kind not in (PROMPTS, SAMPLES):
+            raise ValueError(kind)
+        self.kind = kind
+        self.max_bytes = max_bytes
+        self.digest = hashlib.sha256()
+        self.size = 0
+        self.line_no = 0
+        self.items = 0
+        self.pending = bytearray()
+        self.skipping = False  # inside a line already refused as too long
+        self.ids: dict[bytes, int] = {}  # a 16-byte digest of each id → its line
+        self.refusals: list[LineRefusal] = []
+        self.refusal_count = 0
+        self.tiers: dict[str, LengthStats] = {}
+        self.inputs = LengthStats()
+        self.expected_output: dict[str, int] = {}
+        self.comparisons: dict[str, int] = {}
+        self.core = 0
+        self.too_large = False
+
+    def refuse(self, line: int, reason: str) -> None:
+        self.refusal_count += 1
+        if len(self.refusals) < MAX_LISTED_REFUSALS:
+            self.refusals.append(LineRefusal(line, reason))
+
+    def feed(self, chunk: bytes) -> None:
+        if self.too_large:
+            return
+        self.size += len(chunk)
+        if self.size > self.max_bytes:
+            self.too_large = True
+            return
+        self.digest.update(chunk)
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                self._keep(chunk[start:])
+                return
+            self._keep(chunk[start:end])
+            self._line_done()
+            start = end + 1
+
+    def _keep(self, piece: bytes) -> None:
+        if self.skipping or not piece:
+            return
+        if len(self.pending) + len(piece) > MAX_LINE_BYTES:
+            self.refuse(
+                self.line_no + 1,
+                _("the line is longer than %(n)s bytes") % {"n": f"{MAX_LINE_BYTES:,}"},
+            )
+            self.pending = bytearray()
+            self.skipping = True
+            return
+        self.pending += piece
+
+    def _line_done(self) -> None:
+        self.line_no += 1
+        raw, skipped = bytes(self.pending), self.skipping
+        self.pending, self.skipping = bytearray(), False
+        if not skipped:
+            self._read_line(raw)
+
+    def _read_line(self, raw: bytes) -> None:
+        if self.line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]  # a byte-order mark some editors write
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            self.refuse(
+                self.line_no,
+                _("not UTF-8 text (byte %(n)s of the line)") % {"n": error.start + 1},
+            )
+            return
+        if not text.strip():
+            return
+        try:
+            record = json.loads(text)
+        except RecursionError:
+            self.refuse(self.line_no, _("the JSON is nested too deeply"))
+            return
+        except ValueError as error:
+            self.refuse(
+                self.line_no,
+                _("not valid JSON (at character %(n)s)") % {"n": getattr(error, "colno", 0)},
+            )
+            return
+        if not isinstance(record, dict):
+            self.refuse(self.line_no, _("each line must be one JSON object"))
+            return
+        try:
+            if self.kind == PROMPTS:
+                self._prompt(record)
+            else:
+                self._sample(record)
+        except LineError as error:
+            self.refuse(self.line_no, str(error))
+
+    def _id(self, record: dict) -> bytes:
+        item_id = _text(record, "id")
+        assert item_id is not None
+        if len(item_id) > MAX_ID_CHARS:
+            raise LineError(_("'id' may be at most %(n)s characters") % {"n": MAX_ID_CHARS})
+        key = hashlib.blake2b(item_id.encode(), digest_size=16).digest()
+        first = self.ids.get(key)
+        if first is not None:
+            raise LineError(
+                _("duplicate id %(id)s (first on line %(line)s)")
+                % {"id": _quoted([item_id]), "line": first}
+            )
+        return key
+
+    def _unknown(self, record: dict, allowed: set[str]) -> None:
+        unknown = sorted(set(record) - allowed)
+        if unknown:
+            raise LineError(_("unknown field(s) %(names)s") % {"names": _quoted(unknown)})
+
+    def _prompt(self, record: dict) -> None:
+        self._unknown(record, PROMPT_FIELDS)
+        key = self._id(record)
+        prompt = _text(record, "prompt")
+        assert prompt is not None
+        tier = record.get("tier")
+        if tier is not None and tier not in TIERS:
+            raise LineError(
+                _("unknown tier %(tier)s (short, medium or long)") % {"tier": _quoted([tier])}
+            )
+        output = _integer(record, "expected_output_tokens", top=MAX_OUTPUT_TOKENS)
+        _tags(record)
+        self._accept(key)
+        name = tier or UNTIERED
+        self.tiers.setdefault(name, LengthStats()).add(estimate_tokens(prompt))
+        if output is not None:
+            self.expected_output[name] = self.expected_output.get(name, 0) + 1
+
+    def _sample(self, record: dict) -> None:
+        self._unknown(record, SAMPLE_FIELDS)
+        key = self._id(record)
+        given = _text(record, "input")
+        expected = _text(record, "expected", empty=True)
+        assert given is not None and expected is not None
+        if "comparison" not in record:
+            raise LineError(_("the field '%(name)s' is missing") % {"name": "comparison"})
+        check_comparison(record["comparison"], expected)
+        core = record.get("core", True)
+        if not isinstance(core, bool):
+            raise LineError(_("'core' must be true or false"))
+        _text(record, "system", required=False)
+        _integer(record, "max_tokens", top=MAX_SAMPLE_TOKENS)
+        _tags(record)
+        self._accept(key)
+        self.inputs.add(estimate_tokens(given))
+        kind = record["comparison"]["kind"]
+        self.comparisons[kind] = self.comparisons.get(kind, 0) + 1
+        self.core += core
+
+    def _accept(self, key: bytes) -> None:
+        self.ids[key] = self.line_no
+        self.items += 1
+
+    def finish(self) -> SetSummary:
+        if self.too_large:
+            raise SetRefused(
+                [
+                    LineRefusal(
+                        0,
+                        _("the set is larger than the %(n)s bytes taken")
+                        % {"n": f"{self.max_bytes:,}"},
+                    )
+                ],
+                1,
+            )
+        if self.pending or self.skipping:
+            self._line_done()  # the last line has no newline
+        if self.refusal_count:
+            raise SetRefused(self.refusals, self.refusal_count)
+        if self.items == 0:
+            raise SetRefused([LineRefusal(0, _("the set holds no line"))], 1)
+        return SetSummary(
+            sha256=self.digest.hexdigest(),
+            size_bytes=self.size,
+            item_count=self.items,
+            statistics=self._statistics(),
+        )
+
+    def _statistics(self) -> dict:
+        statistics: dict = {"histogram_edges": list(HISTOGRAM_EDGES), "count": self.items}
+        if self.kind == PROMPTS:
+            order = [*TIERS, UNTIERED]
+            statistics["tiers"] = {
+                name: self.tiers[name].as_dict()
+                | {"with_expected_output": self.expected_output.get(name, 0)}
+                for name in order
+                if name in self.tiers
+            }
+        else:
+            statistics["inputs"] = self.inputs.as_dict()
+            statistics["core"] = self.core
+            statistics["comparisons"] = dict(sorted(self.comparisons.items()))
+        return statistics
+
+
+def read_set(kind: str, chunks: Iterable[bytes], *, max_bytes: int) -> SetSummary:
+    """The summary of a whole set, or ``SetRefused`` with every line's reason."""
+    reader = SetReader(kind, max_bytes=max_bytes)
+    for chunk in chunks:
+        reader.feed(chunk)
+        if reader.too_large:
+            break
+    return reader.finish()
+
+
+def histogram_labels() -> list[str]:
+    """``< 32``, ``32–63``, … ``≥ 32768``: the bins' ranges in estimated tokens."""
+    labels, low = [], 0
+    for edge in HISTOGRAM_EDGES:
+        labels.append(f"< {edge}" if low == 0 else f"{low}–{edge - 1}")
+        low = edge
+    labels.append(f"≥ {low}")
+    return labels
+
+
+COMPARISON_WORDS = {
+    "identical": "identical character for character",
+    "regex": "the whole answer matches a regular expression",
+    "json": "equal as JSON values",
+}
+
+
+def compare_answer(kind: str, expected: str, received: str) -> tuple[bool, str]:
+    """(passed, reason) of the comparisons a case's sample set adds to the harness's own
+    "exact" and "numeric" (harness README "correctness"; the harness applies the same)."""
+    if kind == "identical":
+        same = received == expected
+        return same, "" if same else "differs character for character"
+    if kind == "regex":
+        try:
+            matched = re.fullmatch(expected, received.strip()) is not None
+        except re.error:
+            return False, "the expected pattern is not a regular expression"
+        return matched, "" if matched else "does not match the expected pattern"
+    if kind == "json":
+        try:
+            want = json.loads(expected)
+        except ValueError:
+            return False, "the expected output is not JSON"
+        try:
+            got = json.loads(received.strip())
+        except ValueError:
+            return False, "the answer is not JSON"
+        same = got == want
+        return same, "" if same else "a different JSON value"
+    return False, f"unknown comparison {kind!r}"
