@@ -139,3 +139,84 @@ def test_a_token_of_another_case_cannot_fetch_the_sets(people, tariq, tmp_path):
     harness = APIClient()
     harness.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert harness.get("/api/v1/harness/sets/", {"kind": "prompts"}).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rerun_on_the_cases_sets_regresses_against_the_pinned_baseline(
+    live_server, people, tariq, api_as, tmp_path
+):
+    """The case's sets drive a first run, pinned as the offer's baseline; after maintenance
+    the same sets drive a second run on an endpoint slowed down and answering q-1 wrongly:
+    the second run is reported as a regression against the baseline, naming the metric, the
+    baseline value and the new value, and the acceptance's re-run layer fails on it."""
+    case, offer = approved_offer(people)
+    plan = make_plan(tariq, offer)
+    lines = sample_lines(50)
+    prompts_raw, samples_raw = jsonl(prompt_lines(per_tier=20)), jsonl(lines)
+    api = api_as("tariq")
+    sets = {}
+    for kind, raw in (("prompts", prompts_raw), ("samples", samples_raw)):
+        response = api.post(
+            f"/api/v1/cases/{case.pk}/workload-sets/?kind={kind}&name=customer-{kind}",
+            data=raw,
+            content_type="application/x-ndjson",
+        )
+        assert response.status_code == 201, response.json()
+        sets[kind] = WorkloadSet.objects.get(pk=response.json()["id"])
+    plan_workload_set(
+        actor=tariq, plan=plan, prompt_set=sets["prompts"], sample_set=sets["samples"]
+    )
+
+    right = tmp_path / "right.jsonl"  # the endpoint answers every sample as expected
+    right.write_bytes(samples_raw)
+    wrong = tmp_path / "wrong.jsonl"  # …except q-1, after maintenance
+    wrong.write_bytes(jsonl([{**line, "expected": "9999"} if line["id"] == "q-1" else line
+                             for line in lines]))  # fmt: skip
+    quick, quick_url = mock_process("--answers", str(right))
+    slow, slow_url = mock_process("--answers", str(wrong), "--ttft-ms", "40", "--itl-ms", "8")
+    issued = harness_token_create(actor=tariq, case=case, offer=offer)
+    upload = f"{live_server.url}/api/v1/evidence/"
+    bundles = []
+    try:
+        for name, endpoint in (("baseline", quick_url), ("rerun", slow_url)):
+            done = _harness(
+                "--endpoint", endpoint, "--prompt-set", "case", "--sample-set", "case",
+                "--upload", upload, "--token", issued.token, "--nonce", issued.record.nonce,
+                "--out", str(tmp_path / f"{name}.json"),
+            )  # fmt: skip
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+            bundles.append(EvidenceBundle.objects.filter(token=issued.record).latest("pk").pk)
+            if name == "baseline":
+                pinned = api.post(
+                    "/api/v1/baselines/",
+                    {"bundle": bundles[0], "offer": offer.pk, "reason": "Before maintenance"},
+                    format="json",
+                )
+                assert pinned.status_code == 201, pinned.json()
+    finally:
+        for process in (quick, slow):
+            process.terminate()
+            process.wait(timeout=10)
+
+    first, second = bundles
+    assert first != second
+    for pk in bundles:  # both runs used the case's sets, by digest
+        used = EvidenceBundle.objects.get(pk=pk).summary["workload_sets"]
+        assert used["prompt_set"]["sha256"] == sets["prompts"].sha256
+        assert used["sample_set"]["sha256"] == sets["samples"].sha256
+
+    body = api_as("aude").get(f"/api/v1/evidence-bundles/{second}/comparison/").json()
+    assert body["state"] == "compared" and body["regressed"] is True, body
+    assert body["baseline"]["bundle"] == first
+    slower = [m for m in body["metrics"] if m["metric"] == "throughput" and m["regression"]]
+    assert slower and all(m["new"] < m["baseline"] for m in slower)
+    [answer] = [a for a in body["answers"] if a["regression"]]
+    assert answer["item"] == "q-1" and answer["baseline_passed"] and not answer["new_passed"]
+    findings = " ".join(body["findings"])
+    assert "Output tokens/s at concurrency" in findings and "tok/s now" in findings
+    assert "Answer q-1 regressed" in findings
+
+    state = api_as("aude").get(f"/api/v1/acceptance-plans/{plan.pk}/state/").json()
+    [maintenance] = [layer for layer in state["layers"] if layer["layer"] == "maintenance"]
+    assert maintenance["status"] == "failed"
+    assert "Answer q-1 regressed" in " ".join(maintenance["reasons"])
