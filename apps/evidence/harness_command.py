@@ -34,6 +34,10 @@ class RunSettings:
     model: str = ""
     # The vendor's declared rate limit, so the security probe sends its burst over it.
     rate_limit_rps: str = ""
+    # The digests of the case's sets the acceptance plan requires ("" where it names none):
+    # the harness fetches them with the token, and the server refuses a run on other inputs.
+    prompt_set_sha256: str = ""
+    sample_set_sha256: str = ""
 
 
 def _line(parts: list[str]) -> str:
@@ -50,6 +54,10 @@ def run_command(settings: RunSettings) -> str:
     parts += ["--soak-duration", f"{settings.soak_minutes}m"]
     if settings.rate_limit_rps:
         parts += ["--rate-limit-rps", settings.rate_limit_rps]
+    if settings.prompt_set_sha256:
+        parts += ["--prompt-set", f"case:{settings.prompt_set_sha256}"]
+    if settings.sample_set_sha256:
+        parts += ["--sample-set", f"case:{settings.sample_set_sha256}"]
     parts += ["--reference", REFERENCE_FILE]
     parts += ["--upload", settings.upload_url, "--token", settings.token]
     parts += ["--nonce", settings.nonce, "--out", BUNDLE_FILE]
@@ -72,6 +80,7 @@ def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoi
     criteria = rules.PlanCriteria()
     spec = getattr(offer, "declared_spec", None) if offer is not None else None
     rate = getattr(spec, "rate_limit_rps", None)
+    required = _required_sets(plan)
     return RunSettings(
         case_id=case.pk,
         upload_url=upload_url,
@@ -83,4 +92,23 @@ def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoi
         endpoint=endpoint,
         model=model,
         rate_limit_rps=f"{rate.normalize():f}" if rate else "",
+        prompt_set_sha256=required[0],
+        sample_set_sha256=required[1],
+    )
+
+
+def _required_sets(plan) -> tuple[str, str]:
+    """The digests of the prompt set and the core sample set the plan requires."""
+    from apps.workloads.models import PlanWorkload
+
+    workload = (
+        PlanWorkload.objects.filter(plan=plan).select_related("prompt_set", "sample_set").first()
+        if plan is not None
+        else None
+    )
+    if workload is None:
+        return "", ""
+    return (
+        workload.prompt_set.sha256 if workload.prompt_set else "",
+        workload.sample_set.sha256 if workload.sample_set else "",
     )

@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+import tests.evidence.conftest  # noqa: F401  (puts the harness, the test oracle, on the path)
 from apps.evidence.services import harness_token_create
 from apps.workloads.models import PlanWorkload, WorkloadSet
 from tests.acceptance.factories import approved_offer, make_plan
@@ -227,3 +228,32 @@ def test_the_plan_names_the_sets_it_requires(people, browser_as, tariq):
     assert PlanWorkload.objects.get(plan=plan).sample_set == samples
     page = browser_as("aude").get(reverse("workloads:case", args=[case.pk])).content.decode()
     assert str(prompts) in page and str(samples) in page
+
+
+def test_the_token_pages_command_fetches_the_sets_the_plan_requires(browser_as, people, tariq):
+    """The one command the token page gives runs on the case's sets the plan names, by digest,
+    and the harness itself reads those options; without required sets it names none."""
+    import html
+    import shlex
+
+    from diligence_harness.cli import build_parser
+
+    from apps.workloads.services import plan_workload_set
+
+    case, offer = approved_offer(people)
+    plan = make_plan(tariq, offer)
+
+    def command() -> list[str]:
+        response = browser_as("tariq").post(
+            reverse("evidence:tokens", args=[case.pk]), {"offer": offer.pk, "ttl_hours": 2}
+        )
+        body = response.content.decode()
+        start = body.index('<code id="run-command">') + len('<code id="run-command">')
+        return shlex.split(html.unescape(body[start : body.index("</code>", start)]))
+
+    assert "--prompt-set" not in command() and "--sample-set" not in command()
+    prompts, samples = upload_set(tariq, case), upload_set(tariq, case, kind="samples")
+    plan_workload_set(actor=tariq, plan=plan, prompt_set=prompts, sample_set=samples)
+    args = build_parser().parse_args(command()[2:])
+    assert args.prompt_set == f"case:{prompts.sha256}"
+    assert args.sample_set == f"case:{samples.sha256}"
