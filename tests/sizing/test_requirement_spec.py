@@ -287,3 +287,24 @@ def test_the_declared_throughput_is_part_of_the_declared_spec_api(api_as, world,
     row = next(r for r in body["offers"] if r["offer"] == offer.pk)
     verdicts = {item["field"]: item["verdict"] for item in row["items"]}
     assert verdicts["throughput_tokens_per_s"] == "over"
+
+
+def test_the_cases_sizing_area_links_the_requirement_spec_and_states_the_availability_need(
+    browser_as, world, priya
+):
+    from apps.core.services import tracked_update
+
+    area = reverse("cases:area", kwargs={"pk": world["case"].pk, "area": "sizing"})
+    body = browser_as("aude").get(area).content.decode()
+    assert f'href="{_page(world)}"' in body
+    assert "Availability needed" in body and "not stated" in body
+    tracked_update(
+        world["case"],
+        actor=priya,
+        reason="The service's availability need",
+        fields={"availability_need_pct": Decimal("99.5")},
+    )
+    body = browser_as("aude").get(area).content.decode()
+    assert "99.5 %" in body
+    chinese = browser_as("aude").get(area, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "所需可用性" in chinese and "每个报价的声明规格逐项与之核对" in chinese
