@@ -450,7 +450,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"DtypeEnum": "apps.sizing.models.DTYPE_CHOICES"},
+    "ENUM_NAME_OVERRIDES": {
+        "DtypeEnum": "apps.sizing.models.DTYPE_CHOICES",
+        "DocumentKindEnum": "apps.packets.models.DocumentKind",
+        "WorkloadSetKindEnum": "apps.workloads.models.SetKind",
+    },
 }
 
 CACHES = {

@@ -29,6 +29,7 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
+from operator import attrgetter
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -87,7 +88,7 @@ def settings_fingerprint() -> str:
     """Every setting (rules read several), digested; forgotten when a setting changes."""
     names = sorted(name for name in dir(settings) if name.isupper())
     material = json.dumps(
-        [[name, getattr(settings, name)] for name in names], default=_plain_setting
+        [[name, attrgetter(name)(settings)] for name in names], default=_plain_setting
     )
     return hashlib.sha256(material.encode()).hexdigest()
 
@@ -331,12 +332,9 @@ def cases_touched(instance: Model) -> set[int] | None:
 
 
 def _raise_mark(key: int, seq: int) -> None:
-    StandingMark.objects.bulk_create(
-        [StandingMark(key=key, seq=seq)],
-        update_conflicts=True,
-        unique_fields=["key"],
-        update_fields=["seq"],
-    )
+    # Every tracked write links its history row with the chain head locked, so the marks
+    # are raised one write at a time, each above the last.
+    StandingMark.objects.update_or_create(key=key, defaults={"seq": seq})
 
 
 def on_history_linked(sender, history_row, seq: int, **kwargs) -> None:

@@ -5,6 +5,7 @@ from apps.contracts.models import (
     ChecklistItem,
     ChecklistTemplate,
     ClauseChecklist,
+    ContractTerms,
     RedFlagWaiver,
     TemplateItem,
 )
@@ -29,13 +30,19 @@ class ChecklistItemInline(ReadOnlyInline):
     fields = ["number", "title", "status", "clause_reference", "reviewer", "reviewed_at"]
 
 
+class ContractTermsInline(ReadOnlyInline):
+    """The terms are saved with the items on the checklist page, under its version."""
+
+    model = ContractTerms
+
+
 @admin.register(ClauseChecklist)
 class ClauseChecklistAdmin(RecordAdmin):
     """Nothing of its own to edit: its items are edited one by one, through the app's service."""
 
     list_display = ["offer", "template", "updated_at"]
     list_select_related = ["offer__vendor", "template"]
-    inlines = [ChecklistItemInline]
+    inlines = [ChecklistItemInline, ContractTermsInline]
 
 
 @admin.register(ChecklistItem)

@@ -3,7 +3,13 @@
 from django.contrib import admin
 
 from apps.core.admin import RecordAdmin
-from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken, SpecVerification
+from apps.evidence.models import (
+    Baseline,
+    EvidenceBundle,
+    EvidenceUpload,
+    HarnessToken,
+    SpecVerification,
+)
 
 
 @admin.register(HarnessToken)
@@ -20,6 +26,14 @@ class EvidenceBundleAdmin(RecordAdmin):
 @admin.register(SpecVerification)
 class SpecVerificationAdmin(RecordAdmin):
     list_display = ["bundle", "offer", "verdict", "rules_version", "created_at"]
+
+
+@admin.register(Baseline)
+class BaselineAdmin(RecordAdmin):
+    """Pinned and unpinned by a tech lead in the app, with a reason each time."""
+
+    list_display = ["bundle", "case", "offer", "pinned_by", "pinned_at", "unpinned_at"]
+    list_select_related = ["case", "offer__vendor", "pinned_by"]
 
 
 @admin.register(EvidenceUpload)

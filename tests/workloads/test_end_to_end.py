@@ -22,6 +22,7 @@ from apps.workloads.services import plan_workload_set
 from tests.acceptance.factories import approved_offer, make_plan
 from tests.evidence.conftest import harness_env
 from tests.evidence.test_soak_correctness import mock_process
+from tests.factories import restore_default_templates
 from tests.workloads.setfiles import jsonl, prompt_lines, sample_lines
 
 SMALL_RUN = [
@@ -46,6 +47,7 @@ def _harness(*args: str) -> subprocess.CompletedProcess:
 def test_the_cases_sets_drive_a_run_and_the_verification_uses_them(
     live_server, people, tariq, api_as, browser_as, tmp_path
 ):
+    restore_default_templates()  # a transactional test starts from empty tables
     case, offer = approved_offer(people)
     plan = make_plan(tariq, offer)
     prompts_raw, samples_raw = jsonl(prompt_lines(per_tier=200)), jsonl(sample_lines(50))
@@ -149,6 +151,7 @@ def test_a_rerun_on_the_cases_sets_regresses_against_the_pinned_baseline(
     the same sets drive a second run on an endpoint slowed down and answering q-1 wrongly:
     the second run is reported as a regression against the baseline, naming the metric, the
     baseline value and the new value, and the acceptance's re-run layer fails on it."""
+    restore_default_templates()  # a transactional test starts from empty tables
     case, offer = approved_offer(people)
     plan = make_plan(tariq, offer)
     lines = sample_lines(50)
