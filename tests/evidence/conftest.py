@@ -30,11 +30,13 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def mock_endpoint():
-    """The harness's own loopback OpenAI-compatible mock, in a separate process."""
+    """The harness's own loopback OpenAI-compatible mock, in a separate process; it lives
+    as long as the test session (a long run reaches its last user hours after its first),
+    and stops by itself only if the session dies without stopping it."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "diligence_harness", "mock-server", "--port", str(port)]
-        + ["--ttft-ms", "15", "--itl-ms", "1", "--max-seconds", "600"],
+        + ["--ttft-ms", "15", "--itl-ms", "1", "--max-seconds", "21600"],
         env=harness_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
