@@ -101,6 +101,7 @@ INSTALLED_APPS = [
     "apps.acceptance",
     "apps.comments",
     "apps.workloads",
+    "apps.portal",
 ]
 
 MIDDLEWARE = [
@@ -547,6 +548,14 @@ ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 
 WORKLOAD_SET_MAX_BYTES = env_int("WORKLOAD_SET_MAX_BYTES", 256 * 1024 * 1024)
 # A red-flag waiver's evidence file: refused above this size before a byte is read.
 WAIVER_EVIDENCE_MAX_BYTES = env_int("WAIVER_EVIDENCE_MAX_BYTES", 20 * 1024 * 1024)
+
+# The vendor portal: an invitation's link works this many days (at most 90); a one-time
+# code this many minutes; a portal session this many seconds after the code; a vendor's
+# document is refused above this size before a byte is read.
+PORTAL_INVITATION_DAYS = env_int("PORTAL_INVITATION_DAYS", 14)
+PORTAL_CODE_MINUTES = env_int("PORTAL_CODE_MINUTES", 10)
+PORTAL_SESSION_SECONDS = env_int("PORTAL_SESSION_SECONDS", 2 * 60 * 60)
+PORTAL_DOCUMENT_MAX_BYTES = env_int("PORTAL_DOCUMENT_MAX_BYTES", 20 * 1024 * 1024)
 
 # Signed audit packets. Development signs with a self-signed key made on first
 # use in PACKET_SIGNING_DIR; production sets either a PKCS#12 file and its

@@ -39,6 +39,7 @@ urlpatterns = [
     path("", include("apps.acceptance.urls")),
     path("", include("apps.comments.urls")),
     path("", include("apps.workloads.urls")),
+    path("", include("apps.portal.urls")),
 ]
 
 # A 403 page says which roles may open the page; 404 and 500 use their templates.

@@ -1,0 +1,142 @@
+"""What a vendor may claim through the portal, and how each claim is read.
+
+A claim is one field of a record of the offer (the declared spec, the offer's
+commercial terms, the contract's exit and data-handling terms) or one item of the
+offer's clause checklist. The portal's forms, the reviewers' pages and the code
+that writes an accepted claim into its record all read this one list.
+
+What the vendor types is kept as text, exactly; ``parse`` reads it as the record's
+field would (the same validators), so a claim the record would refuse is refused
+when it is proposed, not when it is accepted.
+"""
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from apps.contracts.models import ChecklistItem, ContractTerms
+from apps.offers.models import DeclaredSpec, Offer
+from apps.portal.models import ClaimSection
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One field the vendor may state, on the record that holds it."""
+
+    section: str
+    model: type[models.Model]
+    name: str
+
+    @property
+    def field(self) -> models.Field:
+        return self.model._meta.get_field(self.name)  # type: ignore[return-value]
+
+    @property
+    def label(self) -> str:
+        return str(self.field.verbose_name)
+
+    @property
+    def help_text(self) -> str:
+        return str(self.field.help_text)
+
+    def form_field(self) -> forms.Field:
+        """The form field of the record's field, never required (the vendor may skip it)."""
+        field = self.field.formfield(required=False)
+        assert field is not None
+        return field
+
+    def parse(self, text: str) -> Any:
+        """The record's value for ``text``, or a ValidationError saying what is wrong."""
+        value = self.form_field().clean(text.strip())
+        if value in (None, ""):
+            raise ValidationError(self.field.error_messages["blank"], code="blank")
+        self.field.run_validators(value)
+        return value
+
+    def as_text(self, value: Any) -> str:
+        """A record's value as the vendor would type it ("" when none is stated)."""
+        if value is None:
+            return ""
+        if isinstance(value, Decimal):
+            return format(value.normalize(), "f") if value == value.to_integral() else str(value)
+        return str(value)
+
+    def display(self, text: str) -> str:
+        """A proposed or accepted value as a reader sees it (choices by their label)."""
+        choices = dict(self.field.flatchoices) if self.field.choices else {}
+        return str(choices.get(text, text))
+
+    def record_of(self, offer: Offer) -> models.Model | None:
+        if self.model is Offer:
+            return offer
+        if self.model is DeclaredSpec:
+            return DeclaredSpec.objects.filter(offer=offer).first()
+        return ContractTerms.objects.filter(checklist__offer=offer).first()
+
+    def current(self, offer: Offer) -> str:
+        record = self.record_of(offer)
+        return "" if record is None else self.as_text(getattr(record, self.name))
+
+
+def _claims(section: str, model: type[models.Model], *names: str) -> tuple[Claim, ...]:
+    return tuple(Claim(section, model, name) for name in names)
+
+
+SPEC_CLAIMS = _claims(ClaimSection.SPEC, Offer, "accelerator_model", "accelerator_count") + _claims(
+    ClaimSection.SPEC,
+    DeclaredSpec,
+    "memory_per_card_gib",
+    "cards_per_node",
+    "intra_node_interconnect",
+    "intra_node_bandwidth_gbps",
+    "inter_node_network",
+    "inter_node_bandwidth_gbit",
+    "local_nvme_tb",
+    "driver_version",
+    "cuda_version",
+    "runtime_versions",
+    "rate_limit_rps",
+    "throughput_tokens_per_s",
+    "throughput_requests_per_s",
+    "source_document",
+)
+COMMERCIAL_CLAIMS = _claims(
+    ClaimSection.COMMERCIAL,
+    Offer,
+    "billing_basis",
+    "unit_price",
+    "currency",
+    "contract_term_months",
+    "prepayment_ratio",
+)
+EXIT_CLAIMS = _claims(
+    ClaimSection.EXIT,
+    ContractTerms,
+    "sla_availability_pct",
+    "maintenance_notice_hours",
+    "data_deletion_days",
+    "data_export_days",
+    "image_format",
+    "exit_penalty_pct",
+    "ordinary_prepayment_pct",
+)
+BY_SECTION: dict[str, tuple[Claim, ...]] = {
+    ClaimSection.SPEC: SPEC_CLAIMS,
+    ClaimSection.COMMERCIAL: COMMERCIAL_CLAIMS,
+    ClaimSection.EXIT: EXIT_CLAIMS,
+}
+_BY_KEY = {(claim.section, claim.name): claim for claims in BY_SECTION.values() for claim in claims}
+
+
+def claim_named(section: str, name: str) -> Claim:
+    """The field claim of ``section`` called ``name``; KeyError for any other."""
+    return _BY_KEY[(section, name)]
+
+
+def clause_items(offer: Offer) -> list[ChecklistItem]:
+    """The offer's checklist items, the clause claims the vendor answers (none without one)."""
+    return list(ChecklistItem.objects.filter(checklist__offer=offer).order_by("number"))
