@@ -3,10 +3,11 @@
 The walk reads the URL configuration itself (pages, the REST API with its
 router and format suffixes, the schema, the docs and the admin), so a route
 added later is walked without touching this file. Each route is requested by
-priya, lena, tariq, aude, ada (staff, as in the demo) and an anonymous
-visitor: with ids of one small world where every record exists, with an id
-that names nothing (999999), and with a malformed one where the converter lets
-it through (a word for ``str``/``slug``/DRF ids, 10**30 for ``int``). GET
+priya, lena, tariq, aude, ada (staff, as in the demo), an anonymous
+visitor and a vendor contact signed in to the portal with a code: with ids
+of one small world where every record exists, with an id that names nothing
+(999999), and with a malformed one where the converter lets it through (a
+word for ``str``/``slug``/DRF ids, 10**30 for ``int``). GET
 always, then each write method the view accepts (as the API's views and
 viewsets declare them; POST for function views, the pages of forms) with an
 empty body: ``{}`` as JSON to the API, an empty form to pages. The CSRF check
@@ -42,6 +43,7 @@ from apps.contracts.services import red_flag_waive
 from apps.core.services import tracked_update
 from apps.evidence.baselines import baseline_pin
 from apps.evidence.models import EvidenceUpload, HarnessToken
+from apps.portal.invitations import invitation_create
 from apps.scorecards.services import scorecard_save
 from apps.sizing.services import compute_demand_save
 from tests.acceptance.factories import approved_offer, record_faults
@@ -52,9 +54,12 @@ from tests.contracts.factories import item, make_checklist, set_statuses
 from tests.costs.factories import CLEAN, make_budget, make_import
 from tests.evidence.factories import make_bundle_record
 from tests.packets.factories import DEMAND, make_stored_packet
+from tests.portal.factories import open_portal
 from tests.workloads.factories import upload_set
 
-ROLES = ("priya", "lena", "tariq", "aude", "ada", None)  # None: not signed in
+# None: not signed in; VENDOR: a vendor contact who typed the code of the world's invitation.
+VENDOR = "vendor"
+ROLES = ("priya", "lena", "tariq", "aude", "ada", None, VENDOR)
 WRITE_METHODS = ("post", "put", "patch", "delete")
 MISSING = "999999"
 MALFORMED = ("not-an-id", str(10**30))
@@ -108,6 +113,8 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "costs/imports/<pk>": lambda w: w.cost_import.pk,
     "workloads/<pk>": lambda w: w.workload_set.pk,
     "workload-sets/<pk>": lambda w: w.workload_set.pk,
+    # The vendor portal's link secret, of an invitation to the world's offer.
+    "token": lambda w: w.portal_secret,
 }
 
 
@@ -369,9 +376,14 @@ def build_world(people) -> SimpleNamespace:
         refusal_field="nonce",
         refusal_status=400,
     )
+    invitation, portal_secret = invitation_create(
+        actor=priya, offer=offer, contact_name="Li Wei", email="li.wei@vendor.example"
+    )
     return SimpleNamespace(
         case=case,
         offer=offer,
+        invitation=invitation,
+        portal_secret=portal_secret,
         checklist=checklist,
         flagged_item=flagged,
         waiver=waiver,
@@ -426,7 +438,9 @@ def test_no_route_answers_a_server_error_to_anyone(people, monkeypatch, _isolate
     clients = {}
     for role in ROLES:
         clients[role] = Client()
-        if role is not None:
+        if role == VENDOR:
+            open_portal(clients[role], world.invitation)
+        elif role is not None:
             clients[role].force_login(people[role])
 
     routes = all_routes()
@@ -454,7 +468,11 @@ def test_no_route_answers_a_server_error_to_anyone(people, monkeypatch, _isolate
                     failures.append(f"{method.upper()} {path} as {role}: {status}")
                 if role is not None and status not in (401, 403, 404, 405):
                     found.add(path)  # past the checks that come before the lookup
-                if method != "get" and role is not None and "_auth_user_id" not in client.session:
+                if role == VENDOR:
+                    open_portal(client, world.invitation)  # the request may have signed out
+                elif (
+                    method != "get" and role is not None and "_auth_user_id" not in client.session
+                ):
                     client.force_login(people[role])  # the request signed out
 
     assert requests > 1000

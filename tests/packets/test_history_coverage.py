@@ -29,6 +29,8 @@ from apps.costs.services import cost_import_create, threshold_alerts_send
 from apps.evidence.models import Baseline, EvidenceBundle
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
+from apps.portal.invitations import invitation_create
+from apps.portal.models import ClaimSection, DocumentKind, Proposal, VendorDocument
 from apps.sizing.services import requirement_spec_save
 from apps.workloads.services import plan_workload_set
 from tests.approvals.factories import make_verification
@@ -117,6 +119,29 @@ def demo_case(settings, tmp_path):
         pin_reason="First accepted run",
         pinned_by=tariq,
         pinned_at=now,
+    )
+    # A vendor invited to the offer, who proposed one claim and sent one document.
+    invitation, _secret = invitation_create(
+        actor=users["priya"], offer=offer, contact_name="Li Wei", email="li.wei@vendor.example"
+    )
+    tracked_create(
+        Proposal,
+        actor=None,
+        invitation=invitation,
+        section=ClaimSection.SPEC,
+        claim="cards_per_node",
+        value="8",
+    )
+    tracked_create(
+        VendorDocument,
+        actor=None,
+        invitation=invitation,
+        kind=DocumentKind.SLA,
+        name="sla.pdf",
+        content_type="application/pdf",
+        size_bytes=9,
+        sha256="0" * 64,
+        storage_name="portal/sla.pdf",
     )
     tracked_create(
         FileIntegrityAlarm,
