@@ -470,9 +470,7 @@ def test_no_route_answers_a_server_error_to_anyone(people, monkeypatch, _isolate
                     found.add(path)  # past the checks that come before the lookup
                 if role == VENDOR:
                     open_portal(client, world.invitation)  # the request may have signed out
-                elif (
-                    method != "get" and role is not None and "_auth_user_id" not in client.session
-                ):
+                elif method != "get" and role is not None and "_auth_user_id" not in client.session:
                     client.force_login(people[role])  # the request signed out
 
     assert requests > 1000
