@@ -162,3 +162,14 @@ def test_every_use_is_in_the_case_history(client, priya):
     code = _send_code(client, secret)
     client.post(reverse("portal:start", args=[secret]), {"code": code})
     assert InvitationUse.history.filter(invitation_id=invitation.pk).count() == 3
+
+
+def test_the_portal_speaks_chinese_to_a_chinese_browser(client, priya):
+    invitation, secret = make_invitation(priya, language="zh-hans")
+    assert "请您就贵方报价作答" in mail.outbox[0].subject
+    assert "一次性验证码" in mail.outbox[0].body
+    page = client.get(reverse("portal:start", args=[secret]), HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "通过邮件发送验证码" in page.text
+    open_portal(client, invitation)
+    page = client.get(reverse("portal:home", args=[secret]), HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "按部分列出的答复" in page.text and "退出与数据处理" in page.text
