@@ -102,7 +102,6 @@ def portal_required(view):
         add_never_cache_headers(response)
         return response
 
-    wrapped.portal_view = True
     return wrapped
 
 
