@@ -102,7 +102,7 @@ def portal_required(view):
         add_never_cache_headers(response)
         return response
 
-    wrapped.portal_view = True  # type: ignore[attr-defined]
+    wrapped.portal_view = True
     return wrapped
 
 
