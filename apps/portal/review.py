@@ -63,6 +63,15 @@ _STATUS_OF = {
 }
 
 
+# The proposal's own history, in the words of the other history reasons (not translated).
+_DONE = {
+    Decision.ACCEPT: "accepted",
+    Decision.EDIT: "accepted with changes",
+    Decision.REJECT: "rejected",
+    Decision.QUESTION: "questioned",
+}
+
+
 def may_decide(actor, section: str) -> bool:
     return actor.has_perm(SECTION_PERMISSION[section])
 
@@ -132,7 +141,7 @@ def proposal_decide(
         decided = tracked_update(
             current,
             actor=actor,
-            reason=f"Vendor's answer: {Decision(decision).label}",
+            reason=f"Vendor's answer {_DONE[Decision(decision)]} by {_who(actor)}",
             fields=fields,
         )
         if decision == Decision.QUESTION:

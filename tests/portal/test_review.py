@@ -5,6 +5,8 @@ from decimal import Decimal
 
 import pytest
 from django.core import mail
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from apps.contracts.models import ChecklistItem, ContractTerms
@@ -12,6 +14,7 @@ from apps.core.services import StateConflict
 from apps.offers.models import DeclaredSpec, Offer
 from apps.portal import review
 from apps.portal.models import DocumentStatus, ProposalStatus
+from tests.factories import make_case, make_offer
 from tests.portal.factories import make_invitation, make_offer_with_checklist
 from tests.portal.review_factories import make_document, make_proposal
 from tests.stored import replace_stored
@@ -292,3 +295,50 @@ def test_the_answers_page_in_chinese(browser_as, world):
     )
     assert page.status_code == 200
     assert "供应商的答复" in page.text and "记录决定" in page.text
+
+
+def test_the_proposal_keeps_its_own_history(browser_as, world):
+    proposal = make_proposal(world["invitation"], "spec", "cards_per_node", "8")
+    _decide(browser_as("tariq"), proposal, decision="reject", note="Not in the quote")
+    assert _latest_reason(proposal) == "Vendor's answer rejected by Tariq"
+
+
+def test_a_question_that_cannot_be_e_mailed_changes_nothing(browser_as, world, settings):
+    proposal = make_proposal(world["invitation"], "spec", "cards_per_node", "16")
+    settings.EMAIL_BACKEND = "tests.portal.test_invitation_pages.FailingBackend"
+    response = _decide(browser_as("tariq"), proposal, decision="question", note="Really 16?")
+    assert response.status_code == 400 and "could not be e-mailed" in response.text
+    proposal.refresh_from_db()
+    assert proposal.status == ProposalStatus.PENDING and proposal.review_note == ""
+
+
+def test_exit_terms_wait_for_the_clause_checklist(browser_as, priya):
+    offer = make_offer(priya, make_case(priya))
+    invitation, _secret = make_invitation(priya, offer)
+    proposal = make_proposal(invitation, "exit", "data_deletion_days", "30")
+    response = _decide(browser_as("lena"), proposal, decision="accept")
+    assert response.status_code == 400 and "no clause checklist yet" in response.text
+    proposal.refresh_from_db()
+    assert proposal.status == ProposalStatus.PENDING
+
+
+def test_the_answers_page_reads_a_fixed_number_of_queries(browser_as, world, lena):
+    client = browser_as("lena")
+    url = reverse("portal:answers", args=[world["offer"].pk])
+    make_proposal(world["invitation"], "spec", "cards_per_node", "8")
+    make_document(world["invitation"])
+    client.get(url)
+    with CaptureQueriesContext(connection) as first:
+        client.get(url)
+    items = ChecklistItem.objects.filter(checklist__offer=world["offer"])
+    for item in items[:4]:
+        proposal = make_proposal(
+            world["invitation"], "clause", item.key, "Yes", clause_reference="1"
+        )
+        review.proposal_decide(actor=lena, proposal=proposal, decision="accept")
+    for name in ("data_deletion_days", "data_export_days"):
+        make_proposal(world["invitation"], "exit", name, "30")
+    make_document(world["invitation"], name="more.pdf")
+    with CaptureQueriesContext(connection) as later:
+        client.get(url)
+    assert len(later) == len(first)
