@@ -1,9 +1,13 @@
 """The organisation's invitation pages of an offer: who may invite, read and revoke."""
 
+from datetime import timedelta
+
 import pytest
 from django.core import mail
 from django.urls import reverse
+from django.utils import timezone
 
+from apps.core.services import tracked_update
 from apps.portal.models import InvitationState, UseKind, VendorInvitation
 from tests.portal.factories import make_invitation, make_offer_with_checklist
 
@@ -132,3 +136,23 @@ def test_the_invitations_page_in_chinese(browser_as, offer, priya):
     assert page.status_code == 200
     assert "供应商邀请" in page.text
     assert "发送邀请" in page.text
+
+
+def test_an_expired_invitation_shows_as_expired(browser_as, offer, priya):
+    invitation, _secret = make_invitation(priya, offer)
+    tracked_update(
+        invitation,
+        actor=priya,
+        reason="Test: lapsed",
+        fields={"expires_at": timezone.now() - timedelta(hours=1)},
+    )
+    page = browser_as("lena").get(_url(offer))
+    assert 'badge warn">Expired' in page.text
+
+
+def test_the_offer_page_summary_in_chinese(browser_as, offer, priya):
+    make_invitation(priya, offer)
+    page = browser_as("priya").get(
+        reverse("offers:detail", args=[offer.pk]), HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9"
+    )
+    assert "1 个邀请，1 个有效。" in page.text and "审核供应商的答复" in page.text
