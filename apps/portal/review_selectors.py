@@ -6,8 +6,10 @@ proposals or invitations: the offer page shows part of it.
 
 from collections import Counter
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 
@@ -74,6 +76,21 @@ def _display(claim: Claim, text: str) -> str:
     return claim.display(text) if text else ""
 
 
+def _text(claim: Claim, value: Any) -> str:
+    """A record's value as text, without the trailing zeros of its column (2.950000 → 2.95)."""
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f")
+    return claim.as_text(value)
+
+
+def _same(claim: Claim, accepted: str, value: Any) -> bool:
+    """Whether the accepted text is the value the record holds (2.95 is 2.950000)."""
+    try:
+        return claim.parse(accepted) == value
+    except ValidationError:
+        return accepted == claim.as_text(value)
+
+
 def answers_of(offer: Offer, *, actor) -> list[AnswerSection]:
     """Every proposal of the offer's invitations, by section, beside what the record holds."""
     proposals = list(
@@ -99,9 +116,7 @@ def answers_of(offer: Offer, *, actor) -> list[AnswerSection]:
                 continue
             record = records.get(claim.model)
             current = (
-                ""
-                if record is None
-                else _display(claim, claim.as_text(getattr(record, claim.name)))
+                "" if record is None else _display(claim, _text(claim, getattr(record, claim.name)))
             )
             answer = _display(claim, proposal.value)
             accepted = _display(claim, proposal.accepted_value)
@@ -205,10 +220,11 @@ def spec_provenance(offer: Offer, spec: DeclaredSpec | None, verification=None) 
     rows = []
     for claim in SPEC_CLAIMS:
         record = offer if claim.model is Offer else spec
-        value = "" if record is None else claim.as_text(getattr(record, claim.name))
+        held = None if record is None else getattr(record, claim.name)
+        value = "" if held is None else _text(claim, held)
         row = ClaimProvenance(claim=claim, value=_display(claim, value))
         taken = accepted.get(claim.name)
-        if taken is not None and value and taken.accepted_value == value:
+        if taken is not None and value and _same(claim, taken.accepted_value, held):
             row.vendor = taken.invitation.contact_name
             row.accepted_by = taken.reviewed_by
             row.accepted_at = taken.reviewed_at

@@ -91,3 +91,12 @@ def test_the_claims_page_in_chinese(browser_as, offer):
     page = _claims(browser_as("aude"), offer, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
     assert page.status_code == 200
     assert "谁声明了什么" in page.text and "由 Priya 录入" in page.text
+
+
+def test_a_decimal_claim_stays_the_vendors_whatever_its_trailing_zeros(browser_as, offer, tariq):
+    invitation = offer.vendor_invitations.get()
+    proposal = make_proposal(invitation, "spec", "local_nvme_tb", "15.3")  # stored as 15.30
+    review.proposal_decide(actor=tariq, proposal=proposal, decision="accept")
+    text = _claims(browser_as("aude"), offer).text
+    row = text.split("NVMe")[1].split("</tr>")[0]
+    assert "15.3<" in row and "the vendor (Li Wei)" in row

@@ -105,6 +105,8 @@ def test_procurement_accepts_a_price_with_changes(browser_as, world):
     assert response.status_code == 302
     offer = Offer.objects.get(pk=world["offer"].pk)
     assert offer.unit_price == Decimal("2.95")
+    answers = browser_as("aude").get(reverse("portal:answers", args=[offer.pk])).text
+    assert "2.95<" in answers and "2.950000" not in answers
     assert _latest_reason(offer) == f"{VENDOR}, accepted with changes by Priya: As negotiated"
     proposal.refresh_from_db()
     assert proposal.status == ProposalStatus.EDITED and proposal.accepted_value == "2.95"
