@@ -8,6 +8,7 @@ from apps.contracts import panels as contracts_panels
 from apps.evidence import panels as evidence_panels
 from apps.evidence.selectors import latest_verification
 from apps.offers.selectors import spec_status_for
+from apps.portal import panels as portal_panels
 from apps.scorecards.selectors import needed_capacity_cost, offer_price
 from apps.scorecards.unit_cost import unit_cost
 from apps.sizing.selectors import (
@@ -18,7 +19,7 @@ from apps.sizing.selectors import (
     requirement_of,
 )
 
-OFFER_PANEL_PROVIDERS = (contracts_panels, evidence_panels)
+OFFER_PANEL_PROVIDERS = (contracts_panels, evidence_panels, portal_panels)
 
 
 def offer_panels(offer, *, actor) -> list:

@@ -10,10 +10,12 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
+from apps.evidence.selectors import latest_verification
 from apps.offers import services
 from apps.offers.forms import DeclaredSpecForm, OfferEditForm, OfferForm
 from apps.offers.overview import offer_overview
 from apps.offers.selectors import offer_get_for, spec_status_for
+from apps.portal.review_selectors import spec_provenance
 
 
 @role_required("offers.add_offer")
@@ -97,6 +99,7 @@ def declared_spec_edit(request, pk: int):
             "offer": offer,
             "case": offer.case,
             "spec_status": spec_status_for(offer),
+            "provenance": spec_provenance(offer, spec, latest_verification(offer)),
             "title": _("Declared spec"),
         },
     )

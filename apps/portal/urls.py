@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.portal import views
+from apps.portal import staff_views, views
 
 app_name = "portal"
 urlpatterns = [
@@ -9,4 +9,27 @@ urlpatterns = [
     path("portal/<str:token>/answers/", views.home, name="home"),
     path("portal/<str:token>/sign-out/", views.sign_out, name="sign_out"),
     # --- The organisation's side: invitations and the review of what vendors proposed. ---
+    path("offers/<int:offer_pk>/vendor/", staff_views.invitations, name="invitations"),
+    path(
+        "offers/<int:offer_pk>/vendor/<int:pk>/revoke/",
+        staff_views.invitation_revoke_view,
+        name="invitation-revoke",
+    ),
+    path("offers/<int:offer_pk>/vendor/answers/", staff_views.answers, name="answers"),
+    path(
+        "offers/<int:offer_pk>/vendor/answers/<int:pk>/decide/",
+        staff_views.proposal_decide,
+        name="proposal-decide",
+    ),
+    path(
+        "offers/<int:offer_pk>/vendor/documents/<int:pk>/decide/",
+        staff_views.document_decide,
+        name="document-decide",
+    ),
+    path(
+        "offers/<int:offer_pk>/vendor/documents/<int:pk>/file/",
+        staff_views.document_download,
+        name="document-download",
+    ),
+    path("offers/<int:offer_pk>/vendor/claims/", staff_views.claims, name="claims"),
 ]
