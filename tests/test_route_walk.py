@@ -55,6 +55,7 @@ from tests.costs.factories import CLEAN, make_budget, make_import
 from tests.evidence.factories import make_bundle_record
 from tests.packets.factories import DEMAND, make_stored_packet
 from tests.portal.factories import open_portal
+from tests.portal.review_factories import make_document, make_proposal
 from tests.workloads.factories import upload_set
 
 # None: not signed in; VENDOR: a vendor contact who typed the code of the world's invitation.
@@ -113,8 +114,12 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "costs/imports/<pk>": lambda w: w.cost_import.pk,
     "workloads/<pk>": lambda w: w.workload_set.pk,
     "workload-sets/<pk>": lambda w: w.workload_set.pk,
-    # The vendor portal's link secret, of an invitation to the world's offer.
+    # The vendor portal's link secret, of an invitation to the world's offer, and what
+    # the vendor proposed and sent through it.
     "token": lambda w: w.portal_secret,
+    "offers/<int:offer_pk>/vendor/<pk>": lambda w: w.invitation.pk,
+    "offers/<int:offer_pk>/vendor/answers/<pk>": lambda w: w.proposal.pk,
+    "offers/<int:offer_pk>/vendor/documents/<pk>": lambda w: w.vendor_document.pk,
 }
 
 
@@ -384,6 +389,8 @@ def build_world(people) -> SimpleNamespace:
         offer=offer,
         invitation=invitation,
         portal_secret=portal_secret,
+        proposal=make_proposal(invitation, "spec", "cards_per_node", "8"),
+        vendor_document=make_document(invitation),
         checklist=checklist,
         flagged_item=flagged,
         waiver=waiver,
