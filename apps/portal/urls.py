@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.portal import staff_views, views
+from apps.portal import staff_views, vendor_views, views
 
 app_name = "portal"
 urlpatterns = [
@@ -8,6 +8,13 @@ urlpatterns = [
     path("portal/<str:token>/", views.start, name="start"),
     path("portal/<str:token>/answers/", views.home, name="home"),
     path("portal/<str:token>/sign-out/", views.sign_out, name="sign_out"),
+    path("portal/<str:token>/answers/documents/", vendor_views.documents, name="documents"),
+    path("portal/<str:token>/answers/<slug:slug>/", vendor_views.section, name="section"),
+    path(
+        "portal/<str:token>/answers/<slug:slug>/replies/<int:pk>/",
+        vendor_views.reply,
+        name="reply",
+    ),
     # --- The organisation's side: invitations and the review of what vendors proposed. ---
     path("offers/<int:offer_pk>/vendor/", staff_views.invitations, name="invitations"),
     path(
