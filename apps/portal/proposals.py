@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 
 from apps.core.services import StateConflict, tracked_create, tracked_update
 from apps.core.uploads import UploadPolicy, kinds
-from apps.portal.claims import BY_SECTION, clause_items
+from apps.portal.claims import BY_SECTION, claim_named, clause_items
 from apps.portal.invitations import use_record
 from apps.portal.models import (
     ClaimSection,
@@ -232,6 +232,14 @@ def _proposal_write(
     )
 
 
+def _claim_label(invitation: VendorInvitation, proposal: Proposal) -> str:
+    """How people name the claim in the case's history (never the field's own name)."""
+    if proposal.section == ClaimSection.CLAUSE:
+        item = next((i for i in clause_items(invitation.offer) if i.key == proposal.claim), None)
+        return f"item {item.number}, {item.title}" if item is not None else proposal.claim
+    return _english(claim_named(proposal.section, proposal.claim).label)
+
+
 def proposal_reply(
     *, invitation: VendorInvitation, proposal: Proposal, reply: str, value: str | None = None
 ) -> Proposal:
@@ -269,7 +277,7 @@ def proposal_reply(
         use_record(
             current,
             UseKind.REPLIED,
-            f"{_english(ClaimSection(locked.section).label)}: {locked.claim}"
+            f"{_english(ClaimSection(locked.section).label)}: {_claim_label(current, locked)}"
             + (" (new answer)" if value else ""),
         )
     return replied

@@ -5,6 +5,7 @@ raw strings and the service refuses the submit whole, naming each bad field.
 """
 
 from django import forms
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
 from apps.evidence.datasheet import SKUS
@@ -27,7 +28,7 @@ ANSWERS_FORM = "answers"
 def _answer_field(row: ClaimRow) -> forms.Field:
     if row.claim is None:
         return forms.CharField(
-            label=row.label,
+            label=capfirst(row.label),
             required=False,
             strip=False,
             max_length=CLAUSE_ANSWER_MAX + 1000,  # the service says the limit in its words
@@ -45,7 +46,7 @@ def _answer_field(row: ClaimRow) -> forms.Field:
         )
     else:
         widget = forms.TextInput(attrs={"form": ANSWERS_FORM})
-    return forms.CharField(label=row.label, required=False, strip=False, widget=widget)
+    return forms.CharField(label=capfirst(row.label), required=False, strip=False, widget=widget)
 
 
 class SectionForm(forms.Form):

@@ -56,6 +56,8 @@ def section(request: HttpRequest, token: str, slug: str) -> HttpResponse:
     card = None
     if section == ClaimSection.SPEC:
         card = datasheet_card(card_key, invitation.offer.accelerator_model)
+        if card is not None and not card_form.is_bound:
+            card_form = DatasheetForm(initial={"card": card.key})  # the offer's own card
     status = 200
     if request.method == "POST" and "fill" in request.POST and section == ClaimSection.SPEC:
         form, status = _datasheet_filled(request, rows, card)

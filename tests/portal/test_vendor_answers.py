@@ -37,7 +37,7 @@ def test_the_declared_spec_is_proposed_and_waits_for_review(client, portal):
     invitation, secret = portal
     page = client.get(section_url(secret, "spec"))
     assert page.status_code == 200
-    assert "memory per card (GiB)" in page.text
+    assert "Memory per card (GiB)" in page.text
     assert "NVIDIA H200 SXM 141GB" in page.text  # what the offer's record holds now
 
     answer = client.post(
@@ -217,7 +217,7 @@ def test_a_questioned_answer_is_answered_with_a_reply(client, portal, tariq):
     )
     assert proposal.review_note == "Per card or per node?"
     [use] = _uses(invitation, UseKind.REPLIED)
-    assert "intra_node_bandwidth_gbps" in use.detail
+    assert use.detail == "Declared spec: intra-node bandwidth (GB/s per card) (new answer)"
     # Answered: no second reply until the reviewer asks again.
     again = client.post(url, {f"{prefix}-reply": "And again."})
     assert again.status_code == 409
@@ -227,3 +227,34 @@ def test_a_questioned_answer_is_answered_with_a_reply(client, portal, tariq):
 def test_a_section_that_does_not_exist_is_404(client, portal):
     _invitation, secret = portal
     assert client.get(section_url(secret, "scores")).status_code == 404
+
+
+def test_a_questioned_clause_is_answered_with_a_reply_and_a_new_answer(client, portal, lena):
+    invitation, secret = portal
+    item = clause_items(invitation.offer)[0]
+    client.post(section_url(secret, "clause"), {item.key: "Yes.", f"{item.key}.reference": "7"})
+    proposal = reviewed(Proposal.objects.get(invitation=invitation), lena, "questioned", "Where?")
+    prefix = f"reply-{proposal.pk}"
+    answer = client.post(
+        reply_url(secret, "clause", proposal.pk),
+        {f"{prefix}-reply": "Annex B.", f"{prefix}-value": "Yes, within 30 days."},
+    )
+    assert answer.status_code == 302
+    proposal.refresh_from_db()
+    assert (proposal.status, proposal.value, proposal.clause_reference) == (
+        "pending",
+        "Yes, within 30 days.",
+        "7",
+    )
+    [use] = _uses(invitation, UseKind.REPLIED)
+    assert use.detail == f"Contract clauses: item {item.number}, {item.title} (new answer)"
+    # A reply is only taken in the proposal's own section.
+    assert client.post(reply_url(secret, "spec", proposal.pk), {}).status_code == 404
+
+
+def test_the_overview_links_every_section_and_the_documents(client, portal):
+    _invitation, secret = portal
+    page = client.get(f"/portal/{secret}/answers/").text
+    for section in ("spec", "commercial", "clause", "exit"):
+        assert f'href="{section_url(secret, section)}"' in page
+    assert f'href="/portal/{secret}/answers/documents/"' in page
