@@ -9,9 +9,9 @@ urlpatterns = [
     path("portal/<str:token>/answers/", views.home, name="home"),
     path("portal/<str:token>/sign-out/", views.sign_out, name="sign_out"),
     path("portal/<str:token>/answers/documents/", vendor_views.documents, name="documents"),
-    path("portal/<str:token>/answers/<slug:slug>/", vendor_views.section, name="section"),
+    path("portal/<str:token>/answers/<slug:section>/", vendor_views.section, name="section"),
     path(
-        "portal/<str:token>/answers/<slug:slug>/replies/<int:pk>/",
+        "portal/<str:token>/answers/<slug:section>/replies/<int:pk>/",
         vendor_views.reply,
         name="reply",
     ),

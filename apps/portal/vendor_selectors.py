@@ -69,17 +69,27 @@ def section_rows(invitation: VendorInvitation, section: str) -> list[ClaimRow]:
             for item in clause_items(invitation.offer)
         ]
     offer = invitation.offer
+    claims = BY_SECTION[section]
+    # One read per record (the offer, its declared spec, its contract terms), not per claim.
+    records = {
+        claim.model: claim.record_of(offer) for claim in {c.model: c for c in claims}.values()
+    }
     return [
         ClaimRow(
             key=claim.name,
             label=claim.label,
             help_text=claim.help_text,
-            on_record=claim.display(claim.current(offer)),
+            on_record=claim.display(_on_record(claim, records[claim.model])),
             proposal=proposals.get(claim.name),
             claim=claim,
         )
-        for claim in BY_SECTION[section]
+        for claim in claims
     ]
+
+
+def _on_record(claim: Claim, record) -> str:
+    """What ``claim.current(offer)`` gives, from a record already read."""
+    return "" if record is None else claim.as_text(getattr(record, claim.name))
 
 
 def _number(value: Decimal) -> str:

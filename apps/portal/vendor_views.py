@@ -34,11 +34,11 @@ def _upload_refused(request, message: str, *, status: int) -> HttpResponse:
     )
 
 
-def _section_of(slug: str) -> str:
+def _section_of(key: str) -> str:
     # The sections' addresses are their keys: spec, commercial, clause, exit.
-    if slug not in ClaimSection.values:
+    if key not in ClaimSection.values:
         raise Http404(_("There is no such section."))
-    return slug
+    return key
 
 
 def _status_of(error: ValidationError) -> int:
@@ -46,9 +46,9 @@ def _status_of(error: ValidationError) -> int:
 
 
 @access.portal_required
-def section(request: HttpRequest, token: str, slug: str) -> HttpResponse:
+def section(request: HttpRequest, token: str, section: str) -> HttpResponse:
     """One section's claims, with the vendor's answers and how each one stands."""
-    section = _section_of(slug)
+    section = _section_of(section)
     invitation = request.invitation  # type: ignore[attr-defined]
     rows = section_rows(invitation, section)
     card_form = DatasheetForm(request.POST or request.GET or None)
@@ -84,7 +84,7 @@ def section(request: HttpRequest, token: str, slug: str) -> HttpResponse:
                     messages.success(request, sent % {"count": len(saved)})
                 else:
                     messages.info(request, _("Nothing new to send: no answer changed."))
-                return redirect("portal:section", token, slug)
+                return redirect("portal:section", token, section)
         else:
             status = 400
     else:
@@ -130,7 +130,6 @@ def _section_page(
         {
             "section": section,
             "section_label": ClaimSection(section).label,
-            "slug": section,
             "rows": shown,
             "form": form,
             "can_send": any(row.editable for row in rows),
@@ -144,9 +143,9 @@ def _section_page(
 
 @require_POST
 @access.portal_required
-def reply(request: HttpRequest, token: str, slug: str, pk: int) -> HttpResponse:
+def reply(request: HttpRequest, token: str, section: str, pk: int) -> HttpResponse:
     """The vendor answers a reviewer's question on one of its own answers."""
-    section = _section_of(slug)
+    section = _section_of(section)
     invitation = request.invitation  # type: ignore[attr-defined]
     try:
         proposal = invitation.proposals.get(pk=pk, section=section)
@@ -167,7 +166,7 @@ def reply(request: HttpRequest, token: str, slug: str, pk: int) -> HttpResponse:
             status = _status_of(error)
         else:
             messages.success(request, _("Your reply was sent for review."))
-            return redirect("portal:section", token, slug)
+            return redirect("portal:section", token, section)
     rows = section_rows(invitation, section)
     return _section_page(
         request,

@@ -258,3 +258,13 @@ def test_the_overview_links_every_section_and_the_documents(client, portal):
     for section in ("spec", "commercial", "clause", "exit"):
         assert f'href="{section_url(secret, section)}"' in page
     assert f'href="/portal/{secret}/answers/documents/"' in page
+
+
+@pytest.mark.parametrize("section", ["spec", "commercial", "clause", "exit"])
+def test_a_section_page_reads_a_fixed_number_of_queries(
+    client, portal, section, django_assert_max_num_queries
+):
+    invitation, secret = portal
+    client.post(section_url(secret, "spec"), {"cards_per_node": "8", "local_nvme_tb": "3"})
+    with django_assert_max_num_queries(6):
+        assert client.get(section_url(secret, section)).status_code == 200
