@@ -6,7 +6,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from apps.portal.models import InvitationUse, UseKind, VendorDocument
+from apps.core.services import StateConflict, tracked_update
+from apps.portal.invitations import invitation_revoke
+from apps.portal.models import InvitationUse, UseKind, VendorDocument, VendorInvitation
+from apps.portal.proposals import document_upload
 from tests.portal.factories import make_invitation, open_portal
 from tests.portal.vendor import documents_url
 
@@ -59,8 +62,6 @@ def test_a_document_is_stored_with_its_digest_and_listed(client, portal, stored_
 
 
 def test_a_rejected_document_shows_the_reason(client, portal, lena):
-    from apps.core.services import tracked_update
-
     _invitation, secret = portal
     _upload(client, secret, "sla.pdf", PDF)
     document = VendorDocument.objects.get()
@@ -139,3 +140,30 @@ def test_a_document_goes_to_the_bucket(client, priya, s3_bucket):
     assert _upload(client, secret, "spec.pdf", PDF, kind="spec_sheet").status_code == 302
     document = VendorDocument.objects.get(invitation=invitation)
     assert s3_bucket.read(document.storage_name) == PDF
+
+
+def test_an_upload_after_the_invitation_closed_stores_nothing(priya, portal, stored_files):
+
+    invitation, _secret = portal
+    opened = VendorInvitation.objects.get(pk=invitation.pk)  # as the page read it
+    invitation_revoke(actor=priya, invitation=invitation, reason="Wrong contact")
+    with pytest.raises(StateConflict):
+        document_upload(
+            invitation=opened,
+            kind="sla",
+            description="",
+            upload=SimpleUploadedFile("sla.pdf", PDF),
+        )
+    assert _nothing_stored(invitation, stored_files)
+
+
+@pytest.mark.s3
+def test_a_store_that_cannot_be_reached_keeps_no_record(client, priya, lone_s3):
+    invitation, secret = make_invitation(priya)
+    open_portal(client, invitation)
+    lone_s3.server.stop()
+    page = _upload(client, secret, "sla.pdf", PDF)
+    assert page.status_code == 503
+    assert "The file store cannot be reached just now" in page.text
+    assert not VendorDocument.objects.filter(invitation=invitation).exists()
+    assert not InvitationUse.objects.filter(invitation=invitation, kind=UseKind.UPLOADED).exists()
