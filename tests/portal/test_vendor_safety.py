@@ -184,3 +184,4 @@ def test_the_pages_speak_chinese(client, portal):
     assert "当前记录" in page  # "On record now"
     documents = client.get(documents_url(secret), HTTP_ACCEPT_LANGUAGE="zh-hans").text
     assert "上传文件" in documents  # "Upload a document"
+    assert "说明" in documents  # "Description"
