@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 
 from apps.core.services import StateConflict, tracked_create, tracked_update
 from apps.core.uploads import UploadPolicy, kinds
-from apps.portal.claims import BY_SECTION, claim_named, clause_items
+from apps.portal.claims import BY_SECTION, clause_items
 from apps.portal.invitations import use_record
 from apps.portal.models import (
     ClaimSection,
@@ -34,6 +34,7 @@ from apps.portal.models import (
     VendorDocument,
     VendorInvitation,
 )
+from apps.portal.review import claim_label
 
 # Accepted answers went into the offer's records: the vendor can no longer change them.
 # A rejected one may be proposed again (unlike ``models.SETTLED``, which counts it settled).
@@ -77,6 +78,11 @@ def _english(label: Any) -> str:
     # History is written in one language, whatever the vendor reads the page in.
     with translation.override("en"):
         return str(label)
+
+
+def _english_claim(proposal: Proposal) -> str:
+    with translation.override("en"):
+        return claim_label(proposal)
 
 
 def _invitation_lock(invitation: VendorInvitation) -> VendorInvitation:
@@ -232,14 +238,6 @@ def _proposal_write(
     )
 
 
-def _claim_label(invitation: VendorInvitation, proposal: Proposal) -> str:
-    """How people name the claim in the case's history (never the field's own name)."""
-    if proposal.section == ClaimSection.CLAUSE:
-        item = next((i for i in clause_items(invitation.offer) if i.key == proposal.claim), None)
-        return f"item {item.number}, {item.title}" if item is not None else proposal.claim
-    return _english(claim_named(proposal.section, proposal.claim).label)
-
-
 def proposal_reply(
     *, invitation: VendorInvitation, proposal: Proposal, reply: str, value: str | None = None
 ) -> Proposal:
@@ -277,7 +275,7 @@ def proposal_reply(
         use_record(
             current,
             UseKind.REPLIED,
-            f"{_english(ClaimSection(locked.section).label)}: {_claim_label(current, locked)}"
+            f"{_english(ClaimSection(locked.section).label)}: {_english_claim(locked)}"
             + (" (new answer)" if value else ""),
         )
     return replied

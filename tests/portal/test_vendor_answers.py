@@ -247,7 +247,7 @@ def test_a_questioned_clause_is_answered_with_a_reply_and_a_new_answer(client, p
         "7",
     )
     [use] = _uses(invitation, UseKind.REPLIED)
-    assert use.detail == f"Contract clauses: item {item.number}, {item.title} (new answer)"
+    assert use.detail == f"Contract clauses: {item.number}. {item.title} (new answer)"
     # A reply is only taken in the proposal's own section.
     assert client.post(reply_url(secret, "spec", proposal.pk), {}).status_code == 404
 
