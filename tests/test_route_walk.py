@@ -120,6 +120,8 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "offers/<int:offer_pk>/vendor/<pk>": lambda w: w.invitation.pk,
     "offers/<int:offer_pk>/vendor/answers/<pk>": lambda w: w.proposal.pk,
     "offers/<int:offer_pk>/vendor/documents/<pk>": lambda w: w.vendor_document.pk,
+    "section": lambda w: w.proposal.section,
+    "portal/<str:token>/answers/<slug:section>/replies/<pk>": lambda w: w.proposal.pk,
 }
 
 
