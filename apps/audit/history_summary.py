@@ -41,8 +41,21 @@ WHOLE_RECORDS = {
     "acceptance.acceptancesignoff": SIGN_OFF,
 }
 
-# Fields of other records that hold a waiver or a sign-off: every change in full.
+# Fields of other records that hold a waiver, a sign-off or a reviewer's decision: every
+# change in full.
 WAIVER_AND_SIGN_OFF_FIELDS = {
+    # A reviewer's decision on what a vendor proposed through the portal.
+    "portal.proposal": {
+        "accepted_value": DECISION,
+        "review_note": DECISION,
+        "reviewed_by_id": DECISION,
+        "reviewed_at": DECISION,
+    },
+    "portal.vendordocument": {
+        "review_note": DECISION,
+        "reviewed_by_id": DECISION,
+        "reviewed_at": DECISION,
+    },
     "cases.procurementcase": {"offer_minimum_waiver": WAIVER},
     "assessments.dataexportassessment": {
         "signed_off_by_id": SIGN_OFF,
