@@ -565,9 +565,9 @@ def _print_over(out, page, numbered, numbers) -> None:
     from pikepdf import Name
 
     operations = [
-        (operands, operator)
-        for operands, operator in pikepdf.parse_content_stream(numbered)
-        if str(operator) not in ("BDC", "BMC", "EMC")
+        instruction
+        for instruction in pikepdf.parse_content_stream(numbered)
+        if str(instruction.operator) not in ("BDC", "BMC", "EMC")
     ]
     numbered.obj.Contents = numbers.make_stream(pikepdf.unparse_content_stream(operations))
     form = out.copy_foreign(numbered.as_form_xobject())
@@ -620,7 +620,7 @@ def join_structure(out, sources) -> None:
             marks = Array(
                 out.copy_foreign(mark) if mark.is_indirect else mark for mark in part_keys[int(old)]
             )
-            nums.extend([len(nums) // 2, marks])
+            nums.extend(Array([len(nums) // 2, marks]))
         offset += len(pages)
     _link_parents(out, document, tree_root, nums)
     out.Root.StructTreeRoot = tree_root
