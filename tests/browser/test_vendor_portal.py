@@ -11,8 +11,6 @@ spec the vendor stated and tariq accepted.
 
 import json
 import re
-import subprocess
-import sys
 from urllib.parse import urlsplit
 
 import pytest
@@ -25,7 +23,7 @@ from apps.evidence.services import harness_token_create
 from apps.offers.models import DeclaredSpec, Offer
 from apps.portal.models import Proposal, ProposalStatus, VendorDocument
 from tests.contracts.factories import make_checklist
-from tests.evidence.conftest import free_port, harness_env, run_harness
+from tests.evidence.conftest import harness_mock, run_harness
 from tests.factories import make_case, make_offer, restore_default_templates
 
 pytestmark = [pytest.mark.slow]
@@ -36,18 +34,8 @@ PHONE = {"width": 390, "height": 844}
 @pytest.fixture(scope="module")
 def mock_endpoint():
     """The harness's own loopback mock of the vendor's endpoint, for this module's run."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "diligence_harness", "mock-server", "--port", str(port)]
-        + ["--ttft-ms", "15", "--itl-ms", "1", "--max-seconds", "3600"],
-        env=harness_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    process.stdout.readline()  # {"event": "listening", ...}
-    yield f"http://127.0.0.1:{port}/v1"
-    process.terminate()
-    process.wait(timeout=10)
+    with harness_mock(max_seconds=3600) as endpoint:
+        yield endpoint
 
 
 def _decide(page, proposal: Proposal, decision: str, note: str = "") -> None:

@@ -1,5 +1,6 @@
 """Evidence fixtures: one real CPU bundle per session, made by the harness itself."""
 
+import contextlib
 import json
 import os
 import socket
@@ -28,23 +29,32 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def mock_endpoint():
-    """The harness's own loopback OpenAI-compatible mock, in a separate process; it lives
-    as long as the test session (a long run reaches its last user hours after its first),
-    and stops by itself only if the session dies without stopping it."""
+@contextlib.contextmanager
+def harness_mock(*, max_seconds: int):
+    """The harness's own loopback OpenAI-compatible mock, in a separate process; it stops
+    by itself after ``max_seconds`` should the tests die without stopping it."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "diligence_harness", "mock-server", "--port", str(port)]
-        + ["--ttft-ms", "15", "--itl-ms", "1", "--max-seconds", "21600"],
+        + ["--ttft-ms", "15", "--itl-ms", "1", "--max-seconds", str(max_seconds)],
         env=harness_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    process.stdout.readline()  # {"event": "listening", ...}
-    yield f"http://127.0.0.1:{port}/v1"
-    process.terminate()
-    process.wait(timeout=10)
+    try:
+        process.stdout.readline()  # {"event": "listening", ...}
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def mock_endpoint():
+    """The mock for the whole test session: it lives as long as the session (a long run
+    reaches its last user hours after its first)."""
+    with harness_mock(max_seconds=21600) as endpoint:
+        yield endpoint
 
 
 def run_harness(endpoint: str, out: Path, *extra: str, xml: str = "rtx-4090-1x-v12.xml"):
