@@ -61,9 +61,13 @@ class Claim:
         """A record's value as the vendor would type it ("" when none is stated)."""
         if value is None:
             return ""
-        if isinstance(value, Decimal):
-            return format(value.normalize(), "f") if value == value.to_integral() else str(value)
+        if isinstance(value, Decimal):  # without its column's trailing zeros (2.950000 → 2.95)
+            return format(value.normalize(), "f")
         return str(value)
+
+    def text_on(self, record: models.Model | None) -> str:
+        """What ``record`` holds for this claim, as text ("" with no record)."""
+        return "" if record is None else self.as_text(getattr(record, self.name))
 
     def display(self, text: str) -> str:
         """A proposed or accepted value as a reader sees it (choices by their label)."""
@@ -78,8 +82,7 @@ class Claim:
         return ContractTerms.objects.filter(checklist__offer=offer).first()
 
     def current(self, offer: Offer) -> str:
-        record = self.record_of(offer)
-        return "" if record is None else self.as_text(getattr(record, self.name))
+        return self.text_on(self.record_of(offer))
 
 
 def _claims(section: str, model: type[models.Model], *names: str) -> tuple[Claim, ...]:

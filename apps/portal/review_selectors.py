@@ -6,7 +6,6 @@ proposals or invitations: the offer page shows part of it.
 
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -76,13 +75,6 @@ def _display(claim: Claim, text: str) -> str:
     return claim.display(text) if text else ""
 
 
-def _text(claim: Claim, value: Any) -> str:
-    """A record's value as text, without the trailing zeros of its column (2.950000 → 2.95)."""
-    if isinstance(value, Decimal):
-        return format(value.normalize(), "f")
-    return claim.as_text(value)
-
-
 def _same(claim: Claim, accepted: str, value: Any) -> bool:
     """Whether the accepted text is the value the record holds (2.95 is 2.950000)."""
     try:
@@ -115,9 +107,7 @@ def answers_of(offer: Offer, *, actor) -> list[AnswerSection]:
             except KeyError:
                 continue
             record = records.get(claim.model)
-            current = (
-                "" if record is None else _display(claim, _text(claim, getattr(record, claim.name)))
-            )
+            current = _display(claim, claim.text_on(record))
             answer = _display(claim, proposal.value)
             accepted = _display(claim, proposal.accepted_value)
         sections[proposal.section].rows.append(
@@ -221,7 +211,7 @@ def spec_provenance(offer: Offer, spec: DeclaredSpec | None, verification=None) 
     for claim in SPEC_CLAIMS:
         record = offer if claim.model is Offer else spec
         held = None if record is None else getattr(record, claim.name)
-        value = "" if held is None else _text(claim, held)
+        value = claim.text_on(record)
         row = ClaimProvenance(claim=claim, value=_display(claim, value))
         taken = accepted.get(claim.name)
         if taken is not None and value and _same(claim, taken.accepted_value, held):

@@ -79,17 +79,12 @@ def section_rows(invitation: VendorInvitation, section: str) -> list[ClaimRow]:
             key=claim.name,
             label=claim.label,
             help_text=claim.help_text,
-            on_record=claim.display(_on_record(claim, records[claim.model])),
+            on_record=claim.display(claim.text_on(records[claim.model])),
             proposal=proposals.get(claim.name),
             claim=claim,
         )
         for claim in claims
     ]
-
-
-def _on_record(claim: Claim, record) -> str:
-    """What ``claim.current(offer)`` gives, from a record already read."""
-    return "" if record is None else claim.as_text(getattr(record, claim.name))
 
 
 def _number(value: Decimal) -> str:
