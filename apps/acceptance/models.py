@@ -1,4 +1,4 @@
-"""Acceptance of the rented capacity against written criteria (seed 000 §五, seed 004 §五).
+"""Acceptance of the rented capacity against written criteria (docs/rules/acceptance.md).
 
 One plan per offer holds the four layers' pass criteria; engineers record the
 results the harness cannot measure (fault injections above all) with their
@@ -16,13 +16,13 @@ from simple_history.models import HistoricalRecords
 from apps.core.models import TrackedModel
 from apps.evidence.rules import baseline as baseline_rules
 
-# Seed 000 §五 layer one: "连续运行 30 分钟无重启".
+# docs/rules/acceptance.md layer one: 30 minutes without a restart.
 DEFAULT_SOAK_MINUTES = 30
-# Layer two: "核心样例集通过率 100%".
+# Layer two: 100 % of the core sample set passes.
 DEFAULT_CORRECTNESS_PASS_PCT = Decimal("100")
-# Layer three: the seed's concurrency ladder 1/4/8/16/32.
+# Layer three: the documented concurrency ladder 1/4/8/16/32.
 DEFAULT_LADDER = "1,4,8,16,32"
-# Layer four: "至少完成三项故障注入".
+# Layer four: at least three fault injections.
 DEFAULT_FAULT_MINIMUM = 3
 # Re-run after maintenance: the evidence rules' defaults (round-to-round noise).
 DEFAULT_THROUGHPUT_TOLERANCE_PCT = baseline_rules.DEFAULT_THROUGHPUT_PCT
@@ -111,7 +111,7 @@ class AcceptancePlan(TrackedModel):
         validators=[MinValueValidator(1), MaxValueValidator(50)],
     )
     # Re-run after maintenance: how much worse than the pinned baseline a later run
-    # may be and still count as "equal or better" (seed 004 §五 item 3).
+    # may be and still count as "equal or better" (docs/rules/evidence.md#baseline).
     baseline_throughput_tolerance_pct = models.DecimalField(
         _("baseline tolerance for throughput (%)"),
         max_digits=5,

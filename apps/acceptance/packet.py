@@ -1,4 +1,5 @@
-"""The acceptance and load-test report chapter of the signed packet (seed 000 deliverable
+"""The acceptance and load-test report chapter of the signed packet
+(docs/rules/audit.md#deliverables,
 "验收与压测报告"): criteria, measured values, the ladder with the safe operating level,
 each result with its attachments' digests, and the sign-off.
 

@@ -1,16 +1,15 @@
 """The pass criteria of the four verification layers, as plain functions on plain data.
 
-Seed 000 §五: (1) connectivity and environment — health checks pass, versions
-as expected, environment self-check green, 30 minutes without a restart;
-(2) correctness — a fixed input set against a local baseline, 100 % of the
-core set passes; (3) performance — the concurrency ladder against the SLOs,
-with a stated safe operating level; (4) stability and recovery — at least
-three fault injections (network, a node killed, maintenance), each resuming
-from the latest checkpoint with no duplicated data. Seed 004 §五 items 1–3
-say the same for inference services, and item 3 adds (5) the re-run after
-maintenance: a later run is equal to or better than the pinned baseline within
-the plan's tolerances. That layer applies once a baseline is pinned and a run
-follows it; until then it is "not applicable" and holds nothing back.
+docs/rules/acceptance.md: (1) connectivity and environment — health checks pass,
+versions as expected, environment self-check green, 30 minutes without a restart; (2)
+correctness — a fixed input set against a local baseline, 100 % of the core set passes;
+(3) performance — the concurrency ladder against the SLOs, with a stated safe operating
+level; (4) stability and recovery — at least three fault injections (network, a node
+killed, maintenance), each resuming from the latest checkpoint with no duplicated data.
+For inference services the same holds, and (5) the re-run after maintenance is added: a
+later run is equal to or better than the pinned baseline within the plan's tolerances.
+That layer applies once a baseline is pinned and a run follows it; until then it is "not
+applicable" and holds nothing back.
 
 Nothing is ever passed for want of a measurement: an absent one is "not
 measured", and a layer with one is "in progress".
@@ -197,7 +196,7 @@ def _minutes(seconds: float) -> str:
 
 def soak_criterion(soak: SoakMeasurement | None, minutes: int) -> Criterion:
     """Continuous means continuous: one restart, outage or vanished GPU anywhere in the
-    soak fails it, however long the clean stretches around it (seed 000 §五)."""
+    soak fails it, however long the clean stretches around it (docs/rules/acceptance.md)."""
     title = _("Restart-free soak")
     required = _("≥ %(minutes)s min with no restart, outage or vanished GPU anywhere") % {
         "minutes": minutes
@@ -267,7 +266,7 @@ def gpu_errors_criterion(soak: SoakMeasurement | None) -> Criterion:
 def checks_criterion(
     key: str, title: str, required: str, checks: Sequence[VerificationCheck]
 ) -> Criterion:
-    """Green means every check passed; a warning is not green (seed 000: "环境自检脚本全绿")."""
+    """Green means every check passed; a warning is not green (docs/rules/acceptance.md)."""
     if not checks or any(c.status == "not_measured" for c in checks):
         missing = [c.title for c in checks if c.status == "not_measured"]
         reason = (
@@ -382,7 +381,7 @@ def safe_operating_level(levels: Iterable[LadderLevel], slo: Slo) -> int | None:
     """The highest concurrency at which every SLO holds, below the first level that breaks one.
 
     A level above the knee that happens to hold is not safe: the service
-    already failed at a lower load (seed 000 §五 "画出拐点曲线 … 明确安全水位").
+    already failed at a lower load (docs/rules/acceptance.md: the knee of the curve).
     """
     safe = None
     for level in sorted(levels, key=lambda lvl: lvl.concurrency):
@@ -687,7 +686,7 @@ def rerun_answers_criterion(comparison: baseline_rules.Comparison) -> Criterion 
 
 
 def maintenance_layer(inputs: AcceptanceInputs) -> LayerState:
-    """Equal or better than the pinned baseline (seed 004 §五 item 3)."""
+    """Equal or better than the pinned baseline (docs/rules/evidence.md#baseline)."""
     rerun, manual = inputs.rerun, manual_criteria(MAINTENANCE, inputs.results)
     comparison = rerun.comparison if rerun is not None else None
     if comparison is None:

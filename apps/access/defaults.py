@@ -1,13 +1,13 @@
-"""The starting points of seed 000 §4 and §5: default matrix, controls and workload links.
+"""The starting points of docs/rules/access.md: default matrix, controls and workload links.
 
-A new matrix starts from the seed's least-privilege example; every default
-grant carries the seed's reason, so a fresh matrix has no SoD violation.
+A new matrix starts from the documented least-privilege example; every default
+grant carries its justification, so a fresh matrix has no SoD violation.
 """
 
 from django.utils.translation import gettext_lazy as _
 
 # (key, name, kind, is_write). Cluster admin, job submit and data write change
-# the remote environment; the rest only read (DESIGN §2.6).
+# the remote environment; the rest only read (docs/rules/access.md#access-matrix).
 DEFAULT_PERMISSIONS = (
     ("cluster_admin", _("Cluster admin"), "cluster_admin", True),
     ("job_submit", _("Job submit"), "job_submit", True),
@@ -17,7 +17,7 @@ DEFAULT_PERMISSIONS = (
     ("billing_view", _("Billing view"), "billing_view", False),
 )
 
-# (key, name, is_audit_role, {permission: justification}) — seed 000 §5 table.
+# (key, name, is_audit_role, {permission: justification}) — docs/rules/access.md#access-matrix.
 DEFAULT_ROLES = (
     (
         "platform_admin",
@@ -62,7 +62,7 @@ DEFAULT_ROLES = (
     ),
 )
 
-# (key, title) — seed 000 §5 "具体控制措施".
+# (key, title) — docs/rules/access.md#access-controls.
 DEFAULT_CONTROLS = (
     ("mfa_entry", _("Single audited entry (bastion or zero-trust gateway) with MFA")),
     ("short_lived_credentials", _("Short-lived credentials; long-lived access keys disabled")),
@@ -76,7 +76,7 @@ DEFAULT_CONTROLS = (
     ("revocation_on_leaving", _("Access revoked as soon as someone leaves")),
 )
 
-# Seed 000 §4 table: workload → (key metric, recommended link).
+# docs/rules/access.md#network-plan: workload → (key metric, recommended link).
 DEFAULT_WORKLOAD_LINKS = {
     "online_inference": (_("Time to first token, tail latency"), "encrypted_tunnel"),
     "batch_inference": (_("Total throughput"), "public_internet"),

@@ -1,13 +1,13 @@
 """Demo access matrix and network plan for the demo case.
 
-The matrix is the seed default, with one shortcut the reviewer caught: the
-data engineer was also given cluster admin, which together with data write is
-a segregation-of-duties violation. The history keeps that version; the grant
-was then withdrawn, every control is in place with its evidence, and tariq
-marked the matrix reviewed. The network plan's typed RTT is an estimate of
-210 ms against a 400 ms first-token budget (over half of it); each offer's own
-RTT comes from the demo network probe (``apps.evidence.demo_network``), which
-puts one offer within target, one over target and one over half the budget.
+The matrix is the default (docs/rules/access.md#access-matrix), with one shortcut the
+reviewer caught: the data engineer was also given cluster admin, which together with
+data write is a segregation-of-duties violation. The history keeps that version; the
+grant was then withdrawn, every control is in place with its evidence, and tariq marked
+the matrix reviewed. The network plan's typed RTT is an estimate of 210 ms against a 400
+ms first-token budget (over half of it); each offer's own RTT comes from the demo
+network probe (``apps.evidence.demo_network``), which puts one offer within target, one
+over target and one over half the budget.
 """
 
 from decimal import Decimal

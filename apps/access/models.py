@@ -1,4 +1,4 @@
-"""The least-privilege access matrix and the network plan of a case (DESIGN §2.6, §2.6b)."""
+"""The least-privilege access matrix and the network plan of a case (docs/rules/access.md)."""
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -51,7 +51,8 @@ class AccessMatrix(TrackedModel):
     )
     reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
     review_by = models.DateField(_("review by"), null=True, blank=True)
-    # The periods the controls run on (seed 000 §5); None = not recorded yet.
+    # The periods the controls run on (docs/rules/access.md#access-controls); None = not recorded
+    # yet.
     key_rotation_days = models.PositiveIntegerField(
         _("key rotation interval (days)"),
         null=True,
@@ -202,7 +203,8 @@ class AccessGrant(TrackedModel):
 
 
 class AccessControl(TrackedModel):
-    """One control of seed 000 §5 (MFA entry, short-lived credentials…) with its evidence.
+    """One control of docs/rules/access.md#access-controls (MFA entry, short-lived credentials…)
+    with its evidence.
 
     A control not in place may instead carry the tech lead's accepted risk: who,
     why and until when. The acceptance holds through its expiry day only.
@@ -279,7 +281,8 @@ class LinkChoice(models.TextChoices):
 
 
 class NetworkPlan(TrackedModel):
-    """Workload links and the online-inference latency budget of one case (seed 000 §4)."""
+    """Workload links and the online-inference latency budget of one case
+    (docs/rules/access.md#network-plan)."""
 
     case = models.OneToOneField(
         "cases.ProcurementCase", on_delete=models.CASCADE, related_name="network_plan"

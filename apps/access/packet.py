@@ -1,4 +1,5 @@
-"""The network and access-control plan chapter of the signed packet (seed 000 deliverable)."""
+"""The network and access-control plan chapter of the signed packet
+(docs/rules/audit.md#deliverables)."""
 
 from django.utils import timezone
 from django.utils.translation import gettext as _

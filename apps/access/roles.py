@@ -12,9 +12,9 @@ MODELS = (
 READ = view(*MODELS)
 
 ROLE_PERMISSIONS = {
-    # DESIGN §1: the tech lead owns access matrices and network plans and does
+    # docs/roles.md: the tech lead owns access matrices and network plans and does
     # the quarterly review; everyone else reads them. Only the tech lead accepts
-    # the risk of a control not in place (DESIGN §2.6).
+    # the risk of a control not in place (docs/rules/access.md#access-controls).
     Role.PROCUREMENT: READ,
     Role.LEGAL: READ,
     Role.TECH_LEAD: READ

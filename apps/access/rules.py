@@ -1,8 +1,8 @@
 """Pure rules of the access matrix and the network plan, on plain data.
 
-Segregation of duties and the quarterly review follow DESIGN §2.6 (seed 000
-§5); the latency budget and the training-traffic rule follow DESIGN §2.6b
-(seed 000 §4). The approval gates, the packet and the pages all call these.
+Segregation of duties and the quarterly review follow docs/rules/access.md#access-matrix;
+the latency budget and the training-traffic rule follow
+docs/rules/access.md#network-plan. The approval gates, the packet and the pages all call these.
 """
 
 from dataclasses import dataclass, field
@@ -12,9 +12,10 @@ from typing import Any, NamedTuple
 
 from django.utils.translation import gettext as _
 
-# Seed 000 §5: keys are rotated quarterly, and the permission review with them.
+# docs/rules/access.md#segregation-of-duties: keys are rotated quarterly, and the permission review
+# with them.
 REVIEW_INTERVAL = timedelta(days=90)
-# Seed 000 §4: user request → access gateway ≤ 10 ms.
+# docs/rules/access.md#latency-budget: user request → access gateway ≤ 10 ms.
 USER_TO_GATEWAY_LIMIT_MS = Decimal("10")
 
 AUDIT_ROLE_WRITE = "audit_role_write"
@@ -180,7 +181,7 @@ def matrix_state(matrix: Any, today: date) -> MatrixState:
 
 @dataclass(frozen=True)
 class Budget:
-    """The online-inference latency budget of seed 000 §4, in milliseconds."""
+    """The online-inference latency budget (docs/rules/access.md#latency-budget), in ms."""
 
     target: Decimal
     total: Decimal | None
@@ -396,8 +397,9 @@ IN_CLUSTER = "in_cluster_rdma"
 
 
 def training_traffic_problems(*, in_one_cluster: bool | None, links: list[Any]) -> list[str]:
-    """Seed 000 §4: gradient traffic stays inside one cluster; only control and data planes
-    cross the public network. ``links`` carry ``workload`` and ``link``."""
+    """docs/rules/access.md#training-traffic: gradient traffic stays inside one cluster;
+    only control and data planes cross the public network. ``links`` carry ``workload``
+    and ``link``."""
     training = [link for link in links if link.workload == TRAINING]
     problems = []
     if in_one_cluster is False:
@@ -427,9 +429,10 @@ def training_traffic_problems(*, in_one_cluster: bool | None, links: list[Any]) 
     return problems
 
 
-# --- Access controls (seed 000 §5 "具体控制措施") ------------------------------
+# --- Access controls (docs/rules/access.md#access-controls) ----------------------
 # Approval needs every control in place with its evidence note, or its risk
-# accepted by a tech lead with a reason and an expiry (DESIGN §2.6, §2.8).
+# accepted by a tech lead with a reason and an expiry (docs/rules/access.md#access-controls,
+# docs/rules/approvals.md).
 
 # Each period a control runs on: (lowest, highest) accepted value.
 PERIOD_BOUNDS = {

@@ -1,4 +1,4 @@
-"""The roles of DESIGN §1 and what each may do.
+"""The roles of docs/roles.md and what each may do.
 
 Roles are Django groups (created by migration ``0001_roles``). Each app states
 what each role may do in its own ``roles.py`` (``ROLE_PERMISSIONS``); they are

@@ -391,7 +391,8 @@ def gate_hardware_compliance(inputs: GateInputs) -> Gate:
 
 
 def gate_demand_fit(inputs: GateInputs) -> Gate:
-    """Whole nodes, a multi-node plan's RDMA network and checkpoint disk (seed 000 §1)."""
+    """Whole nodes, a multi-node plan's RDMA network and checkpoint disk
+    (docs/rules/sizing.md#demand-fit)."""
     key, title = "demand_fit", _("Offer meets the compute demand")
     facts = inputs.demand_fit
     if not facts.exists:

@@ -1,4 +1,5 @@
-"""Approval decisions bound to the state they judged, and sent reminders (DESIGN §2.8)."""
+"""Approval decisions bound to the state they judged, and sent reminders
+(docs/rules/approvals.md)."""
 
 from django.conf import settings
 from django.db import models

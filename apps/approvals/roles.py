@@ -3,7 +3,7 @@ from apps.accounts.roles import Role, view
 READ = view("approvals.approval", "approvals.reminder")
 
 ROLE_PERMISSIONS = {
-    # DESIGN §1: procurement (who raises the case) submits it for approval; only
+    # docs/roles.md: procurement (who raises the case) submits it for approval; only
     # the tech lead approves or rejects; everyone reads gates and decisions.
     Role.PROCUREMENT: READ + ["approvals.submit_approval"],
     Role.LEGAL: READ,

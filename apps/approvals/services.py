@@ -1,10 +1,9 @@
 """Writes: submitting a case for approval, deciding it, and recording staleness.
 
-The decisions of DESIGN §2.8 (evaluating or rejected → pending approval →
-approved / rejected; a stale approval sends the case back to pending approval)
-move the case through ``apps.cases.lifecycle``, which locks the case row and
-re-checks its status, so each move happens once and is in the history with
-who and why.
+The decisions of docs/rules/approvals.md#approval-lifecycle (evaluating or rejected →
+pending approval → approved / rejected; a stale approval sends the case back to pending
+approval) move the case through ``apps.cases.lifecycle``, which locks the case row and
+re-checks its status, so each move happens once and is in the history with who and why.
 """
 
 from django.conf import settings

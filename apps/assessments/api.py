@@ -256,7 +256,8 @@ class AssessmentViewSet(
     mixins.UpdateModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Data-export self-assessments (DESIGN §2.5): answers, derived constraints, decision aid."""
+    # docs/rules/data-export.md (the docstring below is shown in the API's schema).
+    """Data-export self-assessments: answers, derived constraints, decision aid."""
 
     serializer_class = AssessmentSerializer
     permission_classes = [RolePermission]

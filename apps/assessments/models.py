@@ -1,4 +1,4 @@
-"""Data-export self-assessments and their answers (DESIGN §2.5, seed 000 步骤二, 004 八)."""
+"""Data-export self-assessments and their answers (docs/rules/data-export.md)."""
 
 from django.conf import settings
 from django.core.exceptions import ValidationError

@@ -1,4 +1,4 @@
-"""The data-export self-assessment chapter of the signed packet (DESIGN §2.5).
+"""The data-export self-assessment chapter of the signed packet (docs/rules/data-export.md).
 
 Every assessment of the case is printed with which offers it governs; an
 offer no assessment covers is named. The assessments' change history already

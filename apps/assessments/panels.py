@@ -1,4 +1,4 @@
-"""The data-export assessment's section of the case page (DESIGN §2.5)."""
+"""The data-export assessment's section of the case page (docs/rules/data-export.md)."""
 
 from dataclasses import dataclass
 

@@ -1,6 +1,6 @@
-"""The default data-export self-assessment questionnaire (DESIGN §2.5).
+"""The default data-export self-assessment questionnaire (docs/rules/data-export.md).
 
-Each question names the seed passage it comes from and the section of the
+Each question names the rule it comes from and the section of the
 official data-export risk self-assessment report (数据出境风险自评估报告) it is
 reported under, so the export follows that template's structure.
 """

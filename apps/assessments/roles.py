@@ -3,7 +3,7 @@ from apps.accounts.roles import Role, edit, view
 READ = view("assessments.dataexportassessment", "assessments.assessmentanswer")
 
 ROLE_PERMISSIONS = {
-    # DESIGN §1: the legal reviewer owns data-export self-assessments and signs them off;
+    # docs/roles.md: the legal reviewer owns data-export self-assessments and signs them off;
     # everyone else reads them (the auditor changes nothing).
     Role.LEGAL: READ
     + edit("assessments.dataexportassessment", "assessments.assessmentanswer")

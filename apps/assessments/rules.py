@@ -1,4 +1,4 @@
-"""Pure rules of the data-export self-assessment (DESIGN §2.5, seed 000 步骤二).
+"""Pure rules of the data-export self-assessment (docs/rules/data-export.md).
 
 Everything here works on plain data: ``answers`` maps a question key to any
 object with ``value`` (str) and ``number`` (int | None). The browser, the API,
@@ -25,7 +25,8 @@ from apps.assessments.questions import (
 )
 from apps.assessments.regimes import Citation, PrcRegime
 
-# DESIGN §2.5: regulation changes fast, so every sign-off holds for 90 days by default.
+# docs/rules/data-export.md#review-by-date: regulation changes fast, so every sign-off holds for 90
+# days by default.
 REVIEW_PERIOD_DAYS = 90
 
 
@@ -88,7 +89,7 @@ class Constraint:
 
 
 def exit_gaps(answers: Mapping[str, Any]) -> list[str]:
-    """Exit-readiness items not confirmed (seed 000 步骤二 注意: a hard requirement)."""
+    """Exit-readiness items not confirmed (docs/rules/data-export.md#hard-requirements)."""
     gaps = []
     for key in EXIT_READINESS_KEYS:
         question = QUESTIONS_BY_KEY[key]
@@ -182,7 +183,8 @@ def _sensitive_without_export_assessment(answers: Mapping[str, Any]) -> list[str
 
 
 def derived_constraints(answers: Mapping[str, Any]) -> list[Constraint]:
-    """What the answers oblige the architecture to do (seed 000 步骤二 为什么, 004 八)."""
+    """What the answers oblige the architecture to do
+    (docs/rules/data-export.md#derived-constraints)."""
     constraints = []
     because = []
     sensitive = _sensitive_without_export_assessment(answers)
@@ -503,7 +505,7 @@ def prc_aid(answers: Mapping[str, Any], *, on: date) -> PrcAid:
     return prc_mechanism(prc_facts(answers), regime)
 
 
-# --- Entry points for the approval gates (DESIGN §2.8) ------------------------
+# --- Entry points for the approval gates (docs/rules/approvals.md) -----------
 
 
 def assessment_state(assessment, today: date) -> AssessmentState:

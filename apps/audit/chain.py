@@ -1,4 +1,4 @@
-"""Writing the hash chain over history rows (DESIGN §2.10, issue 7 part 4).
+"""Writing the hash chain over history rows (docs/rules/audit.md#audit-trail).
 
 Every history row of every tracked model is linked into one chain as it is
 written, in the same transaction: ``row_digest`` is the SHA-256 of a canonical

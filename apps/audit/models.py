@@ -1,4 +1,4 @@
-"""The tamper-evidence chain over every history row (DESIGN §2.10).
+"""The tamper-evidence chain over every history row (docs/rules/audit.md#audit-trail).
 
 These tables are not themselves history-tracked: they *are* the evidence about
 history. ``ChainEntry`` is append-only (on PostgreSQL a trigger refuses UPDATE

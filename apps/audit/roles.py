@@ -1,7 +1,7 @@
 from apps.accounts.roles import Role, view
 
 ROLE_PERMISSIONS = {
-    # DESIGN §1: the auditor reads everything, browses history, exports
+    # docs/roles.md: the auditor reads everything, browses history, exports
     # evidence and packets, and may re-run the chain verification (a read).
     # Every role with case access reads the timeline (``cases.view_procurementcase``).
     Role.AUDITOR: view("audit.chainverification") + ["audit.verify_chain", "audit.export_case"],

@@ -129,7 +129,7 @@ def case_history_querysets(case) -> list[QuerySet]:
 
 
 def may_read(actor, source: HistorySource) -> bool:
-    """Auditors browse every history (DESIGN §1); others the record types they may view."""
+    """Auditors browse every history (docs/roles.md); others the record types they may view."""
     return (
         actor is None
         or actor.has_perm("cases.view_history")

@@ -10,12 +10,12 @@ from simple_history.models import HistoricalRecords
 
 from apps.core.models import TrackedModel
 
-# DESIGN §2.7 / seed 004 §五: SLO defaults for online inference.
+# docs/rules/evidence.md#service-levels: SLO defaults for online inference.
 DEFAULT_SLO_P95_TTFT_MS = 1500
 DEFAULT_SLO_ERROR_RATE_PCT = Decimal("0.5")
 DEFAULT_SLO_PEAK_MEMORY_PCT = 90
 
-# DESIGN §2.3: a case compares at least three offers, or records a waiver.
+# docs/rules/offers.md#offer-minimum: a case compares at least three offers, or records a waiver.
 MINIMUM_COMPARED_OFFERS = 3
 
 

@@ -1,7 +1,8 @@
 from apps.accounts.roles import Role, edit, view
 
 ROLE_PERMISSIONS = {
-    # Creates cases and waives the three-offer minimum (DESIGN §1, §2.3).
+    # Creates cases and waives the three-offer minimum (docs/roles.md,
+    # docs/rules/offers.md#offer-minimum).
     Role.PROCUREMENT: view("cases.procurementcase")
     + edit("cases.procurementcase")
     + ["cases.waive_offer_minimum"],

@@ -27,7 +27,8 @@ def case_get_for(actor, pk: int, *, offer_count: bool = True) -> ProcurementCase
 def offer_minimum_status(
     *, offer_count: int, waiver: str, not_counted: tuple[str, ...] = ()
 ) -> dict:
-    """DESIGN §2.3: at least three compared offers, or a recorded waiver with a reason.
+    """docs/rules/offers.md#offer-minimum: at least three compared offers, or a recorded waiver with
+    a reason.
 
     ``offer_count`` counts compared offers only; ``not_counted`` says which others
     were left out and why.

@@ -41,7 +41,8 @@ def case_update(
 
 
 def case_offer_minimum_waive(*, actor, case: ProcurementCase, reason: str) -> ProcurementCase:
-    """Record why this case may be decided with fewer than three offers (DESIGN §2.3)."""
+    """Record why this case may be decided with fewer than three offers
+    (docs/rules/offers.md#offer-minimum)."""
     if not actor.has_perm("cases.waive_offer_minimum"):
         raise PermissionDenied(_("Only a procurement reviewer may waive the three-offer minimum."))
     if not reason.strip():

@@ -1,4 +1,4 @@
-"""Contract clause checklists per offer, made from versioned templates (DESIGN §2.4)."""
+"""Contract clause checklists per offer, made from versioned templates (docs/rules/contracts.md)."""
 
 from decimal import Decimal
 

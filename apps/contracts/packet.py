@@ -1,4 +1,5 @@
-"""The clause-checklist chapter of the signed packet (DESIGN §2.4): every item, red flag and waiver.
+"""The clause-checklist chapter of the signed packet (docs/rules/contracts.md): every item, red flag
+and waiver.
 
 The checklists' change history already joins the packet through the case
 timeline (``apps.contracts.selectors.case_history_querysets``), so this

@@ -10,7 +10,7 @@ READ = view(
 )
 
 ROLE_PERMISSIONS = {
-    # DESIGN §1: the legal reviewer owns clause checklists and waivers and
+    # docs/roles.md: the legal reviewer owns clause checklists and waivers and
     # publishes the organisation's template versions; the others read them.
     Role.LEGAL: READ
     + edit(

@@ -1,4 +1,4 @@
-"""Red-flag rules for contract clause checklists (DESIGN §2.4, seed 000 §3, seed 004 §8).
+"""Red-flag rules for contract clause checklists (docs/rules/contracts.md).
 
 Plain functions on plain data (no Django, no I/O), so the browser, the API,
 the approval gates and the packet all judge a checklist the same way.

@@ -1,7 +1,7 @@
 """Reads of clause checklists: red flags per offer and per case, and the comparison.
 
 ``open_red_flags(checklist)`` and ``case_red_flags(case)`` are what the
-approval gates call (DESIGN §2.8: no open red flag in the clause checklist).
+approval gates call (docs/rules/approvals.md: no open red flag in the clause checklist).
 """
 
 from dataclasses import dataclass, field

@@ -45,10 +45,10 @@ class Budget(TrackedModel):
     currency = models.CharField(_("currency"), max_length=3, default="USD")
     total_amount = _money(_("total budget"))
     monthly_amount = _money(_("monthly budget"))
-    # Seed 000 step 9 asks for daily as well as monthly budget alerts; added after
+    # docs/rules/costs.md asks for daily as well as monthly budget alerts; added after
     # history rows were chained, so nullable (no daily budget: no daily alerts).
     daily_amount = _money(_("daily budget"), null=True, blank=True)
-    # Percent of the budget at which the owner is told (seed 000 step 9: 70/90/100).
+    # Percent of the budget at which the owner is told (docs/rules/costs.md: 70/90/100).
     thresholds_pct = models.JSONField(_("alert thresholds (%)"), default=default_thresholds)
     training_max_run_hours = models.DecimalField(
         _("training jobs: maximum run time (hours)"),

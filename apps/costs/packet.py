@@ -1,4 +1,4 @@
-"""The cost guardrails and reconciliation chapter of the signed packet (seed 004 §五 5).
+"""The cost guardrails and reconciliation chapter of the signed packet (docs/rules/costs.md).
 
 Every imported bill file is listed in the manifest with the SHA-256 recorded
 at import, so the packet re-hashes it from storage and shows any that changed.

@@ -1,10 +1,10 @@
-"""Cost guardrails as pure functions on plain data (seed 000 step 9, seed 004 §五 item 5).
+"""Cost guardrails as pure functions on plain data (docs/rules/costs.md).
 
-Seed 004 §五 5: recompute the bill as "actual tokens × unit price + instance
+Recompute the bill as "actual tokens × unit price + instance
 time" and line it up with the vendor's; differences come mainly from idle
-instances and repeated generation. Seed 000 step 9: budget thresholds at
+instances and repeated generation. Budget thresholds at
 70 / 90 / 100 %, cross-region traffic and object storage billed separately so
-that hidden costs do not pile up. Seed 004 §六 lists the usual causes of a
+that hidden costs do not pile up. The usual causes of a
 growing bill: idle instances left running, very long contexts, no per-caller
 quota.
 
@@ -33,13 +33,13 @@ from apps.scorecards.pricing import (
 DEFAULT_THRESHOLDS_PCT = (70, 90, 100)
 MILLION = Decimal(1_000_000)
 # Idle share of the billed GPU-hours above which idle instances are named a
-# cause (seed 000 step 9: idle capacity should be reclaimed automatically).
+# cause (docs/rules/costs.md: idle capacity should be reclaimed automatically).
 IDLE_SHARE_LIMIT = Decimal("0.30")
 # Average input tokens per request this many times the sizing's assumption
 # names long contexts as a cause.
 LONG_CONTEXT_FACTOR = Decimal("1.5")
 # Cross-region traffic at or above this share of the bill is named a cause
-# even when the rate card prices it: it is the hidden cost seed 000 warns of.
+# even when the rate card prices it: it is the hidden cost docs/rules/costs.md names.
 TRAFFIC_SHARE_LIMIT = Decimal("0.05")
 # A bill within this share of the expected cost (or one currency unit) agrees.
 PRICE_TOLERANCE_SHARE = Decimal("0.01")
@@ -92,7 +92,7 @@ def share_of(spent: Decimal, limit: Decimal | None) -> Decimal | None:
 
 @dataclass(frozen=True)
 class OfferTerms:
-    """What the chosen offer says about price (DESIGN §2.2)."""
+    """What the chosen offer says about price (docs/rules/offers.md#declared-spec)."""
 
     billing_basis: str
     unit_price: Decimal | None
@@ -250,7 +250,7 @@ def _instance_cost(usage: PeriodUsage, card: RateCard) -> tuple[Decimal | None, 
 
 
 def expected_cost(usage: PeriodUsage, card: RateCard) -> ExpectedCost:
-    """Tokens × unit price + instance time × rate + storage + traffic (seed 004 §五 5)."""
+    """Tokens × unit price + instance time × rate + storage + traffic (docs/rules/costs.md)."""
     lines = []
     tokens_in = tokens_out = Decimal(0)
     if card.price_per_million_tokens_in is not None:
@@ -311,7 +311,7 @@ class Cause:
 
 
 def idle_instances(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) -> Cause | None:
-    """Billed GPU-hours well above those the GPUs were busy (seed 000 step 9: reclaim idle)."""
+    """Billed GPU-hours well above those the GPUs were busy (docs/rules/costs.md: reclaim idle)."""
     billed_gpu_hours = usage.instance_hours * card.gpus_per_instance
     if billed_gpu_hours <= 0:
         return None
@@ -336,7 +336,7 @@ def idle_instances(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) -
 
 
 def long_contexts(usage: PeriodUsage, card: RateCard) -> Cause | None:
-    """Input tokens per request far above what the sizing assumed (seed 004 §六)."""
+    """Input tokens per request far above what the sizing assumed (docs/rules/costs.md)."""
     assumed = card.assumed_tokens_in_per_request
     if not usage.requests or not assumed:
         return None
@@ -361,7 +361,8 @@ def long_contexts(usage: PeriodUsage, card: RateCard) -> Cause | None:
 def cross_region_traffic(
     usage: PeriodUsage, card: RateCard, expected: ExpectedCost
 ) -> Cause | None:
-    """Traffic charges the rate card does not price, or that weigh on the bill (seed 000 §3 7)."""
+    """Traffic charges the rate card does not price, or that weigh on the bill
+    (docs/rules/costs.md)."""
     if usage.cross_region_gib <= 0:
         return None
     if card.cross_region_per_gib is None:
@@ -556,7 +557,7 @@ def daily_spend(
 ) -> tuple[tuple[DaySpend, ...], tuple[Crossing, ...]]:
     """Each day's spend against the daily budget, oldest first, and each threshold it crossed.
 
-    Seed 000 step 9: daily and monthly budgets, each with 70 / 90 / 100 % alerts. Every
+    docs/rules/costs.md: daily and monthly budgets, each with 70 / 90 / 100 % alerts. Every
     day is judged on its own spend only (nothing carries over from the day before), and
     the monthly and total budgets are judged from the monthly bills, apart from it.
     """
@@ -582,7 +583,7 @@ def daily_spend(
 def training_guardrail_problems(
     *, workload: str, max_run_hours: Decimal | None, max_spend: Decimal | None
 ) -> list[str]:
-    """Seed 000 step 9: every training job is bound to a maximum run time and spend."""
+    """docs/rules/costs.md: every training job is bound to a maximum run time and spend."""
     if workload not in ("training", "fine_tuning"):
         return []
     problems = []

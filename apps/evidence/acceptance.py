@@ -1,7 +1,7 @@
 """What the harness's soak and correctness runs measured, as the acceptance rules read it.
 
 The evidence app owns the bundles; the acceptance app owns the pass criteria
-(seed 000 §五). This module is the contract between them: plain, frozen values
+(docs/rules/acceptance.md). This module is the contract between them: plain, frozen values
 recomputed by the server from a bundle's raw soak probes and correctness answers,
 never the harness's own summary.
 """

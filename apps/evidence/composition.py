@@ -1,4 +1,5 @@
-"""Recording an offer's composed verification when a bundle is verified (DESIGN §2.7).
+"""Recording an offer's composed verification when a bundle is verified
+(docs/rules/evidence.md#composition).
 
 Each upload records one ``SpecVerification``: the offer's verification as
 composed from every bundle of the offer held at that moment, by the pure rules

@@ -6,8 +6,9 @@ is what the driver reports as ``memory.total`` (``nvidia-smi``), not the
 marketed size; None where no capture was seen, and the check then falls back
 to the marketed size with a wider tolerance. ``healthy_fraction`` is the BF16
 ``torch.matmul`` fraction of dense peak a healthy machine reaches
-(harness-anchors §4.2). Look-alikes (H800, H20, 4090D) share a die with their
-siblings: the PCI device id is what tells them apart (§3.3).
+(docs/rules/evidence.md#datasheet). Look-alikes (H800, H20, 4090D) share a die with
+their siblings: the PCI device id is what tells them apart
+(docs/rules/evidence.md#identity).
 """
 
 import re
@@ -330,7 +331,8 @@ SKUS: tuple[Sku, ...] = (
         _f(24),
         _f(24564, "derived"),
         _f(1008.0, "derived"),
-        # 14,592 of the 4090's 16,384 CUDA cores at similar clocks (harness-anchors §4.1).
+        # 14,592 of the 4090's 16,384 CUDA cores at similar clocks
+        # (docs/rules/evidence.md#datasheet).
         _f({"bf16": 147.1, "fp16": 147.1, "fp8": 294.2}, "derived"),
         "fp32 (half rate)",
         _f(None),
@@ -340,7 +342,7 @@ SKUS: tuple[Sku, ...] = (
     ),
 )
 
-# harness-anchors §4.3 acceptance bands (a proposal to calibrate): BF16 sustained
+# docs/rules/evidence.md#performance acceptance bands (a proposal to calibrate): BF16 sustained
 # fraction of dense peak — pass at or above the first figure, warn down to the
 # second, fail below. Overridable with settings.EVIDENCE_MATMUL_BANDS.
 BANDS = {
@@ -349,7 +351,8 @@ BANDS = {
     "geforce": (0.88, 0.78),
 }
 BANDWIDTH_BAND = (0.80, 0.70)
-# Memory: exact MiB within ±0.5 % of the driver-reported figure (§4.3); against the
+# Memory: exact MiB within ±0.5 % of the driver-reported figure
+# (docs/rules/evidence.md#memory-check); against the
 # marketed size (GB read as GiB, as vendors print it) only a coarse ±4 %.
 MEMORY_TOLERANCE = 0.005
 MARKETED_MEMORY_TOLERANCE = 0.04

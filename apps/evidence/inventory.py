@@ -1,12 +1,11 @@
 """The server's own reading of the raw ``nvidia-smi -q -x`` output and the findings it makes.
 
-The harness records inventory findings of its own, but a bundle comes from the
-vendor's machine: the server re-derives each finding from the raw XML the
-harness captured and judges with those alone (DESIGN §2.7; the checks are in
-``rules/raw_inventory.py``). Where the client's findings disagree, both are kept
-on the check and shown on the evidence page; a check's status comes from the
-server's findings only, so the same bundle uploaded without the client's
-findings gets the same verdict.
+The harness records inventory findings of its own, but a bundle comes from the vendor's
+machine: the server re-derives each finding from the raw XML the harness captured and
+judges with those alone (docs/rules/evidence.md#bundle-handling; the checks are in
+``rules/raw_inventory.py``). Where the client's findings disagree, both are kept on the
+check and shown on the evidence page; a check's status comes from the server's findings
+only, so the same bundle uploaded without the client's findings gets the same verdict.
 
 Pure functions over parsed data. The XML is read with the standard library:
 expat bounds entity expansion and ElementTree fetches no external entity, and

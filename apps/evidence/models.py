@@ -1,4 +1,4 @@
-"""Harness tokens, evidence bundles and their spec verifications (DESIGN §2.7)."""
+"""Harness tokens, evidence bundles and their spec verifications (docs/rules/evidence.md)."""
 
 from django.conf import settings
 from django.db import models
@@ -115,7 +115,8 @@ class Verdict(models.TextChoices):
 
 
 class SpecVerification(TrackedModel):
-    """The offer's verification as composed when one bundle arrived (DESIGN §2.7).
+    """The offer's verification as composed when one bundle arrived
+    (docs/rules/evidence.md#composition).
 
     Each part (inventory, environment, benchmarks, load test, network, soak,
     correctness) comes from the newest bundle that measured it, named in
@@ -217,7 +218,7 @@ class EvidenceUpload(models.Model):
 class Baseline(TrackedModel):
     """A verified bundle a tech lead pinned as the known-good run of an offer, or of the case.
 
-    Later runs are compared with it metric by metric (seed 004 §五 item 3, "equal
+    Later runs are compared with it metric by metric (docs/rules/evidence.md#baseline, "equal
     or better than the baseline"). Never deleted: unpinning or replacing one sets
     ``unpinned_at``, so the history shows every baseline a comparison ever used.
     ``offer`` empty: the case's baseline (the team's own known-good hardware),

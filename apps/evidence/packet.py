@@ -1,4 +1,5 @@
-"""The evidence chapter of the signed packet (DESIGN §2.7): bundles, verifications, load charts.
+"""The evidence chapter of the signed packet (docs/rules/evidence.md): bundles, verifications, load
+charts.
 
 Every bundle file is listed in the manifest with the SHA-256 recorded at
 upload, so the packet re-hashes it from storage and shows any that changed.

@@ -1,7 +1,7 @@
 """Recompute every summary from the bundle's raw events, with the server's own code.
 
-The definitions are the pinned ``diligence-metrics/1`` ones (harness README
-"Metrics", harness-anchors §2.2–§2.4): the client's summaries are advisory,
+The definitions are the pinned ``diligence-metrics/1`` ones (docs/metrics.md,
+harness README "Metrics"): the client's summaries are advisory,
 so the server derives its numbers from per-request timestamps and
 per-iteration timings, then lists every client figure that disagrees.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 METRIC_DEFINITIONS_VERSION = "diligence-metrics/1"
 PERCENTILES = (50, 90, 95, 99)
-# harness-anchors §2.3: MLPerf early stopping, the least n for a defensible percentile.
+# docs/metrics.md#percentiles: MLPerf early stopping, the least n for a defensible percentile.
 MIN_SAMPLES = {50: 11, 90: 64, 95: 130, 99: 662}
 # The one least sample the service rules and the acceptance's performance layer both use:
 # a level with fewer requests has no P95 to judge and is "not measured", never passed or failed.
@@ -75,7 +75,7 @@ def _ms(later, earlier):
 
 
 def request_metrics(record: dict) -> dict:
-    """Per-request metrics of harness-anchors §2.2 from one raw request record."""
+    """Per-request metrics of docs/metrics.md#per-request-metrics from one raw request record."""
     send, first, last = record.get("t_send_ns"), record.get("t_first_ns"), record.get("t_last_ns")
     osl = record.get("osl")
     tpot = None
@@ -91,7 +91,8 @@ def request_metrics(record: dict) -> dict:
 
 
 def cell_summary(requests: list[dict]) -> dict:
-    """Per-cell aggregates (harness-anchors §2.3): errors count in every rate's denominator."""
+    """Per-cell aggregates (docs/metrics.md#per-cell-aggregates): errors count in every rate's
+    denominator."""
     ok = [r for r in requests if r.get("error") is None]
     metrics = [request_metrics(r) for r in requests]  # once per request: uploads are large
     per_ok = [m for r, m in zip(requests, metrics) if r.get("error") is None]
@@ -220,7 +221,7 @@ def loadtest(result: dict | None) -> tuple[list[dict], list[dict], list[Disagree
 
 
 def matmul_tflops(record: dict) -> dict:
-    """2·m·n·k per iteration over each iteration's time (harness-anchors §2.4)."""
+    """2·m·n·k per iteration over each iteration's time (docs/metrics.md#microbenchmarks)."""
     flop = record.get("flop_per_iter") or 2 * record["m"] * record["n"] * record["k"]
     rates = sorted(flop / ns / 1e3 for ns in record.get("iter_ns") or [] if ns)
     if not rates:

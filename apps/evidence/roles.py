@@ -8,7 +8,7 @@ READ = view(
 )
 
 ROLE_PERMISSIONS = {
-    # DESIGN §1: the tech lead reviews evidence, issues harness tokens and pins the
+    # docs/roles.md: the tech lead reviews evidence, issues harness tokens and pins the
     # baselines later runs are compared with (admins too, holding everything);
     # procurement, legal and audit read evidence, baselines and comparisons, and
     # download raw files. Nobody edits a bundle: no endpoint changes one.

@@ -407,8 +407,8 @@ def case_bundle_rows(case) -> QuerySet[EvidenceBundle]:
     )
 
 
-# For the scorecard's measured-performance criterion (0–5, DESIGN §2.3): a reviewer
-# may take this suggestion from the verified numbers instead of judging by hand.
+# For the scorecard's measured-performance criterion (0–5, docs/rules/offers.md#scorecard): a
+# reviewer may take this suggestion from the verified numbers instead of judging by hand.
 PERFORMANCE_SCORE: dict[str, int] = {Verdict.VERIFIED: 5, Verdict.FINDINGS: 3, Verdict.FAILED: 0}
 
 

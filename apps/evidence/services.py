@@ -110,7 +110,8 @@ def verification_context(case, offer) -> Context:
 
 
 def _latency_target(case) -> float | None:
-    """The access app's network plan, when that app is installed (seed 000 §4)."""
+    """The access app's network plan, when that app is installed
+    (docs/rules/access.md#latency-budget)."""
     try:
         from apps.access.selectors import network_plan_of
     except ImportError:

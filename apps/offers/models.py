@@ -94,7 +94,7 @@ class InterNodeNetwork(models.TextChoices):
 
 
 class DeclaredSpec(TrackedModel):
-    """What the vendor claims in writing (DESIGN §2.2, seed 004 §2)."""
+    """What the vendor claims in writing (docs/rules/offers.md#declared-spec)."""
 
     offer = models.OneToOneField(
         Offer, on_delete=models.CASCADE, related_name="declared_spec", verbose_name=_("offer")

@@ -1,6 +1,6 @@
 """Pure rules about offers and declared specs.
 
-Seed 004 §2 lists what a written spec sheet must state; DESIGN §2.2 makes any
+docs/rules/offers.md#declared-spec lists what a written spec sheet must state; any
 missing item turn the spec "unconfirmed", shown as such everywhere.
 """
 

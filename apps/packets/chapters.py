@@ -91,7 +91,8 @@ class DocumentChapters:
     supporting: tuple[SectionBuilder, ...] = ()
 
 
-# The chapters of each deliverable (seed 000 §1 names the four and what each holds).
+# The chapters of each deliverable (docs/rules/audit.md#deliverables names the four and what each
+# holds).
 DOCUMENT_CHAPTERS: dict[str, DocumentChapters] = {
     # What is needed and what each offer declares and was measured to deliver.
     DocumentKind.SPEC_SHEET: DocumentChapters(

@@ -1,7 +1,8 @@
-"""Signed audit packets (DESIGN §2.9): the request that tracks one, and the issued PDF.
+"""Signed audit packets (docs/rules/audit.md#audit-packet): the request that tracks one, and the
+issued PDF.
 
 Besides the whole-case packet, each of the four deliverables the procurement
-ends in (seed 000 §1: the compute spec sheet, the compliance and risk
+ends in (docs/rules/audit.md#deliverables: the compute spec sheet, the compliance and risk
 self-check record, the network and access-control plan, the acceptance and
 load-test report) is issued the same way as a document of its own kind.
 """

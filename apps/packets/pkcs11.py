@@ -1,4 +1,5 @@
-"""Packet signing with a key held in a PKCS#11 token, such as an HSM (DESIGN §2.9).
+"""Packet signing with a key held in a PKCS#11 token, such as an HSM
+(docs/rules/audit.md#packet-signing).
 
 The private key never leaves the token. ``token_certificate`` reads the
 signer's certificate from the token in a session of its own, so a packet can

@@ -1,4 +1,5 @@
-"""The organisation's packet-signing key, and PAdES signing with pyHanko (DESIGN §2.9).
+"""The organisation's packet-signing key, and PAdES signing with pyHanko
+(docs/rules/audit.md#packet-signing).
 
 Production names either a PKCS#12 file and its passphrase
 (``PACKET_SIGNING_PKCS12_PATH``, ``PACKET_SIGNING_PKCS12_PASSPHRASE``) or a key

@@ -1,4 +1,4 @@
-"""The Celery task that issues a packet (DESIGN §2.9).
+"""The Celery task that issues a packet (docs/rules/audit.md#audit-packet).
 
 Acknowledged late, so a worker that dies mid-render leaves the message to be
 delivered again; ``packet_issue`` is idempotent, so a second delivery either

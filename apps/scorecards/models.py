@@ -1,4 +1,5 @@
-"""Scorecards: weighted criteria per case, scores per reviewer per offer (DESIGN §2.3)."""
+"""Scorecards: weighted criteria per case, scores per reviewer per offer
+(docs/rules/offers.md#scorecard)."""
 
 from django.conf import settings
 from django.core.exceptions import ValidationError

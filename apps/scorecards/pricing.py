@@ -1,7 +1,8 @@
-"""Offer prices normalised to one number: cost per GPU-hour (seed 000 §3).
+"""Offer prices normalised to one number: cost per GPU-hour
+(docs/rules/offers.md#price-per-gpu-hour).
 
-Vendors quote per second, per hour, per month or as a reservation, and the
-seed warns that high-demand deals ask for prepayment ratios 30–50 % above
+Vendors quote per second, per hour, per month or as a reservation, and
+reports say that high-demand deals ask for prepayment ratios 30–50 % above
 what ordinary overseas customers pay. Money paid in advance is money the
 buyer cannot use elsewhere, so two offers with the same list price but
 different prepayment are not the same price. This module turns every quote
@@ -55,7 +56,7 @@ _RANKING_QUANTUM = Decimal("0.0001")
 
 
 class BillingBasis(str, Enum):
-    """How the vendor bills (DESIGN §2.2)."""
+    """How the vendor bills (docs/rules/offers.md#declared-spec)."""
 
     PER_SECOND = "per_second"
     PER_HOUR = "per_hour"

@@ -1,8 +1,8 @@
-"""Weighted scorecards for comparing GPU cloud offers (DESIGN §2.3, seed 000 §3).
+"""Weighted scorecards for comparing GPU cloud offers (docs/rules/offers.md#scorecard).
 
 Each reviewer scores every criterion of an offer from 0 to 5; a criterion's
 weight is in points and a set of weights sums to 100, so a weighted total is
-"points out of 100". The seed asks for a scorecard comparing at least three
+"points out of 100". The rule asks for a scorecard comparing at least three
 offers side by side; this module holds the arithmetic only (no Django, no I/O)
 so the browser, the API, the packet and the benchmarks all compute the same
 numbers.
@@ -54,7 +54,7 @@ class Criterion:
     weight: int
 
 
-# Seed 000 §3 asks for price (including the 30–50 % prepayment premium), SLA,
+# docs/rules/offers.md#scorecard asks for price (incl. the 30–50 % prepayment premium), SLA,
 # supply certainty, exit terms, compliance, measured performance and support.
 # It also says the biggest risk of remote compute is not price but whether the
 # business survives a supply interruption — hence reliability (SLA, support)

@@ -29,7 +29,8 @@ def _whole_number(name: str) -> serializers.IntegerField:
 
 
 class SizingInputSerializer(serializers.Serializer):
-    """Calculator inputs (DESIGN §2.1); the same fields a compute demand stores."""
+    # docs/rules/sizing.md (the docstring below is shown in the API's schema).
+    """Calculator inputs; the same fields a compute demand stores."""
 
     mode = serializers.ChoiceField(choices=ComputeDemand.Mode.choices, default="inference")
     model_preset = serializers.ChoiceField(

@@ -1,6 +1,6 @@
 """Sizing calculator: memory, cards and instances for inference and training.
 
-Implements DESIGN §2.1 (seed 000 §1 step 1, seed 004 §1 step 1) as pure functions on
+Implements docs/rules/sizing.md#inference-memory as pure functions on
 frozen dataclasses, stdlib only, so the browser, the API, the packet and the benchmarks
 all get the same numbers. Byte counts are exact ints; card memory is in GiB (2**30
 bytes) as NVML reports it: an H200 sold as "141 GB" shows 143,771 MiB = 140.4 GiB.
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 GIB = 2**30
 Number = Decimal | Fraction | int | float
 
-# DESIGN §2.1 and seed 004 §1: bytes per parameter and per KV-cache element.
+# docs/rules/sizing.md#inference-memory: bytes per parameter and per KV-cache element.
 DTYPE_BYTES: dict[str, Decimal] = {
     "fp32": Decimal(4),
     "fp16": Decimal(2),
@@ -35,13 +35,15 @@ DTYPE_BYTES: dict[str, Decimal] = {
     "int4": Decimal("0.5"),
 }
 
-# Seed 004 §1: reserve 10–20 % for runtime and communication buffers; too little starves
-# batching, too much wastes budget, so values outside the band are refused, not clamped.
+# docs/rules/sizing.md#inference-memory: reserve 10–20 % for runtime and communication buffers; too
+# little starves batching, too much wastes budget, so values outside the band are refused, not
+# clamped.
 RESERVE_MIN = Decimal("0.10")
 RESERVE_MAX = Decimal("0.20")
 DEFAULT_RESERVE = Decimal("0.15")
 
-# A typical HGX node; beyond it training needs an RDMA-class network (seed 000 §1).
+# A typical HGX node; beyond it training needs an RDMA-class network
+# (docs/rules/sizing.md#demand-fit).
 CARDS_PER_NODE = 8
 
 
@@ -177,8 +179,8 @@ class ModelArchitecture:
 def kv_bytes_per_token(architecture: ModelArchitecture, kv_dtype: str) -> int:
     """2 (K and V) × layers × kv_heads × head_dim × bytes per element.
 
-    With kv_heads = attention heads this is the seeds' 2 × layers × hidden × bytes;
-    GQA shrinks it by kv_heads / attention_heads (seed 004 §1 item 6).
+    With kv_heads = attention heads this is the textbook 2 × layers × hidden × bytes;
+    GQA shrinks it by kv_heads / attention_heads (docs/rules/sizing.md#inference-memory).
     """
     per_element = _dtype_bytes(kv_dtype, "kv_dtype")
     a = architecture
@@ -187,7 +189,7 @@ def kv_bytes_per_token(architecture: ModelArchitecture, kv_dtype: str) -> int:
 
 @dataclass(frozen=True)
 class InferenceInputs:
-    """What a reviewer enters to size an inference deployment (DESIGN §2.1)."""
+    """What a reviewer enters to size an inference deployment (docs/rules/sizing.md)."""
 
     architecture: ModelArchitecture
     weight_dtype: str
@@ -240,7 +242,7 @@ class InferenceSizing:
 
 
 def size_inference(inputs: InferenceInputs) -> InferenceSizing:
-    """Size an inference deployment by DESIGN §2.1.
+    """Size an inference deployment by docs/rules/sizing.md#inference-memory.
 
     usable per instance = card memory × cards × (1 − reserve) − weights;
     sequences per instance = ⌊usable ÷ (KV per token × context)⌋;

@@ -1,7 +1,7 @@
 """Does an offer's hardware cover the case's compute demand? A pure rule, for every workload.
 
-Seed 000 §1 and seed 004 §2 ask the written spec to state cards per node, the
-intra-node interconnect, an RDMA-class inter-node network and local NVMe,
+The requirement spec and the declared spec state (docs/rules/sizing.md#demand-fit) cards
+per node, the intra-node interconnect, an RDMA-class inter-node network and local NVMe,
 because that is what decides whether a plan runs at all:
 
 - GPUs are rented in whole nodes: the GPUs a plan needs are rounded up to
@@ -9,8 +9,8 @@ because that is what decides whether a plan runs at all:
 - A plan that spans nodes (a training job on more than one node, or an
   inference instance wider than a node) synchronises over the inter-node
   network, which must be RDMA-class (InfiniBand or RoCE): over plain
-  Ethernet adding cards adds little (seed 000 §1).
-- A training job writes checkpoints to local disk (seed 000: written at fixed
+  Ethernet adding cards adds little.
+- A training job writes checkpoints to local disk (written at fixed
   steps, the latest few kept to roll back to, uploaded asynchronously). One
   checkpoint holds what a resume needs — weights, the FP32 master copy and the
   optimizer states (gradients are recomputed) — written sharded over the job's

@@ -1,4 +1,5 @@
-"""Published architectures of real models, for the sizing calculator (DESIGN §2.1).
+"""Published architectures of real models, for the sizing calculator
+(docs/rules/sizing.md#model-presets).
 
 Shapes are copied from each model's config.json on its official Hugging Face card:
 num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, and head_dim
@@ -92,7 +93,8 @@ _ARCHITECTURES = (
         active_parameters=12_879_925_248,
         max_context_tokens=32_768,
     ),
-    # Multi-head attention (one KV head per query head): the seeds' 2 × layers × hidden.
+    # Multi-head attention (one KV head per query head): the textbook 2 × layers × hidden
+    # (docs/rules/sizing.md#inference-memory).
     ModelArchitecture(
         key="llama-2-7b",
         name="Llama 2 7B",

@@ -1,10 +1,10 @@
 """The case's requirement spec: derived from the sizing, and each offer checked against it.
 
-Seed 000 §1 asks for a spec sheet written on the demand side, in no vendor's
+docs/rules/sizing.md#requirement-spec: a spec sheet written on the demand side, in no vendor's
 terms: card tier, memory per card, card count, parallel strategy (tensor /
 pipeline / data parallel), cards per node, the intra-node interconnect and
 the inter-node network class as separate items, the inter-node bandwidth
-floor, local fast disk and the job's duration; seed 004 adds the serving
+floor, local fast disk and the job's duration; for serving, also the
 targets (tokens/s, requests/s at the SLOs). Every item is a floor: an offer
 is short of it, equal to it, or over it, and a shortfall is named in words.
 
@@ -542,7 +542,8 @@ def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> Require
     )
     target_rps = r.get("throughput_requests_per_s")
     if target_rps is not None and offer.rate_limit_rps is not None:
-        # A declared rate limit below the target refuses the traffic with 429 (seed 004 §5).
+        # A declared rate limit below the target refuses the traffic with 429
+        # (docs/rules/evidence.md#endpoint-security).
         checks.append(
             _numeric(
                 "rate_limit_rps",

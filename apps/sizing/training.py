@@ -1,4 +1,4 @@
-"""Training and fine-tuning memory (DESIGN §2.1, seed 000 §1 training side).
+"""Training and fine-tuning memory (docs/rules/sizing.md#training-memory).
 
 Split from ``calculator`` so each module stays readable; it shares that
 module's exact arithmetic helpers and input validation.
@@ -47,7 +47,8 @@ _STATES_PER_PARAMETER = {Optimizer.ADAMW: 2, Optimizer.SGD_MOMENTUM: 1, Optimize
 # Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer
 # Models" §4.1: a layer stores s·b·h·(34 + 5·a·s/h) bytes at 16-bit. FlashAttention-style
 # kernels never materialise the 5·a·s/h score term, leaving 34 bytes = 17 elements per
-# token per hidden unit per layer, linear in batch × sequence as DESIGN §2.1 asks. The
+# token per hidden unit per layer, linear in batch × sequence as
+# docs/rules/sizing.md#training-memory asks. The
 # paper's block has a 4h GELU MLP; SwiGLU MLPs (Llama, Qwen) keep more, so this is a floor.
 ACTIVATION_ELEMENTS_PER_TOKEN_HIDDEN_LAYER = 17
 # Full recomputation keeps only each layer's 16-bit input, 2·s·b·h bytes: 2/34 of the above.
@@ -56,11 +57,11 @@ FULL_CHECKPOINTING_FACTOR = Fraction(2, 34)
 
 @dataclass(frozen=True)
 class TrainingInputs:
-    """Training or fine-tuning inputs (DESIGN §2.1, seed 000 §1 training side).
+    """Training or fine-tuning inputs (docs/rules/sizing.md#training-memory).
 
     Defaults are mixed-precision AdamW, 16 bytes per parameter as in the ZeRO paper
     (Rajbhandari et al. 2020): bf16 weights 2 + fp32 master 4 + two fp32 moments 8 +
-    bf16 gradients 2. The design's "optimizer ≈ 2× weights" is AdamW with
+    bf16 gradients 2. The common shorthand "optimizer ≈ 2× weights" is AdamW with
     `optimizer_state_dtype` equal to `weight_dtype` (e.g. fp32 and fp32).
     `micro_batch_sequences` is per card, as each data-parallel rank runs its own.
     """

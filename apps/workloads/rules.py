@@ -1,6 +1,6 @@
 """Reading a customer's workload set (JSONL) line by line: every refusal, and the statistics.
 
-Two kinds of set (DESIGN §2.7 "the case's own prompt sets and core sample sets"):
+Two kinds of set (docs/rules/evidence.md#workload-sets):
 
 - a **prompt set**: one prompt per line, ``{"id", "prompt"}`` with an optional ``tier``
   (short / medium / long), ``expected_output_tokens`` and ``tags``;

@@ -1,8 +1,8 @@
-"""Publish the default clause checklist template, version 1 (DESIGN §2.4).
+"""Publish the default clause checklist template, version 1 (docs/rules/contracts.md#default-template).
 
-The items are the must-check clauses of seed 000 §3 (必查条款清单) with the
-prepayment premium of the same section, the upstream customer-region
-constraint of seed 000 §2, and the authorization documents of seed 004 §8.
+The items are the must-check clauses of docs/rules/contracts.md (必查条款清单): the
+prepayment premium, the upstream customer-region constraint and the
+authorization documents among them.
 They are written out here, frozen, so that later code changes can never alter
 what version 1 said; organisations publish their own versions in the app.
 """

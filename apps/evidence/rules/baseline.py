@@ -1,5 +1,5 @@
-"""A later run against a pinned baseline, metric by metric (seed 004 §五 item 3: "压测结果与
-基线一致或更优" — the load test is equal to or better than the pinned baseline).
+"""A later run against a pinned baseline, metric by metric (docs/rules/evidence.md#baseline:
+the load test is equal to or better than the pinned baseline).
 
 Plain functions on the server-recomputed summaries of two bundles. Each metric
 has a direction (higher or lower is better) and a tolerance from the acceptance
@@ -34,7 +34,8 @@ THROUGHPUT, TTFT, TPOT, ERRORS, MATMUL, BANDWIDTH = (
 GROUPS = (THROUGHPUT, TTFT, TPOT, ERRORS, MATMUL, BANDWIDTH)
 
 # Defaults where the offer has no acceptance plan: rounds that differ by more than 10 %
-# are already an isolation problem (seed 004 §2), so a change within it is noise.
+# are already an isolation problem (docs/rules/evidence.md#performance), so a change within it is
+# noise.
 DEFAULT_THROUGHPUT_PCT = Decimal("10")
 DEFAULT_LATENCY_PCT = Decimal("10")
 DEFAULT_ERROR_RATE_POINTS = Decimal("0.1")

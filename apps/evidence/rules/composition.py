@@ -1,4 +1,4 @@
-"""Composing an offer's verification from all its bundles (DESIGN §2.7 "composed").
+"""Composing an offer's verification from all its bundles (docs/rules/evidence.md#composition).
 
 The harness measures in parts — a full run, a soak alone, a correctness run
 alone — and each part of the verification takes the newest bundle that

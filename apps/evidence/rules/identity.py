@@ -1,4 +1,4 @@
-"""Identity: is the hardware what was sold? (seed 004 §2, harness-anchors §3.3, §6 idea 1–3)."""
+"""Identity: is the hardware what was sold? (docs/rules/evidence.md#identity)."""
 
 from apps.evidence import datasheet
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
@@ -58,7 +58,8 @@ def _record(gpu: dict) -> dict:
 
 
 def measured_count(facts: Facts) -> int | None:
-    """The runtime's count when it ran (seed 004 §2), else NVML's, else PCI's."""
+    """The runtime's count when it ran (docs/rules/evidence.md#identity), else NVML's, else
+    PCI's."""
     counts, sources = facts.gpu_count or {}, facts.sources or {}
     for source, status_key in (("cuda", "cuda_runtime"), ("nvml", "nvml"), ("pci", "pci")):
         if (sources.get(status_key) or {}).get("status") == "ok" and counts.get(source):

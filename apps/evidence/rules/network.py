@@ -1,4 +1,4 @@
-"""Network: measured RTT against the case's latency budget (seed 000 §4).
+"""Network: measured RTT against the case's latency budget (docs/rules/access.md#latency-budget).
 
 "If the measured round trip already takes more than half the budget, deploy
 closer to the users first rather than squeezing the model."

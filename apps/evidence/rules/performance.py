@@ -1,5 +1,5 @@
 """Performance: matmul and bandwidth against the datasheet, burst vs sustained, slowest GPU,
-round-to-round spread (seed 004 §2 "实测基线"; harness-anchors §4.2, §4.3, §6 idea 4)."""
+round-to-round spread (docs/rules/evidence.md#performance)."""
 
 import statistics
 
@@ -9,10 +9,12 @@ from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, 
 from apps.evidence.rules.identity import _record
 from apps.evidence.wording import phrase
 
-CV_LIMIT = 0.10  # DESIGN §2.7 / seed 004 §2: rounds differing more ⇒ isolation problem
-# harness-anchors §4.3 "all GPUs loaded vs one alone": within 5 % pass, 5–10 % warn.
+CV_LIMIT = 0.10  # docs/rules/evidence.md#performance: rounds differing more ⇒ isolation
+# docs/rules/evidence.md#performance, all GPUs loaded vs one alone: within 5 % pass,
+# 5–10 % warn.
 DROP_WARN, DROP_FAIL = 0.05, 0.10
-# FP8 reaches ≈0.71–0.73 of peak where BF16 reaches ≈0.80 (§0 item 3): scale the BF16 band.
+# FP8 reaches ≈0.71–0.73 of peak where BF16 reaches ≈0.80 (docs/rules/evidence.md#performance):
+# scale the BF16 band.
 FP8_BAND_SCALE = 0.89
 MATMUL_DTYPES = ("bf16", "fp16", "fp8")
 

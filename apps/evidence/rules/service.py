@@ -1,7 +1,7 @@
 """Service: each ladder level against the case's SLOs, only where the sample is large enough.
 
-Seed 004 §2 step 6 sets the pass line (P95 TTFT < 1.5 s, error rate < 0.5 %,
-peak memory < 90 %; the case may set its own); harness-anchors §2.3 sets
+docs/rules/evidence.md#service-levels sets the pass line (P95 TTFT < 1.5 s, error rate < 0.5 %,
+peak memory < 90 %; the case may set its own); docs/metrics.md#percentiles sets
 the least sample for each percentile (P95 needs n ≥ 130).
 """
 

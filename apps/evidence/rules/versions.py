@@ -1,6 +1,6 @@
 """Versions and environment: driver and CUDA as declared; shm, ulimits, clock sync.
 
-Seed 000 §4 step 6: drivers, runtimes, shared memory, file handles, locked
+docs/rules/evidence.md#environment-checks: drivers, runtimes, shared memory, file handles, locked
 memory and time sync must be declared and checked, not left at defaults —
 "runs locally, hangs remotely" most often comes from too little shared memory.
 """
@@ -86,7 +86,7 @@ def check_driver(facts: Facts, context: Context) -> Check:
 
 def check_cuda(facts: Facts, context: Context) -> Check:
     """nvidia-smi's CUDA version is the highest the driver supports; the runtime's is what
-    software uses (harness-anchors §3.3 "driver vs runtime")."""
+    software uses (docs/rules/evidence.md#environment-checks)."""
     declared = context.declared.get("cuda_version")
     driver_cuda = (facts.driver or {}).get("cuda_driver_version")
     if driver_cuda and not re.fullmatch(r"\d+(\.\d+)*", str(driver_cuda)):
