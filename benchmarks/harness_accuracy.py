@@ -4,7 +4,7 @@ Runs the harness's load-test client against its loopback mock server in a
 *separate process* (no shared GIL) at 1, 8, 32, 128 and 256 concurrent
 streams, and compares every request, matched by its X-Request-Id, against the
 mock's own log of when it read the request off the socket and when it wrote
-each token (both sides stamp CLOCK_MONOTONIC; harness-anchors §5.2). Also
+each token (both sides stamp CLOCK_MONOTONIC; docs/metrics.md#harness-accuracy). Also
 records the client's CPU use per level.
 
     python benchmarks/harness_accuracy.py [--repeats 3] [--quick] [--wait-quiet-s 600]

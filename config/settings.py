@@ -607,7 +607,8 @@ def _check_packet_signing_key() -> None:
 
 _check_packet_signing_key()
 
-# A spec verification older than this no longer holds the approval gate (DESIGN §2.8).
+# A spec verification older than this no longer holds the approval gate
+# (docs/rules/approvals.md).
 APPROVAL_VERIFICATION_MAX_AGE_DAYS = env_int("APPROVAL_VERIFICATION_MAX_AGE_DAYS", 30)
 
 LOGGING = {

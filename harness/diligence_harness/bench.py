@@ -1,6 +1,6 @@
 """Micro-benchmarks: matmul TFLOP/s per dtype and device-memory bandwidth.
 
-Method (harness-anchors §2.4, §1.1 MAMF, §5.4): fixed square shapes, seeded
+Method (docs/metrics.md#microbenchmarks): fixed square shapes, seeded
 randn inputs (never zeros), warm-up before timing, per-iteration device-event
 timings kept raw (`iter_ns`) so the server can recompute any summary, 3 rounds
 and their spread; a short burst and a sustained run on all GPUs at once while
@@ -24,7 +24,7 @@ from diligence_harness.torchprobe import (
     run_on_all_devices,
 )
 
-GPU_SHAPE = 8192  # the community torch.mm reference point (harness-anchors §4.2)
+GPU_SHAPE = 8192  # the community torch.mm reference point (docs/metrics.md#microbenchmarks)
 GPU_BW_BYTES = 1 << 30  # 1 GiB per array: well above any L2 (50 MB on H100)
 CPU_SHAPE = 512
 CPU_BW_BYTES = 64 << 20
@@ -61,7 +61,7 @@ def _matmul_record(device_name, dtype, n, regime, round_no, warmup, iter_ns, tim
 
 
 def _bw_record(device_name, kernel, elems, round_no, warmup, iter_ns, timing) -> dict:
-    touched = 2 if kernel == "copy" else 3  # BabelStream convention (§2.4)
+    touched = 2 if kernel == "copy" else 3  # BabelStream convention
     moved = touched * elems * 4
     return {
         "device": device_name,

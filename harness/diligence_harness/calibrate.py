@@ -1,4 +1,4 @@
-"""Measure the client's own floor against the loopback mock (harness-anchors §5.2, §6 idea 9).
+"""Measure the client's own floor against the loopback mock (docs/metrics.md#calibration).
 
 The mock runs in a separate process (no shared GIL) on the same machine, so
 both sides stamp CLOCK_MONOTONIC. For every request, matched by `X-Request-Id`:

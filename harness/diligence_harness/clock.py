@@ -1,9 +1,9 @@
 """The one clock every recorded timestamp comes from.
 
-harness-anchors §2 principle: monotonic nanoseconds. On Linux
+docs/metrics.md#principles: monotonic nanoseconds. On Linux
 `time.perf_counter_ns` reads CLOCK_MONOTONIC, the same clock in every process
 on the machine, so the mock server (another process) and the client can be
-compared event by event (harness-anchors §5.2 item 1).
+compared event by event (docs/metrics.md#harness-accuracy).
 """
 
 import datetime

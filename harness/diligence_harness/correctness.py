@@ -1,4 +1,6 @@
-"""`correctness`: the fixed inputs at temperature 0 against a reference (seed 000 §五, layer two).
+"""`correctness`: the fixed inputs at temperature 0 against a reference.
+
+docs/rules/acceptance.md, layer two.
 
 Each bundled input (`correctness_set.py`) is sent once as a non-streaming chat
 completion with temperature 0 and a fixed seed (dropped, and recorded as

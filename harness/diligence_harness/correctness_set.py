@@ -1,4 +1,4 @@
-"""The bundled fixed input set for `correctness` (seed 000 §五, layer two).
+"""The bundled fixed input set for `correctness` (docs/rules/acceptance.md, layer two).
 
 Short prompts with one unambiguous answer each, sent at temperature 0. Each
 item states how its answer is compared (README "correctness"): `exact` after

@@ -1,7 +1,7 @@
 """Environment: software versions, container, clock sync, limits, CPU, RAM, virtualisation.
 
-DESIGN §2.7 / seed 004 §3 (环境一致): everything that can change a result or
-explain a difference between two runs (harness-anchors §3.1 item 3).
+docs/metrics.md#environment: everything that can change a result or explain a
+difference between two runs.
 """
 
 import ctypes

@@ -1,6 +1,6 @@
 """GPU inventory from independent sources, joined on UUID / PCI bus id, with findings.
 
-Sources (DESIGN §2.7, harness-anchors §3.3, §6 idea 1):
+Sources (docs/metrics.md#inventory-sources):
 - NVML through `nvidia-smi -q -x` (live, or a captured file) and through
   nvidia-ml-py when installed;
 - the CUDA runtime through torch.cuda;
@@ -8,7 +8,7 @@ Sources (DESIGN §2.7, harness-anchors §3.3, §6 idea 1):
 Join on UUID, else PCI bus id — never on index: CUDA orders devices
 FASTEST_FIRST by default and NVML in PCI order. Every disagreement is a
 finding; where they disagree the runtime's answer is what software will see
-(seed 004 §2: "以运行时实际可用能力为准").
+(docs/rules/evidence.md#identity: the runtime wins).
 """
 
 from diligence_harness import skus

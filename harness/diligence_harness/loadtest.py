@@ -1,11 +1,11 @@
 """Closed-loop load test of an OpenAI-compatible streaming endpoint.
 
-Shape (seed 004 §6, DESIGN §2.7): fixed short / medium / long prompt sets,
+Shape (docs/metrics.md#load-test): fixed short / medium / long prompt sets,
 fixed output length, a concurrency ladder (default 1/2/4/8/16/32), 3 rounds,
-warm-up discarded. Every request's raw events are recorded (harness-anchors
-§2.1); summaries are derived (metrics.py) and advisory.
+warm-up discarded. Every request's raw events are recorded
+(docs/metrics.md#timestamps); summaries are derived (metrics.py) and advisory.
 
-Accuracy rules this module follows (harness-anchors §1.2, §5.3):
+Accuracy rules this module follows (docs/metrics.md#client-accuracy):
 - bodies are serialised before the cell starts; the hot path writes bytes;
 - `t_send_ns` is read immediately before the write, after any wait for a slot
   or a connection; the wait itself is kept as `t_sched_ns` (vLLM #54101);
@@ -114,8 +114,8 @@ def request_body(cfg: LoadtestConfig, api: str, prompt: str, extras: bool) -> di
     body["stream_options"] = {"include_usage": True}
     if extras:
         # Fixed output length where the server supports it (vLLM, SGLang): without it
-        # an early EOS shortens the output and flatters throughput (harness-anchors §2.3
-        # osl_mismatch, MLPerf TEST09). Per-chunk usage corrects bundling (§2.2).
+        # an early EOS shortens the output and flatters throughput (docs/metrics.md#errors,
+        # MLPerf TEST09). Per-chunk usage corrects bundling (docs/metrics.md).
         if cfg.ignore_eos:
             body["ignore_eos"] = True
         if cfg.min_tokens:
@@ -304,7 +304,7 @@ async def _run_ladder(cfg: LoadtestConfig) -> dict:
         preflight[api] = await _preflight(cfg, endpoint, api, prompt_sets[cfg.prompt_sets[0]][0])
     cfg.extras_accepted = all(p["extras_accepted"] for p in preflight.values())
     warmup = await _warmup(cfg, endpoint, prompt_sets, run_tag)
-    # Device memory while serving (DESIGN §2.7 "peak device memory"), where this machine
+    # Device memory while serving (docs/metrics.md#telemetry), where this machine
     # has GPUs; it says nothing about a remote endpoint's GPUs.
     sampler = TelemetrySampler(period_s=0.5)
     sampler.start()
@@ -345,7 +345,7 @@ async def _measure_cells(cfg, endpoint, prompt_sets: dict, run_tag: str, sampler
 
 
 async def _warmup(cfg: LoadtestConfig, endpoint: Endpoint, prompt_sets: dict, run_tag: str) -> dict:
-    """Warm-up requests per API and prompt set, sent and then discarded (§1.2 vLLM warm-ups)."""
+    """Warm-up requests per API and prompt set, sent and then discarded, as vLLM's warm-ups."""
     sent = 0
     for api in cfg.apis:
         for set_name, prompt_list in prompt_sets.items():

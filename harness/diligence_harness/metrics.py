@@ -1,17 +1,20 @@
 """Metric definitions and summaries, pinned and cited.
 
-Every definition here follows harness-anchors §2 (the AIPerf / MLPerf
-definitions), under a name that cannot be confused with another tool's metric
-of the same name (harness-anchors §2.3, "why the definitions must be pinned").
-The bundle stores raw per-request events; these summaries are advisory and the
-server recomputes them from the raw events with the same definitions.
+Every definition here follows docs/metrics.md (the AIPerf / MLPerf definitions), under a
+name that cannot be confused with another tool's metric of the same name
+(docs/metrics.md#why-pinned). The bracketed § numbers in ``METRIC_DEFINITIONS`` are part
+of the stored ``diligence-metrics/1`` text: they name the sections of the measurement
+notes the definitions were drawn from (§2.1 timestamps, §2.2 per-request metrics, §2.3
+per-cell aggregates); docs/metrics.md says where each is. The bundle stores raw
+per-request events; these summaries are advisory and the server recomputes them from the
+raw events with the same definitions.
 """
 
 import math
 import statistics
 from collections.abc import Iterable, Sequence
 
-# harness-anchors §2.3: minimum n for a defensible percentile at 99 % confidence
+# docs/metrics.md#percentiles: minimum n for a defensible percentile at 99 % confidence
 # (MLPerf LoadGen early stopping, find_min_passing with t=1; mlcommons/endpoints).
 MIN_SAMPLES_FOR_PERCENTILE = {50: 11, 90: 64, 95: 130, 99: 662}
 PERCENTILES = (50, 90, 95, 99)
@@ -90,7 +93,7 @@ def _ms(delta_ns: int | None) -> float | None:
 
 
 def request_metrics(record: dict) -> dict:
-    """Per-request metrics (harness-anchors §2.2) from one raw request record."""
+    """Per-request metrics (docs/metrics.md#per-request-metrics) from one raw request record."""
     send, first, last = record.get("t_send_ns"), record.get("t_first_ns"), record.get("t_last_ns")
     sched, first_out = record.get("t_sched_ns"), record.get("t_first_out_ns")
     osl = record.get("osl")
@@ -127,7 +130,8 @@ def _tokens_in_first_content_chunk(chunks: list) -> int | None:
 
 
 def inter_chunk_gaps_ms(chunks: list) -> list[float]:
-    """Gaps between consecutive content-carrying chunks (ICL, harness-anchors §2.2)."""
+    """Gaps between consecutive content-carrying chunks (ICL,
+    docs/metrics.md#per-request-metrics)."""
     times = [c[0] for c in chunks if c[1] or c[2]]
     return [(b - a) / 1e6 for a, b in zip(times, times[1:])]
 
@@ -144,7 +148,7 @@ def meets_slo(metrics: dict, slo: dict) -> bool:
 
 
 def cell_summary(records: list[dict], *, target_concurrency: int, slo: dict) -> dict:
-    """Per-cell aggregates (harness-anchors §2.3) from the raw request records."""
+    """Per-cell aggregates (docs/metrics.md#per-cell-aggregates) from the raw request records."""
     ok = [r for r in records if r.get("error") is None]
     per_request = [request_metrics(r) for r in records]
     per_ok = [request_metrics(r) for r in ok]
@@ -205,7 +209,7 @@ def _count_values(values: Iterable) -> dict:
 
 
 # Two-sided 95 % Student t critical values by degrees of freedom (1..10), for the
-# across-rounds interval AIPerf reports (harness-anchors §2.3 "Across rounds").
+# across-rounds interval AIPerf reports (docs/metrics.md#across-rounds).
 _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 

@@ -1,6 +1,6 @@
 """Loopback mock of an OpenAI-compatible streaming server with known timings.
 
-Ground truth for the harness's own accuracy (harness-anchors §5.2): each
+Ground truth for the harness's own accuracy (docs/metrics.md#harness-accuracy): each
 request gets a deterministic schedule (TTFT, inter-token gap, tokens per SSE
 event), optional injected faults (HTTP 500/429, a stream cut mid-body, a
 stream without finish_reason) and an optional empty role-only first chunk.
@@ -216,7 +216,7 @@ class _MockProtocol:
         self._serve_next()
 
     def write(self, data: bytes) -> int:
-        """Write now; returns the ns just before the send() (the "wrote" time, §5.2 item 1)."""
+        """Write now; returns the ns just before the send() (the "wrote" time)."""
         return self.connection.write(data)
 
     def close(self) -> None:

@@ -1,7 +1,7 @@
-"""TCP-connect RTT, jitter and loss to given hosts (DESIGN §2.7: the latency budget).
+"""TCP-connect RTT, jitter and loss to given hosts (docs/metrics.md#network-probe).
 
 A TCP handshake needs no privileges (ICMP ping does) and is what AIPerf times for
-its network-latency correction (harness-anchors §1.2 AIPerf "Network RTT").
+its network-latency correction (AIPerf "Network RTT").
 Jitter is the mean absolute difference of consecutive RTTs (RFC 3550 style).
 Probes are bounded: `count` connects, `interval_s` apart, each with a timeout.
 """

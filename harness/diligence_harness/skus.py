@@ -1,11 +1,11 @@
-"""A small table of known GPU SKUs keyed on PCI device id (harness-anchors §3.3, §4.1).
+"""A small table of known GPU SKUs keyed on PCI device id (docs/rules/evidence.md#datasheet).
 
-Used only to raise findings (a name or memory size that does not fit the PCI
-id); the server holds the authoritative tables and re-derives every finding
-from the raw nvidia-smi output. `memory_mib` is what `nvidia-smi` reports as fb
-total where a real capture was seen; None where the reference marks it
-unverified. Sources: harness-anchors §4.1 table, the PCI ID Repository
-(pci.ids) and the real captures in the test fixtures (SOURCES.md).
+Used only to raise findings (a name or memory size that does not fit the PCI id); the
+server holds the authoritative tables and re-derives every finding from the raw
+nvidia-smi output. `memory_mib` is what `nvidia-smi` reports as fb total where a real
+capture was seen; None where the reference marks it unverified. Sources: the datasheet
+figures of docs/rules/evidence.md#datasheet, the PCI ID Repository (pci.ids) and the
+real captures in the test fixtures (SOURCES.md).
 """
 
 import re
@@ -49,7 +49,7 @@ KNOWN_SKUS: dict[str, Sku] = {
 }
 
 # Memory sizes differ a little between driver versions and ECC settings; beyond this
-# fraction the difference is a finding (the §4.3 proposal is ±0.5 %).
+# fraction the difference is a finding (docs/rules/evidence.md#memory-check: ±0.5 %).
 MEMORY_TOLERANCE = 0.005
 
 

@@ -1,4 +1,4 @@
-"""`soak`: watch an endpoint and the GPUs for a while (seed 000 §五, layer one).
+"""`soak`: watch an endpoint and the GPUs for a while (docs/rules/acceptance.md, layer one).
 
 Every `interval` a health check ("tick") probes the endpoint with small bounded
 requests, each with a timeout: `GET /v1/models` and a 1-token chat completion

@@ -158,7 +158,7 @@ def shim_report() -> dict:
     """LD_PRELOAD, /etc/ld.so.preload and the NVML / nvidia-smi binaries with digests.
 
     User-space shims such as HAMi-core/softmig rewrite what NVML reports via
-    LD_PRELOAD (harness-anchors §0 item 4, §6 idea 1), so where these point is evidence.
+    LD_PRELOAD (docs/metrics.md#inventory-sources), so where these point is evidence.
     """
     preload_text = read_text("/etc/ld.so.preload")
     smi = shutil.which("nvidia-smi")

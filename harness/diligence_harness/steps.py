@@ -358,7 +358,7 @@ def _cell_findings(cell: dict, max_tokens: int, preflight: dict) -> list[dict]:
         )
     lag_p99 = cell["client"]["loop_lag_ms"].get("p99")
     if lag_p99 is not None and lag_p99 > 50:
-        # harness-anchors §6 idea 8: a late event loop means late timestamps.
+        # docs/metrics.md#client-accuracy: a late event loop means late timestamps.
         found.append(
             _lt_finding(
                 "LT-CLIENT-LAG",
@@ -380,7 +380,7 @@ def _cell_findings(cell: dict, max_tokens: int, preflight: dict) -> list[dict]:
             )
         )
     ok = [r for r in cell["requests"] if r["error"] is None]
-    limit = min(0.05 * max_tokens, 50)  # AIPerf OSL mismatch threshold (§2.3)
+    limit = min(0.05 * max_tokens, 50)  # AIPerf OSL mismatch threshold (docs/metrics.md)
     if all(p["extras_accepted"] for p in preflight.values()):
         mismatched = sum(
             1 for r in ok if r["osl"] is not None and abs(r["osl"] - max_tokens) > limit

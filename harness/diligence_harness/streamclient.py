@@ -7,7 +7,7 @@ Why not aiohttp (or httpx): the load test must measure the server, not itself.
   a stdlib client has neither and adds no dependency.
 - Timestamps: `t_send_ns` is read immediately before `transport.write`, which
   sends at once when the socket buffer is empty; vLLM's client stamps the start
-  before its event loop has written the request (harness-anchors §5.3).
+  before its event loop has written the request (docs/metrics.md#client-accuracy).
 - Per-read work is the bare minimum (a timestamp, chunked-framing bookkeeping,
   a list append). SSE parsing and JSON decoding happen after the cell, off the
   event loop, so one stream's parsing never delays another stream's timestamps.

@@ -1,9 +1,9 @@
 """Turn the raw (arrival ns, body bytes) reads of one response into a request record.
 
 Runs after the cell, off the event loop. Implements the timestamp rules of
-harness-anchors §2.1: an event's arrival time is the read that completed it;
+docs/metrics.md#timestamps: an event's arrival time is the read that completed it;
 `t_first` is the first event with non-empty content (role-only and empty
-chunks never count, the vLLM pitfall in §1.2); `t_last` is the last event that
+chunks never count, a pitfall of vLLM's client); `t_last` is the last event that
 carried content (not the usage-only chunk nor `[DONE]`).
 """
 
@@ -96,7 +96,8 @@ def decode_stream(record: dict, pieces: list[tuple[int, bytes]], api: str) -> No
 
 
 def _record_token_counts(record: dict, chunks: list, usage: dict | None) -> None:
-    """osl_server from usage, osl_client from content chunks; both kept (§2.2 `osl`)."""
+    """osl_server from usage, osl_client from content chunks; both kept
+    (docs/metrics.md#per-request-metrics)."""
     record["osl_server"] = (usage or {}).get("completion_tokens")
     record["usage_prompt_tokens"] = (usage or {}).get("prompt_tokens")
     # Without a tokenizer (stdlib only) the client count is the number of content
@@ -110,7 +111,7 @@ def _record_token_counts(record: dict, chunks: list, usage: dict | None) -> None
 
 
 def classify_error(record: dict, status: int | None, transport_error: str | None) -> None:
-    """harness-anchors §2.3 error definition; truncated streams count as errors."""
+    """docs/metrics.md#errors: truncated streams count as errors."""
     if record.get("error"):
         return
     if transport_error and status is None:

@@ -1,8 +1,8 @@
 """Clock, power, temperature and clock-event-reason samples while benchmarks run.
 
 A power-capped or throttling GPU shows up here and not in the TFLOP/s alone
-(harness-anchors §6 idea 4); the load test takes its peak device memory from
-the same samples (DESIGN §2.7). Samples: [t_ns, gpu_uuid, sm_mhz, mem_mhz,
+(docs/metrics.md#telemetry); the load test takes its peak device memory from
+the same samples. Samples: [t_ns, gpu_uuid, sm_mhz, mem_mhz,
 power_w, temp_c, clock_event_reasons, memory_used_mib, memory_total_mib],
 t_ns on the harness clock.
 """

@@ -104,7 +104,7 @@ def cuda_devices(torch) -> list[dict]:
 def alloc_touch_probe(torch, index: int, fraction: float, seed: int) -> dict:
     """Allocate `fraction` of free memory in 1 GiB blocks, write a seeded pattern, read it back.
 
-    harness-anchors §6 idea 3: catches memory that is not there, oversubscription
+    docs/metrics.md#inventory-sources: catches memory that is not there, oversubscription
     to host memory (UVM or a shim) and memory far slower than HBM (the timings).
     """
     device = torch.device("cuda", index)
@@ -188,11 +188,12 @@ _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "flo
 def make_matmul(torch, device, dtype_name: str, n: int, seed: int):
     """A closure doing one n×n×n matmul; fp32 with TF32 off; fp8 through _scaled_mm."""
     generator = torch.Generator(device="cpu").manual_seed(seed)
-    # Seeded randn, never zeros: zero inputs draw less power and inflate clocks (§1.1 MAMF).
+    # Seeded randn, never zeros: zero inputs draw less power and inflate clocks
+    # (docs/metrics.md#microbenchmarks).
     a = torch.randn(n, n, generator=generator).to(device)
     b = torch.randn(n, n, generator=generator).to(device)
     if device.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32 (§1.2: silent TF32)
+        torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32, no silent TF32
     if dtype_name == "fp8":
         a8 = a.to(torch.float8_e4m3fn)
         b8 = b.to(torch.float8_e4m3fn).t().contiguous().t()  # column-major second operand

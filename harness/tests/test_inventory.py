@@ -161,7 +161,8 @@ def test_spoofish_inventory_raises_findings():
         nvml_doc=_spoofed(name="NVIDIA H100 80GB HBM3"), cuda=None, pci=None
     )
     assert "INV-SKU-NAME" in {f["id"] for f in findings}
-    # An L40S (0x26B9) whose NVML memory was rewritten to 16384 MiB (softmig, §3.3).
+    # An L40S (0x26B9) whose NVML memory was rewritten to 16384 MiB (softmig,
+    # docs/metrics.md#inventory-sources).
     doc = _spoofed(name="NVIDIA L40S", device_id="26B910DE", memory="16384 MiB")
     pci = [
         {

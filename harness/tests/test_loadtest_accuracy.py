@@ -1,5 +1,5 @@
 """The harness reports the mock's injected timings, counts its injected errors and
-ignores empty chunks for TTFT (harness-anchors §5.2)."""
+ignores empty chunks for TTFT (docs/metrics.md#harness-accuracy)."""
 
 import statistics
 

@@ -1,4 +1,4 @@
-"""Metric maths as pure functions (harness-anchors §5.2 item 6)."""
+"""Metric maths as pure functions (docs/metrics.md#harness-accuracy)."""
 
 import pytest
 from diligence_harness import metrics
