@@ -1,6 +1,6 @@
 """Every view and endpoint, for every role: allowed, 403, and anonymous.
 
-The tables below are the product's access policy (DESIGN §1) written out;
+The tables below are the product's access policy (docs/roles.md) written out;
 a change to who may do what has to change them too.
 """
 

@@ -1,4 +1,4 @@
-"""Every acceptance page and endpoint, for every role (issue #9 item 9, DESIGN §1).
+"""Every acceptance page and endpoint, for every role (issue #9 item 9, docs/roles.md).
 
 Tech leads (and admin) plan, record results, attach files and sign off;
 procurement, legal and auditors read; anonymous visitors are sent to log in (401

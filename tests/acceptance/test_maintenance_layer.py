@@ -1,7 +1,7 @@
-"""The fifth layer, re-run after maintenance (seed 004 §五 item 3: equal to or better than
-the pinned baseline), judged on plain values: not applicable until a baseline is pinned and
-a run follows it, then failed by any regression and passed only when every group the
-baseline measured holds within the plan's tolerances."""
+"""The fifth layer, re-run after maintenance (docs/rules/evidence.md#baseline: equal to
+or better than the pinned baseline), judged on plain values: not applicable until a
+baseline is pinned and a run follows it, then failed by any regression and passed only
+when every group the baseline measured holds within the plan's tolerances."""
 
 import pytest
 

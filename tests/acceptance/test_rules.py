@@ -1,4 +1,5 @@
-"""The four layers' criteria, table-driven, with the edges of issue #9 (seed 000 §五)."""
+"""The four layers' criteria, table-driven, with the edges of issue #9
+(docs/rules/acceptance.md)."""
 
 from decimal import Decimal
 
@@ -98,7 +99,7 @@ def _checks(*statuses):
     [
         (("pass",) * 5, PASSED, PASSED),
         (("fail", "pass", "pass", "pass", "pass"), FAILED, PASSED),
-        # A warning is not green (seed 000: "环境自检脚本全绿").
+        # A warning is not green (docs/rules/acceptance.md).
         (("pass", "pass", "warn", "pass", "pass"), PASSED, FAILED),
         (("pass", "pass", "pass", "not_measured", "pass"), PASSED, NOT_MEASURED),
         ((), NOT_MEASURED, NOT_MEASURED),

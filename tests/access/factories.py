@@ -7,7 +7,7 @@ from apps.access.services import access_matrix_save, network_plan_save
 
 
 def make_matrix(actor, case, *, reason="", **changes):
-    """The default matrix of seed 000 §5, optionally with lists replaced."""
+    """The default matrix of docs/rules/access.md#access-matrix, optionally with lists replaced."""
     payload = default_matrix_payload()
     payload.update(changes)
     return access_matrix_save(actor=actor, case=case, reason=reason, **payload)

@@ -1,4 +1,4 @@
-"""Every access-matrix and network-plan page and endpoint, for every role (DESIGN §1).
+"""Every access-matrix and network-plan page and endpoint, for every role (docs/roles.md).
 
 Tech leads (and admin) edit matrices and plans and mark matrices reviewed;
 procurement, legal and auditors read them.

@@ -1,4 +1,4 @@
-"""SoD, review-by and latency-budget rules (DESIGN §2.6, §2.6b; seed 000 §4, §5)."""
+"""SoD, review-by and latency-budget rules (docs/rules/access.md)."""
 
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -202,7 +202,7 @@ class Plan:
 @pytest.mark.parametrize(
     "plan,total,over_target,over_half,share",
     [
-        # RTT exactly half the 400 ms budget: not "over half" (seed 000 §4).
+        # RTT exactly half the 400 ms budget: not "over half" (docs/rules/access.md#latency-budget).
         (Plan(400, 10, 200, 190), 400, False, False, Decimal("0.5")),
         # One millisecond more RTT: over half, and over target.
         (Plan(400, 10, 201, 190), 401, True, True, Decimal("0.5025")),

@@ -15,7 +15,7 @@ def test_the_five_roles_exist_with_their_permissions(db):
     assert "offers.change_declaredspec" in granted[Role.TECH_LEAD]
     assert "offers.change_declaredspec" not in granted[Role.PROCUREMENT]
     # Auditors read and change nothing; requesting a packet or an export creates
-    # a document about the records, it does not change them (DESIGN §1, issue 6).
+    # a document about the records, it does not change them (docs/roles.md, issue 6).
     may_produce_documents = {"packets.add_packetrequest"}
     assert granted[Role.AUDITOR]
     for permission in granted[Role.AUDITOR] - may_produce_documents:

@@ -1,4 +1,4 @@
-"""Submitting, deciding, binding to the approved state, and staleness (DESIGN §2.8)."""
+"""Submitting, deciding, binding to the approved state, and staleness (docs/rules/approvals.md)."""
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError

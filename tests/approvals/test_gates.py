@@ -1,4 +1,4 @@
-"""Each gate of DESIGN §2.8, held and not held, on plain data (no database)."""
+"""Each gate of docs/rules/approvals.md, held and not held, on plain data (no database)."""
 
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta

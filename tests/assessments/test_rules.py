@@ -52,7 +52,7 @@ EXIT_READY = dict(
     exit_bounded_time=("yes", 30),
 )
 
-# Seed 000 步骤二 and 三, seed 004 三.4 and 八, DESIGN §2.5: every question the seeds ask.
+# docs/rules/data-export.md: every question the rule asks.
 SEED_QUESTIONS = [
     "purpose",  # 算力用途(推理/训练/微调)
     "purpose_declared",  # 算力用途是否已申报
@@ -122,7 +122,7 @@ def test_unknown_value_error_lists_the_allowed_answers():
     assert "'maybe'" in message and "yes, no, not_applicable" in message
 
 
-# --- Derived constraints (seed 000 步骤二 为什么) -------------------------------
+# --- Derived constraints (docs/rules/data-export.md#derived-constraints) -------
 
 CONSTRAINT_CASES = [
     ("nothing answered: only exit gaps", {}, {"exit_gaps"}),
@@ -190,7 +190,7 @@ def test_exit_readiness_answered(given, answered):
     assert exit_readiness_answered(None) is False
 
 
-# --- Sign-off, review-by and expiry (DESIGN §2.5) --------------------------------
+# --- Sign-off, review-by and expiry (docs/rules/data-export.md#review-by-date) ---
 
 SIGNED = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)
 

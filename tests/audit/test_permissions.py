@@ -1,7 +1,7 @@
 """Every audit page and endpoint, for every role: allowed, 403, and anonymous.
 
 Every role that reads cases reads their timeline; exports, the chain page and
-verification belong to the auditor and the admin (DESIGN §1).
+verification belong to the auditor and the admin (docs/roles.md).
 """
 
 import pytest

@@ -23,7 +23,8 @@ def test_priya_opens_a_case_in_the_browser_with_the_seed_slo_defaults(browser_as
     assert response.status_code == 302
     assert response["Location"] == reverse("cases:detail", kwargs={"pk": case.pk})
     assert (case.owner, case.status) == (priya, "draft")
-    # DESIGN §2.7: P95 TTFT < 1.5 s, error rate < 0.5 %, peak memory < 90 %.
+    # docs/rules/evidence.md#service-levels: P95 TTFT < 1.5 s, error rate < 0.5 %,
+    # peak memory < 90 %.
     assert (case.slo_p95_ttft_ms, str(case.slo_error_rate_pct), case.slo_peak_memory_pct) == (
         1500,
         "0.50",

@@ -1,4 +1,4 @@
-"""Every contracts page and endpoint, for every role: allowed, 403, anonymous (DESIGN §1).
+"""Every contracts page and endpoint, for every role: allowed, 403, anonymous (docs/roles.md).
 
 Legal reviewers edit checklists, waive red flags and publish templates; tech
 leads, procurement and auditors read; the admin does everything.

@@ -1,37 +1,39 @@
-"""Template v1 holds every must-check clause of seed 000 §3 and 004 §8 (DESIGN §2.4)."""
+"""Template v1 holds every must-check clause of docs/rules/contracts.md."""
 
 import pytest
 
 from apps.contracts.models import ChecklistTemplate
 
-# key → sub-points, in order. Each line cites the seed phrase it carries.
+# key → sub-points, in order. Each line names the must-check item of
+# docs/rules/contracts.md it carries.
 EXPECTED = {
-    # 000 §3 可用性承诺(SLA)数值、统计口径、赔偿方式
+    # item 1: SLA value, how availability is measured, compensation
     "sla": ["SLA value", "Measurement basis", "Compensation"],
-    # 000 §3 计划内维护窗口的频率与提前通知期
+    # item 2: maintenance frequency and advance notice
     "planned_maintenance": ["Frequency", "Advance notice"],
-    # 000 §3 卡型与卡数是否锁定,供应商是否有权降级替换
+    # item 3: card model and count locked; right to downgrade or substitute
     "hardware_lock": ["Card model locked", "Card count locked", "downgrade or substitute"],
-    # 000 §3 配额与优先级规则,业务高峰是否可能被其他租户挤占
+    # item 4: quota and priority; crowded out by other tenants at peak
     "quota_priority": ["Quota and priority rules", "crowded out by other tenants"],
-    # 000 §3 数据与中间产物的删除证明与删除时限
+    # item 5: proof and deadline of deleting data and intermediate artefacts
     "data_deletion": ["Proof of deletion of data and intermediate artifacts", "Deletion deadline"],
-    # 000 §3 审计权:是否允许接入方自有监控与日志导出
+    # item 6: audit rights: own monitoring, log export
     "audit_rights": ["Our own monitoring", "Log export"],
-    # 000 §3 计费口径:按秒/按小时、跨区流量费、本地盘与对象存储是否独立计费
+    # item 7: billing basis, cross-region traffic, disk and object storage billed apart
     "billing_basis": [
         "per second or per hour",
         "Cross-region traffic",
         "Local disk billed separately",
         "Object storage billed separately",
     ],
-    # 000 §3 终止与退出条款:数据导出窗口、镜像交付格式、有无锁定罚则
+    # item 8: termination and exit: export window, image format, lock-in penalties
     "termination_exit": ["Data export window", "Image delivery format", "Lock-in penalties"],
-    # 000 §3 预付款比例,溢价约三到五成
+    # item 9: prepayment ratio, a premium of about 30–50 %
     "prepayment": ["Prepayment ratio", "30–50 %"],
-    # 000 §2 上游供应方对客户地域构成是否有比例要求
+    # item 10: upstream customer-region quotas
     "upstream_constraints": ["non-restricted regions", "tighten"],
-    # 004 §8.1 合同、授权文件与规格说明,来源不明的设备不得接入生产; §8.2 出口管制
+    # item 11: contract, licences and written spec; no hardware of unknown origin in
+    # production; export control
     "authorization_documents": [
         "Contract",
         "Licences",

@@ -1,4 +1,4 @@
-"""The red-flag rules of DESIGN §2.4, table-tested on plain data."""
+"""The red-flag rules of docs/rules/contracts.md, table-tested on plain data."""
 
 import pytest
 
@@ -23,7 +23,7 @@ MISSING_WAIVER = WaiverState("missing")
 NEGOTIATION_WAIVER = WaiverState("needs_negotiation")
 LAPSED = WaiverState("missing", lapsed=True)
 
-# (status, waivers, verdict) — DESIGN §2.4: "Missing or unacceptable items are red flags".
+# (status, waivers, verdict) — docs/rules/contracts.md: missing or unacceptable items are red flags.
 VERDICTS = [
     ("", (), Verdict.NOT_REVIEWED),
     ("acceptable", (), Verdict.ACCEPTABLE),

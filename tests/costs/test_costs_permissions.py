@@ -1,4 +1,4 @@
-"""Every cost page and endpoint, for every role (DESIGN §1, issue 9 items 5–8).
+"""Every cost page and endpoint, for every role (docs/roles.md, issue 9 items 5–8).
 
 Procurement (and admin) set the budget and import bills; legal, the tech lead
 and auditors read; anonymous visitors go to the login page (401 in the API).

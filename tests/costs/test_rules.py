@@ -1,4 +1,4 @@
-"""Each cost rule on plain data, table-driven (seed 000 step 9, seed 004 §五 5)."""
+"""Each cost rule on plain data, table-driven (docs/rules/costs.md)."""
 
 from datetime import date
 from decimal import Decimal as D

@@ -344,7 +344,8 @@ def test_samples_shortfall(n, missing, text):
 @pytest.mark.parametrize(
     "peaks_mib,status,measured",
     [
-        # H100 80 GB: memory.total 81,559 MiB; the SLO is < 90 % (seed 004 §2 step 6).
+        # H100 80 GB: memory.total 81,559 MiB; the SLO is < 90 %
+        # (docs/rules/evidence.md#service-levels).
         ({"GPU-a": 70_000, "GPU-b": 60_000}, "pass", "85.8 % on GPU-a"),
         ({"GPU-a": 70_000, "GPU-b": 75_000}, "fail", "92.0 % on GPU-b"),
         ({}, "not_measured", None),

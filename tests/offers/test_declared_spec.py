@@ -1,4 +1,5 @@
-"""A declared spec with any required item missing is "unconfirmed" everywhere (DESIGN §2.2)."""
+"""A declared spec with any required item missing is "unconfirmed" everywhere
+(docs/rules/offers.md#declared-spec)."""
 
 from types import SimpleNamespace
 

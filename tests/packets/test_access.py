@@ -1,4 +1,4 @@
-"""Who may see, request, download and verify packets (DESIGN §1), page by page.
+"""Who may see, request, download and verify packets (docs/roles.md), page by page.
 
 Every role may read and request packets — requesting one changes no record of
 the case, so the auditor may too; a signed-in user without a role may not.

@@ -1,6 +1,7 @@
-"""The four deliverables, each a signed document of its own (seed 000 §1): the compute
-spec sheet, the compliance and risk self-check record, the network and access-control
-plan, the acceptance and load-test report.
+"""The four deliverables, each a signed document of its own
+(docs/rules/audit.md#deliverables): the compute spec sheet, the compliance and risk
+self-check record, the network and access-control plan, the acceptance and load-test
+report.
 
 Each is issued on the demo case through the same task as the whole-case packet, by
 the role that owns its area, and checked the way an auditor would: pyHanko's

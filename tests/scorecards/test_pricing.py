@@ -1,4 +1,5 @@
-"""Price normalisation to cost per GPU-hour (seed 000 §3); numbers worked by hand."""
+"""Price normalisation to cost per GPU-hour (docs/rules/offers.md#price-per-gpu-hour); numbers
+worked by hand."""
 
 from decimal import Decimal
 

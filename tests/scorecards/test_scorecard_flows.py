@@ -1,4 +1,4 @@
-"""Reviewers score offers; the comparison shows the arithmetic (DESIGN §2.3)."""
+"""Reviewers score offers; the comparison shows the arithmetic (docs/rules/offers.md#scorecard)."""
 
 from decimal import Decimal
 

@@ -1,4 +1,4 @@
-"""Scorecard arithmetic (DESIGN §2.3, seed 000 §3); numbers worked by hand."""
+"""Scorecard arithmetic (docs/rules/offers.md#scorecard); numbers worked by hand."""
 
 from decimal import Decimal
 

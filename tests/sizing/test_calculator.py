@@ -1,4 +1,4 @@
-"""Sizing calculator rules (DESIGN §2.1, seeds 000 §1 and 004 §1), checked by hand.
+"""Sizing calculator rules (docs/rules/sizing.md), checked by hand.
 
 Every expected number is worked out in the comment beside it. GiB = 2**30 bytes.
 """
@@ -48,7 +48,8 @@ def inference(**overrides: object) -> InferenceInputs:
 
 
 def test_dtype_bytes_match_the_design():
-    # DESIGN §2.1: FP32 4, FP16/BF16 2, FP8/INT8 1, INT4 0.5 bytes per parameter.
+    # docs/rules/sizing.md#inference-memory: FP32 4, FP16/BF16 2, FP8/INT8 1, INT4 0.5
+    # bytes per parameter.
     published = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": Decimal("0.5")}
     assert published == DTYPE_BYTES
 
@@ -95,7 +96,7 @@ def test_kv_bytes_per_token(preset, kv_dtype, expected_bytes):
 
 @pytest.mark.parametrize("preset", ["llama-2-7b", "llama-2-13b"])
 def test_mha_kv_is_the_seeds_two_times_layers_times_hidden(preset):
-    # Seeds 000 §1 and 004 §1 write KV per token as 2 × layers × hidden × bytes.
+    # docs/rules/sizing.md#inference-memory writes KV per token as 2 × layers × hidden × bytes.
     arch = PRESETS[preset]
     assert arch.attention == "MHA"
     assert kv_bytes_per_token(arch, "fp16") == 2 * arch.layers * arch.hidden_size * 2
@@ -106,7 +107,8 @@ def test_mha_kv_is_the_seeds_two_times_layers_times_hidden(preset):
     [("llama-3.1-70b", 8), ("llama-3.1-405b", 16), ("qwen2.5-7b", 7), ("mixtral-8x7b", 4)],
 )
 def test_gqa_shrinks_kv_by_heads_over_kv_heads(preset, shrink):
-    # Seed 004 §1 item 6: grouped-query attention cuts the KV cache; 64 heads / 8 KV = 8×.
+    # docs/rules/sizing.md#inference-memory: grouped-query attention cuts the KV cache; 64 heads / 8
+    # KV = 8×.
     gqa = PRESETS[preset]
     mha = replace(gqa, kv_heads=gqa.attention_heads)
     assert gqa.attention == "GQA"
@@ -114,7 +116,7 @@ def test_gqa_shrinks_kv_by_heads_over_kv_heads(preset, shrink):
 
 
 def test_custom_architecture_with_a_single_kv_head():
-    # Custom entry (DESIGN §2.1 "preset or custom"): MQA keeps one KV head,
+    # Custom entry (docs/rules/sizing.md#model-presets): MQA keeps one KV head,
     # 2 × 48 layers × 1 × 128 dim × 2 B = 24,576 B/token; 30B × 1 B fp8 = 30e9 B weights.
     custom = ModelArchitecture(
         key="custom",
@@ -162,7 +164,7 @@ def test_demo_70b_needs_64_h200_cards():
     assert not sizing.fits_weights_only
     assert sizing.warnings == ()
     # Required: 8 × (131.417 + 168.48) GiB + 600 × 10 GiB = 8,399.17 GiB; KV is 6,000 (71 %):
-    # the KV cache is the largest item, as the seeds say.
+    # the KV cache is the largest item, as docs/rules/sizing.md says.
     assert sizing.in_gib["required_memory_bytes"] == Decimal("8399.17")
     assert sizing.kv_share == Decimal("0.7144")
 
@@ -435,7 +437,8 @@ def test_full_checkpointing_keeps_two_of_34_bytes():
 @pytest.mark.parametrize(
     ("overrides", "bytes_per_parameter", "optimizer_multiple_of_weights"),
     [
-        # The design's "Adam ≈ 2× weights": fp32 weights, fp32 m and v, no extra master.
+        # The shorthand "Adam ≈ 2× weights" (docs/rules/sizing.md#training-memory): fp32 weights,
+        # fp32 m and v, no extra master.
         ({"weight_dtype": "fp32", "gradient_dtype": "fp32"}, 16, 2),
         ({"optimizer_state_dtype": "bf16", "master_weights": False}, 8, 2),
         ({"optimizer": "sgd_momentum", "weight_dtype": "fp32", "gradient_dtype": "fp32"}, 12, 1),

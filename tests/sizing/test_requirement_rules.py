@@ -1,10 +1,10 @@
 """The requirement spec against an offer's declared spec, item by item, on plain data.
 
-Seed 000 §1 lists the spec sheet's items (card tier, memory per card, card count,
-parallel strategy, cards per node, intra-node interconnect, inter-node network class
-and bandwidth floor, local fast disk, duration); seed 004 adds the serving targets.
-Each item is a floor: the offer is short of it, equal to it or over it, and a
-shortfall is named in one sentence.
+docs/rules/sizing.md#requirement-spec lists the spec sheet's items (card tier, memory
+per card, card count, parallel strategy, cards per node, intra-node interconnect,
+inter-node network class and bandwidth floor, local fast disk, duration), and for
+serving the targets. Each item is a floor: the offer is short of it, equal to it or over
+it, and a shortfall is named in one sentence.
 """
 
 from dataclasses import replace
@@ -336,7 +336,8 @@ def test_inference_on_one_card_needs_no_fast_link():
 
 
 def test_training_derives_nodes_of_eight_rdma_and_checkpoint_disk():
-    # 10 H200 per replica, 2 replicas: 20 cards on 3 nodes of 8 (seed 000 §1: RDMA between them).
+    # 10 H200 per replica, 2 replicas: 20 cards on 3 nodes of 8 (docs/rules/sizing.md#demand-fit:
+    # RDMA between them).
     derived = derive_requirement(
         sizing=size_from(TRAINING), card_memory_gib=Decimal("140.4"), replicas=2
     )
