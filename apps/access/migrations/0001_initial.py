@@ -599,7 +599,7 @@ class Migration(migrations.Migration):
                     "user_to_gateway_ms",
                     models.DecimalField(
                         decimal_places=1,
-                        help_text="Seed 000 §4 budgets at most 10 ms.",
+                        help_text="The latency budget allows at most 10 ms.",
                         max_digits=8,
                         validators=[django.core.validators.MinValueValidator(0)],
                         verbose_name="user → gateway (ms)",
@@ -713,7 +713,7 @@ class Migration(migrations.Migration):
                     "user_to_gateway_ms",
                     models.DecimalField(
                         decimal_places=1,
-                        help_text="Seed 000 §4 budgets at most 10 ms.",
+                        help_text="The latency budget allows at most 10 ms.",
                         max_digits=8,
                         validators=[django.core.validators.MinValueValidator(0)],
                         verbose_name="user → gateway (ms)",

@@ -19,7 +19,7 @@ DEFAULT_ITEMS = [
             "Measurement basis: how availability is counted",
             "Compensation when the SLA is missed",
         ],
-        "guidance": "Seed 000 §3: 可用性承诺(SLA)数值、统计口径、赔偿方式.",
+        "guidance": "可用性承诺(SLA)数值、统计口径、赔偿方式.",
         "required": True,
     },
     {
@@ -29,7 +29,7 @@ DEFAULT_ITEMS = [
             "Frequency of planned maintenance windows",
             "Advance notice period",
         ],
-        "guidance": "Seed 000 §3: 计划内维护窗口的频率与提前通知期.",
+        "guidance": "计划内维护窗口的频率与提前通知期.",
         "required": True,
     },
     {
@@ -40,7 +40,7 @@ DEFAULT_ITEMS = [
             "Card count locked",
             "Vendor's right to downgrade or substitute",
         ],
-        "guidance": "Seed 000 §3: 卡型与卡数是否锁定,供应商是否有权降级替换.",
+        "guidance": "卡型与卡数是否锁定,供应商是否有权降级替换.",
         "required": True,
     },
     {
@@ -50,7 +50,7 @@ DEFAULT_ITEMS = [
             "Quota and priority rules",
             "Risk of being crowded out by other tenants at business peaks",
         ],
-        "guidance": "Seed 000 §3: 配额与优先级规则,业务高峰是否可能被其他租户挤占.",
+        "guidance": "配额与优先级规则,业务高峰是否可能被其他租户挤占.",
         "required": True,
     },
     {
@@ -60,7 +60,7 @@ DEFAULT_ITEMS = [
             "Proof of deletion of data and intermediate artifacts",
             "Deletion deadline",
         ],
-        "guidance": "Seed 000 §3: 数据与中间产物的删除证明与删除时限.",
+        "guidance": "数据与中间产物的删除证明与删除时限.",
         "required": True,
     },
     {
@@ -70,7 +70,7 @@ DEFAULT_ITEMS = [
             "Our own monitoring is allowed",
             "Log export",
         ],
-        "guidance": "Seed 000 §3: 审计权:是否允许接入方自有监控与日志导出.",
+        "guidance": "审计权:是否允许接入方自有监控与日志导出.",
         "required": True,
     },
     {
@@ -83,7 +83,7 @@ DEFAULT_ITEMS = [
             "Object storage billed separately",
         ],
         "guidance": (
-            "Seed 000 §3: 计费口径:按秒/按小时、是否收取跨区流量费、本地盘与对象存储是否独立计费."
+            "计费口径:按秒/按小时、是否收取跨区流量费、本地盘与对象存储是否独立计费."
         ),
         "required": True,
     },
@@ -96,8 +96,8 @@ DEFAULT_ITEMS = [
             "Lock-in penalties",
         ],
         "guidance": (
-            "Seed 000 §3: 终止与退出条款:数据导出窗口、镜像交付格式、有无锁定罚则. "
-            "Seed 000 §2 makes exit within a bounded time a hard requirement: image "
+            "终止与退出条款:数据导出窗口、镜像交付格式、有无锁定罚则. "
+            "Exit within a bounded time is a hard requirement: image "
             "rebuildable, data fully exportable, orchestration files portable."
         ),
         "required": True,
@@ -110,7 +110,7 @@ DEFAULT_ITEMS = [
             "Premium over ordinary customers (reported 30–50 %)",
         ],
         "guidance": (
-            "Seed 000 §3: 预付款比例显著高于普通海外客户(有报道称溢价约三到五成); decide "
+            "预付款比例显著高于普通海外客户(有报道称溢价约三到五成); decide "
             "with finance and risk. Not applicable only when nothing is paid in advance."
         ),
         "required": False,
@@ -123,7 +123,7 @@ DEFAULT_ITEMS = [
             "Supply conditions the upstream provider may tighten at any time",
         ],
         "guidance": (
-            "Seed 000 §2: 上游供应方对客户地域构成是否有比例要求; 非受管制地区客户占比; "
+            "上游供应方对客户地域构成是否有比例要求; 非受管制地区客户占比; "
             "供应侧条件可能随时收紧. Not applicable only when the vendor states none exist."
         ),
         "required": False,
@@ -139,14 +139,14 @@ DEFAULT_ITEMS = [
             "Hardware of unknown origin may not enter production",
         ],
         "guidance": (
-            "Seed 004 §8.1: 留存合同、授权文件与规格说明,来源不明的高性能设备不得接入生产; "
-            "§8.2: 遵守出口管制与当地法律."
+            "留存合同、授权文件与规格说明,来源不明的高性能设备不得接入生产; "
+            "遵守出口管制与当地法律."
         ),
         "required": True,
     },
 ]
 
-REASON = "Default template v1 published (DESIGN §2.4)"
+REASON = "Default template v1 published"
 
 
 def publish_default(apps, schema_editor):
