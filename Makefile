@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-s3 lint system-deps test-deps messages migrate demo clean
+.PHONY: run test test-fast test-postgres test-s3 lint system-deps test-deps messages migrate demo clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,9 +49,26 @@ node_modules/.installed: package.json package-lock.json
 test-deps: node_modules/.installed
 	@sh scripts/system-deps.sh test
 
+# Tests run in one process per CPU (pytest-xdist), each on its own copy of a test
+# database migrated once (tests/database.py). Set PYTEST_WORKERS=0 to run in one process.
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist worksteal
+
+# Every test: the domain tier and the whole-case tier (real signed PDFs, real harness
+# runs, browsers, the route walk, fuzzing, migrations from scratch).
 test: test-deps $(VENV)/.runtime $(VENV)/.test messages lint
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+
+# The domain tier alone: what to run while changing code.
+test-fast: $(VENV)/.runtime $(VENV)/.test messages
+	$(BIN)/python -m pytest $(XDIST) -m "not whole_case" $(PYTEST_ARGS)
+
+# The tests whose outcome depends on the database (locks, transactions, triggers,
+# search, query plans), again on PostgreSQL.
+POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
+test-postgres: $(VENV)/.runtime $(VENV)/.test messages
+	DATABASE_URL=$(POSTGRES_URL) $(BIN)/python -m pytest $(XDIST) -m postgres tests $(PYTEST_ARGS)
 
 # The tests that store, read back, alter and refuse files, run with the default storage
 # in a bucket of a local S3-compatible server (moto, on 127.0.0.1, started by the tests).
@@ -65,7 +82,7 @@ S3_TESTS := tests/core/test_object_storage.py tests/core/test_stored_file_downlo
 	tests/portal/test_vendor_documents.py tests/portal/test_review.py
 
 test-s3: $(VENV)/.runtime $(VENV)/.test messages
-	DILIGENCE_TEST_STORAGE=s3 $(BIN)/python -m pytest $(S3_TESTS) -p no:cacheprovider $(PYTEST_ARGS)
+	DILIGENCE_TEST_STORAGE=s3 $(BIN)/python -m pytest $(XDIST) $(S3_TESTS) -p no:cacheprovider $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) var staticfiles dist

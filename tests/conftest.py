@@ -16,6 +16,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.accounts.roles import Role
+from tests import database as test_database
 from tests.s3 import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, bucket_keys, empty_bucket
 from tests.stored import StoredObject, stored_names
 
@@ -52,6 +53,26 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
         database.setdefault("TEST", {})["NAME"] = str(
             folder / f"diligence-test-{os.getpid()}.sqlite3"
         )
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """Each test process starts from a copy of a database migrated once (tests/database.py)."""
+    with django_db_blocker.unblock():
+        state = test_database.set_up()
+    yield
+    with django_db_blocker.unblock():
+        test_database.tear_down(state)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _media_root_per_process(tmp_path_factory):
+    """Stored files go to a folder of this test process's own, never to ``var/``: test
+    processes running side by side each see only their own files."""
+    from django.test import override_settings
+
+    with override_settings(MEDIA_ROOT=tmp_path_factory.mktemp("media")):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -61,7 +61,7 @@ FUZZ_SETTINGS = settings(
 )
 
 
-@pytest.mark.slow
+@pytest.mark.whole_case
 def test_no_server_errors_and_responses_match_the_schema(api_schema):
     operations = [result.ok() for result in api_schema.get_all_operations()]
     assert len(operations) > 20

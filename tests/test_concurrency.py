@@ -25,7 +25,7 @@ from tests.approvals.factories import make_ready_case
 from tests.contracts.factories import make_checklist
 from tests.factories import FULL_SPEC, make_case, make_offer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 @pytest.fixture(autouse=True)

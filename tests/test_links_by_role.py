@@ -39,7 +39,7 @@ def _walk(client: Client, start: list[str]) -> tuple[int, list[str]]:
     return pages, refused
 
 
-@pytest.mark.slow
+@pytest.mark.whole_case
 @pytest.mark.parametrize("username", DEMO_PEOPLE)
 def test_no_link_leads_a_demo_reader_to_a_refusal(seeded_demo, username):
     client = Client()

@@ -145,7 +145,7 @@ def demo(seeded_demo):
     return client
 
 
-@pytest.mark.slow
+@pytest.mark.whole_case
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_every_page_of_the_demo_reads_plainly(demo, language):
     pages, problems = _walk(demo, LANGUAGES[language])
@@ -153,7 +153,7 @@ def test_every_page_of_the_demo_reads_plainly(demo, language):
     assert problems == [], "\n".join(problems[:40])
 
 
-@pytest.mark.slow
+@pytest.mark.whole_case
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_the_demo_packets_and_reminders_read_plainly(demo, language):
     auditor = get_user_model().objects.get(username="aude")

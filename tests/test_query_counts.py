@@ -8,6 +8,8 @@ from django.urls import reverse
 from apps.scorecards.services import scorecard_save
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 
 def _queries(client, url) -> int:
     with CaptureQueriesContext(connection) as ctx:

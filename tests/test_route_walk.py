@@ -58,6 +58,8 @@ from tests.portal.factories import open_portal
 from tests.portal.review_factories import make_document, make_proposal
 from tests.workloads.factories import upload_set
 
+pytestmark = pytest.mark.whole_case
+
 # None: not signed in; VENDOR: a vendor contact who typed the code of the world's invitation.
 VENDOR = "vendor"
 ROLES = ("priya", "lena", "tariq", "aude", "ada", None, VENDOR)

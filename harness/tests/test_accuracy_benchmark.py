@@ -40,7 +40,7 @@ def test_committed_results_render_with_their_conditions(tmp_path):
         assert line in text
 
 
-@pytest.mark.slow
+@pytest.mark.whole_case
 def test_a_short_run_records_levels_scheduling_and_load(tmp_path):
     done = _run("--quick", "--requests-per-stream", "1", "--output-dir", str(tmp_path))
     assert done.returncode == 0, done.stderr

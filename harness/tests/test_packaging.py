@@ -11,7 +11,7 @@ from conftest import HARNESS_ROOT
 from diligence_harness import __version__
 from diligence_harness.mockserver import MockConfig, MockServerThread
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.whole_case
 
 
 def _bare_env() -> dict:

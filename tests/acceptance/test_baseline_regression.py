@@ -21,6 +21,8 @@ from tests.evidence.conftest import run_harness
 from tests.evidence.factories import bundle_for, serialise
 from tests.evidence.test_soak_correctness import harness, mock_process
 
+pytestmark = pytest.mark.whole_case
+
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}
 # One ladder level with enough requests for a P95 (130), one round, one prompt set.
 LOAD = ("--ladder", "2", "--rounds", "1", "--min-requests-per-level", "130")

@@ -4,6 +4,7 @@ offer — and the case's acceptance shows each failure with its reason."""
 
 import re
 
+import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -11,6 +12,8 @@ from apps.evidence.services import harness_token_create
 from tests.acceptance.factories import approved_offer, make_plan
 from tests.evidence.factories import bundle_for, serialise
 from tests.evidence.test_soak_correctness import acceptance_bundles  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.whole_case
 
 
 def _upload(token, document) -> None:

@@ -14,6 +14,8 @@ from apps.offers.models import Offer
 from tests.audit.tampering import raw_delete, raw_insert_copy, raw_update, triggers_off
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 HistoricalCase = ProcurementCase.history.model
 HistoricalOffer = Offer.history.model
 

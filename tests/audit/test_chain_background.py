@@ -10,7 +10,7 @@ from apps.audit.models import ChainVerification
 from apps.core import background
 from tests.factories import make_case
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 
 def test_verify_now_runs_the_check_in_the_background(priya, browser_as, settings, monkeypatch):

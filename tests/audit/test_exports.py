@@ -15,6 +15,8 @@ from apps.cases.demo import seed_demo
 from apps.offers.services import offer_update
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
 def demo(db):

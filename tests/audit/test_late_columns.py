@@ -13,6 +13,8 @@ import pytest
 
 from apps.audit.chain import late_columns, row_digest, row_fields, tracked_history_models
 
+pytestmark = pytest.mark.postgres
+
 SNAPSHOT = json.loads((Path(__file__).parent / "history_columns.json").read_text())
 
 

@@ -19,6 +19,8 @@ from apps.offers.models import Offer
 from tests.audit.tampering import raw_delete, raw_update
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
 def case(priya):

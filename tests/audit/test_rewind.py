@@ -24,6 +24,8 @@ from tests.factories import make_case
 from tests.packets.factories import issue_packet, make_packet_case
 from tests.stored import StoredObject, replace_stored, stored_names
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture(autouse=True)
 def _media(settings, tmp_path):

@@ -15,6 +15,8 @@ from apps.offers.models import Offer
 from apps.offers.services import offer_update
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 HistoricalCase = ProcurementCase.history.model
 HistoricalOffer = Offer.history.model
 
@@ -169,7 +171,7 @@ def _case_read_by_the_auditor(browser_as, priya, name: str):
     return case, offer, browser_as("aude"), reverse("audit:case-timeline", args=[case.pk])
 
 
-@pytest.mark.slow
+@pytest.mark.whole_case
 def test_twenty_thousand_rows_load_in_a_bounded_number_of_queries(
     browser_as, priya, django_assert_max_num_queries
 ):

@@ -12,6 +12,8 @@ from apps.cases.models import ProcurementCase
 from tests.badinput.corpus import JSON, Payload
 from tests.badinput.refusal import CountingInput, api_reason, assert_refused, stored_state
 
+pytestmark = pytest.mark.postgres
+
 URL = "/api/v1/cases/"
 VALID = json.dumps({"name": "Inference cluster", "workload": "inference"}).encode()
 

@@ -18,6 +18,8 @@ from tests.badinput.corpus import (
 )
 from tests.badinput.refusal import stored_state
 
+pytestmark = pytest.mark.postgres
+
 BASES = {
     "JSON": (JSON, json.dumps({"name": "x", "count": 1}).encode()),
     "PDF": (PDF, minimal_pdf()),

@@ -13,6 +13,8 @@ from tests.badinput.refusal import api_reason, assert_refused, stored_state
 from tests.costs.factories import CLEAN, IDLE, bill_csv, make_budget
 from tests.factories import make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 VALID = bill_csv(("2026-09", CLEAN), ("2026-10", IDLE))
 # A byte-order mark is how spreadsheet programs mark UTF-8: read, not refused (below).
 REFUSED = {name: build(VALID) for name, build in CSV.items() if name != "utf8_bom"}

@@ -11,6 +11,8 @@ from tests.badinput.refusal import CountingInput, api_reason, assert_refused, st
 from tests.evidence.factories import bundle_for, make_token, serialise
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 URL = "/api/v1/evidence/"
 
 

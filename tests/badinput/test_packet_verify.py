@@ -15,6 +15,8 @@ from tests.badinput.corpus import PDF, Payload, appended_update, minimal_pdf
 from tests.badinput.refusal import CountingInput, as_upload, assert_refused, stored_state
 from tests.packets.factories import issue_packet, make_packet_case
 
+pytestmark = pytest.mark.whole_case
+
 URL = reverse("packets:verify")
 
 

@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 from apps.contracts.services import checklist_create
 from tests.factories import FULL_SPEC, make_case, make_offer, restore_default_templates
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.whole_case
 
 
 def test_a_checklist_draft_survives_a_reload_until_it_is_saved_or_discarded(

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.whole_case
 
 
 def test_a_refused_save_puts_the_summary_first_and_focuses_it(

@@ -31,7 +31,7 @@ from tests.approvals.factories import score_in_full, security_checks
 from tests.factories import make_case, make_offer, make_vendor
 from tests.packets.pdftools import pdftotext
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.whole_case]
 
 VENDORS = [
     ("Aurora Compute", "Singapore", "64", "3.10", "per_hour", "30", "12"),

@@ -24,7 +24,7 @@ from django.test.utils import override_settings
 from tests.browser.conftest import ARTIFACTS
 from tests.factories import restore_default_templates
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.whole_case]
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = {"desktop": 1440, "phone": 390}

@@ -9,7 +9,7 @@ from apps.cases.models import ProcurementCase
 from tests.approvals.factories import make_ready_case
 from tests.factories import restore_default_templates
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.whole_case
 
 SCREENS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 

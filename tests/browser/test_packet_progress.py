@@ -9,7 +9,7 @@ from apps.packets import services
 from apps.packets.verification import verify_packet_bytes
 from tests.packets.factories import held, make_packet_case
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.whole_case]
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.whole_case]
 
 NODE = shutil.which("node")
 PROVIDER = Path(__file__).resolve().parents[1] / "sso" / "provider.mjs"

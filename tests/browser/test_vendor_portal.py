@@ -26,7 +26,7 @@ from tests.contracts.factories import make_checklist
 from tests.evidence.conftest import harness_mock, run_harness
 from tests.factories import make_case, make_offer, restore_default_templates
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.whole_case]
 
 PHONE = {"width": 390, "height": 844}
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 from tests.contracts.factories import make_checklist
 from tests.factories import FULL_SPEC, make_case, make_offer, make_vendor
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
 @pytest.fixture

@@ -46,6 +46,8 @@ from tests.evidence.factories import make_bundle_record, make_token
 from tests.factories import make_case, make_offer, make_vendor
 from tests.packets.factories import DEMAND, make_stored_packet
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
 def as_ada(client, people):

@@ -3,6 +3,8 @@ from unittest import mock
 
 import pytest
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.mark.django_db
 def test_healthz_answers_200_when_the_database_answers(client):

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PRODUCTION_ENV = {
@@ -53,6 +55,7 @@ def test_a_malformed_database_url_names_its_variable():
     assert "DATABASE_URL" in result.stderr
 
 
+@pytest.mark.whole_case  # every migration, from scratch
 def test_the_embedded_default_migrates_in_a_checkout_without_its_var_folder(tmp_path):
     """A fresh checkout has no var/: the SQLite file's folder is made, then migrate runs."""
     var = tmp_path / "fresh" / "var"

@@ -20,6 +20,8 @@ from tests.badinput.refusal import CountingInput, stored_state
 from tests.costs.factories import CLEAN, HEADER, bill_csv, make_budget
 from tests.factories import make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture(autouse=True)
 def media_root(settings, tmp_path):

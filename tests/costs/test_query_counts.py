@@ -8,6 +8,8 @@ from django.urls import reverse
 from tests.costs.factories import CLEAN, IDLE, make_budget, make_import
 from tests.factories import make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture(autouse=True)
 def _media(settings, tmp_path):

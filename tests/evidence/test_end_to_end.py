@@ -14,6 +14,8 @@ from apps.evidence.services import harness_token_create
 from tests.evidence.conftest import FIXTURES, harness_env, run_harness
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = [pytest.mark.whole_case, pytest.mark.postgres]
+
 
 @pytest.mark.django_db(transaction=True)
 def test_harness_uploads_and_the_verification_shows_the_device_mismatch(

@@ -14,6 +14,8 @@ from apps.evidence.models import EvidenceBundle, EvidenceUpload
 from tests.evidence.factories import bundle_for, make_token, serialise
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 URL = "/api/v1/evidence/"
 
 

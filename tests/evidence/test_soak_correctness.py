@@ -24,6 +24,8 @@ from tests.evidence.conftest import FIXTURES, free_port, harness_env
 from tests.evidence.factories import bundle_for, make_bundle_record, make_token, serialise
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.whole_case
+
 URL = "/api/v1/evidence/"
 TOLERANCE_S = 0.4
 GPU_UUID = "GPU-9a9a6c50-2a47-2f51-a902-b82c3b127e94"

@@ -15,6 +15,8 @@ from apps.evidence.services import harness_token_revoke
 from tests.evidence.factories import bundle_for, make_token, serialise
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 URL = "/api/v1/evidence/"
 
 

@@ -18,6 +18,8 @@ from apps.evidence.models import EvidenceBundle, EvidenceUpload, SpecVerificatio
 from tests.evidence.factories import bundle_for, make_token, serialise
 from tests.factories import FULL_SPEC, make_case, make_offer
 
+pytestmark = pytest.mark.postgres
+
 URL = "/api/v1/evidence/"
 
 

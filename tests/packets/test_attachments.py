@@ -29,6 +29,8 @@ from apps.scorecards.services import scorecard_save
 from tests.packets.factories import issue_packet, make_packet_case
 from tests.packets.pdftools import pdfsig
 
+pytestmark = pytest.mark.whole_case
+
 
 @pytest.fixture
 def packet(priya, django_capture_on_commit_callbacks):

@@ -13,7 +13,7 @@ from apps.packets.verification import verify_packet_bytes
 from tests.packets.factories import held, make_packet_case
 from tests.stored import stored_names
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.whole_case, pytest.mark.postgres]
 
 DONE_WITHIN_SECONDS = 180
 

@@ -31,6 +31,8 @@ from tests.packets.factories import make_packet_case
 from tests.packets.pdftools import pdfsig, pdftotext
 from tests.packets.test_packet_pdf import _attachment_bytes, _flip_one_byte
 
+pytestmark = pytest.mark.whole_case
+
 # kind: (who issues it, its number's code, chapters it holds, a chapter it leaves out)
 DELIVERABLES = {
     DocumentKind.SPEC_SHEET: (

@@ -18,7 +18,7 @@ from apps.cases.models import ProcurementCase
 from apps.packets.attachments import AttachmentSpec, write_attachments
 from tests.factories import make_case
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 FETCH = 100
 

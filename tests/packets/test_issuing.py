@@ -12,6 +12,8 @@ from tests.packets import evidence_section
 from tests.packets.factories import issue_packet, make_packet_case, make_stored_packet
 from tests.stored import stored_names
 
+pytestmark = pytest.mark.whole_case
+
 
 def _stored_packet_files() -> list[str]:
     return stored_names("packets")  # on disk or in the test's bucket

@@ -12,7 +12,7 @@ from tests.packets.pdftools import pdftotext
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}
 
 
-@pytest.mark.slow
+@pytest.mark.whole_case
 def test_a_packet_asked_for_in_chinese_is_written_in_chinese(
     browser_as, priya, tmp_path, django_capture_on_commit_callbacks
 ):

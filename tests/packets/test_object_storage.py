@@ -10,7 +10,7 @@ from apps.packets.models import AuditPacket, PacketRequest
 from apps.packets.services import packet_request_create
 from tests.packets.factories import issue_packet, make_packet_case
 
-pytestmark = pytest.mark.s3
+pytestmark = [pytest.mark.s3, pytest.mark.whole_case]
 
 
 def test_a_packet_is_issued_into_the_bucket_and_downloaded_checked(

@@ -26,6 +26,8 @@ from apps.packets.verification import verify_packet_bytes
 from tests.packets.factories import CHINESE_CASE, CHINESE_VENDOR, issue_packet, make_packet_case
 from tests.packets.pdftools import parse_pdfsig, pdffonts, pdfsig, pdftotext
 
+pytestmark = pytest.mark.whole_case
+
 SECTION_HEADINGS = [
     "Contents",
     "Executive summary",

@@ -20,6 +20,8 @@ from apps.packets.signing import get_signer
 from tests.packets.factories import make_packet_case
 from tests.packets.pdftools import pdftotext
 
+pytestmark = pytest.mark.whole_case
+
 
 @pytest.mark.parametrize(
     ("weights", "order"),

@@ -43,6 +43,8 @@ from tests.packets.pdftools import pdfsig, pdftotext
 from tests.packets.test_timestamp import tsa_url  # noqa: F401 - the loopback TSA fixture
 from tests.stored import stored_names
 
+pytestmark = pytest.mark.whole_case
+
 TOKEN_LABEL = "diligence-test"
 USER_PIN = "4711-2342"
 SO_PIN = "so-9876543210"

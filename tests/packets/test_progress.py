@@ -1,10 +1,13 @@
 """Progress is reported per chapter on the packet request, and shown on its status page."""
 
+import pytest
 from django.urls import reverse
 
 from apps.packets.models import PacketRequest
 from apps.packets.services import packet_request_create, packet_request_progress
 from tests.packets.factories import issue_packet, make_packet_case
+
+pytestmark = pytest.mark.whole_case
 
 
 def test_each_chapter_is_reported_as_it_is_laid_out(priya, django_capture_on_commit_callbacks):

@@ -15,6 +15,8 @@ from apps.packets.verification import verify_packet_bytes
 from tests.packets.factories import make_packet_case
 from tests.packets.pdftools import pdfsig
 
+pytestmark = pytest.mark.whole_case
+
 
 def _issued(priya, django_capture_on_commit_callbacks, settings, *, language: str, processes: int):
     settings.PACKET_RENDER_PROCESSES = processes

@@ -25,6 +25,8 @@ from pyhanko.sign.timestamps.dummy_client import DummyTimeStamper
 from apps.packets.rendering import render_pdf
 from apps.packets.signing import get_signer, sign_pdf
 
+pytestmark = pytest.mark.whole_case
+
 
 def _test_tsa() -> DummyTimeStamper:
     # pyHanko's test TSA signs with RSA only.

@@ -1,10 +1,13 @@
 """The verification page: upload a PDF, learn whether it is a packet of ours, unchanged."""
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from apps.packets.forms import MAX_UPLOAD_BYTES
 from tests.packets.factories import issue_packet, make_packet_case
+
+pytestmark = pytest.mark.whole_case
 
 
 def _upload(client, content: bytes, name="packet.pdf", **extra):

@@ -13,6 +13,8 @@ from apps.sizing.models import ComputeDemand
 from tests.factories import make_case
 from tests.sizing.test_sizing_pages import DEMAND
 
+pytestmark = pytest.mark.postgres
+
 # Llama 3.1 8B's published shape, entered by hand as a custom model.
 CUSTOM = {
     "model_name": "Our 8B",

@@ -25,6 +25,8 @@ from tests.evidence.test_soak_correctness import mock_process
 from tests.factories import restore_default_templates
 from tests.workloads.setfiles import jsonl, prompt_lines, sample_lines
 
+pytestmark = pytest.mark.whole_case
+
 SMALL_RUN = [
     *("--model", "m", "--ladder", "1", "--rounds", "1", "--max-tokens", "8"),
     *("--min-requests-per-level", "0", "--requests-per-stream", "2"),
