@@ -55,14 +55,30 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
         )
 
 
+_database_state: list = []  # this process's test database, once set up
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_test_environment, django_db_blocker, django_db_modify_db_settings):
     """Each test process starts from a copy of a database migrated once (tests/database.py)."""
     with django_db_blocker.unblock():
-        state = test_database.set_up()
+        _database_state.append(test_database.set_up())
     yield
     with django_db_blocker.unblock():
-        test_database.tear_down(state)
+        test_database.tear_down(_database_state.pop())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a transactional test's flush, the database is the migrated template again."""
+    try:
+        return (yield)
+    finally:
+        if _database_state and test_database.is_transactional(item):
+            from pytest_django.plugin import blocking_manager_key
+
+            with item.config.stash[blocking_manager_key].unblock():
+                test_database.restore(_database_state[0])
 
 
 @pytest.fixture(scope="session", autouse=True)

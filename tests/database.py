@@ -205,6 +205,34 @@ def set_up(alias: str = "default"):
     return alias, vendor, original, test_name
 
 
+def restore(state) -> None:
+    """Put the database back as the template has it.
+
+    A transactional test ends by emptying every table (Django's flush), which also
+    takes what the migrations wrote (the roles, the published clause templates).
+    In one process the tests that need those run first; with tests handed out to
+    several processes, one may follow a flush, so each flush is undone here.
+    """
+    alias, vendor, _original, test_name = state
+    connection = connections[alias]
+    connection.close()
+    if vendor == "sqlite":
+        for journal in Path(test_name).parent.glob(Path(test_name).name + "-*"):
+            journal.unlink()
+        _sqlite_copy(_sqlite_template(), Path(test_name))
+    else:
+        settings_dict = connection.settings_dict
+        _postgres_clone(settings_dict, _postgres_template(settings_dict), test_name)
+
+
+def is_transactional(item) -> bool:
+    """Whether a test runs outside a rolled-back transaction (pytest-django's own rule)."""
+    marker = item.get_closest_marker("django_db")
+    if marker is not None and (marker.kwargs.get("transaction") or marker.args[:1] == (True,)):
+        return True
+    return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
+
+
 def tear_down(state) -> None:
     alias, vendor, original, test_name = state
     settings_dict = dict(connections[alias].settings_dict)
