@@ -237,7 +237,7 @@ def _auditor():
     for approval in rows:
         who = approval.decided_by.get_full_name() or approval.decided_by.get_username()
         detail = f"{approval.get_decision_display()} · {who} · {approval.decided_at:%Y-%m-%d}"
-        if approval.offer_id:
+        if approval.offer is not None:
             detail += f" · {approval.offer.vendor}"
         if approval.superseded_at:
             detail += " · " + _("superseded")

@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -22,7 +22,7 @@ from apps.core.forms import apply_service_errors
 
 
 @role_required("approvals.view_approval")
-def case_approval(request, pk: int):
+def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     overview = approval_overview(case)
     form, history = history_page(request, case_history_querysets(case))
@@ -34,7 +34,7 @@ def case_approval(request, pk: int):
 
 
 @role_required("approvals.submit_approval")
-def case_submit(request, pk: int):
+def case_submit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     form = SubmitForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -57,7 +57,7 @@ def case_submit(request, pk: int):
 
 @role_required("approvals.decide_approval")
 @second_factor_for_writes
-def case_decide(request, pk: int):
+def case_decide(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     overview = approval_overview(case)
     offers = [entry.offer for entry in overview.offers]
@@ -93,7 +93,7 @@ def case_decide(request, pk: int):
 
 
 @role_required("approvals.view_approval")
-def dashboard(request):
+def dashboard(request: HttpRequest) -> HttpResponse:
     """My work: what waits for the person, overdue first, then the dashboard's detail."""
     board = dashboard_for(request.user)
     return render(
@@ -108,7 +108,7 @@ def dashboard(request):
 
 
 @role_required("approvals.view_approval")
-def waiting(request):
+def waiting(request: HttpRequest) -> HttpResponse:
     """The count beside "My work" in the site header (fetched by the page's script)."""
     count = waiting_count(request.user)
     label = ngettext("%(n)s item waits for you", "%(n)s items wait for you", count) % {"n": count}
@@ -117,7 +117,7 @@ def waiting(request):
 
 @role_required("approvals.view_approval")
 @require_POST
-def digest_preference(request):
+def digest_preference(request: HttpRequest) -> HttpResponse:
     form = DigestForm(request.POST)
     form.is_valid()  # a missing or unreadable box means off
     on = bool(form.cleaned_data.get("daily_digest"))

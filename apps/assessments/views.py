@@ -5,14 +5,14 @@ import posixpath
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from apps.assessments import services, spreadsheet
 from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for, sign_off_initial
-from apps.assessments.models import MAX_ATTACHMENT_BYTES, AssessmentAnswer
+from apps.assessments.models import MAX_ATTACHMENT_BYTES, AssessmentAnswer, DataExportAssessment
 from apps.assessments.questions import QUESTIONS_BY_KEY
 from apps.assessments.report import build_report, labelled_facts, report_markdown
 from apps.assessments.rules import default_review_by
@@ -45,13 +45,13 @@ FORM_UPLOAD_POLICY = UploadPolicy(
 )
 
 
-def _form_upload_refusal(request):
+def _form_upload_refusal(request: HttpRequest) -> HttpResponse | None:
     return FORM_UPLOAD_POLICY.refuse(request)
 
 
 @refused_unread(_form_upload_refusal)  # before the CSRF check reads the body
 @role_required("assessments.add_dataexportassessment")
-def assessment_create(request, case_pk: int):
+def assessment_create(request: HttpRequest, case_pk: int) -> HttpResponse:
     case = case_get_for(request.user, case_pk)
     offer = None
     if request.GET.get("offer"):
@@ -86,7 +86,7 @@ def assessment_create(request, case_pk: int):
 
 
 @role_required("assessments.view_dataexportassessment")
-def assessment_detail(request, pk: int):
+def assessment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     summary = assessment_summary(assessment)
     return render(
@@ -98,11 +98,16 @@ def assessment_detail(request, pk: int):
 
 @refused_unread(_form_upload_refusal)  # before the CSRF check reads the body
 @role_required("assessments.change_dataexportassessment")
-def assessment_edit(request, pk: int):
+def assessment_edit(request: HttpRequest, pk: int) -> HttpResponse:
     return _edit_page(request, assessment_get_for(request.user, pk))
 
 
-def _edit_page(request, assessment, import_form=None, status: int = 200):
+def _edit_page(
+    request: HttpRequest,
+    assessment: DataExportAssessment,
+    import_form: SpreadsheetImportForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     """The questionnaire form; after a refused import, unbound, with the import's errors."""
     posted = request.method == "POST" and import_form is None
     signed_off = assessment.signed_off_at is not None
@@ -155,7 +160,7 @@ def _edit_page(request, assessment, import_form=None, status: int = 200):
 
 
 @role_required("assessments.view_dataexportassessment")
-def questionnaire_workbook_download(request, pk: int):
+def questionnaire_workbook_download(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     content, filename = spreadsheet.questionnaire_workbook(assessment)
     return xlsx_response(content, filename)
@@ -163,7 +168,7 @@ def questionnaire_workbook_download(request, pk: int):
 
 @refused_unread(UPLOAD_POLICY.check())  # before the CSRF check reads the body
 @role_required("assessments.change_dataexportassessment")
-def questionnaire_import(request, pk: int):
+def questionnaire_import(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     if request.method != "POST":
         return redirect("assessments:edit", pk=assessment.pk)
@@ -191,7 +196,7 @@ def questionnaire_import(request, pk: int):
 
 
 @role_required("assessments.sign_off_dataexportassessment")
-def assessment_sign_off(request, pk: int):
+def assessment_sign_off(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     summary = assessment_summary(assessment)
     initial = {
@@ -224,7 +229,7 @@ def assessment_sign_off(request, pk: int):
 
 
 @role_required("assessments.view_dataexportassessment")
-def assessment_report(request, pk: int, fmt: str = "html"):
+def assessment_report(request: HttpRequest, pk: int, fmt: str = "html") -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     report = build_report(assessment_summary(assessment))
     filename = f"data-export-self-assessment-{assessment.pk}"
@@ -253,7 +258,7 @@ def assessment_report(request, pk: int, fmt: str = "html"):
 
 
 @role_required("assessments.view_dataexportassessment")
-def attachment_download(request, pk: int, key: str):
+def attachment_download(request: HttpRequest, pk: int, key: str) -> HttpResponse | FileResponse:
     assessment = assessment_get_for(request.user, pk)
     answer = assessment.answer_map().get(key)
     if answer is None or not answer.attachment:
@@ -270,7 +275,7 @@ def attachment_download(request, pk: int, key: str):
 
 
 @role_required("assessments.view_dataexportassessment")
-def assessment_history(request, pk: int):
+def assessment_history(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     form, page = history_page(request, assessment_history_querysets(assessment))
     for entry in page:

@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -22,7 +22,7 @@ from apps.core.services import ConcurrentEditError
 
 
 @role_required("cases.view_procurementcase")
-def case_list(request):
+def case_list(request: HttpRequest) -> HttpResponse:
     """Cases the person may see, filtered and sorted as the URL says, newest first by default."""
     filters = CaseListFilter(request.GET or None, queryset=case_list_for(request.user))
     page = filtered_page(request, filters, default=("-created_at",), tiebreak="-pk")
@@ -30,7 +30,7 @@ def case_list(request):
 
 
 @role_required("cases.add_procurementcase")
-def case_create(request):
+def case_create(request: HttpRequest) -> HttpResponse:
     form = CaseForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -44,7 +44,7 @@ def case_create(request):
 
 
 @role_required("cases.view_procurementcase")
-def case_detail(request, pk: int):
+def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     versions = page_versions()  # first: a cached part is never older than its key
     return case_page_response(
         request,
@@ -55,7 +55,7 @@ def case_detail(request, pk: int):
 
 
 @role_required("cases.change_procurementcase")
-def case_edit(request, pk: int):
+def case_edit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     form = CaseEditForm(request.POST or None, instance=case, initial={"version": case.version})
     if request.method == "POST" and form.is_valid():
@@ -75,7 +75,7 @@ def case_edit(request, pk: int):
 
 
 @role_required("cases.waive_offer_minimum")
-def case_offer_minimum_waive(request, pk: int):
+def case_offer_minimum_waive(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     form = OfferMinimumWaiverForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -96,7 +96,7 @@ def case_offer_minimum_waive(request, pk: int):
 
 
 @role_required("cases.view_procurementcase")
-def case_area(request, pk: int, area: str):
+def case_area(request: HttpRequest, pk: int, area: str) -> HttpResponse:
     """One area of the case in full: what it lacks, who can mend it, and its details."""
     case = case_get_for(request.user, pk, offer_count=False)
     if area not in AREAS:
@@ -118,7 +118,7 @@ def case_area(request, pk: int, area: str):
 
 
 @role_required("cases.view_procurementcase")
-def case_history(request, pk: int):
+def case_history(request: HttpRequest, pk: int) -> HttpResponse:
     """The case's history is its audit timeline: one page, kept at its old address too."""
     case = case_get_for(request.user, pk)
     target = reverse("audit:case-timeline", args=[case.pk])
@@ -127,7 +127,7 @@ def case_history(request, pk: int):
 
 
 @role_required("cases.view_procurementcase")
-def search_page(request):
+def search_page(request: HttpRequest) -> HttpResponse:
     """Cases, vendors, offers, clauses and evidence matching the words, as far as one may read."""
     words = request.GET.get("q", "")
     groups = search(request.user, words)

@@ -78,7 +78,7 @@ def packet_section(case):
     if not offers and not bundles:
         return None
     latest = _offer_verifications(bundles)
-    groups = [
+    groups: list[tuple[Offer | None, dict | None, list[dict]]] = [
         (
             offer,
             _composed(latest.get(offer.pk)),

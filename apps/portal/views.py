@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.utils.translation import gettext as _
@@ -13,7 +14,7 @@ from apps.portal.invitations import EmailNotSent
 from apps.portal.models import InvitationState
 
 
-def start(request, token: str):
+def start(request: HttpRequest, token: str) -> HttpResponse:
     """Where the e-mailed link lands: ask for a code, then type it.
 
     Open to anyone holding the link (there is no account); it shows the vendor's and
@@ -75,14 +76,14 @@ def _masked(email: str) -> str:
 
 @require_POST
 @access.portal_required
-def sign_out(request, token: str):
+def sign_out(request: HttpRequest, token: str) -> HttpResponse:
     access.sign_out(request)
     messages.success(request, _("Signed out. The link asks for a new code next time."))
     return redirect("portal:start", token)
 
 
 @access.portal_required
-def home(request, token: str):
+def home(request: access.PortalRequest, token: str) -> HttpResponse:
     """The vendor's overview: what is asked, what was answered, and how each answer stands."""
     return access.portal_render(
         request, "portal/home.html", {"sections": selectors.sections_of(request.invitation)}

@@ -2,13 +2,13 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
 from apps.cases.selectors import case_get_for, offer_minimum_status
 from apps.contracts.selectors import TermsTable
-from apps.core.access import role_required
+from apps.core.access import AuthenticatedHttpRequest, role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
 from apps.core.spreadsheets import (
@@ -18,6 +18,7 @@ from apps.core.spreadsheets import (
     xlsx_response,
 )
 from apps.core.uploads import refused_unread
+from apps.offers.models import Offer
 from apps.offers.selectors import offer_get_for
 from apps.scorecards import services, spreadsheet
 from apps.scorecards.charts import stacked_bars
@@ -37,11 +38,11 @@ from apps.scorecards.matrix_files import (
 )
 from apps.scorecards.models import Scorecard
 from apps.scorecards.scoring import DEFAULT_CRITERIA
-from apps.scorecards.selectors import case_comparison
+from apps.scorecards.selectors import CaseComparison, case_comparison
 
 
 @role_required("scorecards.view_scorecard")
-def comparison(request, pk: int):
+def comparison(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     result = case_comparison(case)
     names = {row.offer.pk: str(row.offer.vendor) for row in result.rows}
@@ -67,7 +68,7 @@ def comparison(request, pk: int):
 
 
 @role_required("scorecards.view_scorecard")
-def matrix(request, pk: int):
+def matrix(request: HttpRequest, pk: int) -> HttpResponse:
     """Every offer side by side; ``?sort=<column>`` (``-<column>``: the other way),
     ``?format=csv`` or ``xlsx`` for the same rows as a spreadsheet."""
     case = case_get_for(request.user, pk, offer_count=False)
@@ -117,12 +118,17 @@ def _matrix_headings(current: str, descending: bool) -> list[dict]:
 
 
 @role_required("scorecards.add_scorecard")
-def scorecard_edit(request, offer_pk: int):
+def scorecard_edit(request: AuthenticatedHttpRequest, offer_pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, offer_pk)
     return _scorecard_page(request, offer)
 
 
-def _scorecard_page(request, offer, import_form=None, status: int = 200):
+def _scorecard_page(
+    request: AuthenticatedHttpRequest,
+    offer: Offer,
+    import_form: SpreadsheetImportForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     """The scorecard form; after a refused import, unbound, with the import's errors."""
     posted = request.POST if request.method == "POST" and import_form is None else None
     current = offer.case.criteria_sets.order_by("-revision").first()
@@ -171,7 +177,7 @@ def _scorecard_page(request, offer, import_form=None, status: int = 200):
 
 
 @role_required("scorecards.view_scorecard")
-def scorecard_workbook_download(request, offer_pk: int):
+def scorecard_workbook_download(request: HttpRequest, offer_pk: int) -> HttpResponse:
     """A reviewer's scorecard as XLSX: one's own, or ``?reviewer=<id>``'s on this offer."""
     offer = offer_get_for(request.user, offer_pk)
     reviewer = request.user
@@ -191,7 +197,7 @@ def scorecard_workbook_download(request, offer_pk: int):
 
 @refused_unread(UPLOAD_POLICY.check())  # before the CSRF check reads the body
 @role_required("scorecards.add_scorecard")
-def scorecard_import(request, offer_pk: int):
+def scorecard_import(request: AuthenticatedHttpRequest, offer_pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, offer_pk)
     if request.method != "POST":
         return redirect("scorecards:scorecard", offer_pk=offer.pk)
@@ -207,7 +213,7 @@ def scorecard_import(request, offer_pk: int):
 
 
 @role_required("scorecards.add_criteriaset")
-def criteria_edit(request, pk: int):
+def criteria_edit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     current = case.criteria_sets.order_by("-revision").first()
     criteria = current.as_criteria() if current else DEFAULT_CRITERIA
@@ -236,7 +242,7 @@ def criteria_edit(request, pk: int):
     )
 
 
-def _criteria_matrix(result) -> list[tuple]:
+def _criteria_matrix(result: CaseComparison) -> list[tuple]:
     """Rows of (criterion, [cell per offer]) for the side-by-side table."""
     matrix = []
     for criterion in result.criteria:

@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
@@ -22,7 +23,7 @@ from apps.vendors.selectors import (
 
 
 @role_required("vendors.view_vendor")
-def vendor_list(request):
+def vendor_list(request: HttpRequest) -> HttpResponse:
     """Vendors filtered and sorted as the URL says, by name by default."""
     filters = VendorListFilter(
         request.GET or None, queryset=vendors_with_offer_counts(request.user)
@@ -32,7 +33,7 @@ def vendor_list(request):
 
 
 @role_required("vendors.view_vendor")
-def vendor_detail(request, pk: int):
+def vendor_detail(request: HttpRequest, pk: int) -> HttpResponse:
     vendor = vendor_get_for(request.user, pk)
     offers = vendor_offers(request.user, vendor)
     return render(
@@ -43,7 +44,7 @@ def vendor_detail(request, pk: int):
 
 
 @role_required("vendors.add_vendor")
-def vendor_create(request):
+def vendor_create(request: HttpRequest) -> HttpResponse:
     form = VendorForm(request.POST or None)
     back = return_to(request)
     if request.method == "POST" and form.is_valid():
@@ -66,7 +67,7 @@ def vendor_create(request):
 
 
 @role_required("vendors.change_vendor")
-def vendor_edit(request, pk: int):
+def vendor_edit(request: HttpRequest, pk: int) -> HttpResponse:
     vendor = vendor_get_for(request.user, pk)
     form = VendorEditForm(
         request.POST or None, instance=vendor, initial={"version": vendor.version}

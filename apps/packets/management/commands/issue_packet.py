@@ -55,8 +55,10 @@ class Command(BaseCommand):
         if packet_request.status != PacketRequest.Status.DONE:
             raise CommandError(f"Packet {packet_request.number} failed: {packet_request.error}")
         packet = packet_request.packet
+        stored = packet.file.name
+        assert stored is not None  # an issued packet always has its file
         self.stdout.write(self.style.SUCCESS(f"Issued {packet.number} for case #{case.pk}"))
-        self.stdout.write(f"  stored:  {packet.file.name} ({_location(packet.file.name)})")
+        self.stdout.write(f"  stored:  {stored} ({_location(stored)})")
         self.stdout.write(f"  sha256:  {packet.sha256}")
         self.stdout.write(f"  size:    {packet.size_bytes} bytes, {packet.page_count} pages")
         self.stdout.write(f"  signer:  {packet.signer_subject}")
