@@ -157,6 +157,11 @@ class ProposalStatus(models.TextChoices):
 
 # A proposal in one of these is settled: the vendor can no longer change it.
 SETTLED = (ProposalStatus.ACCEPTED, ProposalStatus.EDITED, ProposalStatus.REJECTED)
+# Accepted answers went into the offer's records: the vendor can no longer change them.
+# A rejected one may be proposed again (unlike ``SETTLED``, which counts it settled).
+LOCKED = (ProposalStatus.ACCEPTED, ProposalStatus.EDITED)
+# What a reviewer may still decide: an answer awaiting review, or one questioned.
+DECIDABLE = (ProposalStatus.PENDING, ProposalStatus.QUESTIONED)
 
 
 class Proposal(TrackedModel):
