@@ -2,7 +2,6 @@
 sign-off."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -30,11 +29,9 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.uploads import declared_over, refused_unread
 from apps.offers.selectors import offers_of_case
-
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 
 
 @role_required("acceptance.view_acceptanceplan")

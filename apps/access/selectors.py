@@ -339,7 +339,3 @@ def access_history_querysets(case) -> list:
         NetworkPlan.history.filter(case_id=case.pk),
         WorkloadLink.history.filter(plan_id__in=plans),
     ]
-
-
-# The name every app uses for the case timeline (apps.cases.selectors).
-case_history_querysets = access_history_querysets

@@ -1,7 +1,6 @@
 """Browser pages: the access matrix (read, grid editor, review) and the network plan."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -34,10 +33,8 @@ from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.spreadsheets import xlsx_response
-
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 
 
 @role_required("access.view_accessmatrix")

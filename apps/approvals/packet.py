@@ -3,7 +3,7 @@
 from django.utils.translation import gettext as _
 
 from apps.approvals.overview import approval_overview
-from apps.approvals.selectors import case_history_querysets
+from apps.approvals.selectors import approval_history_querysets
 
 
 def packet_section(case):
@@ -22,5 +22,5 @@ def packet_section(case):
         template="approvals/packet_section.html",
         context={"overview": overview, "waivers": waivers},
         order=80,
-        history_querysets=case_history_querysets(case),
+        history_querysets=approval_history_querysets(case),
     )

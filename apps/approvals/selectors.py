@@ -341,6 +341,6 @@ def current_approval(approvals: list[Approval]) -> Approval | None:
     return next((a for a in approvals if a.superseded_at is None), None)
 
 
-def case_history_querysets(case) -> list:
+def approval_history_querysets(case) -> list:
     """History of the case's decisions, for timelines and the packet."""
     return [Approval.history.filter(case_id=case.pk)]

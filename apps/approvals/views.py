@@ -14,7 +14,7 @@ from apps.approvals.dashboard import dashboard_for
 from apps.approvals.forms import DecisionForm, DigestForm, SubmitForm
 from apps.approvals.inbox import digest_set, waiting_count, wants_digest, work_items
 from apps.approvals.overview import approval_overview
-from apps.approvals.selectors import case_history_querysets
+from apps.approvals.selectors import approval_history_querysets
 from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
@@ -25,7 +25,7 @@ from apps.core.forms import apply_service_errors
 def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     overview = approval_overview(case)
-    form, history = history_page(request, case_history_querysets(case))
+    form, history = history_page(request, approval_history_querysets(case))
     return render(
         request,
         "approvals/case_approval.html",

@@ -129,12 +129,3 @@ def assessment_history_querysets(assessment: DataExportAssessment) -> list:
         DataExportAssessment.history.filter(id=assessment.pk),
         AssessmentAnswer.history.filter(assessment_id=assessment.pk),
     ]
-
-
-def case_history_querysets(case) -> list:
-    """History of every assessment of the case and its answers, for the case timeline."""
-    assessments = DataExportAssessment.history.filter(case_id=case.pk).values("id")
-    return [
-        DataExportAssessment.history.filter(case_id=case.pk),
-        AssessmentAnswer.history.filter(assessment_id__in=assessments),
-    ]

@@ -4,7 +4,6 @@ import json
 import posixpath
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -26,7 +25,7 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import StoredFile, stored_file_response
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
@@ -35,9 +34,6 @@ from apps.core.spreadsheets import (
 )
 from apps.core.uploads import UploadPolicy, refused_unread
 from apps.offers.models import Offer
-
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
-
 
 # Every question may carry one attachment; the form's body is bounded by all of them.
 FORM_UPLOAD_POLICY = UploadPolicy(

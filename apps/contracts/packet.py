@@ -2,7 +2,7 @@
 and waiver.
 
 The checklists' change history already joins the packet through the case
-timeline (``apps.contracts.selectors.case_history_querysets``), so this
+timeline (``apps.audit.sources.case_history_querysets``), so this
 section names none of its own. Each waiver's evidence file is an evidence file
 of the manifest, re-hashed from storage.
 """

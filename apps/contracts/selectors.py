@@ -344,16 +344,6 @@ def case_checklist_comparison(case) -> tuple[list[OfferRedFlags], list[Compariso
     return offers, rows
 
 
-def case_history_querysets(case) -> list:
-    """History of the case's checklists, items and waivers, for the case timeline."""
-    return [
-        ClauseChecklist.history.filter(offer__case_id=case.pk),
-        ChecklistItem.history.filter(checklist__offer__case_id=case.pk),
-        RedFlagWaiver.history.filter(item__checklist__offer__case_id=case.pk),
-        ContractTerms.history.filter(checklist__offer__case_id=case.pk),
-    ]
-
-
 def offers_checklists(offers) -> list[OfferRedFlags]:
     """The checklist state of each offer given, in four queries whatever their number."""
     checklists = {

@@ -51,7 +51,7 @@ from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
@@ -122,7 +122,7 @@ def _checklist_page(
                 expected_version=save_form.cleaned_data.get("version"),
                 contract_terms=terms_form.cleaned_data,
             )
-        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+        except SERVICE_ERRORS as error:
             _apply_row_errors(formset.forms, save_form, error, terms_form=terms_form)
         else:
             messages.success(request, _("Clause checklist saved."))

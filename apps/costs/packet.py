@@ -6,7 +6,7 @@ at import, so the packet re-hashes it from storage and shows any that changed.
 
 from django.utils.translation import gettext as _
 
-from apps.costs.selectors import case_history_querysets, cost_view
+from apps.costs.selectors import cost_history_querysets, cost_view
 
 
 def packet_section(case):
@@ -29,5 +29,5 @@ def packet_section(case):
             )
             for i in view.imports
         ],
-        history_querysets=case_history_querysets(case),
+        history_querysets=cost_history_querysets(case),
     )

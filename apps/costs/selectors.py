@@ -196,7 +196,7 @@ def cost_view(case) -> CostView:
     return view
 
 
-def case_history_querysets(case) -> list:
+def cost_history_querysets(case) -> list:
     """History of the case's budget, imports, periods and alerts."""
     return [
         Budget.history.filter(case_id=case.pk),

@@ -119,15 +119,6 @@ def verification_passing(verification: SpecVerification | None, *, max_age_days:
     return verification_age_basis(verification) >= timezone.now() - timedelta(days=max_age_days)
 
 
-def verification_confirmable(verification: SpecVerification | None) -> bool:
-    """A passing verdict with nothing blocking it (its age aside)."""
-    return (
-        verification is not None
-        and verification.verdict in PASSING_VERDICTS
-        and not verification.findings
-    )
-
-
 # --- where each value came from ---------------------------------------------
 
 SECTION_TITLES = {

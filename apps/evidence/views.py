@@ -14,7 +14,7 @@ from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.evidence import baselines, harness_command, inventory, services, zipapp
 from apps.evidence.charts import load_charts
 from apps.evidence.filters import BundleListFilter, TokenListFilter, UploadListFilter
@@ -109,9 +109,6 @@ def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "workload_sets": bundle_sets(bundle),
         },
     )
-
-
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 
 
 def _pin_offers(bundle: EvidenceBundle) -> list:

@@ -16,7 +16,7 @@ from apps.offers import services
 from apps.offers.forms import DeclaredSpecForm, OfferEditForm, OfferForm
 from apps.offers.overview import offer_overview
 from apps.offers.selectors import offer_get_for, spec_status_for
-from apps.portal.review_selectors import spec_provenance
+from apps.portal.selectors import spec_provenance
 
 
 @role_required("offers.add_offer")

@@ -1,7 +1,7 @@
 """Browser pages: scoring an offer, publishing criteria, comparing offers."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -10,7 +10,7 @@ from apps.cases.selectors import case_get_for, offer_minimum_status
 from apps.contracts.selectors import TermsTable
 from apps.core.access import AuthenticatedHttpRequest, role_required
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
@@ -157,7 +157,7 @@ def _scorecard_page(
                 reason=form.cleaned_data.get("change_reason", ""),
                 expected_version=form.cleaned_data.get("version"),
             )
-        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+        except SERVICE_ERRORS as error:
             apply_service_errors(form, error)
         else:
             messages.success(request, _("Scorecard saved."))

@@ -1,7 +1,6 @@
 """Browser pages: a case's sets, an upload, one set's statistics and download, a plan's sets."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -11,14 +10,12 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.uploads import declared_over, refused_unread
 from apps.workloads import rules, services
 from apps.workloads.forms import PlanSetsForm, SetUploadForm
 from apps.workloads.models import SetKind
 from apps.workloads.selectors import case_sets, plan_workload, set_get_for, set_stored_file
-
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 
 
 @role_required("workloads.view_workloadset")

@@ -29,8 +29,8 @@ from apps.costs.services import cost_import_create, threshold_alerts_send
 from apps.evidence.models import Baseline, EvidenceBundle
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
-from apps.portal.invitations import invitation_create
 from apps.portal.models import ClaimSection, DocumentKind, Proposal, VendorDocument
+from apps.portal.services.invitations import invitation_create
 from apps.sizing.services import requirement_spec_save
 from apps.workloads.services import plan_workload_set
 from tests.approvals.factories import make_verification

@@ -23,9 +23,9 @@ from django.utils.translation import gettext as _
 
 from apps.core.services import StateConflict, tracked_create, tracked_update
 from apps.core.uploads import UploadPolicy, kinds
-from apps.portal.claims import BY_SECTION, clause_items
-from apps.portal.invitations import use_record
+from apps.portal.claims import BY_SECTION, claim_label, clause_items
 from apps.portal.models import (
+    LOCKED,
     ClaimSection,
     DocumentKind,
     Proposal,
@@ -34,11 +34,7 @@ from apps.portal.models import (
     VendorDocument,
     VendorInvitation,
 )
-from apps.portal.review import claim_label
-
-# Accepted answers went into the offer's records: the vendor can no longer change them.
-# A rejected one may be proposed again (unlike ``models.SETTLED``, which counts it settled).
-LOCKED = (ProposalStatus.ACCEPTED, ProposalStatus.EDITED)
+from apps.portal.services.invitations import use_record
 
 CLAUSE_ANSWER_MAX = 5000
 CLAUSE_REFERENCE_MAX = 200
@@ -196,9 +192,9 @@ def proposals_submit(
         saved = [_proposal_write(current, section, answer, p, reason) for answer, p in changes]
         if saved:
             use_record(
-                current,
-                UseKind.PROPOSED,
-                f"{_english(ClaimSection(section).label)}: {len(saved)} "
+                invitation=current,
+                kind=UseKind.PROPOSED,
+                detail=f"{_english(ClaimSection(section).label)}: {len(saved)} "
                 f"answer{'s' if len(saved) != 1 else ''}",
             )
     return saved
@@ -273,9 +269,9 @@ def proposal_reply(
             fields=fields,
         )
         use_record(
-            current,
-            UseKind.REPLIED,
-            f"{_english(ClaimSection(locked.section).label)}: {_english_claim(locked)}"
+            invitation=current,
+            kind=UseKind.REPLIED,
+            detail=f"{_english(ClaimSection(locked.section).label)}: {_english_claim(locked)}"
             + (" (new answer)" if value else ""),
         )
     return replied
@@ -343,9 +339,9 @@ def document_upload(
                 **fields,
             )
             use_record(
-                current,
-                UseKind.UPLOADED,
-                f"{_english(DocumentKind(kind).label)}: {fields['name']}",
+                invitation=current,
+                kind=UseKind.UPLOADED,
+                detail=f"{_english(DocumentKind(kind).label)}: {fields['name']}",
             )
     except BaseException:
         if saved:

@@ -30,7 +30,9 @@ class EmailNotSent(Exception):
     """The invitation's e-mail could not be handed to the mail server."""
 
 
-def use_record(invitation: VendorInvitation, kind: str, detail: str = "", *, actor=None):
+def use_record(
+    *, invitation: VendorInvitation, kind: str, detail: str = "", actor=None
+) -> InvitationUse:
     """Put one use of ``invitation`` in the case's history (the vendor acts without an
     account: such rows name no person, their detail says who)."""
     return tracked_create(
@@ -70,7 +72,9 @@ def invitation_create(
             expires_at=timezone.now() + timedelta(days=days),
             invited_by=actor,
         )
-        use_record(invitation, UseKind.INVITED, invitation.email, actor=actor)
+        use_record(
+            invitation=invitation, kind=UseKind.INVITED, detail=invitation.email, actor=actor
+        )
         _send_invitation(invitation, secret)
     return invitation, secret
 
@@ -117,5 +121,5 @@ def invitation_revoke(*, actor, invitation: VendorInvitation, reason: str) -> Ve
                 "revoke_reason": reason.strip()[:300],
             },
         )
-        use_record(revoked, UseKind.REVOKED, reason.strip(), actor=actor)
+        use_record(invitation=revoked, kind=UseKind.REVOKED, detail=reason.strip(), actor=actor)
     return revoked

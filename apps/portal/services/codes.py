@@ -21,8 +21,8 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from apps.portal.invitations import EmailNotSent, use_record
 from apps.portal.models import OneTimeCode, UseKind, VendorInvitation
+from apps.portal.services.invitations import EmailNotSent, use_record
 
 MAX_TRIES = 5
 MAX_CODES_PER_HOUR = 5
@@ -52,7 +52,7 @@ def code_send(*, invitation: VendorInvitation) -> OneTimeCode:
             sent_at=now,
             expires_at=now + timedelta(minutes=settings.PORTAL_CODE_MINUTES),
         )
-        use_record(locked, UseKind.CODE_SENT, locked.email)
+        use_record(invitation=locked, kind=UseKind.CODE_SENT, detail=locked.email)
         _send_code(locked, code)
     return record
 
@@ -98,5 +98,5 @@ def code_check(*, invitation: VendorInvitation, code: str) -> bool:
                 if live.attempts >= MAX_TRIES:
                     live.used_at = now
             live.save(update_fields=["used_at", "attempts"])
-        use_record(invitation, UseKind.SIGNED_IN if right else UseKind.CODE_REFUSED)
+        use_record(invitation=invitation, kind=UseKind.SIGNED_IN if right else UseKind.CODE_REFUSED)
     return right

@@ -1,23 +1,28 @@
-"""The vendor's forms. They take text as typed; the services read and check it.
+"""The portal's forms: the vendor's answers, replies and documents, and the
+organisation's invitations and decisions.
 
-Every answer is optional (blank: no answer), so the forms hand the service the
-raw strings and the service refuses the submit whole, naming each bad field.
+The vendor's forms take text as typed; the services read and check it. Every answer
+is optional (blank: no answer), so the forms hand the service the raw strings and the
+service refuses the submit whole, naming each bad field.
 """
 
 from django import forms
+from django.conf import settings
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
 from apps.evidence.datasheet import SKUS
 from apps.portal.models import DocumentKind
-from apps.portal.proposals import (
+from apps.portal.selectors import ClaimRow
+from apps.portal.services.invitations import MAX_DAYS
+from apps.portal.services.proposals import (
     CLAUSE_ANSWER_MAX,
     CLAUSE_REFERENCE_MAX,
     DESCRIPTION_MAX,
     REPLY_MAX,
     reference_field,
 )
-from apps.portal.vendor_selectors import ClaimRow
+from apps.portal.services.review import Decision
 
 NUMBER_TYPES = (forms.DecimalField, forms.IntegerField, forms.FloatField)
 # The section page's answer fields sit in each claim's own box, beside that claim's reply
@@ -122,3 +127,48 @@ class DocumentForm(forms.Form):
         help_text=_("PDF, PNG, JPEG, Word (.docx) or Excel (.xlsx)."),
         allow_empty_file=True,  # the service says an empty file is empty, in its words
     )
+
+
+# --- The organisation's side ----------------------------------------------------------
+
+
+class InvitationForm(forms.Form):
+    contact_name = forms.CharField(label=_("Contact's name"), max_length=200)
+    email = forms.EmailField(label=_("Contact's e-mail"))
+    language = forms.ChoiceField(
+        label=_("Language of the e-mails"), choices=settings.LANGUAGES, initial="en"
+    )
+    days = forms.IntegerField(
+        label=_("Days the link works"),
+        min_value=1,
+        max_value=MAX_DAYS,
+        initial=settings.PORTAL_INVITATION_DAYS,
+    )
+
+
+class RevokeForm(forms.Form):
+    reason = forms.CharField(label=_("Why it is revoked"), max_length=300)
+
+
+class ProposalDecisionForm(forms.Form):
+    decision = forms.ChoiceField(label=_("Decision"), choices=Decision.choices)
+    value = forms.CharField(
+        label=_("Corrected value (when accepting with changes)"),
+        max_length=5000,
+        required=False,
+    )
+    note = forms.CharField(
+        label=_("Reason or question"),
+        max_length=2000,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+
+class DocumentDecisionForm(forms.Form):
+    decision = forms.ChoiceField(
+        label=_("Decision"),
+        choices=[(Decision.ACCEPT, _("Accept")), (Decision.REJECT, _("Reject"))],
+    )
+    note = forms.CharField(label=_("Reason"), max_length=2000, required=False)

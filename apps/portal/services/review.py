@@ -25,27 +25,20 @@ from apps.core.access import MissingPermission
 from apps.core.services import ConcurrentEditError, StateConflict, tracked_update
 from apps.offers.models import DeclaredSpec, Offer
 from apps.offers.services import declared_spec_update, offer_update
-from apps.portal.claims import claim_named
-from apps.portal.invitations import EmailNotSent
+from apps.portal.claims import SECTION_PERMISSION, claim_label, claim_named
 from apps.portal.models import (
+    DECIDABLE,
     ClaimSection,
     DocumentStatus,
     Proposal,
     ProposalStatus,
     VendorDocument,
 )
+from apps.portal.services.invitations import EmailNotSent
 
 logger = logging.getLogger(__name__)
 
-# Who decides each section: the role that edits the record the answer goes into.
-SECTION_PERMISSION: dict[str, str] = {
-    ClaimSection.SPEC: "offers.change_declaredspec",
-    ClaimSection.COMMERCIAL: "offers.change_offer",
-    ClaimSection.CLAUSE: "contracts.change_checklistitem",
-    ClaimSection.EXIT: "contracts.change_contractterms",
-}
 DOCUMENT_PERMISSION = "portal.change_vendordocument"
-DECIDABLE = (ProposalStatus.PENDING, ProposalStatus.QUESTIONED)
 
 
 class Decision(models.TextChoices):
@@ -70,10 +63,6 @@ _DONE = {
     Decision.REJECT: "rejected",
     Decision.QUESTION: "questioned",
 }
-
-
-def may_decide(actor, section: str) -> bool:
-    return actor.has_perm(SECTION_PERMISSION[section])
 
 
 def _who(user) -> str:
@@ -231,24 +220,6 @@ def _send_question(proposal: Proposal) -> None:
     except Exception as error:
         logger.warning("Could not e-mail the question to %s", invitation.email, exc_info=True)
         raise EmailNotSent(str(error)) from error
-
-
-def claim_label(proposal: Proposal, items_by_key: dict[str, ChecklistItem] | None = None) -> str:
-    """How a reader names the claim: the field's label, or the checklist item's title."""
-    if proposal.section == ClaimSection.CLAUSE:
-        if items_by_key is None:
-            items_by_key = {
-                item.key: item
-                for item in ChecklistItem.objects.filter(
-                    checklist__offer_id=proposal.invitation.offer_id, key=proposal.claim
-                )
-            }
-        item = items_by_key.get(proposal.claim)
-        return f"{item.number}. {item.title}" if item else proposal.claim
-    try:
-        return claim_named(proposal.section, proposal.claim).label
-    except KeyError:
-        return proposal.claim
 
 
 def document_decide(
