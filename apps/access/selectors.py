@@ -34,7 +34,7 @@ from apps.access.rules import (
     period_label,
     training_traffic_problems,
 )
-from apps.cases.reads import shared_read
+from apps.core.reads import shared_read
 
 
 @shared_read

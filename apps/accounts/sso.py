@@ -27,7 +27,7 @@ from django.utils.translation import gettext as _
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
-from apps.accounts.roles import Role
+from apps.core.roles import Role
 
 logger = logging.getLogger(__name__)
 

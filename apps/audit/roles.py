@@ -1,4 +1,4 @@
-from apps.accounts.roles import Role, view
+from apps.core.roles import Role, view
 
 ROLE_PERMISSIONS = {
     # DESIGN §1: the auditor reads everything, browses history, exports

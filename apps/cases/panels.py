@@ -22,8 +22,8 @@ from apps.approvals import panels as approvals_panels
 from apps.assessments import panels as assessments_panels
 from apps.audit import panels as audit_panels
 from apps.cases.overview import CasePanel, case_summary, summary_panels
-from apps.cases.reads import shared_reads
 from apps.contracts import panels as contracts_panels
+from apps.core.reads import shared_reads
 from apps.costs import panels as costs_panels
 from apps.evidence import panels as evidence_panels
 from apps.packets import panels as packets_panels

@@ -45,7 +45,7 @@ from django.utils.translation import get_language
 from apps.cases.cockpit import Tile, cockpit_from_tiles, tile
 from apps.cases.models import CaseStanding, ProcurementCase, StandingMark
 from apps.cases.panels import case_nav, case_panels
-from apps.cases.reads import shared_reads
+from apps.core.reads import shared_reads
 
 logger = logging.getLogger(__name__)
 

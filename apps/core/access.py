@@ -10,6 +10,8 @@ from django.contrib.auth.mixins import PermissionRequiredMixin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 
+from apps.core.roles import Role, collect_role_permissions
+
 
 class RoleRequiredMixin(PermissionRequiredMixin):
     """``permission_required`` must be set; Django raises if it is not."""
@@ -25,7 +27,6 @@ class MissingPermission(PermissionDenied):
 
 def roles_holding(permission: str) -> list[str]:
     """The roles (their labels) whose members hold ``permission``."""
-    from apps.accounts.roles import Role, collect_role_permissions
 
     granted = collect_role_permissions()
     return [

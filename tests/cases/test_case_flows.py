@@ -208,8 +208,8 @@ def test_the_api_is_rate_limited_with_429(api_as, priya, monkeypatch):
 def test_the_history_pages_list_every_change_once_newest_first(browser_as, priya):
     """Paged in the database, the pages hold the same changes as the whole history read
     at once, each page newest first."""
+    from apps.audit.history_rows import timeline
     from apps.audit.sources import case_history_querysets
-    from apps.core.history import timeline
 
     case = make_case(priya)
     for n in range(4):

@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from apps.assessments.questions import QUESTIONS_BY_KEY
+from apps.core.formats import humanised
+from apps.scorecards.scoring import criterion_label
+
 SKIPPED_FIELDS = {
     "history_id",
     "history_date",
@@ -90,21 +94,11 @@ def record_label(row) -> str | None:
         if value in (None, ""):
             continue
         if name == "question_key":
-            from apps.assessments.questions import QUESTIONS_BY_KEY
-
             question = QUESTIONS_BY_KEY.get(value)
-            return str(question.label) if question else _humanised(value)
+            return str(question.label) if question else humanised(value)
         if name == "criterion_key":
-            from apps.scorecards.scoring import DEFAULT_CRITERIA
-
-            labels = {criterion.key: criterion.label for criterion in DEFAULT_CRITERIA}
-            return str(labels[value]) if value in labels else _humanised(value)
+            return criterion_label(value)
         if name == "key":
-            return _humanised(value)
+            return humanised(value)
         return str(value)
     return None
-
-
-def _humanised(key: str) -> str:
-    """A stored key read aloud: "egress_allow_list" → "Egress allow list"."""
-    return key.replace("_", " ").replace("-", " ").capitalize()
