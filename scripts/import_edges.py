@@ -118,9 +118,7 @@ def main() -> int:
         print(f"{source} -> {target}  {count}")
     print(f"edges: {len(edges)}")
     late = [
-        found
-        for found in imports
-        if found.in_function and found.source_app != found.target_app
+        found for found in imports if found.in_function and found.source_app != found.target_app
     ]
     print(f"function-level imports of other apps: {len(late)}")
     for found in late:
