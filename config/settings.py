@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "apps.comments",
     "apps.workloads",
     "apps.portal",
+    "apps.casework",
 ]
 
 MIDDLEWARE = [
@@ -540,7 +541,7 @@ EVIDENCE_ENVIRONMENT: dict = {}
 # The largest export ZIP that "Verify an export" reads.
 AUDIT_EXPORT_MAX_UPLOAD_BYTES = env_int("AUDIT_EXPORT_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 # The case page reads where each case stands from a stored standing, kept current by the
-# tracked writes (``apps.cases.standing``); 0 computes it on every view instead.
+# tracked writes (``apps.casework.standing``); 0 computes it on every view instead.
 CASE_STANDING_STORED = env_bool("CASE_STANDING_STORED", True)
 # Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
 ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)

@@ -23,7 +23,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/v1/", include("config.api_urls")),
     # Every app's pages, mounted alike: each app's urls.py spells out its own paths.
-    path("", include("apps.cases.urls")),
+    path("", include("apps.casework.urls")),
     path("", include("apps.vendors.urls")),
     path("", include("apps.offers.urls")),
     path("", include("apps.sizing.urls")),

@@ -86,7 +86,7 @@ def _head_seq() -> int:
 
 def waiting_count(user) -> int:
     """How many items wait for ``user``: counted again after any tracked write or overnight."""
-    from apps.cases.page import permissions_fingerprint
+    from apps.casework.page import permissions_fingerprint
     from apps.comments.selectors import unread_mentions
 
     # Reading a mention is not a tracked write: the count of unread ones is in the key.

@@ -9,7 +9,7 @@ from apps.core.contributions import CasePanel
 from apps.core.downloads import open_file_integrity_alarms
 
 # Shows the last verification run: a stored case standing is for one run
-# (``apps.cases.standing.variant``).
+# (``apps.casework.standing.variant``).
 
 
 def case_panel(case, *, actor) -> CasePanel:

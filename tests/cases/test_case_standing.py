@@ -15,7 +15,7 @@ from apps.access.models import AccessGrant
 from apps.audit.chain import tracked_history_models
 from apps.cases.models import CaseStanding, StandingMark
 from apps.cases.services import case_update
-from apps.cases.standing import (
+from apps.casework.standing import (
     _store,
     case_paths,
     cases_touched,

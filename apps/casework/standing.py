@@ -42,9 +42,11 @@ from django.urls import get_script_prefix
 from django.utils import timezone, translation
 from django.utils.translation import get_language
 
-from apps.cases.cockpit import Tile, cockpit_from_tiles, tile
+from apps.audit.chain import HEAD_PK, history_linked
+from apps.audit.models import ChainHead, ChainVerification
 from apps.cases.models import CaseStanding, ProcurementCase, StandingMark
-from apps.cases.panels import case_nav, case_panels
+from apps.casework.cockpit import Tile, cockpit_from_tiles, tile
+from apps.casework.panels import case_nav, case_panels
 from apps.core.reads import shared_reads
 
 logger = logging.getLogger(__name__)
@@ -118,9 +120,6 @@ class ChainVersions:
 @cache
 def _versions_statement() -> tuple[str, tuple]:
     """The SQL of the versions query, compiled once per process (it has no variable part)."""
-    from apps.audit.chain import HEAD_PK
-    from apps.audit.models import ChainHead, ChainVerification
-
     head = ChainHead.objects.filter(pk=HEAD_PK)
     last_verification = ChainVerification.objects.order_by("-pk").values("pk")[:1]
     queryset = (
@@ -392,3 +391,7 @@ def refresh_after_write(case_pk: int) -> None:
         CaseStanding.objects.filter(case_id=case_pk, seq__lt=head).delete()
     except Exception:  # the write is committed: a failed refresh only costs speed
         logger.warning("Case standing not refreshed after a write", exc_info=True)
+
+
+# Every tracked write raises the mark of the cases it touches (same transaction).
+history_linked.connect(on_history_linked, dispatch_uid="cases.standing")

@@ -2,13 +2,13 @@
 
 Records that live in other apps (clause checklists, assessments, access
 matrices, evidence, packets…) contribute a panel each: every module listed in
-``apps.cases.panels`` exposes ``case_panel(case, *, actor) -> CasePanel``.
+``apps.casework.panels`` exposes ``case_panel(case, *, actor) -> CasePanel``.
 
 A panel depends only on tracked records (written with a history row), the
 viewer's permissions, the language and today's date (and says until when it
 holds, ``valid_until``, when the time of day matters): the case page stores
 what each area lacks until the next tracked write touching the case
-(``apps.cases.standing``).
+(``apps.casework.standing``).
 """
 
 from django.urls import reverse
