@@ -378,11 +378,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(hour=2, minute=30),
     },
     "approvals-send-daily-digests": {
-        "task": "apps.approvals.tasks.send_daily_digests_task",
+        "task": "apps.casework.tasks.send_daily_digests_task",
         "schedule": crontab(hour=6, minute=45),
     },
     "approvals-send-reminders-daily": {
-        "task": "apps.approvals.tasks.send_reminders_task",
+        "task": "apps.casework.tasks.send_reminders_task",
         "schedule": crontab(hour=7, minute=0),
     },
     "approvals-record-stale-approvals": {

@@ -16,12 +16,16 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from apps.access.models import AccessMatrix
 from apps.approvals.binding import changes_for
 from apps.approvals.models import Approval, Reminder
-from apps.approvals.reminders import DueItem, due_items
+from apps.assessments.models import DataExportAssessment
 from apps.audit.selectors import chain_status
 from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
+from apps.casework.reminders import DueItem, due_items
 from apps.comments import dashboard as comments_dashboard
+from apps.contracts.models import ChecklistItem, RedFlagWaiver
+from apps.contracts.rules import RED_STATUSES
 from apps.core.contributions import Item, Section
 from apps.core.roles import Role
 from apps.costs import dashboard as costs_dashboard
@@ -90,8 +94,6 @@ def dashboard_for(user) -> Board:
 
 def _legal(today: date) -> Section:
     section = Section(_("To review: legal"))
-    from apps.assessments.models import DataExportAssessment
-
     rows = (
         DataExportAssessment.objects.filter(Q(signed_off_at__isnull=True) | Q(review_by__lt=today))
         .select_related("case", "offer__vendor")
@@ -109,9 +111,6 @@ def _legal(today: date) -> Section:
                 "bad" if expired else "warn",
             )
         )
-    from apps.contracts.models import ChecklistItem, RedFlagWaiver
-    from apps.contracts.rules import RED_STATUSES
-
     waived = RedFlagWaiver.objects.filter(
         item=OuterRef("pk"), lapsed_at__isnull=True, waived_status=OuterRef("status")
     )
@@ -151,8 +150,6 @@ def _tech_lead(user, today: date) -> Section:
                 reverse("approvals:case", args=[case.pk]),
             )
         )
-    from apps.access.models import AccessMatrix
-
     rows = AccessMatrix.objects.filter(
         Q(reviewed_at__isnull=True) | Q(review_by__lt=today)
     ).select_related("case")
