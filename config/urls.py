@@ -24,7 +24,7 @@ urlpatterns = [
     path("api/v1/", include("config.api_urls")),
     # Every app's pages, mounted alike: each app's urls.py spells out its own paths.
     path("", include("apps.casework.urls")),
-    path("", include("apps.vendors.urls")),
+    path("", include("apps.casework.vendors_urls")),
     path("", include("apps.casework.offers_urls")),
     path("", include("apps.sizing.urls")),
     path("", include("apps.casework.scorecards_urls")),

@@ -1,5 +1,6 @@
-"""The case page (the cockpit), one area of a case in full, search across the cases, and
-what waits for one person (my work), an offer in full, and the offer matrix."""
+"""The pages that show the whole case, or cut across cases: the case page (the cockpit),
+one area in full, search, what waits for one person (my work), an offer in full, the
+offer matrix, and a vendor's portfolio."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -19,10 +20,12 @@ from apps.casework.matrix_files import XLSX_CONTENT_TYPE, matrix_csv, matrix_fil
 from apps.casework.offer_overview import offer_overview
 from apps.casework.page import case_page_response, page_versions
 from apps.casework.panels import AREAS, case_area_panel, case_nav
+from apps.casework.portfolio import vendor_offers, vendor_waivers
 from apps.casework.search import MAX_QUERY_LENGTH, search
 from apps.contracts.selectors import TermsTable
 from apps.core.access import role_required
 from apps.offers.selectors import offer_get_for
+from apps.vendors.selectors import vendor_get_for
 
 
 @role_required("cases.view_procurementcase")
@@ -161,3 +164,14 @@ def _matrix_headings(current: str, descending: bool) -> list[dict]:
 def offer_detail(request, pk: int):
     offer = offer_get_for(request.user, pk)
     return render(request, "offers/offer_detail.html", offer_overview(offer, actor=request.user))
+
+
+@role_required("vendors.view_vendor")
+def vendor_detail(request, pk: int):
+    vendor = vendor_get_for(request.user, pk)
+    offers = vendor_offers(request.user, vendor)
+    return render(
+        request,
+        "vendors/vendor_detail.html",
+        {"vendor": vendor, "offers": offers, "waivers": vendor_waivers(offers)},
+    )
