@@ -28,7 +28,7 @@ from django.views import View
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
-from apps.accounts.roles import Role
+from apps.core.roles import Role
 
 logger = logging.getLogger(__name__)
 

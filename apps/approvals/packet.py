@@ -4,11 +4,10 @@ from django.utils.translation import gettext as _
 
 from apps.approvals.overview import approval_overview
 from apps.approvals.selectors import approval_history_querysets
+from apps.core.contributions import PacketSection
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     overview = approval_overview(case)
     waivers = []
     if case.offer_minimum_waiver.strip():

@@ -24,7 +24,7 @@ from apps.assessments.rules import (
     sign_off_blockers,
     stated_status,
 )
-from apps.cases.reads import shared_read
+from apps.core.reads import shared_read
 
 
 def _with_answers(queryset: QuerySet) -> QuerySet:

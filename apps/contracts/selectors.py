@@ -14,7 +14,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from apps.cases.reads import shared_read
 from apps.contracts import rules, terms
 from apps.contracts.models import (
     ChecklistItem,
@@ -26,6 +25,7 @@ from apps.contracts.models import (
 )
 from apps.core import formats
 from apps.core.downloads import StoredFile
+from apps.core.reads import shared_read
 from apps.offers.models import BillingBasis, Offer
 from apps.offers.selectors import offer_get_for, offer_list_for, offers_of_case
 

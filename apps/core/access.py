@@ -14,6 +14,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
+from apps.core.roles import Role, collect_role_permissions
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
@@ -43,7 +45,6 @@ class MissingPermission(PermissionDenied):
 
 def roles_holding(permission: str) -> list[str]:
     """The roles (their labels) whose members hold ``permission``."""
-    from apps.accounts.roles import Role, collect_role_permissions
 
     granted = collect_role_permissions()
     return [

@@ -2,7 +2,7 @@
 
 One module writes and reads every workbook a page offers; each app only lists its
 columns (``apps/<app>/spreadsheet.py``). The conventions are those of the offer
-matrix export (``apps.scorecards.matrix_files``): numbers are written as numbers,
+matrix export (``apps.casework.matrix_files``): numbers are written as numbers,
 text goes through ``apps.core.csv_safe`` and is stored as text, so nothing a
 record holds can run as a formula.
 

@@ -10,8 +10,8 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from apps.cases.reads import shared_read
 from apps.core.downloads import StoredFile
+from apps.core.reads import shared_read
 from apps.evidence.models import (
     EvidenceBundle,
     EvidenceUpload,

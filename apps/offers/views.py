@@ -14,7 +14,6 @@ from apps.core.services import ConcurrentEditError
 from apps.evidence.selectors import latest_verification
 from apps.offers import services
 from apps.offers.forms import DeclaredSpecForm, OfferEditForm, OfferForm
-from apps.offers.overview import offer_overview
 from apps.offers.selectors import offer_get_for, spec_status_for
 from apps.portal.selectors import spec_provenance
 
@@ -35,12 +34,6 @@ def offer_create(request: HttpRequest, case_pk: int) -> HttpResponse:
     return render(
         request, "offers/offer_form.html", {"form": form, "case": case, "title": _("New offer")}
     )
-
-
-@role_required("offers.view_offer")
-def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    offer = offer_get_for(request.user, pk)
-    return render(request, "offers/offer_detail.html", offer_overview(offer, actor=request.user))
 
 
 @role_required("offers.change_offer")

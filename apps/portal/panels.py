@@ -2,7 +2,7 @@
 
 from django.utils.translation import gettext as _
 
-from apps.cases.overview import CasePanel
+from apps.core.contributions import CasePanel
 from apps.portal.selectors import vendor_summary
 
 

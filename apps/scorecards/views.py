@@ -7,7 +7,6 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
 from apps.cases.selectors import case_get_for, offer_minimum_status
-from apps.contracts.selectors import TermsTable
 from apps.core.access import AuthenticatedHttpRequest, role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import SERVICE_ERRORS
@@ -23,19 +22,6 @@ from apps.offers.selectors import offer_get_for
 from apps.scorecards import services, spreadsheet
 from apps.scorecards.charts import stacked_bars
 from apps.scorecards.forms import CriteriaFormSet, CriteriaNoteForm, ScorecardForm
-from apps.scorecards.matrix import (
-    COLUMNS,
-    DESCENDING_FIRST,
-    offer_matrix,
-    parse_sort,
-    sort_rows,
-)
-from apps.scorecards.matrix_files import (
-    XLSX_CONTENT_TYPE,
-    matrix_csv,
-    matrix_filename,
-    matrix_xlsx,
-)
 from apps.scorecards.models import Scorecard
 from apps.scorecards.scoring import DEFAULT_CRITERIA
 from apps.scorecards.selectors import CaseComparison, case_comparison
@@ -65,56 +51,6 @@ def comparison(request: HttpRequest, pk: int) -> HttpResponse:
             ),
         },
     )
-
-
-@role_required("scorecards.view_scorecard")
-def matrix(request: HttpRequest, pk: int) -> HttpResponse:
-    """Every offer side by side; ``?sort=<column>`` (``-<column>``: the other way),
-    ``?format=csv`` or ``xlsx`` for the same rows as a spreadsheet."""
-    case = case_get_for(request.user, pk, offer_count=False)
-    key, descending = parse_sort(request.GET.get("sort"))
-    rows = sort_rows(offer_matrix(case), key, descending=descending)
-    fmt = request.GET.get("format")
-    if fmt == "csv":
-        response = HttpResponse(matrix_csv(rows), content_type="text/csv; charset=utf-8")
-    elif fmt == "xlsx":
-        response = HttpResponse(matrix_xlsx(rows, title=case.name), content_type=XLSX_CONTENT_TYPE)
-    else:
-        return render(
-            request,
-            "scorecards/matrix.html",
-            {
-                "case": case,
-                "rows": rows,
-                "terms_table": TermsTable([row.terms for row in rows if row.terms]),
-                "headings": _matrix_headings(key, descending),
-                "sort": request.GET.get("sort", "") if key else "",
-            },
-        )
-    response["Content-Disposition"] = f'attachment; filename="{matrix_filename(case, fmt)}"'
-    return response
-
-
-def _matrix_headings(current: str, descending: bool) -> list[dict]:
-    """Each column's heading: its label, the link that sorts by it, and its aria-sort."""
-    headings = []
-    for key, label in COLUMNS:
-        first_descending = key in DESCENDING_FIRST
-        if key == current:
-            aria = "descending" if descending else "ascending"
-            # A second click on the sorted column turns the order round.
-            next_descending = not descending
-        else:
-            aria, next_descending = "none", first_descending
-        headings.append(
-            {
-                "key": key,
-                "label": label,
-                "aria_sort": aria,
-                "sort": f"-{key}" if next_descending else key,
-            }
-        )
-    return headings
 
 
 @role_required("scorecards.add_scorecard")

@@ -16,8 +16,6 @@ from apps.vendors.filters import VendorListFilter
 from apps.vendors.forms import VendorEditForm, VendorForm
 from apps.vendors.selectors import (
     vendor_get_for,
-    vendor_offers,
-    vendor_waivers,
     vendors_with_offer_counts,
 )
 
@@ -30,17 +28,6 @@ def vendor_list(request: HttpRequest) -> HttpResponse:
     )
     page = filtered_page(request, filters, default=("name",), tiebreak="pk")
     return render(request, "vendors/vendor_list.html", {"page": page, "filters": filters})
-
-
-@role_required("vendors.view_vendor")
-def vendor_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    vendor = vendor_get_for(request.user, pk)
-    offers = vendor_offers(request.user, vendor)
-    return render(
-        request,
-        "vendors/vendor_detail.html",
-        {"vendor": vendor, "offers": offers, "waivers": vendor_waivers(offers)},
-    )
 
 
 @role_required("vendors.add_vendor")

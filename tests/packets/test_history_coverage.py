@@ -19,7 +19,7 @@ from apps.approvals.models import Reminder
 from apps.approvals.services import approval_decide
 from apps.audit.exports import build_case_export
 from apps.audit.sources import all_sources, case_sources
-from apps.cases.demo import seed_demo
+from apps.casework.demo import seed_demo
 from apps.comments.services import comment_add
 from apps.core.models import FileIntegrityAlarm
 from apps.core.services import tracked_create

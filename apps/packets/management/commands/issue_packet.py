@@ -4,6 +4,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandError
 
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_list_for
 from apps.core.storage import storage_location
 from apps.packets.models import DocumentKind, PacketRequest
@@ -70,8 +71,6 @@ class Command(BaseCommand):
             if actor is None:
                 raise CommandError(f"No user named {username!r}.")
         else:
-            from apps.cases.models import ProcurementCase
-
             case = ProcurementCase.objects.select_related("owner").filter(pk=case_id).first()
             if case is None:
                 raise CommandError(f"No case #{case_id}.")

@@ -6,7 +6,7 @@ computes it. A module missing from the code base is an import error at
 start-up, never an area silently left out. Every panel reads tracked records
 only (written with a history row), the viewer's permissions, the language and
 today's date, so the case page may store where the case stands until the next
-tracked write touching it (``apps.cases.standing``).
+tracked write touching it (``apps.casework.standing``).
 """
 
 from dataclasses import dataclass, replace
@@ -21,9 +21,9 @@ from apps.access import panels as access_panels
 from apps.approvals import panels as approvals_panels
 from apps.assessments import panels as assessments_panels
 from apps.audit import panels as audit_panels
-from apps.cases.overview import CasePanel, case_summary, summary_panels
-from apps.cases.reads import shared_reads
+from apps.casework.overview import CasePanel, case_summary, summary_panels
 from apps.contracts import panels as contracts_panels
+from apps.core.reads import shared_reads
 from apps.costs import panels as costs_panels
 from apps.evidence import panels as evidence_panels
 from apps.packets import panels as packets_panels

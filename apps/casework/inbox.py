@@ -21,7 +21,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from apps.accounts.models import WorkPreferences
-from apps.approvals.dashboard import Board, dashboard_for
+from apps.audit.chain import HEAD_PK
+from apps.audit.models import ChainHead
+from apps.casework.dashboard import Board, dashboard_for
+from apps.casework.page import permissions_fingerprint
+from apps.comments.selectors import unread_mentions
 
 logger = logging.getLogger(__name__)
 
@@ -78,17 +82,11 @@ def work_items(board: Board) -> list[WorkItem]:
 
 
 def _head_seq() -> int:
-    from apps.audit.chain import HEAD_PK
-    from apps.audit.models import ChainHead
-
     return ChainHead.objects.filter(pk=HEAD_PK).values_list("seq", flat=True).first() or 0
 
 
 def waiting_count(user) -> int:
     """How many items wait for ``user``: counted again after any tracked write or overnight."""
-    from apps.cases.page import permissions_fingerprint
-    from apps.comments.selectors import unread_mentions
-
     # Reading a mention is not a tracked write: the count of unread ones is in the key.
     parts = [
         user.pk,

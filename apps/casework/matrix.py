@@ -22,9 +22,9 @@ from apps.acceptance.models import AcceptancePlan
 from apps.acceptance.selectors import AcceptanceState, acceptance_state, active_plan, case_plans
 from apps.approvals.gates import ChecklistFacts, DemandFitFacts, Gate, SpecFacts, VerificationFacts
 from apps.approvals.selectors import OfferGates, case_gates
-from apps.cases.reads import shared_reads
 from apps.contracts.selectors import OfferTerms, case_contract_terms
 from apps.core import formats
+from apps.core.reads import shared_reads
 from apps.evidence.models import SpecVerification
 from apps.evidence.selectors import case_verifications
 from apps.evidence.wording import in_words

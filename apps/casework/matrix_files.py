@@ -20,11 +20,11 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from apps.casework.matrix import MatrixRow
 from apps.contracts import terms as contract_terms
 from apps.contracts.selectors import term_shown
 from apps.core import csv_safe
 from apps.core.spreadsheets import XLSX_CONTENT_TYPE, sheet_name
-from apps.scorecards.matrix import MatrixRow
 
 __all__ = ["XLSX_CONTENT_TYPE", "matrix_csv", "matrix_filename", "matrix_table", "matrix_xlsx"]
 _MONEY = Decimal("0.01")

@@ -2,7 +2,7 @@
 
 from django import template
 
-from apps.cases.panels import case_nav
+from apps.casework.panels import case_nav
 
 register = template.Library()
 

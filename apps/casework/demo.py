@@ -28,7 +28,6 @@ from apps.acceptance import demo as acceptance_demo
 from apps.access import demo as access_demo
 from apps.access.defaults import default_matrix_payload
 from apps.access.services import access_matrix_save
-from apps.accounts.roles import Role
 from apps.approvals import demo as approvals_demo
 from apps.assessments import demo as assessments_demo
 from apps.assessments.services import Answers, assessment_create
@@ -36,6 +35,7 @@ from apps.cases.models import ProcurementCase
 from apps.cases.services import case_create
 from apps.contracts import demo as contracts_demo
 from apps.contracts.services import checklist_create, checklist_save
+from apps.core.roles import Role
 from apps.costs import demo as costs_demo
 from apps.evidence import demo as evidence_demo
 from apps.evidence import demo_network as evidence_demo_network

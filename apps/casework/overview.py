@@ -2,64 +2,23 @@
 
 Records that live in other apps (clause checklists, assessments, access
 matrices, evidence, packets…) contribute a panel each: every module listed in
-``apps.cases.panels`` exposes ``case_panel(case, *, actor) -> CasePanel``.
+``apps.casework.panels`` exposes ``case_panel(case, *, actor) -> CasePanel``.
 
 A panel depends only on tracked records (written with a history row), the
 viewer's permissions, the language and today's date (and says until when it
 holds, ``valid_until``, when the time of day matters): the case page stores
 what each area lacks until the next tracked write touching the case
-(``apps.cases.standing``).
+(``apps.casework.standing``).
 """
-
-from dataclasses import dataclass, field
-from datetime import datetime
 
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.cases.selectors import offer_minimum_status
+from apps.core.contributions import CasePanel, MissingLine
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.selectors import case_comparison, not_comparable_reasons
 from apps.sizing.selectors import capacity_for_offer, demand_of, demand_result
-
-
-class MissingLine(str):
-    """One line of what an area lacks, with the page where that one thing is mended
-    (``""``: the area's own form). It reads, compares and joins as the plain sentence."""
-
-    url: str = ""
-
-    def __new__(cls, text: str, url: str = "") -> "MissingLine":
-        line = super().__new__(cls, text)
-        line.url = url
-        return line
-
-
-@dataclass
-class CasePanel:
-    """One section of the case page: a template, its context, and what is missing.
-
-    ``valid_until``: when what the panel shows depends on the time of day (a
-    verification that ages past its limit), the instant it stops being true;
-    the case page does not show a stored standing of the panel after it.
-
-    On the case cockpit each panel is one area's tile: ``area`` names it (its
-    details page is ``/cases/<pk>/area/<area>/``), ``fix_url`` is the page where
-    what is missing gets mended and ``fix_permission`` the permission that page's
-    form needs (the tile names the roles holding it). ``started`` is false while
-    the area's main record does not exist yet.
-    """
-
-    title: str
-    template: str
-    context: dict = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)
-    order: int = 100
-    valid_until: datetime | None = None
-    area: str = ""
-    fix_url: str = ""
-    fix_permission: str = ""
-    started: bool = True
 
 
 def case_summary(case) -> dict:

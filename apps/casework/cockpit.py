@@ -2,7 +2,7 @@
 
 Every area of a case (sizing, offers, contracts, data export, access and
 network, evidence, approval, acceptance, costs, packets, the audit trail) is a
-panel (``apps.cases.panels``); the cockpit shows each one as a tile and lists
+panel (``apps.casework.panels``); the cockpit shows each one as a tile and lists
 what it lacks, grouped by area and by the roles that can mend it. The panels'
 details are one click away, on the area's own page (``case_area`` view).
 """
@@ -14,8 +14,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from apps.cases.models import ProcurementCase
-from apps.cases.overview import CasePanel
-from apps.cases.panels import AREAS
+from apps.casework.overview import CasePanel
+from apps.casework.panels import AREAS
 from apps.core.access import roles_holding
 
 Status = ProcurementCase.Status

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from apps.cases.demo import DEMO_PASSWORD, DEMO_USERS, seed_demo
+from apps.casework.demo import DEMO_PASSWORD, DEMO_USERS, seed_demo
 
 
 class Command(BaseCommand):

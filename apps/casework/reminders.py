@@ -15,12 +15,21 @@ import calendar
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from apps.access.models import AccessMatrix
 from apps.approvals.models import Approval, Reminder
+from apps.assessments.models import DataExportAssessment
+from apps.core.services import tracked_create
 from apps.costs import reminders as costs_reminders
+from apps.evidence.models import HarnessToken
 
 # Apps whose reminders are not due dates (a budget threshold crossed) send
 # them from the same daily task: each module has ``reminders_send(*, today)``.
@@ -92,8 +101,6 @@ def due_items(today: date, *, horizon_days: int = HORIZON_DAYS) -> list[DueItem]
 
 
 def _assessments(until: date) -> list[DueItem]:
-    from apps.assessments.models import DataExportAssessment
-
     rows = DataExportAssessment.objects.filter(
         signed_off_at__isnull=False, review_by__lte=until
     ).select_related("case", "offer__vendor", "signed_off_by")
@@ -114,8 +121,6 @@ def _assessments(until: date) -> list[DueItem]:
 
 
 def _matrices(until: date) -> list[DueItem]:
-    from apps.access.models import AccessMatrix
-
     rows = AccessMatrix.objects.filter(reviewed_at__isnull=False, review_by__lte=until)
     return [
         DueItem(
@@ -134,8 +139,6 @@ def _matrices(until: date) -> list[DueItem]:
 
 
 def _tokens(today: date, until: date) -> list[DueItem]:
-    from apps.evidence.models import HarnessToken
-
     now = timezone.now()
     rows = HarnessToken.objects.filter(
         revoked_at__isnull=True,
@@ -188,3 +191,71 @@ def _contracts(today: date, until: date) -> list[DueItem]:
             )
         )
     return items
+
+
+def reminders_send(*, today=None) -> list[Reminder]:
+    """Remind the owners of every item that crossed a threshold; once per item and threshold."""
+    today = today or timezone.localdate()
+    candidates = []
+    for item in due_items(today):
+        threshold = item.threshold(today)
+        if threshold is not None:
+            candidates.append((item, threshold))
+    if not candidates:
+        return []
+    sent = set(
+        Reminder.objects.filter(object_pk__in={item.object_pk for item, _t in candidates})
+        .values_list("kind", "object_model", "object_pk", "due_on", "threshold")
+        .order_by()
+    )
+    created = []
+    for item, threshold in candidates:
+        key = (item.kind, item.object_model, item.object_pk, item.due_on, threshold)
+        if key in sent:
+            continue
+        recipients = sorted({u.email for u in item.owners if u is not None and u.email})
+        try:
+            with transaction.atomic():
+                reminder = tracked_create(
+                    Reminder,
+                    actor=None,
+                    reason=f"Reminder sent {threshold} days ahead" if threshold else "Overdue",
+                    kind=item.kind,
+                    object_model=item.object_model,
+                    object_pk=item.object_pk,
+                    due_on=item.due_on,
+                    threshold=threshold,
+                    label=str(item.label)[:300],
+                    recipients=recipients,
+                    case=item.case,
+                )
+        except (IntegrityError, ValidationError):
+            continue  # another worker recorded it first
+        if recipients:
+            _send_reminder(item, threshold, recipients, today)
+        created.append(reminder)
+    return created
+
+
+def _send_reminder(item, threshold: int, recipients: list[str], today) -> None:
+    context = {
+        "item": item,
+        "threshold": threshold,
+        "days_left": item.days_left(today),
+        "kind": Reminder.Kind(item.kind).label,
+        "organisation": settings.ORGANISATION_NAME,
+        "site_url": settings.SITE_URL,
+    }
+    if threshold == 0:
+        subject = _("Overdue: %(label)s") % {"label": item.label}
+    else:
+        subject = _("Due in %(days)s days: %(label)s") % {
+            "days": item.days_left(today),
+            "label": item.label,
+        }
+    send_mail(
+        subject=subject[:200],
+        message=render_to_string("approvals/email/reminder.txt", context),
+        from_email=None,
+        recipient_list=recipients,
+    )

@@ -5,6 +5,10 @@ The audit timeline (``apps.audit.timeline``) pages and diffs the rows; this
 module holds only what it shares with the history summary and the models.
 """
 
+from apps.assessments.questions import QUESTIONS_BY_KEY
+from apps.core.formats import humanised
+from apps.scorecards.scoring import criterion_label
+
 SKIPPED_FIELDS = {
     "history_id",
     "history_date",
@@ -30,21 +34,11 @@ def record_label(row) -> str | None:
         if value in (None, ""):
             continue
         if name == "question_key":
-            from apps.assessments.questions import QUESTIONS_BY_KEY
-
             question = QUESTIONS_BY_KEY.get(value)
-            return str(question.label) if question else _humanised(value)
+            return str(question.label) if question else humanised(value)
         if name == "criterion_key":
-            from apps.scorecards.scoring import DEFAULT_CRITERIA
-
-            labels = {criterion.key: criterion.label for criterion in DEFAULT_CRITERIA}
-            return str(labels[value]) if value in labels else _humanised(value)
+            return criterion_label(value)
         if name == "key":
-            return _humanised(value)
+            return humanised(value)
         return str(value)
     return None
-
-
-def _humanised(key: str) -> str:
-    """A stored key read aloud: "egress_allow_list" → "Egress allow list"."""
-    return key.replace("_", " ").replace("-", " ").capitalize()

@@ -1,7 +1,7 @@
 """The case page (the cockpit), rendered on every view from the case's stored standing.
 
 Where the case stands, area by area, is read from a ``CaseStanding`` kept
-current by the tracked writes themselves (``apps.cases.standing``): the page
+current by the tracked writes themselves (``apps.casework.standing``): the page
 costs a handful of queries, right after an edit as at any other time, and is
 never older than the last tracked write. The cockpit is stored rendered for
 each kind of viewer (it holds no form); the site template around it (the
@@ -11,7 +11,7 @@ viewer's name, the forms' CSRF tokens, flash messages) is rendered on each view.
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
-from apps.cases.standing import (
+from apps.casework.standing import (
     ChainVersions,
     case_standing,
     chain_versions,

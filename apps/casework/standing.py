@@ -25,7 +25,6 @@ right after an edit reads a stored standing too.
 import hashlib
 import json
 import logging
-from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -36,16 +35,19 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.context_processors import PermWrapper
 from django.core.signals import setting_changed
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Model, Q, Subquery
+from django.db.models import Q, Subquery
 from django.template.loader import render_to_string
 from django.urls import get_script_prefix
 from django.utils import timezone, translation
 from django.utils.translation import get_language
 
-from apps.cases.cockpit import Tile, cockpit_from_tiles, tile
+from apps.audit.chain import HEAD_PK, history_linked
+from apps.audit.models import ChainHead, ChainVerification
 from apps.cases.models import CaseStanding, ProcurementCase, StandingMark
-from apps.cases.panels import case_nav, case_panels
-from apps.cases.reads import shared_reads
+from apps.cases.records import cases_of
+from apps.casework.cockpit import Tile, cockpit_from_tiles, tile
+from apps.casework.panels import case_nav, case_panels
+from apps.core.reads import shared_reads
 
 logger = logging.getLogger(__name__)
 
@@ -118,9 +120,6 @@ class ChainVersions:
 @cache
 def _versions_statement() -> tuple[str, tuple]:
     """The SQL of the versions query, compiled once per process (it has no variable part)."""
-    from apps.audit.chain import HEAD_PK
-    from apps.audit.models import ChainHead, ChainVerification
-
     head = ChainHead.objects.filter(pk=HEAD_PK)
     last_verification = ChainVerification.objects.order_by("-pk").values("pk")[:1]
     queryset = (
@@ -266,71 +265,6 @@ def case_standing(case: ProcurementCase, actor, versions: ChainVersions) -> Stan
 # --- kept current by the tracked writes ----------------------------------------------------
 
 
-def _foreign_keys(model) -> list:
-    return [
-        field
-        for field in model._meta.concrete_fields
-        if field.is_relation and (field.many_to_one or field.one_to_one)
-    ]
-
-
-@cache
-def case_paths(model: type[Model]) -> tuple[tuple[str, str], ...]:
-    """For each foreign key of ``model`` through which its records hang from a case:
-    (the key's column, the lookup from the record it names to the case's id)."""
-    paths = []
-    for field in _foreign_keys(model):
-        target = field.related_model
-        if target is ProcurementCase:
-            paths.append((field.attname, "pk"))
-            continue
-        lookup = _lookup_to_case(target)
-        if lookup is not None:
-            paths.append((field.attname, lookup))
-    return tuple(paths)
-
-
-def _lookup_to_case(start: type[Model]) -> str | None:
-    """The shortest chain of foreign keys from ``start`` to a case, as a lookup."""
-    queue: deque[tuple[type[Model], list[str]]] = deque([(start, [])])
-    seen = {start}
-    while queue:
-        model, names = queue.popleft()
-        for field in _foreign_keys(model):
-            target = field.related_model
-            if target is ProcurementCase:
-                return "__".join([*names, field.name, "id"])
-            if target not in seen and isinstance(target, type):
-                seen.add(target)
-                queue.append((target, [*names, field.name]))
-    return None
-
-
-def cases_touched(instance: Model) -> set[int] | None:
-    """The cases a written record hangs from; None when it hangs from none (then every
-    case may read it)."""
-    if isinstance(instance, ProcurementCase):
-        return {instance.pk}
-    touched: set[int] = set()
-    for attname, lookup in case_paths(type(instance)):
-        value = getattr(instance, attname, None)
-        if value is None:
-            continue
-        if lookup == "pk":
-            touched.add(value)
-            continue
-        target = next(f for f in _foreign_keys(type(instance)) if f.attname == attname)
-        found = (
-            target.related_model._base_manager.filter(pk=value)
-            .values_list(lookup, flat=True)
-            .first()
-        )
-        if found is None:  # the record it hangs from is gone too: be safe
-            return None
-        touched.add(found)
-    return touched or None
-
-
 def _raise_mark(key: int, seq: int) -> None:
     # Every tracked write links its history row with the chain head locked, so the marks
     # are raised one write at a time, each above the last.
@@ -341,7 +275,7 @@ def on_history_linked(sender, history_row, seq: int, **kwargs) -> None:
     """A tracked write: raise the marks of the cases it touches (same transaction), and
     compute their standings again once it commits."""
     try:
-        touched = cases_touched(history_row.instance)
+        touched = cases_of(history_row.instance)
     except Exception:  # never fail the write: every case's standing is computed again
         logger.warning("Case of a written record not found", exc_info=True)
         touched = None
@@ -392,3 +326,7 @@ def refresh_after_write(case_pk: int) -> None:
         CaseStanding.objects.filter(case_id=case_pk, seq__lt=head).delete()
     except Exception:  # the write is committed: a failed refresh only costs speed
         logger.warning("Case standing not refreshed after a write", exc_info=True)
+
+
+# Every tracked write raises the mark of the cases it touches (same transaction).
+history_linked.connect(on_history_linked, dispatch_uid="cases.standing")

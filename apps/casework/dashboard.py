@@ -7,7 +7,7 @@ Auditors: recent decisions and the audit chain's state. Everyone: items
 coming due that they own (auditors and admins: all), and cases by state.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -16,13 +16,18 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from apps.accounts.roles import Role
+from apps.access.models import AccessMatrix
 from apps.approvals.binding import changes_for
 from apps.approvals.models import Approval, Reminder
-from apps.approvals.reminders import DueItem, due_items
+from apps.assessments.models import DataExportAssessment
 from apps.audit.selectors import chain_status
 from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
+from apps.casework.reminders import DueItem, due_items
 from apps.comments import dashboard as comments_dashboard
+from apps.contracts.models import ChecklistItem, RedFlagWaiver
+from apps.contracts.rules import RED_STATUSES
+from apps.core.contributions import Item, Section
+from apps.core.roles import Role
 from apps.costs import dashboard as costs_dashboard
 
 if TYPE_CHECKING:
@@ -32,22 +37,6 @@ if TYPE_CHECKING:
 LIMIT = 50
 # Apps adding a section: ``dashboard_section(user, *, roles, today) -> Section | None``.
 DASHBOARD_PROVIDERS = (comments_dashboard, costs_dashboard)
-
-
-@dataclass
-class Item:
-    title: str
-    detail: str
-    url: str
-    tone: str = "warn"
-
-
-@dataclass
-class Section:
-    title: str
-    items: list[Item] = field(default_factory=list)
-    # False for what is only to be read (recent decisions): not counted as waiting work.
-    todo: bool = True
 
 
 @dataclass
@@ -105,8 +94,6 @@ def dashboard_for(user) -> Board:
 
 def _legal(today: date) -> Section:
     section = Section(_("To review: legal"))
-    from apps.assessments.models import DataExportAssessment
-
     rows = (
         DataExportAssessment.objects.filter(Q(signed_off_at__isnull=True) | Q(review_by__lt=today))
         .select_related("case", "offer__vendor")
@@ -124,9 +111,6 @@ def _legal(today: date) -> Section:
                 "bad" if expired else "warn",
             )
         )
-    from apps.contracts.models import ChecklistItem, RedFlagWaiver
-    from apps.contracts.rules import RED_STATUSES
-
     waived = RedFlagWaiver.objects.filter(
         item=OuterRef("pk"), lapsed_at__isnull=True, waived_status=OuterRef("status")
     )
@@ -166,8 +150,6 @@ def _tech_lead(user, today: date) -> Section:
                 reverse("approvals:case", args=[case.pk]),
             )
         )
-    from apps.access.models import AccessMatrix
-
     rows = AccessMatrix.objects.filter(
         Q(reviewed_at__isnull=True) | Q(review_by__lt=today)
     ).select_related("case")
