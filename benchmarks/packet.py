@@ -111,8 +111,8 @@ def build_case(offers: int):
 
     from django.core.management import call_command
 
-    from apps.cases.demo import DEMO_DEMAND, seed_users
     from apps.cases.services import case_create
+    from apps.casework.demo import DEMO_DEMAND, seed_users
     from apps.offers.services import declared_spec_update, offer_create
     from apps.scorecards.scoring import DEFAULT_CRITERIA
     from apps.scorecards.services import scorecard_save

@@ -167,8 +167,8 @@ def stage_populate(args, work: Path) -> None:
     django_setup()
     from django.core.management import call_command
 
-    from apps.cases.demo import DEMO_CASE_NAME
     from apps.cases.models import ProcurementCase
+    from apps.casework.demo import DEMO_CASE_NAME
     from apps.evidence.services import harness_token_create
 
     call_command("migrate", verbosity=0)
@@ -192,8 +192,8 @@ def stage_grow(args, work: Path) -> None:
     from django.test import Client
     from rest_framework.authtoken.models import Token
 
-    from apps.cases.demo import DEMO_CASE_NAME
     from apps.cases.models import ProcurementCase
+    from apps.casework.demo import DEMO_CASE_NAME
     from apps.core.services import tracked_create
     from apps.evidence.models import EvidenceBundle, HarnessToken, SpecVerification
     from apps.evidence.services import bundle_receive

@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "apps.comments",
     "apps.workloads",
     "apps.portal",
+    "apps.casework",
 ]
 
 MIDDLEWARE = [
@@ -377,11 +378,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(hour=2, minute=30),
     },
     "approvals-send-daily-digests": {
-        "task": "apps.approvals.tasks.send_daily_digests_task",
+        "task": "apps.casework.tasks.send_daily_digests_task",
         "schedule": crontab(hour=6, minute=45),
     },
     "approvals-send-reminders-daily": {
-        "task": "apps.approvals.tasks.send_reminders_task",
+        "task": "apps.casework.tasks.send_reminders_task",
         "schedule": crontab(hour=7, minute=0),
     },
     "approvals-record-stale-approvals": {
@@ -540,7 +541,7 @@ EVIDENCE_ENVIRONMENT: dict = {}
 # The largest export ZIP that "Verify an export" reads.
 AUDIT_EXPORT_MAX_UPLOAD_BYTES = env_int("AUDIT_EXPORT_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 # The case page reads where each case stands from a stored standing, kept current by the
-# tracked writes (``apps.cases.standing``); 0 computes it on every view instead.
+# tracked writes (``apps.casework.standing``); 0 computes it on every view instead.
 CASE_STANDING_STORED = env_bool("CASE_STANDING_STORED", True)
 # Acceptance attachments (logs, screenshots): refused above this size before a byte is read.
 ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from apps.accounts.roles import Role
+from apps.core.roles import Role
 from tests import database as test_database
 from tests.s3 import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, bucket_keys, empty_bucket
 from tests.stored import StoredObject, stored_names

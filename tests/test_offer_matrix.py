@@ -17,9 +17,9 @@ from django.urls import reverse
 from openpyxl import load_workbook
 
 from apps.access.services import access_matrix_review
+from apps.casework.matrix import offer_matrix
 from apps.contracts.services import red_flag_waive
 from apps.core.services import tracked_update
-from apps.scorecards.matrix import offer_matrix
 from apps.sizing.services import compute_demand_save
 from tests.access.factories import make_matrix_in_place
 from tests.approvals.factories import make_verification, score_in_full

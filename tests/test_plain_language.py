@@ -19,8 +19,8 @@ from django.core import mail
 from django.test import Client
 from django.utils import timezone, translation
 
-from apps.approvals.services import reminders_send
 from apps.cases.models import ProcurementCase
+from apps.casework.reminders import reminders_send
 from apps.evidence.services import TOKEN_PREFIX
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer

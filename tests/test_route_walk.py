@@ -43,7 +43,7 @@ from apps.contracts.services import red_flag_waive
 from apps.core.services import tracked_update
 from apps.evidence.baselines import baseline_pin
 from apps.evidence.models import EvidenceUpload, HarnessToken
-from apps.portal.invitations import invitation_create
+from apps.portal.services.invitations import invitation_create
 from apps.scorecards.services import scorecard_save
 from apps.sizing.services import compute_demand_save
 from tests.acceptance.factories import approved_offer, record_faults

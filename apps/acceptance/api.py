@@ -1,11 +1,16 @@
 """REST API: acceptance plans, results (with attachment upload), the state, and sign-off."""
 
+from typing import Any
+
 from django.contrib.auth.models import User
-from django.urls import path
+from django.db.models import QuerySet
+from django.urls import URLPattern, path
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.acceptance import services
@@ -16,6 +21,7 @@ from apps.acceptance.models import (
     AcceptanceSignOff,
 )
 from apps.acceptance.selectors import (
+    AcceptanceState,
     acceptance_state,
     plan_get_for,
     plan_list_for,
@@ -37,7 +43,7 @@ class AcceptancePlanSerializer(TrackedSerializer):
         fields = ["id", "case", "offer", *services.PLAN_FIELDS, "version", "change_reason"]
         read_only_fields = ["id", "case"]
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         attrs = super().validate(attrs)
         if self.instance is not None and "offer_id" in attrs:
             raise serializers.ValidationError({"offer": "The offer of a plan cannot change."})
@@ -69,7 +75,7 @@ class AcceptanceResultSerializer(TrackedSerializer):
         read_only_fields = ["id", "recorded_by", "attachments"]
         extra_kwargs = {"performed_at": {"required": False}}
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         attrs = super().validate(attrs)
         if self.instance is not None and "plan" in attrs:
             raise serializers.ValidationError({"plan": "The plan of a result cannot change."})
@@ -96,14 +102,16 @@ class PlanViewSet(
     http_method_names = ["get", "post", "patch", "head", "options"]
     filterset_fields = ["case", "offer"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[AcceptancePlan]:
         return plan_list_for(self.request.user).order_by("pk")
 
-    def perform_service_create(self, data):
+    def perform_service_create(self, data: dict[str, Any]) -> AcceptancePlan:
         offer = offer_get_for(self.request.user, data.pop("offer_id"))
         return services.acceptance_plan_create(actor=self.request.user, offer=offer, **data)
 
-    def perform_service_update(self, plan, data, reason, version):
+    def perform_service_update(
+        self, plan: AcceptancePlan, data: dict[str, Any], reason: str, version: int | None
+    ) -> AcceptancePlan:
         return services.acceptance_plan_update(
             actor=self.request.user, plan=plan, fields=data, reason=reason, expected_version=version
         )
@@ -129,14 +137,16 @@ class ResultViewSet(
     http_method_names = ["get", "post", "patch", "head", "options"]
     filterset_fields = ["plan", "layer"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[AcceptanceResult]:
         return result_list_for(self.request.user).prefetch_related("attachments__uploaded_by")
 
-    def perform_service_create(self, data):
+    def perform_service_create(self, data: dict[str, Any]) -> AcceptanceResult:
         plan = plan_get_for(self.request.user, data.pop("plan").pk)
         return services.acceptance_result_record(actor=self.request.user, plan=plan, **data)
 
-    def perform_service_update(self, result, data, reason, version):
+    def perform_service_update(
+        self, result: AcceptanceResult, data: dict[str, Any], reason: str, version: int | None
+    ) -> AcceptanceResult:
         return services.acceptance_result_update(
             actor=self.request.user,
             result=result,
@@ -161,7 +171,7 @@ class AttachmentUploadView(APIView):
         request={"multipart/form-data": AcceptanceUploadSerializer},
         responses=AcceptanceAttachmentSerializer,
     )
-    def post(self, request, pk: int):
+    def post(self, request: Request, pk: int) -> Response:
         result = result_get_for(request.user, pk)
         body = AcceptanceUploadSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -215,10 +225,10 @@ class AcceptanceStateSerializer(serializers.Serializer):
     signoff = AcceptanceSignOffSerializer(allow_null=True)
     signoff_void_because = serializers.SerializerMethodField()
 
-    def get_approved(self, state) -> bool:
+    def get_approved(self, state: AcceptanceState) -> bool:
         return state.approval is not None
 
-    def get_signoff_void_because(self, state) -> list[str]:
+    def get_signoff_void_because(self, state: AcceptanceState) -> list[str]:
         return [str(change) for change in state.signoff_changes]
 
 
@@ -229,7 +239,7 @@ class PlanStateView(APIView):
     required_permissions = {"GET": "acceptance.view_acceptanceplan"}
 
     @extend_schema(responses=AcceptanceStateSerializer)
-    def get(self, request, pk: int):
+    def get(self, request: Request, pk: int) -> Response:
         return Response(
             AcceptanceStateSerializer(acceptance_state(plan_get_for(request.user, pk))).data
         )
@@ -248,7 +258,7 @@ class PlanSignOffView(APIView):
     @extend_schema(
         request=AcceptanceSignOffRequestSerializer, responses={201: AcceptanceSignOffSerializer}
     )
-    def post(self, request, pk: int):
+    def post(self, request: Request, pk: int) -> Response:
         plan = plan_get_for(request.user, pk)
         body = AcceptanceSignOffRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -258,7 +268,7 @@ class PlanSignOffView(APIView):
         return Response(AcceptanceSignOffSerializer(signoff).data, status=status.HTTP_201_CREATED)
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     router.register("acceptance-plans", PlanViewSet, basename="acceptance-plan")
     router.register("acceptance-results", ResultViewSet, basename="acceptance-result")
     return [

@@ -23,7 +23,9 @@ class PlanCreateForm(PlanForm):
 
     def __init__(self, *args, offers=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["offer"].choices = [(o.pk, str(o.vendor)) for o in offers]
+        offer = self.fields["offer"]
+        assert isinstance(offer, forms.ChoiceField)
+        offer.choices = [(o.pk, str(o.vendor)) for o in offers]
         self.order_fields(["offer", *PLAN_FIELDS])
 
 

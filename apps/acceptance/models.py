@@ -13,7 +13,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from apps.core.models import TrackedModel
+from apps.core.models import StoredFileRecord, TrackedModel
 from apps.evidence.rules import baseline as baseline_rules
 
 # docs/rules/acceptance.md layer one: 30 minutes without a restart.
@@ -225,7 +225,7 @@ class AcceptanceResult(TrackedModel):
         return f"{self.get_layer_display()}: {self.activity}"
 
 
-class AcceptanceAttachment(TrackedModel):
+class AcceptanceAttachment(TrackedModel, StoredFileRecord):
     """A log or screenshot behind a result, stored once with its digest; never replaced."""
 
     plan = models.ForeignKey(
@@ -239,8 +239,6 @@ class AcceptanceAttachment(TrackedModel):
     )
     name = models.CharField(_("file name"), max_length=200)
     content_type = models.CharField(_("type"), max_length=100)
-    size_bytes = models.PositiveBigIntegerField(_("size (bytes)"))
-    sha256 = models.CharField(_("SHA-256"), max_length=64)
     storage_name = models.CharField(_("stored as"), max_length=300, unique=True)
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

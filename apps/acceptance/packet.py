@@ -14,11 +14,10 @@ from apps.acceptance.selectors import (
     active_plan,
     case_plans,
 )
+from apps.core.contributions import PacketSection
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     plans = case_plans(case)
     plan = active_plan(case, plans)
     if plan is None:

@@ -6,7 +6,7 @@ from django.utils.translation import gettext as _
 from apps.acceptance import rules
 from apps.acceptance.selectors import acceptance_state, active_plan
 from apps.cases.models import ProcurementCase
-from apps.cases.overview import CasePanel, MissingLine
+from apps.core.contributions import CasePanel, MissingLine
 
 # Shows tracked records only (plans, results, attachments, sign-offs, the offer's
 # evidence and approval); nothing in it turns with the clock.

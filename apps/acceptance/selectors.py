@@ -246,8 +246,3 @@ def acceptance_history_querysets(case) -> list:
         AcceptanceAttachment.history.filter(plan_id__in=plan_ids),
         AcceptanceSignOff.history.filter(plan_id__in=plan_ids),
     ]
-
-
-def case_history_querysets(case) -> list:
-    """For the case's timeline and the packet's change history."""
-    return acceptance_history_querysets(case)

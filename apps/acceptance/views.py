@@ -2,7 +2,7 @@
 sign-off."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
@@ -29,15 +29,13 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.uploads import declared_over, refused_unread
 from apps.offers.selectors import offers_of_case
 
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
-
 
 @role_required("acceptance.view_acceptanceplan")
-def case_acceptance(request, pk: int):
+def case_acceptance(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     plans = case_plans(case)
     active = active_plan(case, plans)
@@ -50,7 +48,7 @@ def case_acceptance(request, pk: int):
 
 
 @role_required("acceptance.add_acceptanceplan")
-def plan_create(request, pk: int):
+def plan_create(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     planned = {p.offer_id for p in case_plans(case)}
     offers = [o for o in offers_of_case(case) if o.pk not in planned]
@@ -70,7 +68,7 @@ def plan_create(request, pk: int):
 
 
 @role_required("acceptance.view_acceptanceplan")
-def plan_detail(request, pk: int):
+def plan_detail(request: HttpRequest, pk: int) -> HttpResponse:
     plan = plan_get_for(request.user, pk)
     state = acceptance_state(plan)
     return render(
@@ -81,7 +79,7 @@ def plan_detail(request, pk: int):
 
 
 @role_required("acceptance.change_acceptanceplan")
-def plan_edit(request, pk: int):
+def plan_edit(request: HttpRequest, pk: int) -> HttpResponse:
     plan = plan_get_for(request.user, pk)
     form = PlanEditForm(request.POST or None, instance=plan, initial={"version": plan.version})
     if request.method == "POST" and form.is_valid():
@@ -105,7 +103,7 @@ def plan_edit(request, pk: int):
 
 
 @role_required("acceptance.add_acceptanceresult")
-def result_create(request, pk: int):
+def result_create(request: HttpRequest, pk: int) -> HttpResponse:
     plan = plan_get_for(request.user, pk)
     form = ResultForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -124,7 +122,7 @@ def result_create(request, pk: int):
 
 
 @role_required("acceptance.change_acceptanceresult")
-def result_edit(request, pk: int):
+def result_edit(request: HttpRequest, pk: int) -> HttpResponse:
     result = result_get_for(request.user, pk)
     plan = result.plan
     form = ResultEditForm(
@@ -154,7 +152,7 @@ def result_edit(request, pk: int):
 
 @refused_unread(declared_over(services.attachment_max_bytes))  # before the CSRF check reads it
 @role_required("acceptance.add_acceptanceattachment")
-def attachment_add(request, pk: int):
+def attachment_add(request: HttpRequest, pk: int) -> HttpResponse:
     result = result_get_for(request.user, pk)
     form = AttachmentForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
@@ -175,13 +173,13 @@ def attachment_add(request, pk: int):
 
 
 @role_required("acceptance.view_acceptanceattachment")
-def attachment_download(request, pk: int):
+def attachment_download(request: HttpRequest, pk: int) -> HttpResponse | FileResponse:
     attachment = attachment_get_for(request.user, pk)
     return stored_file_response(request, attachment_stored_file(attachment))
 
 
 @role_required("acceptance.signoff_acceptanceplan")
-def signoff(request, pk: int):
+def signoff(request: HttpRequest, pk: int) -> HttpResponse:
     plan = plan_get_for(request.user, pk)
     form = SignOffForm(request.POST or None)
     if request.method == "POST" and form.is_valid():

@@ -1,17 +1,29 @@
 """REST API for a case's access matrix (with its review) and network plan."""
 
+from typing import Any
+
 from django.http import Http404
 from django.urls import URLPattern, path
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.access import services
-from apps.access.models import ControlStatus, LinkChoice, PermissionKind, WorkloadType
-from apps.access.rules import PERIOD_BOUNDS
+from apps.access.models import (
+    AccessMatrix,
+    ControlStatus,
+    LinkChoice,
+    NetworkPlan,
+    PermissionKind,
+    WorkloadType,
+)
+from apps.access.rules import PERIOD_BOUNDS, Budget, Leg, OfferBudget
 from apps.access.selectors import (
+    ControlRow,
     access_control_of,
     access_matrix_of,
     matrix_view,
@@ -75,7 +87,7 @@ class ControlSerializer(serializers.Serializer):
     risk_acceptance = RiskAcceptanceReadSerializer(read_only=True, allow_null=True)
 
 
-def _period(name: str, help_text: str):
+def _period(name: str, help_text: str) -> serializers.IntegerField:
     low, high = PERIOD_BOUNDS[name]
     return serializers.IntegerField(
         min_value=low, max_value=high, required=False, allow_null=True, help_text=help_text
@@ -135,7 +147,7 @@ class WorkloadLinkSerializer(serializers.Serializer):
     notes = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
 
 
-def _ms(**kwargs):
+def _ms(**kwargs: Any) -> serializers.DecimalField:
     return serializers.DecimalField(max_digits=8, decimal_places=1, **kwargs)
 
 
@@ -248,7 +260,7 @@ class PlanReadSerializer(PlanWriteSerializer):
         ref_name = "NetworkPlanRead"
 
 
-def matrix_payload(matrix) -> dict:
+def matrix_payload(matrix: AccessMatrix) -> dict:
     view = matrix_view(matrix, timezone.localdate())
     data = matrix.as_data()
     return {
@@ -274,7 +286,7 @@ def matrix_payload(matrix) -> dict:
     }
 
 
-def _control_payload(row) -> dict:
+def _control_payload(row: ControlRow) -> dict:
     control = row.control
     acceptance = None
     if control.risk_expires_on is not None:
@@ -297,7 +309,7 @@ def _control_payload(row) -> dict:
     }
 
 
-def plan_payload(plan) -> dict:
+def plan_payload(plan: NetworkPlan) -> dict:
     view = plan_view(plan)
     budget = view.budget
     return {
@@ -311,11 +323,11 @@ def plan_payload(plan) -> dict:
     }
 
 
-def _budget_payload(budget) -> dict:
+def _budget_payload(budget: Budget) -> dict:
     return {**vars(budget), "advice": list(budget.advice), "missing": list(budget.missing)}
 
 
-def _leg_payload(leg) -> dict:
+def _leg_payload(leg: Leg) -> dict:
     return {
         "ms": leg.ms,
         "kind": leg.kind,
@@ -329,7 +341,7 @@ def _leg_payload(leg) -> dict:
     }
 
 
-def _offer_budget_payload(row) -> dict:
+def _offer_budget_payload(row: OfferBudget) -> dict:
     return {
         "offer": row.offer_id,
         "offer_name": row.offer,
@@ -354,14 +366,14 @@ class AccessMatrixView(APIView):
     }
 
     @extend_schema(responses=MatrixReadSerializer)
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         matrix = access_matrix_of(case_get_for(request.user, case_pk))
         if matrix is None:
             raise Http404("This case has no access matrix yet.")
         return Response(MatrixReadSerializer(matrix_payload(matrix)).data)
 
     @extend_schema(request=MatrixWriteSerializer, responses=MatrixReadSerializer)
-    def put(self, request, case_pk: int):
+    def put(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         body = MatrixWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -391,7 +403,7 @@ class AccessMatrixReviewView(APIView):
     required_permissions = {"POST": "access.review_accessmatrix"}
 
     @extend_schema(request=ReviewSerializer, responses=MatrixReadSerializer)
-    def post(self, request, case_pk: int):
+    def post(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         matrix = access_matrix_of(case)
         if matrix is None:
@@ -414,7 +426,7 @@ class ControlRiskAcceptanceView(APIView):
     required_permissions = {"POST": "access.accept_control_risk"}
 
     @extend_schema(request=RiskAcceptanceSerializer, responses=MatrixReadSerializer)
-    def post(self, request, case_pk: int, control_key: str):
+    def post(self, request: Request, case_pk: int, control_key: str) -> Response:
         case = case_get_for(request.user, case_pk)
         control = access_control_of(case, control_key)
         body = RiskAcceptanceSerializer(data=request.data)
@@ -439,14 +451,14 @@ class NetworkPlanView(APIView):
     }
 
     @extend_schema(responses=PlanReadSerializer)
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         plan = network_plan_of(case_get_for(request.user, case_pk))
         if plan is None:
             raise Http404("This case has no network plan yet.")
         return Response(PlanReadSerializer(plan_payload(plan)).data)
 
     @extend_schema(request=PlanWriteSerializer, responses=PlanReadSerializer)
-    def put(self, request, case_pk: int):
+    def put(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         body = PlanWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -460,13 +472,15 @@ class NetworkPlanView(APIView):
             reason=data.get("change_reason", ""),
             expected_version=version_edited(data, editing=existed),
         )
+        plan = network_plan_of(case)
+        assert plan is not None  # saved just above
         return Response(
-            PlanReadSerializer(plan_payload(network_plan_of(case))).data,
+            PlanReadSerializer(plan_payload(plan)).data,
             status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
         )
 
 
-def register(router) -> list[URLPattern]:
+def register(router: BaseRouter) -> list[URLPattern]:
     return [
         path(
             "cases/<int:case_pk>/access-matrix/",

@@ -174,8 +174,9 @@ class MatrixGridForm(EditReasonMixin, forms.Form):
             for c in self.control_rows
         ]
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         for row_id, role in self.row_ids:
             ticked = any(cleaned.get(f"cell.{row_id}.{col}") for col, _p in self.col_ids)
             if role is None and ticked and not cleaned.get(f"{row_id}.name", "").strip():

@@ -11,11 +11,10 @@ from apps.access.selectors import (
     network_plan_of,
     plan_view,
 )
+from apps.core.contributions import PacketSection
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     matrix = access_matrix_of(case)
     plan = network_plan_of(case)
     if matrix is None and plan is None:

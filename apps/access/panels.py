@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from apps.access.selectors import access_matrix_of, matrix_view, network_plan_of, plan_view
-from apps.cases.overview import CasePanel, MissingLine
+from apps.core.contributions import CasePanel, MissingLine
 
 SHOWN_VIOLATIONS = 5
 

@@ -34,7 +34,11 @@ from apps.access.rules import (
     period_label,
     training_traffic_problems,
 )
-from apps.cases.reads import shared_read
+from apps.core.reads import shared_read
+from apps.evidence.composition import measured_at
+from apps.evidence.models import EvidenceBundle, SpecVerification
+from apps.evidence.rules.composition import LOADTEST, NETPROBE
+from apps.offers.selectors import offers_of_case
 
 
 @shared_read
@@ -221,10 +225,6 @@ def offer_measurements(case) -> dict[int, OfferMeasurements]:
     Each comes from the offer's newest composed verification: the network part from the
     newest bundle with a network probe, the first-token time from the newest load test.
     """
-    from apps.evidence.composition import measured_at
-    from apps.evidence.models import EvidenceBundle, SpecVerification
-    from apps.evidence.rules.composition import LOADTEST, NETPROBE
-
     latest: dict[int, SpecVerification] = {}
     rows = (
         SpecVerification.objects.filter(offer__case=case)
@@ -279,8 +279,6 @@ def offer_measurements(case) -> dict[int, OfferMeasurements]:
 def offer_budgets(plan: NetworkPlan) -> list[OfferBudget]:
     """Every offer's latency budget: measured legs where the evidence has them, the plan's
     estimates elsewhere (4 queries)."""
-    from apps.offers.selectors import offers_of_case
-
     offers = offers_of_case(plan.case)
     measurements = offer_measurements(plan.case)
     budgets = []
@@ -339,7 +337,3 @@ def access_history_querysets(case) -> list:
         NetworkPlan.history.filter(case_id=case.pk),
         WorkloadLink.history.filter(plan_id__in=plans),
     ]
-
-
-# The name every app uses for the case timeline (apps.cases.selectors).
-case_history_querysets = access_history_querysets

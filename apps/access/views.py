@@ -1,8 +1,7 @@
 """Browser pages: the access matrix (read, grid editor, review) and the network plan."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -19,7 +18,7 @@ from apps.access.forms import (
     RiskAcceptanceForm,
     WorkloadLinkFormSet,
 )
-from apps.access.models import WorkloadType
+from apps.access.models import AccessMatrix, NetworkPlan, WorkloadType
 from apps.access.rules import PERIOD_BOUNDS, control_gap
 from apps.access.selectors import (
     access_control_of,
@@ -34,14 +33,12 @@ from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.spreadsheets import xlsx_response
-
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 
 
 @role_required("access.view_accessmatrix")
-def matrix_detail(request, pk: int):
+def matrix_detail(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     matrix = access_matrix_of(case)
     view = matrix_view(matrix) if matrix else None
@@ -54,7 +51,7 @@ def matrix_detail(request, pk: int):
 
 
 @role_required("access.view_accessmatrix")
-def matrix_workbook_download(request, pk: int):
+def matrix_workbook_download(request: HttpRequest, pk: int) -> HttpResponse:
     """The matrix's grid and controls as XLSX, to print or read offline."""
     case = case_get_for(request.user, pk)
     matrix = access_matrix_of(case)
@@ -65,7 +62,7 @@ def matrix_workbook_download(request, pk: int):
 
 
 @role_required("access.change_accessmatrix")
-def matrix_edit(request, pk: int):
+def matrix_edit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     matrix = access_matrix_of(case)
     spec = _grid_spec(matrix)
@@ -113,7 +110,7 @@ def matrix_edit(request, pk: int):
     )
 
 
-def _grid_spec(matrix) -> dict:
+def _grid_spec(matrix: AccessMatrix | None) -> dict:
     if matrix is None:
         payload = default_matrix_payload()
         titles = dict(DEFAULT_CONTROLS)
@@ -142,7 +139,7 @@ def _grid_spec(matrix) -> dict:
     }
 
 
-def _count(request, name: str) -> int:
+def _count(request: HttpRequest, name: str) -> int:
     try:
         return max(0, min(MAX_NEW, int(request.POST.get(name, 1))))
     except ValueError:
@@ -151,7 +148,7 @@ def _count(request, name: str) -> int:
 
 @role_required("access.review_accessmatrix")
 @require_POST
-def matrix_review(request, pk: int):
+def matrix_review(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     matrix = access_matrix_of(case)
     if matrix is None:
@@ -180,7 +177,7 @@ def matrix_review(request, pk: int):
 
 
 @role_required("access.accept_control_risk")
-def control_accept_risk(request, pk: int, control_key: str):
+def control_accept_risk(request: HttpRequest, pk: int, control_key: str) -> HttpResponse:
     """The tech lead accepts, for a stated time, the risk of one control not in place."""
     case = case_get_for(request.user, pk)
     control = access_control_of(case, control_key)
@@ -211,7 +208,7 @@ def control_accept_risk(request, pk: int, control_key: str):
 
 
 @role_required("access.view_networkplan")
-def plan_detail(request, pk: int):
+def plan_detail(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     plan = network_plan_of(case)
     return render(
@@ -222,7 +219,7 @@ def plan_detail(request, pk: int):
 
 
 @role_required("access.change_networkplan")
-def plan_edit(request, pk: int):
+def plan_edit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     plan = network_plan_of(case)
     form = NetworkPlanForm(
@@ -256,7 +253,7 @@ def plan_edit(request, pk: int):
     )
 
 
-def _link_rows(plan) -> list[dict]:
+def _link_rows(plan: NetworkPlan | None) -> list[dict]:
     current = {link.workload: link for link in plan.links.all()} if plan else {}
     rows = []
     for workload in WorkloadType.values:
@@ -275,7 +272,7 @@ def _link_rows(plan) -> list[dict]:
 
 
 @role_required("access.view_accessmatrix")
-def access_history(request, pk: int):
+def access_history(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     form, page = history_page(request, access_history_querysets(case))
     return render(request, "access/history.html", {"case": case, "page": page, "form": form})

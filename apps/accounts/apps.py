@@ -3,11 +3,11 @@ from django.conf import settings
 from django.core import checks
 from django.db.models.signals import post_migrate
 
+from apps.core.roles import Role
+
 
 def check_two_factor_roles(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     """TWO_FACTOR_REQUIRED_ROLES names roles that exist: a typo would require nothing."""
-    from apps.accounts.roles import Role
-
     unknown = sorted(set(settings.TWO_FACTOR_REQUIRED_ROLES) - set(Role.values))
     if not unknown:
         return []

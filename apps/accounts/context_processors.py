@@ -1,4 +1,4 @@
-from apps.accounts.roles import Role
+from apps.core.roles import Role
 
 
 def roles(request) -> dict:

@@ -1,56 +1,11 @@
-"""The roles of docs/roles.md and what each may do.
+"""The role groups of docs/roles.md, kept in step with what every app grants
+(``apps.core.roles``).
 
-Roles are Django groups (created by migration ``0001_roles``). Each app states
-what each role may do in its own ``roles.py`` (``ROLE_PERMISSIONS``); they are
-merged here and re-applied after every ``migrate``, so code is the single
-statement of who may do what. The harness service account is not a role: it
-authenticates with a scoped harness token.
+Re-applied after every ``migrate``, so code is the single statement of who may
+do what.
 """
 
-from importlib import import_module
-
-from django.apps import apps as django_apps
-from django.db import models
-from django.utils.translation import gettext_lazy as _
-
-
-class Role(models.TextChoices):
-    PROCUREMENT = "procurement_reviewer", _("Procurement reviewer")
-    LEGAL = "legal_reviewer", _("Legal reviewer")
-    TECH_LEAD = "tech_lead", _("Tech lead")
-    AUDITOR = "auditor", _("Auditor")
-    ADMIN = "admin", _("Administrator")
-
-
-def view(*models_: str) -> list[str]:
-    """``"app.model"`` → ``"app.view_model"``."""
-    return [f"{m.split('.')[0]}.view_{m.split('.')[1]}" for m in models_]
-
-
-def edit(*models_: str) -> list[str]:
-    """``"app.model"`` → add and change permissions."""
-    perms = []
-    for m in models_:
-        app, model = m.split(".")
-        perms += [f"{app}.add_{model}", f"{app}.change_{model}"]
-    return perms
-
-
-def collect_role_permissions() -> dict[str, set[str]]:
-    """Merge every installed app's ``roles.ROLE_PERMISSIONS``."""
-    merged: dict[str, set[str]] = {role: set() for role in Role.values}
-    for config in django_apps.get_app_configs():
-        if not config.name.startswith("apps."):
-            continue
-        try:
-            module = import_module(f"{config.name}.roles")
-        except ModuleNotFoundError as error:
-            if error.name != f"{config.name}.roles":
-                raise
-            continue
-        for role, names in getattr(module, "ROLE_PERMISSIONS", {}).items():
-            merged[role].update(names)
-    return merged
+from apps.core.roles import Role, collect_role_permissions
 
 
 def sync_role_permissions(sender=None, **kwargs) -> None:

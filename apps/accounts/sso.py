@@ -24,10 +24,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.shortcuts import resolve_url
 from django.utils.translation import gettext as _
+from django.views import View
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
-from apps.accounts.roles import Role
+from apps.core.roles import Role
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +124,7 @@ class LocalPasswordsOff:
         raise PermissionDenied("local passwords are switched off")
 
 
-class _Enabled:
+class _Enabled(View):
     def dispatch(self, request, *args, **kwargs):
         if not settings.OIDC_ENABLED:
             raise Http404

@@ -13,13 +13,16 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.contrib.auth.signals import user_login_failed
 from django.db import transaction
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django_otp import DEVICE_ID_SESSION_KEY
+from django_otp.models import Device
 from django_otp.oath import TOTP
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
@@ -32,6 +35,7 @@ from apps.accounts.twofactor import (
     is_verified,
     remember_device,
 )
+from apps.core.access import AuthenticatedHttpRequest
 
 PENDING_KEY_SESSION_KEY = "two_factor_pending_key"
 RECOVERY_CODES = 10
@@ -43,7 +47,7 @@ def _secret(hex_key: str) -> str:
     return " ".join(text[i : i + 4] for i in range(0, len(text), 4))
 
 
-def _pending_device(request) -> TOTPDevice:
+def _pending_device(request: HttpRequest) -> TOTPDevice:
     """The authenticator being set up, not yet stored: its key waits in the session."""
     key = request.session.get(PENDING_KEY_SESSION_KEY)
     if not key:
@@ -64,7 +68,7 @@ def _code_matches_new_key(device: TOTPDevice, code: str) -> bool:
     return True
 
 
-def _new_recovery_codes(user) -> list[str]:
+def _new_recovery_codes(user: User) -> list[str]:
     """Ten new one-time recovery codes; those given before stop working."""
     StaticDevice.objects.filter(user=user).delete()
     device = StaticDevice.objects.create(user=user, name=_("Recovery codes"), confirmed=True)
@@ -74,17 +78,17 @@ def _new_recovery_codes(user) -> list[str]:
     return codes
 
 
-def _show_codes(request, codes: list[str]):
+def _show_codes(request: HttpRequest, codes: list[str]) -> HttpResponse:
     return render(request, "accounts/two_factor_codes.html", {"codes": codes})
 
 
-def _throttled(device) -> bool:
+def _throttled(device: Device) -> bool:
     allowed, _details = device.verify_is_allowed()
     return not allowed
 
 
 @login_required
-def two_factor(request):
+def two_factor(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Set up the authenticator app; once on, remove it or renew the recovery codes."""
     device = confirmed_device(request.user)
     if device is None:
@@ -119,7 +123,7 @@ def two_factor(request):
     )
 
 
-def _set_up(request):
+def _set_up(request: AuthenticatedHttpRequest) -> HttpResponse:
     pending = _pending_device(request)
     form = AppCodeForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
@@ -146,7 +150,7 @@ def _set_up(request):
 
 
 @login_required
-def two_factor_verify(request):
+def two_factor_verify(request: HttpRequest) -> HttpResponse:
     """After the password: a code from the app, or one recovery code (used up)."""
     next_url = request.POST.get("next") or request.GET.get("next") or ""
     if not url_has_allowed_host_and_scheme(

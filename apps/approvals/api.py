@@ -3,15 +3,19 @@
 from typing import Any, cast
 
 from django.contrib.auth.models import User
-from django.urls import path
+from django.db.models import QuerySet
+from django.urls import URLPattern, path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.accounts.twofactor import require_second_factor
 from apps.approvals import services
+from apps.approvals.binding import Change
 from apps.approvals.models import Approval
 from apps.approvals.overview import approval_overview, stale_changes_of
 from apps.approvals.selectors import approval_list_for
@@ -77,16 +81,17 @@ class ApprovalSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    def get_stale(self, approval) -> bool:
+    def get_stale(self, approval: Approval) -> bool:
         return bool(self._changes(approval))
 
-    def _changes(self, approval):
-        cache = self.context.setdefault("_changes", {})
+    def _changes(self, approval: Approval) -> list[Change]:
+        # DRF keeps the context dict it was given; the stubs type it as a read-only Mapping.
+        cache = self.context.setdefault("_changes", {})  # type: ignore[attr-defined]
         if approval.pk not in cache:
             cache[approval.pk] = stale_changes_of(approval)
         return cache[approval.pk]
 
-    def get_changes(self, approval) -> list[dict]:
+    def get_changes(self, approval: Approval) -> list[dict]:
         # many=True builds a ListSerializer; the stubs type the call as the child serializer.
         return cast(list[dict[str, Any]], ChangeSerializer(self._changes(approval), many=True).data)
 
@@ -126,7 +131,8 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     required_permissions = {"GET": "approvals.view_approval"}
     filterset_fields = ["case", "decision"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Approval]:
+
         return approval_list_for(self.request.user).order_by("-decided_at", "-pk")
 
 
@@ -137,7 +143,7 @@ class CaseGatesView(APIView):
     required_permissions = {"GET": "approvals.view_approval"}
 
     @extend_schema(responses=CaseGatesSerializer)
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         return Response(CaseGatesSerializer(approval_overview(case)).data)
 
@@ -149,7 +155,7 @@ class CaseSubmitView(APIView):
     required_permissions = {"POST": "approvals.submit_approval"}
 
     @extend_schema(request=SubmitSerializer, responses=CaseStatusSerializer)
-    def post(self, request, case_pk: int):
+    def post(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         body = SubmitSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -166,7 +172,7 @@ class CaseDecisionView(APIView):
     required_permissions = {"POST": "approvals.decide_approval"}
 
     @extend_schema(request=DecisionSerializer, responses={201: ApprovalSerializer})
-    def post(self, request, case_pk: int):
+    def post(self, request: Request, case_pk: int) -> Response:
         require_second_factor(request)
         case = case_get_for(request.user, case_pk)
         body = DecisionSerializer(data=request.data)
@@ -187,7 +193,7 @@ class CaseDecisionView(APIView):
         return Response(ApprovalSerializer(approval).data, status=status.HTTP_201_CREATED)
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     router.register("approvals", ApprovalViewSet, basename="approval")
     return [
         path("cases/<int:case_pk>/gates/", CaseGatesView.as_view(), name="case-gates"),

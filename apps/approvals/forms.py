@@ -51,10 +51,12 @@ class DecisionForm(forms.Form):
         super().__init__(*args, **kwargs)
         open_gates = open_gates or {}
         self.offers = {offer.pk: offer for offer in offers}
-        self.fields["offer"].choices = [("", _("— the case as a whole (reject only) —"))] + [
+        offer_field = self.fields["offer"]
+        assert isinstance(offer_field, forms.ChoiceField)
+        offer_field.choices = [("", _("— the case as a whole (reject only) —"))] + [
             (offer.pk, _offer_label(offer, open_gates.get(offer.pk))) for offer in offers
         ]
-        widget = self.fields["offer"].widget
+        widget = offer_field.widget
         assert isinstance(widget, OfferSelect)
         widget.blocked = {pk for pk, titles in open_gates.items() if titles}
 

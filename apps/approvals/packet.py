@@ -3,12 +3,11 @@
 from django.utils.translation import gettext as _
 
 from apps.approvals.overview import approval_overview
-from apps.approvals.selectors import case_history_querysets
+from apps.approvals.selectors import approval_history_querysets
+from apps.core.contributions import PacketSection
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     overview = approval_overview(case)
     waivers = []
     if case.offer_minimum_waiver.strip():
@@ -22,5 +21,5 @@ def packet_section(case):
         template="approvals/packet_section.html",
         context={"overview": overview, "waivers": waivers},
         order=80,
-        history_querysets=case_history_querysets(case),
+        history_querysets=approval_history_querysets(case),
     )

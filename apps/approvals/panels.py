@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 
 from apps.approvals.overview import approval_overview
 from apps.cases.models import ProcurementCase
-from apps.cases.overview import CasePanel, MissingLine
+from apps.core.contributions import CasePanel, MissingLine
 
 # Shows tracked records only; the verification gates say until when they hold.
 

@@ -1,4 +1,4 @@
-from apps.accounts.roles import Role, view
+from apps.core.roles import Role, view
 
 READ = view("approvals.approval", "approvals.reminder")
 

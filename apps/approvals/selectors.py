@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from apps.access import selectors as access_selectors
+from apps.access.rules import matrix_state
 from apps.approvals.binding import Scope
 from apps.approvals.gates import (
     AssessmentFacts,
@@ -28,6 +29,7 @@ from apps.approvals.gates import (
     evaluate_gates,
 )
 from apps.approvals.models import Approval
+from apps.assessments import rules as assessment_rules
 from apps.assessments import selectors as assessments_selectors
 from apps.cases.selectors import offer_minimum_status
 from apps.contracts import selectors as contracts_selectors
@@ -123,11 +125,9 @@ class _CaseRecords:
         )
 
     def assessment(self, offer, scopes: list[Scope]) -> AssessmentFacts:
-        from apps.assessments import rules
-
         case_level = next((a for a in self.case_assessments if a.offer_id is None), None)
         own = next((a for a in self.case_assessments if a.offer_id == offer.pk), None)
-        governing = rules.governing_assessment(
+        governing = assessment_rules.governing_assessment(
             case_assessment=case_level,
             offer_assessment=own,
             vendor_jurisdiction=offer.vendor.jurisdiction,
@@ -138,19 +138,21 @@ class _CaseRecords:
         scopes.append(
             Scope("assessments.assessmentanswer", "assessment_id", governing.pk, "answers")
         )
-        state = rules.assessment_state(governing, self.today)
+        state = assessment_rules.assessment_state(governing, self.today)
         answers = governing.answer_map()
-        aid = rules.prc_aid(answers, on=self.today)
-        mechanism = rules.mechanism_check(aid, rules.stated_status(governing), today=self.today)
+        aid = assessment_rules.prc_aid(answers, on=self.today)
+        mechanism = assessment_rules.mechanism_check(
+            aid, assessment_rules.stated_status(governing), today=self.today
+        )
         return AssessmentFacts(
             exists=True,
             signed_off=state.signed_off,
             expired=state.expired,
             review_by=state.review_by,
-            exit_answered=rules.exit_readiness_answered(governing),
-            exit_gaps=tuple(rules.exit_hard_gaps(answers, self.case.exit_window_days)),
-            hardware_gaps=tuple(rules.hardware_hard_gaps(answers)),
-            contradiction=rules.export_contradiction(answers),
+            exit_answered=assessment_rules.exit_readiness_answered(governing),
+            exit_gaps=tuple(assessment_rules.exit_hard_gaps(answers, self.case.exit_window_days)),
+            hardware_gaps=tuple(assessment_rules.hardware_hard_gaps(answers)),
+            contradiction=assessment_rules.export_contradiction(answers),
             mechanism_held=mechanism.held,
             mechanism_text=mechanism.text,
             url=_url("assessments:detail", governing.pk),
@@ -161,8 +163,6 @@ class _CaseRecords:
         matrix = self.matrix
         if matrix is None:
             return MatrixFacts(exists=False, url=url)
-        from apps.access.rules import matrix_state
-
         scopes.append(Scope("access.accessmatrix", "id", matrix.pk, "access matrix"))
         scopes.append(Scope("access.accessrole", "matrix_id", matrix.pk, "access roles"))
         scopes.append(Scope("access.accesspermission", "matrix_id", matrix.pk, "permissions"))
@@ -341,6 +341,6 @@ def current_approval(approvals: list[Approval]) -> Approval | None:
     return next((a for a in approvals if a.superseded_at is None), None)
 
 
-def case_history_querysets(case) -> list:
+def approval_history_querysets(case) -> list:
     """History of the case's decisions, for timelines and the packet."""
     return [Approval.history.filter(case_id=case.pk)]

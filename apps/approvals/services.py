@@ -6,18 +6,14 @@ approval) move the case through ``apps.cases.lifecycle``, which locks the case r
 re-checks its status, so each move happens once and is in the history with who and why.
 """
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.mail import send_mail
-from django.db import IntegrityError, transaction
-from django.template.loader import render_to_string
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from apps.approvals.binding import Change, capture, changes_for
-from apps.approvals.models import Approval, Reminder
-from apps.approvals.reminders import due_items
+from apps.approvals.models import Approval
 from apps.approvals.selectors import offer_gates
 from apps.cases.lifecycle import case_lock, case_transition
 from apps.cases.models import ProcurementCase
@@ -234,71 +230,3 @@ def stale_approvals_record(*, actor=None) -> list[Approval]:
         if result is not None:
             marked.append(result)
     return marked
-
-
-def reminders_send(*, today=None) -> list[Reminder]:
-    """Remind the owners of every item that crossed a threshold; once per item and threshold."""
-    today = today or timezone.localdate()
-    candidates = []
-    for item in due_items(today):
-        threshold = item.threshold(today)
-        if threshold is not None:
-            candidates.append((item, threshold))
-    if not candidates:
-        return []
-    sent = set(
-        Reminder.objects.filter(object_pk__in={item.object_pk for item, _t in candidates})
-        .values_list("kind", "object_model", "object_pk", "due_on", "threshold")
-        .order_by()
-    )
-    created = []
-    for item, threshold in candidates:
-        key = (item.kind, item.object_model, item.object_pk, item.due_on, threshold)
-        if key in sent:
-            continue
-        recipients = sorted({u.email for u in item.owners if u is not None and u.email})
-        try:
-            with transaction.atomic():
-                reminder = tracked_create(
-                    Reminder,
-                    actor=None,
-                    reason=f"Reminder sent {threshold} days ahead" if threshold else "Overdue",
-                    kind=item.kind,
-                    object_model=item.object_model,
-                    object_pk=item.object_pk,
-                    due_on=item.due_on,
-                    threshold=threshold,
-                    label=str(item.label)[:300],
-                    recipients=recipients,
-                    case=item.case,
-                )
-        except (IntegrityError, ValidationError):
-            continue  # another worker recorded it first
-        if recipients:
-            _send_reminder(item, threshold, recipients, today)
-        created.append(reminder)
-    return created
-
-
-def _send_reminder(item, threshold: int, recipients: list[str], today) -> None:
-    context = {
-        "item": item,
-        "threshold": threshold,
-        "days_left": item.days_left(today),
-        "kind": Reminder.Kind(item.kind).label,
-        "organisation": settings.ORGANISATION_NAME,
-        "site_url": settings.SITE_URL,
-    }
-    if threshold == 0:
-        subject = _("Overdue: %(label)s") % {"label": item.label}
-    else:
-        subject = _("Due in %(days)s days: %(label)s") % {
-            "days": item.days_left(today),
-            "label": item.label,
-        }
-    send_mail(
-        subject=subject[:200],
-        message=render_to_string("approvals/email/reminder.txt", context),
-        from_email=None,
-        recipient_list=recipients,
-    )

@@ -1,20 +1,16 @@
-"""Browser pages: a case's gates and decisions, submitting, deciding, and the dashboard."""
+"""Browser pages: a case's gates and decisions, submitting and deciding."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
-from django.views.decorators.http import require_POST
 
 from apps.accounts.twofactor import second_factor_for_writes
 from apps.approvals import services
-from apps.approvals.dashboard import dashboard_for
-from apps.approvals.forms import DecisionForm, DigestForm, SubmitForm
-from apps.approvals.inbox import digest_set, waiting_count, wants_digest, work_items
+from apps.approvals.forms import DecisionForm, SubmitForm
 from apps.approvals.overview import approval_overview
-from apps.approvals.selectors import case_history_querysets
+from apps.approvals.selectors import approval_history_querysets
 from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
@@ -22,10 +18,10 @@ from apps.core.forms import apply_service_errors
 
 
 @role_required("approvals.view_approval")
-def case_approval(request, pk: int):
+def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     overview = approval_overview(case)
-    form, history = history_page(request, case_history_querysets(case))
+    form, history = history_page(request, approval_history_querysets(case))
     return render(
         request,
         "approvals/case_approval.html",
@@ -34,7 +30,7 @@ def case_approval(request, pk: int):
 
 
 @role_required("approvals.submit_approval")
-def case_submit(request, pk: int):
+def case_submit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     form = SubmitForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -57,7 +53,7 @@ def case_submit(request, pk: int):
 
 @role_required("approvals.decide_approval")
 @second_factor_for_writes
-def case_decide(request, pk: int):
+def case_decide(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     overview = approval_overview(case)
     offers = [entry.offer for entry in overview.offers]
@@ -90,40 +86,3 @@ def case_decide(request, pk: int):
             "own_request": case.owner_id == request.user.pk,
         },
     )
-
-
-@role_required("approvals.view_approval")
-def dashboard(request):
-    """My work: what waits for the person, overdue first, then the dashboard's detail."""
-    board = dashboard_for(request.user)
-    return render(
-        request,
-        "approvals/dashboard.html",
-        {
-            "board": board,
-            "items": work_items(board),
-            "digest_form": DigestForm(initial={"daily_digest": wants_digest(request.user)}),
-        },
-    )
-
-
-@role_required("approvals.view_approval")
-def waiting(request):
-    """The count beside "My work" in the site header (fetched by the page's script)."""
-    count = waiting_count(request.user)
-    label = ngettext("%(n)s item waits for you", "%(n)s items wait for you", count) % {"n": count}
-    return JsonResponse({"count": count, "label": label})
-
-
-@role_required("approvals.view_approval")
-@require_POST
-def digest_preference(request):
-    form = DigestForm(request.POST)
-    form.is_valid()  # a missing or unreadable box means off
-    on = bool(form.cleaned_data.get("daily_digest"))
-    digest_set(request.user, daily_digest=on)
-    messages.success(
-        request,
-        _("The daily digest is on.") if on else _("The daily digest is off."),
-    )
-    return redirect("approvals:dashboard")

@@ -1,16 +1,20 @@
 """REST API for data-export self-assessments, the questionnaire and the PRC regime table."""
 
 import posixpath
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import User
-from django.urls import path
+from django.db.models import QuerySet
+from django.http import HttpResponse
+from django.urls import URLPattern, path
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.assessments import services
@@ -19,12 +23,15 @@ from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS
 from apps.assessments.regimes import REGIMES, SOURCES
 from apps.assessments.report import build_report
 from apps.assessments.rules import MECHANISM_STATUS_CHOICES, answers_errors
-from apps.assessments.selectors import assessment_list_for, assessment_summary
+from apps.assessments.selectors import AssessmentSummary, assessment_list_for, assessment_summary
 from apps.cases.models import ProcurementCase
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin, version_edited
 from apps.core.permissions import RolePermission
 from apps.core.uploads import api_declared_over
 from apps.offers.models import Offer
+
+if TYPE_CHECKING:
+    from rest_framework.permissions import _SupportsHasPermission
 
 
 class AnswerSerializer(serializers.Serializer):
@@ -46,13 +53,14 @@ class AnswersField(serializers.DictField):
 
     child = AnswerSerializer()
 
-    def to_representation(self, value):
+    def to_representation(self, value: Any) -> dict[str, dict[str, Any]]:
+        """``value``: the assessment's answers (their related manager)."""
         return {
             a.question_key: {
                 "value": a.value,
                 "number": a.number,
                 "note": a.note,
-                "attachment": posixpath.basename(a.attachment.name) if a.attachment else None,
+                "attachment": posixpath.basename(a.attachment.name or "") if a.attachment else None,
             }
             for a in value.all()
         }
@@ -149,14 +157,15 @@ class AssessmentSerializer(TrackedSerializer):
             "updated_at",
         ]
 
-    def _summary(self, assessment):
-        cache = self.context.setdefault("summaries", {})
+    def _summary(self, assessment: DataExportAssessment) -> AssessmentSummary:
+        # DRF keeps the context dict it was given; the stubs type it as a read-only Mapping.
+        cache = self.context.setdefault("summaries", {})  # type: ignore[attr-defined]
         if assessment.pk not in cache:
             cache[assessment.pk] = assessment_summary(assessment)
         return cache[assessment.pk]
 
     @extend_schema_field(StateSerializer)
-    def get_state(self, assessment) -> dict:
+    def get_state(self, assessment: DataExportAssessment) -> dict:
         summary = self._summary(assessment)
         return {
             **summary.state._asdict(),
@@ -166,24 +175,24 @@ class AssessmentSerializer(TrackedSerializer):
         }
 
     @extend_schema_field(ConstraintSerializer(many=True))
-    def get_derived_constraints(self, assessment) -> list:
+    def get_derived_constraints(self, assessment: DataExportAssessment) -> list:
         # many=True builds a ListSerializer; the stubs type the call as the child serializer.
         data = ConstraintSerializer(self._summary(assessment).constraints, many=True).data
         return cast(list[Any], data)
 
     @extend_schema_field(AidSerializer)
-    def get_prc_decision_aid(self, assessment) -> dict:
+    def get_prc_decision_aid(self, assessment: DataExportAssessment) -> dict:
         aid = self._summary(assessment).aid
         data = AidSerializer(aid).data
         data["citation"] = str(aid.citation) if aid.citation else None
         return data
 
     @extend_schema_field(serializers.CharField())
-    def get_export_contradiction(self, assessment) -> str:
+    def get_export_contradiction(self, assessment: DataExportAssessment) -> str:
         return self._summary(assessment).contradiction
 
     @extend_schema_field(MechanismStatusSerializer)
-    def get_mechanism_status(self, assessment) -> dict:
+    def get_mechanism_status(self, assessment: DataExportAssessment) -> dict:
         check = self._summary(assessment).mechanism
         return {
             "mechanism": check.mechanism,
@@ -209,7 +218,7 @@ class AssessmentSerializer(TrackedSerializer):
             raise serializers.ValidationError(nested)
         return answers
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         attrs = super().validate(attrs)
         if self.instance is not None:
             for name in ("case", "offer"):
@@ -269,20 +278,26 @@ class AssessmentViewSet(
     }
     filterset_fields = ["case", "offer"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[DataExportAssessment]:
         return assessment_list_for(self.request.user)
 
-    def get_permissions(self):
+    def get_permissions(self) -> Sequence["_SupportsHasPermission"]:
         if self.action == "sign_off":
             self.required_permissions = {"POST": "assessments.sign_off_dataexportassessment"}
         elif self.action == "attachment":
             self.required_permissions = {"PUT": "assessments.change_dataexportassessment"}
         return super().get_permissions()
 
-    def perform_service_create(self, data):
+    def perform_service_create(self, data: dict[str, Any]) -> DataExportAssessment:
         return services.assessment_create(actor=self.request.user, **data)
 
-    def perform_service_update(self, assessment, data, reason, version):
+    def perform_service_update(
+        self,
+        assessment: DataExportAssessment,
+        data: dict[str, Any],
+        reason: str,
+        version: int | None,
+    ) -> DataExportAssessment:
         data.pop("case", None)
         data.pop("offer", None)
         updated, _voided = services.assessment_save(
@@ -296,7 +311,9 @@ class AssessmentViewSet(
 
     @extend_schema(request=SignOffSerializer, responses=AssessmentSerializer)
     @action(detail=True, methods=["post"], url_path="sign-off")
-    def sign_off(self, request, pk=None, format=None):
+    def sign_off(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
         body = SignOffSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         signed = services.assessment_sign_off(
@@ -317,7 +334,15 @@ class AssessmentViewSet(
         url_path=r"attachments/(?P<key>[a-z0-9_]+)",
         parser_classes=[MultiPartParser],
     )
-    def attachment(self, request, pk=None, key=None, format=None):
+    def attachment(
+        self,
+        request: Request,
+        *,
+        pk: str,
+        key: str,
+        format: str | None = None,
+    ) -> Response | HttpResponse:
+
         # Refused from the declared length, before the parser spools the body to disk.
         if refusal := ATTACHMENT_UPLOAD_CHECK(request):
             return refusal
@@ -334,7 +359,9 @@ class AssessmentViewSet(
 
     @extend_schema(responses={200: dict})
     @action(detail=True, methods=["get"])
-    def report(self, request, pk=None, format=None):
+    def report(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
         """The assessment in the sections of the official self-assessment report template."""
         return Response(build_report(assessment_summary(self.get_object())))
 
@@ -346,7 +373,7 @@ class QuestionnaireView(APIView):
     required_permissions = {"GET": "assessments.view_dataexportassessment"}
 
     @extend_schema(responses={200: dict})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(
             {
                 "version": QUESTIONNAIRE_VERSION,
@@ -373,7 +400,7 @@ class PrcRegimeView(APIView):
     required_permissions = {"GET": "assessments.view_dataexportassessment"}
 
     @extend_schema(responses={200: dict})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(
             {
                 "disclaimer": "An aid to the legal reviewer, not a legal opinion.",
@@ -397,7 +424,7 @@ class PrcRegimeView(APIView):
         )
 
 
-def register(router):
+def register(router: BaseRouter) -> list[URLPattern]:
     router.register("data-export-assessments", AssessmentViewSet, basename="data-export-assessment")
     return [
         path("data-export-questions/", QuestionnaireView.as_view(), name="data-export-questions"),

@@ -1,5 +1,7 @@
 """The whole questionnaire as one form, saved together, errors shown next to each answer."""
 
+from typing import Any
+
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 from django.utils.translation import gettext_lazy as _
@@ -68,8 +70,9 @@ class AssessmentForm(forms.Form):
         if not editing:
             del self.fields["change_reason"]
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         if self.editing and not (cleaned.get("change_reason") or "").strip():
             self.add_error("change_reason", _("Say why you are changing this assessment."))
         return cleaned

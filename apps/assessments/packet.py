@@ -11,12 +11,11 @@ from django.utils.translation import gettext as _
 from apps.assessments.questions import EXIT_READINESS_KEYS
 from apps.assessments.rules import governing_assessment
 from apps.assessments.selectors import assessment_summary, case_assessments
+from apps.core.contributions import PacketSection
 from apps.offers.models import Offer
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     today = timezone.localdate()
     assessments = case_assessments(case)
     offers = list(Offer.objects.filter(case=case).select_related("vendor").order_by("pk"))

@@ -8,7 +8,7 @@ from django.utils.translation import gettext as _
 
 from apps.assessments.rules import governing_assessment
 from apps.assessments.selectors import AssessmentSummary, assessment_summary, case_assessments
-from apps.cases.overview import CasePanel, MissingLine
+from apps.core.contributions import CasePanel, MissingLine
 from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 

@@ -24,7 +24,7 @@ from apps.assessments.rules import (
     sign_off_blockers,
     stated_status,
 )
-from apps.cases.reads import shared_read
+from apps.core.reads import shared_read
 
 
 def _with_answers(queryset: QuerySet) -> QuerySet:
@@ -128,13 +128,4 @@ def assessment_history_querysets(assessment: DataExportAssessment) -> list:
     return [
         DataExportAssessment.history.filter(id=assessment.pk),
         AssessmentAnswer.history.filter(assessment_id=assessment.pk),
-    ]
-
-
-def case_history_querysets(case) -> list:
-    """History of every assessment of the case and its answers, for the case timeline."""
-    assessments = DataExportAssessment.history.filter(case_id=case.pk).values("id")
-    return [
-        DataExportAssessment.history.filter(case_id=case.pk),
-        AssessmentAnswer.history.filter(assessment_id__in=assessments),
     ]

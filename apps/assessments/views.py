@@ -4,15 +4,14 @@ import json
 import posixpath
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from apps.assessments import services, spreadsheet
 from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for, sign_off_initial
-from apps.assessments.models import MAX_ATTACHMENT_BYTES, AssessmentAnswer
+from apps.assessments.models import MAX_ATTACHMENT_BYTES, AssessmentAnswer, DataExportAssessment
 from apps.assessments.questions import QUESTIONS_BY_KEY
 from apps.assessments.report import build_report, labelled_facts, report_markdown
 from apps.assessments.rules import default_review_by
@@ -26,7 +25,7 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import StoredFile, stored_file_response
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
@@ -36,22 +35,19 @@ from apps.core.spreadsheets import (
 from apps.core.uploads import UploadPolicy, refused_unread
 from apps.offers.models import Offer
 
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
-
-
 # Every question may carry one attachment; the form's body is bounded by all of them.
 FORM_UPLOAD_POLICY = UploadPolicy(
     lambda: MAX_ATTACHMENT_BYTES * len(QUESTIONS_BY_KEY), length_required=True
 )
 
 
-def _form_upload_refusal(request):
+def _form_upload_refusal(request: HttpRequest) -> HttpResponse | None:
     return FORM_UPLOAD_POLICY.refuse(request)
 
 
 @refused_unread(_form_upload_refusal)  # before the CSRF check reads the body
 @role_required("assessments.add_dataexportassessment")
-def assessment_create(request, case_pk: int):
+def assessment_create(request: HttpRequest, case_pk: int) -> HttpResponse:
     case = case_get_for(request.user, case_pk)
     offer = None
     if request.GET.get("offer"):
@@ -86,7 +82,7 @@ def assessment_create(request, case_pk: int):
 
 
 @role_required("assessments.view_dataexportassessment")
-def assessment_detail(request, pk: int):
+def assessment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     summary = assessment_summary(assessment)
     return render(
@@ -98,11 +94,16 @@ def assessment_detail(request, pk: int):
 
 @refused_unread(_form_upload_refusal)  # before the CSRF check reads the body
 @role_required("assessments.change_dataexportassessment")
-def assessment_edit(request, pk: int):
+def assessment_edit(request: HttpRequest, pk: int) -> HttpResponse:
     return _edit_page(request, assessment_get_for(request.user, pk))
 
 
-def _edit_page(request, assessment, import_form=None, status: int = 200):
+def _edit_page(
+    request: HttpRequest,
+    assessment: DataExportAssessment,
+    import_form: SpreadsheetImportForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     """The questionnaire form; after a refused import, unbound, with the import's errors."""
     posted = request.method == "POST" and import_form is None
     signed_off = assessment.signed_off_at is not None
@@ -155,7 +156,7 @@ def _edit_page(request, assessment, import_form=None, status: int = 200):
 
 
 @role_required("assessments.view_dataexportassessment")
-def questionnaire_workbook_download(request, pk: int):
+def questionnaire_workbook_download(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     content, filename = spreadsheet.questionnaire_workbook(assessment)
     return xlsx_response(content, filename)
@@ -163,7 +164,7 @@ def questionnaire_workbook_download(request, pk: int):
 
 @refused_unread(UPLOAD_POLICY.check())  # before the CSRF check reads the body
 @role_required("assessments.change_dataexportassessment")
-def questionnaire_import(request, pk: int):
+def questionnaire_import(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     if request.method != "POST":
         return redirect("assessments:edit", pk=assessment.pk)
@@ -191,7 +192,7 @@ def questionnaire_import(request, pk: int):
 
 
 @role_required("assessments.sign_off_dataexportassessment")
-def assessment_sign_off(request, pk: int):
+def assessment_sign_off(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     summary = assessment_summary(assessment)
     initial = {
@@ -224,7 +225,7 @@ def assessment_sign_off(request, pk: int):
 
 
 @role_required("assessments.view_dataexportassessment")
-def assessment_report(request, pk: int, fmt: str = "html"):
+def assessment_report(request: HttpRequest, pk: int, fmt: str = "html") -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     report = build_report(assessment_summary(assessment))
     filename = f"data-export-self-assessment-{assessment.pk}"
@@ -253,7 +254,7 @@ def assessment_report(request, pk: int, fmt: str = "html"):
 
 
 @role_required("assessments.view_dataexportassessment")
-def attachment_download(request, pk: int, key: str):
+def attachment_download(request: HttpRequest, pk: int, key: str) -> HttpResponse | FileResponse:
     assessment = assessment_get_for(request.user, pk)
     answer = assessment.answer_map().get(key)
     if answer is None or not answer.attachment:
@@ -270,7 +271,7 @@ def attachment_download(request, pk: int, key: str):
 
 
 @role_required("assessments.view_dataexportassessment")
-def assessment_history(request, pk: int):
+def assessment_history(request: HttpRequest, pk: int) -> HttpResponse:
     assessment = assessment_get_for(request.user, pk)
     form, page = history_page(request, assessment_history_querysets(assessment))
     for entry in page:

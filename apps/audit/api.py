@@ -3,11 +3,13 @@
 from collections.abc import Sequence
 from typing import cast
 
-from django.urls import path
+from django.urls import URLPattern, path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.audit.forms import TimelineFilterForm
@@ -77,7 +79,7 @@ class ChainStatusView(APIView):
     required_permissions = {"GET": "audit.view_chainverification"}
 
     @extend_schema(responses=AuditChainStatusSerializer, summary="Chain head and last verification")
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(chain_status().as_dict())
 
 
@@ -90,7 +92,7 @@ class ChainVerifyView(APIView):
         responses=AuditChainVerificationSerializer,
         summary="Verify the whole chain now (runs the task; eager in the embedded default)",
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         result = verify_audit_chain_task.delay(requested_by_pk=request.user.pk)
         if not result.ready():
             return Response({"task_id": result.id}, status=202)
@@ -124,7 +126,7 @@ class CaseTimelineView(APIView):
         responses=AuditTimelinePageSerializer,
         summary="A case's audit timeline with field diffs, newest first",
     )
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         parts = case_history_sources(case, actor=request.user)
         form = TimelineFilterForm(request.query_params, sources=[s for s, _qs in parts])
@@ -139,7 +141,7 @@ class CaseTimelineView(APIView):
         return paginator.get_paginated_response([entry.as_dict() for entry in page])
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     return [
         path("audit/chain/", ChainStatusView.as_view(), name="audit-chain"),
         path("audit/chain/verify/", ChainVerifyView.as_view(), name="audit-chain-verify"),

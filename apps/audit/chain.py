@@ -31,7 +31,7 @@ HEAD_PK = 1
 
 # Sent for every history row linked into the chain, inside the transaction that wrote
 # it, with ``history_row`` and ``seq`` (its link's sequence number): what keeps a stored
-# reading of the records current (``apps.cases.standing``) listens here.
+# reading of the records current (``apps.casework.standing``) listens here.
 history_linked = Signal()
 
 

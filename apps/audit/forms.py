@@ -1,5 +1,7 @@
 """Forms of the audit pages: timeline filters and the export upload."""
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -34,10 +36,13 @@ class TimelineFilterForm(forms.Form):
 
     def __init__(self, *args, sources=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["record_type"].choices = [(s.key, s.label_plural) for s in sources]
+        record_type = self.fields["record_type"]
+        assert isinstance(record_type, forms.ChoiceField)
+        record_type.choices = [(s.key, s.label_plural) for s in sources]
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         since, until = data.get("since"), data.get("until")
         if since and until and until < since:
             self.add_error("until", _("The end of the range is before its start."))

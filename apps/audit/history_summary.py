@@ -26,7 +26,7 @@ from django.db.models import Count, Max, Min, QuerySet
 from django.utils.translation import gettext as _
 
 from apps.audit import history_files
-from apps.core.history import LABEL_FIELDS, record_label
+from apps.audit.history_rows import LABEL_FIELDS, record_label
 
 # A field with one of these names, or named ``…_status``, is a status (or a decision):
 # every change is printed.

@@ -10,11 +10,10 @@ from django.utils.translation import gettext as _
 
 from apps.audit.history_summary import HistorySummary, summarise_history
 from apps.audit.selectors import chain_status
+from apps.core.contributions import PacketSection
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     # The last recorded verification, not a fresh walk of the whole chain: a
     # packet's queries must not grow with the history (issue 6 benchmark). Rows
     # written since that verification are counted and shown as not yet vouched for.
@@ -33,8 +32,6 @@ def history_summary(history, *, record_counts=None) -> HistorySummary:
 
 def history_section(summary: HistorySummary, history_files, *, order: int):
     """The change-history chapter; ``history_files`` name the files that carry it in full."""
-    from apps.packets.sections import PacketSection
-
     return PacketSection(
         title=_("Change history"),
         template="audit/packet_history.html",

@@ -5,11 +5,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.audit.selectors import chain_status
-from apps.cases.overview import CasePanel
+from apps.core.contributions import CasePanel
 from apps.core.downloads import open_file_integrity_alarms
 
 # Shows the last verification run: a stored case standing is for one run
-# (``apps.cases.standing.variant``).
+# (``apps.casework.standing.variant``).
 
 
 def case_panel(case, *, actor) -> CasePanel:

@@ -1,4 +1,4 @@
-from apps.accounts.roles import Role, view
+from apps.core.roles import Role, view
 
 ROLE_PERMISSIONS = {
     # docs/roles.md: the auditor reads everything, browses history, exports

@@ -12,16 +12,13 @@ from django.utils.translation import gettext as _
 from pyhanko.sign.validation.generic_cms import async_validate_detached_cms
 from pyhanko_certvalidator import ValidationContext
 
-
-def _packet_signing():
-    from apps.packets import signing
-
-    return signing
+from apps.packets import signing
+from apps.packets.models import AuditPacket
 
 
 def sign_detached(data: bytes) -> bytes:
     """A DER-encoded CMS SignedData over ``data`` (detached), by the organisation's key."""
-    packet_signer = _packet_signing().get_signer()
+    packet_signer = signing.get_signer()
     content_info = asyncio.run(
         packet_signer.signer.async_sign_general_data(data, "sha256", detached=True)
     )
@@ -30,14 +27,9 @@ def sign_detached(data: bytes) -> bytes:
 
 def trusted_certificates() -> list:
     """The key signing now and every key that signed a packet here (exports survive rotation)."""
-    signing = _packet_signing()
     certificates = {}
     current = signing.get_signer().certificate
     certificates[current.sha256] = current
-    try:
-        from apps.packets.models import AuditPacket
-    except ImportError:  # the packets app keeps its own signer module even without models
-        return list(certificates.values())
     pems = AuditPacket.objects.values_list("signer_certificate_pem", flat=True).order_by()
     for text in pems.distinct():
         certificate = signing.certificate_from_pem(text)

@@ -1,25 +1,19 @@
 """Which history tables belong to a case, found from the models themselves.
 
 A tracked model belongs to a case when a chain of foreign keys leads from it
-to ``ProcurementCase`` (an offer's ``case``, a score entry's
-``scorecard__offer__case``, a waiver's ``item__checklist__offer__case``…).
+to ``ProcurementCase`` (``apps.cases.records.case_path``).
 Apps installed later are included without listing them here; an app that is
 not installed is simply absent. Shared records (vendors, templates) belong to
 no single case and are left out.
 """
 
-from collections import deque
 from dataclasses import dataclass
 from functools import cache
 
-from django.contrib.auth import get_user_model
-from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model, QuerySet
 
 from apps.audit.chain import tracked_history_models
-from apps.cases.models import ProcurementCase
-
-MAX_HOPS = 4
+from apps.cases.records import case_path
 
 
 @dataclass(frozen=True)
@@ -55,32 +49,6 @@ class HistorySource:
         return self.history_model._base_manager.filter(**{self.model._meta.pk.attname: object_id})
 
 
-def _path_to_case(model: type[Model]) -> str | None:
-    if model is ProcurementCase:
-        return ""
-    user_model = get_user_model()
-    queue: deque[tuple[type[Model], list[str]]] = deque([(model, [])])
-    seen = {model}
-    while queue:
-        current, path = queue.popleft()
-        if len(path) >= MAX_HOPS:
-            continue
-        for field in current._meta.concrete_fields:
-            target = field.related_model
-            if (
-                target is None
-                or not field.is_relation
-                or target in seen
-                or target in (user_model, ContentType)
-            ):
-                continue
-            if target is ProcurementCase:
-                return "__".join([*path, field.name])
-            seen.add(target)
-            queue.append((target, [*path, field.name]))
-    return None
-
-
 @cache
 def all_sources() -> tuple[HistorySource, ...]:
     """Every tracked model, case-linked or not, keyed ``app_label.model``."""
@@ -94,7 +62,7 @@ def all_sources() -> tuple[HistorySource, ...]:
                 key=model._meta.label_lower,
                 model=model,
                 history_model=history_model,
-                case_path=_path_to_case(model),
+                case_path=case_path(model),
             )
         )
     return tuple(sources)

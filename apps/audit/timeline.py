@@ -19,8 +19,8 @@ from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from apps.audit.history_rows import SKIPPED_FIELDS, record_label
 from apps.audit.sources import HistorySource, sources_of
-from apps.core.history import SKIPPED_FIELDS, record_label
 
 ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 HIDDEN_FIELDS = SKIPPED_FIELDS | {"created_at", "history_relation_id"}

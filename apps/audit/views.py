@@ -2,11 +2,12 @@
 
 import json
 import tempfile
+from collections.abc import Iterator
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -22,6 +23,7 @@ from apps.audit.selectors import chain_status
 from apps.audit.sources import case_history_sources, may_read, source_by_key
 from apps.audit.tasks import verify_audit_chain_task
 from apps.audit.timeline import Timeline, events
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core import csv_safe
 from apps.core.access import role_required
@@ -41,14 +43,16 @@ CSV_COLUMNS = [
 ]
 
 
-def _case_timeline(request, case):
+def _case_timeline(
+    request: HttpRequest, case: ProcurementCase
+) -> tuple[TimelineFilterForm, Timeline]:
     parts = case_history_sources(case, actor=request.user)
     form = TimelineFilterForm(request.GET or None, sources=[s for s, _qs in parts])
     return form, Timeline(parts, form.timeline_filter())
 
 
 @role_required("cases.view_procurementcase")
-def case_timeline(request, pk: int):
+def case_timeline(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     form, timeline = _case_timeline(request, case)
     page = Paginator(timeline, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -68,7 +72,7 @@ def case_timeline(request, pk: int):
 
 
 @role_required("cases.view_procurementcase")
-def record_timeline(request, content_type: str, object_id: int):
+def record_timeline(request: HttpRequest, content_type: str, object_id: int) -> HttpResponse:
     source = source_by_key(content_type)
     if source is None:
         raise Http404(_("No such record type."))
@@ -92,19 +96,19 @@ def record_timeline(request, content_type: str, object_id: int):
 
 
 class _Echo:
-    def write(self, value):
+    def write(self, value: str) -> str:
         return value
 
 
 @role_required("audit.export_case")
-def case_timeline_export(request, pk: int, fmt: str):
+def case_timeline_export(request: HttpRequest, pk: int, fmt: str) -> StreamingHttpResponse:
     case = case_get_for(request.user, pk)
     form, timeline = _case_timeline(request, case)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     if fmt == "csv":
         writer = csv_safe.writer(_Echo())
 
-        def rows():
+        def rows() -> Iterator[str]:
             yield writer.writerow([*CSV_COLUMNS, "changes"])
             for entry in timeline.iterate():
                 data = entry.as_dict()
@@ -116,7 +120,7 @@ def case_timeline_export(request, pk: int, fmt: str):
         response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
     else:
 
-        def rows():
+        def rows() -> Iterator[str]:
             case_json = json.dumps({"id": case.pk, "name": case.name})
             yield f'{{"case": {case_json}, "entries": ['
             for index, entry in enumerate(timeline.iterate()):
@@ -131,14 +135,14 @@ def case_timeline_export(request, pk: int, fmt: str):
 
 
 @role_required("audit.view_chainverification")
-def chain_page(request):
+def chain_page(request: HttpRequest) -> HttpResponse:
     recent = ChainVerification.objects.select_related("requested_by").order_by("-pk")[:20]
     return render(request, "audit/chain.html", {"status": chain_status(), "recent": recent})
 
 
 @require_POST
 @role_required("audit.verify_chain")
-def chain_verify(request):
+def chain_verify(request: HttpRequest) -> HttpResponse:
     dispatch(verify_audit_chain_task, requested_by_pk=request.user.pk)
     messages.success(request, _("Chain verification started; the result appears when it ends."))
     target = request.POST.get("next", "")
@@ -148,7 +152,7 @@ def chain_verify(request):
 
 
 @role_required("audit.export_case")
-def case_export(request, pk: int):
+def case_export(request: HttpRequest, pk: int) -> FileResponse:
     case = case_get_for(request.user, pk)
     spool = tempfile.TemporaryFile()  # noqa: SIM115 - handed to FileResponse, which closes it
     build_case_export(case, spool, actor=request.user)
@@ -169,19 +173,19 @@ EXPORT_UPLOAD_POLICY = UploadPolicy(
 )
 
 
-def _export_upload_refused(request, message: str, *, status: int):
+def _export_upload_refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
     form = ExportUploadForm.refused(message)
     return render(request, "audit/verify_export.html", {"form": form, "check": None}, status=status)
 
 
-def _export_upload_refusal(request):
+def _export_upload_refusal(request: HttpRequest) -> HttpResponse | None:
     """Refusals from the request's declared length, before the body is read."""
     return EXPORT_UPLOAD_POLICY.refuse(request, _export_upload_refused)
 
 
 @refused_unread(_export_upload_refusal)  # before the CSRF check reads the body
 @role_required("audit.export_case")
-def export_verify(request):
+def export_verify(request: HttpRequest) -> HttpResponse:
     check = None
     if request.method == "POST" and (refusal := _export_upload_refusal(request)):
         return refusal

@@ -41,10 +41,6 @@ class CaseStatusConflict(StateConflict):
         super().__init__({"status": message})
 
 
-def move_allowed(current: str, target: str) -> bool:
-    return target in MOVES.get(current, frozenset())
-
-
 def case_lock(
     case: ProcurementCase,
     *,

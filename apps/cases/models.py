@@ -130,7 +130,7 @@ class ProcurementCase(TrackedModel):
 class CaseStanding(models.Model):
     """Where a case stands, area by area, as its cockpit shows it to one kind of viewer.
 
-    Stored by ``apps.cases.standing`` and read by the case page. ``variant`` digests
+    Stored by ``apps.casework.standing`` and read by the case page. ``variant`` digests
     everything besides the records that the reading depends on (the language, the time
     zone and today's date, the viewer's permissions, the deployed code and settings, the
     chain's last verification); ``seq`` is the audit chain head read before the records

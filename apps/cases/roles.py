@@ -1,4 +1,4 @@
-from apps.accounts.roles import Role, edit, view
+from apps.core.roles import Role, edit, view
 
 ROLE_PERMISSIONS = {
     # Creates cases and waives the three-offer minimum (docs/roles.md,

@@ -9,14 +9,13 @@ from django.utils.translation import gettext as _
 from apps.comments.selectors import unread_mentions
 from apps.comments.services import may_read
 from apps.comments.targets import target_for_type
+from apps.core.contributions import Item, Section
 
 LIMIT = 50
 
 
 def dashboard_section(user, *, roles: set[str], today: date):
     """One section in one query; None when nothing waits."""
-    from apps.approvals.dashboard import Item, Section
-
     if not user.has_perm("comments.view_comment"):
         return None
     section = Section(_("Mentioned in comments"))

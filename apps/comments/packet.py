@@ -7,11 +7,10 @@ Other comments stay out of the packet, its change history and its manifest
 from django.utils.translation import gettext as _
 
 from apps.comments.selectors import for_the_record
+from apps.core.contributions import PacketSection
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     comments = list(for_the_record(case))
     if not comments:
         return None

@@ -1,4 +1,4 @@
-from apps.accounts.roles import Role, view
+from apps.core.roles import Role, view
 
 ROLE_PERMISSIONS = {
     # Everyone who works on a case discusses its records; the auditor reads the

@@ -2,7 +2,8 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404
+from django.db.models import Model
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -13,25 +14,25 @@ from apps.comments import services
 from apps.comments.forms import CommentForm
 from apps.comments.models import Comment
 from apps.comments.selectors import thread_of
-from apps.comments.targets import target_named, target_of
+from apps.comments.targets import Target, target_named, target_of
 from apps.core.access import MissingPermission, role_required
 from apps.core.forms import apply_service_errors
 from apps.core.links import return_to
 
 
-def _readable(request, kind: str, pk: int):
+def _readable(request: HttpRequest, kind: str, pk: int) -> tuple[Target, Model]:
     target = target_named(kind)
     if not request.user.has_perm(target.view_permission):
         raise MissingPermission(target.view_permission)
     return target, target.get(pk)
 
 
-def _back(request, default: str) -> str:
+def _back(request: HttpRequest, default: str) -> str:
     return return_to(request) or default
 
 
 @role_required("comments.view_comment")
-def thread(request, kind: str, pk: int):
+def thread(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     target, record = _readable(request, kind, pk)
     here = reverse("comments:thread", args=[kind, pk])
     form = CommentForm(request.POST or None)
@@ -69,7 +70,7 @@ def thread(request, kind: str, pk: int):
 
 @require_POST
 @role_required("comments.view_comment")
-def mark_read(request, kind: str, pk: int):
+def mark_read(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     _target, record = _readable(request, kind, pk)
     services.mentions_read(request.user, record)
     messages.success(request, _("Marked as read."))
@@ -77,7 +78,7 @@ def mark_read(request, kind: str, pk: int):
 
 
 @role_required("comments.view_comment")
-def comment_detail(request, pk: int):
+def comment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Where a mention's e-mail points: the comment in its thread."""
     comment = get_object_or_404(Comment.objects.select_related("target_type"), pk=pk)
     record = comment.target

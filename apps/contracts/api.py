@@ -1,17 +1,23 @@
 """REST API for clause checklists, red-flag waivers and checklist templates."""
 
+from collections.abc import Sequence
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
 import django_filters
 from django.contrib.auth.models import User
-from django.urls import path
+from django.db.models import QuerySet
+from django.http import FileResponse
+from django.urls import URLPattern, path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.accounts.twofactor import require_second_factor
@@ -27,6 +33,7 @@ from apps.contracts.models import (
 )
 from apps.contracts.rules import (
     BlockKind,
+    RedFlag,
     Verdict,
     blocking_items,
     flag_label,
@@ -34,6 +41,7 @@ from apps.contracts.rules import (
     waiver_problem,
 )
 from apps.contracts.selectors import (
+    OfferRedFlags,
     case_red_flags,
     checklist_get_for,
     checklist_item_get_for,
@@ -54,6 +62,10 @@ from apps.core.uploads import EVIDENCE_DOCUMENTS, api_declared_over, refused_unr
 from apps.offers.models import BillingBasis
 from apps.offers.selectors import offer_get_for
 
+if TYPE_CHECKING:
+    from rest_framework.permissions import _SupportsHasPermission
+    from rest_framework.views import AsView, GenericView
+
 STATUS_CHOICES = [("", "not reviewed"), *ItemStatus.choices]
 
 
@@ -68,10 +80,10 @@ STATUS_CHOICES = [("", "not reviewed"), *ItemStatus.choices]
     }
 )
 class ItemStatusField(serializers.CharField):
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(allow_blank=True, **kwargs)
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> str:
         value = super().to_internal_value(data)
         if value not in dict(STATUS_CHOICES):
             raise serializers.ValidationError(
@@ -125,11 +137,11 @@ class WaiverSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     @extend_schema_field(OpenApiTypes.DATE)
-    def get_expires_on(self, waiver) -> str:
+    def get_expires_on(self, waiver: RedFlagWaiver) -> str:
         return waiver_expires_on(waiver).isoformat()
 
     @extend_schema_field(WaiverEvidenceSerializer(allow_null=True))
-    def get_evidence(self, waiver) -> dict | None:
+    def get_evidence(self, waiver: RedFlagWaiver) -> dict | None:
         if not waiver.evidence_storage_name:
             return None
         return {
@@ -191,11 +203,11 @@ class ChecklistItemSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     @extend_schema_field(serializers.ChoiceField(choices=[v.value for v in Verdict]))
-    def get_verdict(self, item) -> str:
+    def get_verdict(self, item: ChecklistItem) -> str:
         return item_verdict(item_state(item, list(item.waivers.all())), today=today()).value
 
     @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_waiver_problem(self, item) -> str | None:
+    def get_waiver_problem(self, item: ChecklistItem) -> str | None:
         state = item_state(item, list(item.waivers.all()))
         flag = next(iter(blocking_items([state], today=today())), None)
         return waiver_problem(flag) if flag else None
@@ -286,11 +298,11 @@ class ClauseChecklistSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     @extend_schema_field(RedFlagSerializer(many=True))
-    def get_open_red_flags(self, checklist) -> list:
+    def get_open_red_flags(self, checklist: ClauseChecklist) -> list:
         return [_flag(flag) for flag in open_red_flags(checklist)]
 
     @extend_schema_field(ContractTermsSerializer)
-    def get_terms(self, checklist) -> dict:
+    def get_terms(self, checklist: ClauseChecklist) -> dict:
         judged = offer_terms(checklist.offer, checklist)
         return {
             "values": {
@@ -312,7 +324,7 @@ class ClauseChecklistSerializer(serializers.ModelSerializer):
         }
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
-    def get_open_red_flag_labels(self, checklist) -> list[str]:
+    def get_open_red_flag_labels(self, checklist: ClauseChecklist) -> list[str]:
         return [
             flag_label(flag)
             for flag in open_red_flags(checklist)
@@ -371,11 +383,11 @@ class ClauseChecklistViewSet(
     http_method_names = ["get", "post", "patch", "head", "options"]
     filterset_class = ChecklistFilter
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[ClauseChecklist]:
         return checklist_list_for(self.request.user)
 
     @extend_schema(request=ChecklistCreateSerializer, responses={201: ClauseChecklistSerializer})
-    def create(self, request, format=None):
+    def create(self, request: Request, format: str | None = None) -> Response:
         body = ChecklistCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         offer = offer_get_for(request.user, body.validated_data["offer"])
@@ -384,7 +396,9 @@ class ClauseChecklistViewSet(
         return Response(self.get_serializer(fresh).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=ChecklistPatchSerializer, responses={200: ClauseChecklistSerializer})
-    def partial_update(self, request, pk=None, format=None):
+    def partial_update(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
         checklist = self.get_object()
         body = ChecklistPatchSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -446,20 +460,22 @@ class RedFlagWaiverViewSet(
     filterset_fields = {"item": ["exact"], "item__checklist": ["exact"]}
 
     @classmethod
-    def as_view(cls, actions=None, **initkwargs):
+    def as_view(
+        cls, actions: dict[str, Any] | None = None, **initkwargs: Any
+    ) -> "AsView[GenericView]":
         # A body over the evidence limit is refused from its declared length, before
         # DRF's CSRF check or the multipart parser reads it (apps.core.uploads).
         view = super().as_view(actions, **initkwargs)
         return refused_unread(api_declared_over(services.evidence_max_bytes))(view)
 
-    def get_permissions(self):
+    def get_permissions(self) -> Sequence["_SupportsHasPermission"]:
         if self.action == "confirm":
             self.required_permissions = {"POST": "contracts.confirm_redflagwaiver"}
         elif self.action == "withdraw":
             self.required_permissions = {"POST": "contracts.withdraw_redflagwaiver"}
         return super().get_permissions()
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[RedFlagWaiver]:
         return waiver_list_for(self.request.user).order_by("pk")
 
     @extend_schema(
@@ -469,7 +485,7 @@ class RedFlagWaiverViewSet(
         },
         responses={201: WaiverSerializer},
     )
-    def create(self, request, format=None):
+    def create(self, request: Request, format: str | None = None) -> Response:
         require_second_factor(request)
         body = WaiverCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -485,7 +501,9 @@ class RedFlagWaiverViewSet(
 
     @extend_schema(request=WaiverConfirmSerializer, responses={200: WaiverSerializer})
     @action(detail=True, methods=["post"])
-    def confirm(self, request, pk=None, format=None):
+    def confirm(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
         require_second_factor(request)
         body = WaiverConfirmSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -496,7 +514,9 @@ class RedFlagWaiverViewSet(
 
     @extend_schema(request=WaiverWithdrawSerializer, responses={200: WaiverSerializer})
     @action(detail=True, methods=["post"])
-    def withdraw(self, request, pk=None, format=None):
+    def withdraw(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
         require_second_factor(request)
         body = WaiverWithdrawSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -512,7 +532,10 @@ class RedFlagWaiverViewSet(
         }
     )
     @action(detail=True, methods=["get"])
-    def evidence(self, request, pk=None, format=None):
+    def evidence(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> FileResponse:
+
         waiver = self.get_object()
         if not waiver.evidence_storage_name:
             raise NotFound("This waiver has no evidence file.")
@@ -536,7 +559,7 @@ class TemplateItemSerializer(serializers.ModelSerializer):
         fields = ["number", "key", "title", "sub_points", "guidance", "required", "high_severity"]
         read_only_fields = ["number"]
 
-    def to_representation(self, instance):
+    def to_representation(self, instance: TemplateItem) -> dict[str, Any]:
         data = super().to_representation(instance)
         # Items published before severities existed hold NULL there: not high-severity.
         data["high_severity"] = bool(data.get("high_severity"))
@@ -571,10 +594,10 @@ class ChecklistTemplateViewSet(
         "POST": "contracts.add_checklisttemplate",
     }
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[ChecklistTemplate]:
         return templates_with_items().order_by("-number")
 
-    def perform_create(self, serializer):
+    def perform_create(self, serializer: serializers.BaseSerializer) -> None:
         data = serializer.validated_data
         serializer.instance = services.checklist_template_publish(
             actor=self.request.user,
@@ -602,12 +625,12 @@ class CaseRedFlagsView(APIView):
     required_permissions = {"GET": "contracts.view_clausechecklist"}
 
     @extend_schema(responses={200: OfferRedFlagsSerializer(many=True)})
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         return Response([_offer_entry(entry) for entry in case_red_flags(case)])
 
 
-def _flag(flag) -> dict:
+def _flag(flag: RedFlag) -> dict:
     return {
         "item_id": flag.item_id,
         "number": flag.number,
@@ -618,7 +641,7 @@ def _flag(flag) -> dict:
     }
 
 
-def _offer_entry(entry) -> dict:
+def _offer_entry(entry: OfferRedFlags) -> dict:
     waived = [row for row in entry.rows if row.verdict is Verdict.WAIVED]
     return {
         "offer": entry.offer.pk,
@@ -641,7 +664,7 @@ def _offer_entry(entry) -> dict:
     }
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     router.register("clause-checklists", ClauseChecklistViewSet, basename="clause-checklist")
     router.register("red-flag-waivers", RedFlagWaiverViewSet, basename="red-flag-waiver")
     router.register("checklist-templates", ChecklistTemplateViewSet, basename="checklist-template")

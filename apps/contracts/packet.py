@@ -2,7 +2,7 @@
 and waiver.
 
 The checklists' change history already joins the packet through the case
-timeline (``apps.contracts.selectors.case_history_querysets``), so this
+timeline (``apps.audit.sources.case_history_querysets``), so this
 section names none of its own. Each waiver's evidence file is an evidence file
 of the manifest, re-hashed from storage.
 """
@@ -10,11 +10,10 @@ of the manifest, re-hashed from storage.
 from django.utils.translation import gettext as _
 
 from apps.contracts.selectors import TermsTable, case_contract_terms, case_red_flags
+from apps.core.contributions import PacketSection
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     offers = case_red_flags(case)
     if not offers:
         return None

@@ -4,9 +4,9 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from apps.cases.overview import CasePanel, MissingLine
 from apps.contracts import rules
 from apps.contracts.selectors import case_red_flags, offer_checklist
+from apps.core.contributions import CasePanel, MissingLine
 
 # Shows tracked records only, by the viewer's permissions and today's date.
 

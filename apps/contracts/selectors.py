@@ -14,7 +14,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from apps.cases.reads import shared_read
 from apps.contracts import rules, terms
 from apps.contracts.models import (
     ChecklistItem,
@@ -26,6 +25,7 @@ from apps.contracts.models import (
 )
 from apps.core import formats
 from apps.core.downloads import StoredFile
+from apps.core.reads import shared_read
 from apps.offers.models import BillingBasis, Offer
 from apps.offers.selectors import offer_get_for, offer_list_for, offers_of_case
 
@@ -342,16 +342,6 @@ def case_checklist_comparison(case) -> tuple[list[OfferRedFlags], list[Compariso
         cells = [next((row for row in entry.rows if row.item.key == key), None) for entry in offers]
         rows.append(ComparisonRow(number=number, key=key, title=title, cells=cells))
     return offers, rows
-
-
-def case_history_querysets(case) -> list:
-    """History of the case's checklists, items and waivers, for the case timeline."""
-    return [
-        ClauseChecklist.history.filter(offer__case_id=case.pk),
-        ChecklistItem.history.filter(checklist__offer__case_id=case.pk),
-        RedFlagWaiver.history.filter(item__checklist__offer__case_id=case.pk),
-        ContractTerms.history.filter(checklist__offer__case_id=case.pk),
-    ]
 
 
 def offers_checklists(offers) -> list[OfferRedFlags]:

@@ -1,11 +1,14 @@
 """Browser pages: edit a checklist, waive a red flag, compare offers, publish templates."""
 
 import re
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
-from django.http import Http404
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -24,9 +27,11 @@ from apps.contracts.forms import (
     WaiverForm,
     WaiverWithdrawForm,
 )
-from apps.contracts.models import ChecklistTemplate, ClauseChecklist
+from apps.contracts.models import ChecklistTemplate, ClauseChecklist, RedFlagWaiver
 from apps.contracts.rules import waive_error
 from apps.contracts.selectors import (
+    ItemRow,
+    OfferTerms,
     TermsTable,
     case_checklist_comparison,
     case_contract_terms,
@@ -46,7 +51,7 @@ from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
@@ -54,6 +59,7 @@ from apps.core.spreadsheets import (
     xlsx_response,
 )
 from apps.core.uploads import refused_unread
+from apps.offers.models import Offer
 from apps.offers.selectors import offer_get_for
 
 ROW_ERROR = re.compile(r"^items\[(\d+)\]\.(\w+)$")
@@ -61,7 +67,7 @@ ROW_ERROR = re.compile(r"^items\[(\d+)\]\.(\w+)$")
 
 @role_required("contracts.add_clausechecklist")
 @require_POST
-def checklist_create(request, offer_pk: int):
+def checklist_create(request: HttpRequest, offer_pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, offer_pk)
     try:
         services.checklist_create(actor=request.user, offer=offer)
@@ -73,12 +79,17 @@ def checklist_create(request, offer_pk: int):
 
 
 @role_required("contracts.change_clausechecklist")
-def checklist_edit(request, offer_pk: int):
+def checklist_edit(request: HttpRequest, offer_pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, offer_pk)
     return _checklist_page(request, offer)
 
 
-def _checklist_page(request, offer, import_form=None, status: int = 200):
+def _checklist_page(
+    request: HttpRequest,
+    offer: Offer,
+    import_form: SpreadsheetImportForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     """The checklist form; after a refused import, unbound, with the import's errors."""
     posted = request.POST if request.method == "POST" and import_form is None else None
     state = offer_checklist(offer)
@@ -111,7 +122,7 @@ def _checklist_page(request, offer, import_form=None, status: int = 200):
                 expected_version=save_form.cleaned_data.get("version"),
                 contract_terms=terms_form.cleaned_data,
             )
-        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+        except SERVICE_ERRORS as error:
             _apply_row_errors(formset.forms, save_form, error, terms_form=terms_form)
         else:
             messages.success(request, _("Clause checklist saved."))
@@ -154,7 +165,7 @@ def _checklist_page(request, offer, import_form=None, status: int = 200):
 
 
 @role_required("contracts.view_clausechecklist")
-def checklist_workbook_download(request, offer_pk: int):
+def checklist_workbook_download(request: HttpRequest, offer_pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, offer_pk)
     checklist = ClauseChecklist.objects.filter(offer=offer).select_related("offer__vendor").first()
     if checklist is None:
@@ -165,7 +176,7 @@ def checklist_workbook_download(request, offer_pk: int):
 
 @refused_unread(UPLOAD_POLICY.check())  # before the CSRF check reads the body
 @role_required("contracts.change_clausechecklist")
-def checklist_import(request, offer_pk: int):
+def checklist_import(request: HttpRequest, offer_pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, offer_pk)
     checklist = ClauseChecklist.objects.filter(offer=offer).first()
     if request.method != "POST" or checklist is None:
@@ -183,25 +194,31 @@ def checklist_import(request, offer_pk: int):
     return _checklist_page(request, offer, import_form=form, status=status)
 
 
-def _both_valid(*forms) -> bool:
+def _both_valid(*forms: Any) -> bool:
     return all([form.is_valid() for form in forms])  # list: validate every form, show all errors
 
 
-def _posted_id(form) -> int | None:
+def _posted_id(form: forms.BaseForm) -> int | None:
     try:
         return int(form["item_id"].value())
     except (TypeError, ValueError):
         return None
 
 
-def _findings(saved_terms, row) -> list:
+def _findings(saved_terms: OfferTerms, row: ItemRow | None) -> list:
     """The checks of the terms that stand beside ``row``'s clause."""
     if row is None:
         return []
     return [f for line in saved_terms.lines_for(row.item.key) for f in line.findings]
 
 
-def _apply_row_errors(row_forms, main_form, error: Exception, *, terms_form=None) -> None:
+def _apply_row_errors(
+    row_forms: Sequence[forms.BaseForm],
+    main_form: forms.BaseForm,
+    error: Exception,
+    *,
+    terms_form: forms.BaseForm | None = None,
+) -> None:
     """Put ``items[<row>].<field>`` and ``terms.<name>`` errors next to their field; the rest
     on the main form."""
     if not (isinstance(error, ValidationError) and hasattr(error, "error_dict")):
@@ -229,7 +246,7 @@ def _apply_row_errors(row_forms, main_form, error: Exception, *, terms_form=None
 @refused_unread(services.EVIDENCE_POLICY.check())  # before the CSRF check reads it
 @role_required("contracts.add_redflagwaiver")
 @second_factor_for_writes
-def item_waive(request, pk: int):
+def item_waive(request: HttpRequest, pk: int) -> HttpResponse:
     item = checklist_item_get_for(request.user, pk)
     offer = offer_get_for(request.user, item.checklist.offer_id)
     waivers = list(item.waivers.all())
@@ -264,7 +281,14 @@ def item_waive(request, pk: int):
     )
 
 
-def _waiver_page(request, pk: int, form_class, action, template: str, done: str):
+def _waiver_page(
+    request: HttpRequest,
+    pk: int,
+    form_class: type[forms.Form],
+    action: Callable[[RedFlagWaiver, dict[str, Any]], object],
+    template: str,
+    done: str,
+) -> HttpResponse:
     """The confirm and withdraw pages: one waiver, its item, a reason, the service."""
     waiver = waiver_get_for(request.user, pk)
     item = checklist_item_get_for(request.user, waiver.item_id)
@@ -295,7 +319,7 @@ def _waiver_page(request, pk: int, form_class, action, template: str, done: str)
 
 @role_required("contracts.confirm_redflagwaiver")
 @second_factor_for_writes
-def waiver_confirm(request, pk: int):
+def waiver_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     return _waiver_page(
         request,
         pk,
@@ -310,7 +334,7 @@ def waiver_confirm(request, pk: int):
 
 @role_required("contracts.withdraw_redflagwaiver")
 @second_factor_for_writes
-def waiver_withdraw(request, pk: int):
+def waiver_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
     return _waiver_page(
         request,
         pk,
@@ -324,7 +348,7 @@ def waiver_withdraw(request, pk: int):
 
 
 @role_required("contracts.view_redflagwaiver")
-def waiver_evidence(request, pk: int):
+def waiver_evidence(request: HttpRequest, pk: int) -> HttpResponse | FileResponse:
     waiver = waiver_get_for(request.user, pk)  # only a waiver of an offer the user may see
     if not waiver.evidence_storage_name:
         raise Http404(_("This waiver has no evidence file."))
@@ -338,7 +362,8 @@ def _renamed(error: Exception, *, to: str) -> Exception:
     return ValidationError({to: [m for values in error.message_dict.values() for m in values]})
 
 
-def _apply_waive_errors(form, error: Exception) -> None:
+def _apply_waive_errors(form: forms.BaseForm, error: Exception) -> None:
+
     if isinstance(error, ValidationError) and hasattr(error, "error_dict"):
         error = _rename(error)
     apply_service_errors(form, error)
@@ -358,7 +383,7 @@ def _rename(error: ValidationError) -> ValidationError:
 
 
 @role_required("contracts.view_clausechecklist")
-def comparison(request, pk: int):
+def comparison(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     offers, rows = case_checklist_comparison(case)
     return render(
@@ -374,7 +399,7 @@ def comparison(request, pk: int):
 
 
 @role_required("contracts.view_checklisttemplate")
-def template_list(request):
+def template_list(request: HttpRequest) -> HttpResponse:
     """Every published version, filtered and sorted as the URL says, newest first by default."""
     templates = templates_with_items().annotate(checklist_count=Count("checklists"))
     filters = TemplateListFilter(request.GET or None, queryset=templates)
@@ -388,7 +413,7 @@ def template_list(request):
 
 
 @role_required("contracts.add_checklisttemplate")
-def template_publish(request):
+def template_publish(request: HttpRequest) -> HttpResponse:
     latest = template_latest()
     initial = [
         {

@@ -4,11 +4,31 @@ Anonymous visitors are sent to the login page; signed-in users without the
 permission get 403. Every view names its permission explicitly.
 """
 
+from collections.abc import Callable
 from functools import wraps
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from django.contrib.auth.mixins import PermissionRequiredMixin
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
+
+from apps.core.roles import Role, collect_role_permissions
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """A request that ``role_required`` (or ``login_required``) let in: its user signed in."""
+
+    user: "User"
+
+
+R = TypeVar("R", bound=HttpRequest)
+P = ParamSpec("P")
+View = Callable[Concatenate[R, P], HttpResponseBase]
 
 
 class RoleRequiredMixin(PermissionRequiredMixin):
@@ -25,7 +45,6 @@ class MissingPermission(PermissionDenied):
 
 def roles_holding(permission: str) -> list[str]:
     """The roles (their labels) whose members hold ``permission``."""
-    from apps.accounts.roles import Role, collect_role_permissions
 
     granted = collect_role_permissions()
     return [
@@ -35,17 +54,18 @@ def roles_holding(permission: str) -> list[str]:
     ]
 
 
-def role_required(permission: str):
-    def decorator(view):
+def role_required(permission: str) -> Callable[[View[R, P]], View[R, P]]:
+    def decorator(view: View[R, P]) -> View[R, P]:
         @wraps(view)
-        def wrapped(request, *args, **kwargs):
+        def wrapped(request: R, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
+
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
             if not request.user.has_perm(permission):
                 raise MissingPermission(permission)
             return view(request, *args, **kwargs)
 
-        wrapped.required_permission = permission
+        wrapped.__dict__["required_permission"] = permission  # read by apps.core.links
         return wrapped
 
     return decorator

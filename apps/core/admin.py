@@ -58,7 +58,7 @@ def _holds_no_key(model: type[models.Model], value: str) -> bool:
     return False
 
 
-class _NoRevert:
+class _NoRevert(SimpleHistoryAdmin):
     def revert_disabled(self, request, obj=None) -> bool:
         return True
 

@@ -1,8 +1,12 @@
 """API plumbing shared by every app: error shapes and base classes."""
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousFileOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Model
 from django.utils.translation import gettext as _
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -14,7 +18,7 @@ from apps.core.services import ConcurrentEditError, StateConflict
 from apps.core.storage import StorageUnavailable, unavailable_message
 
 
-def exception_handler(exc, context):
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if is_out_of_range(exc):
         # An id or number no database column can hold: no such record.
         exc = exceptions.NotFound()
@@ -59,7 +63,7 @@ class VersionRequired(exceptions.APIException):
     default_code = "version_required"
 
 
-def version_edited(data, *, editing: bool) -> int | None:
+def version_edited(data: Mapping[str, Any], *, editing: bool) -> int | None:
     """The version of the record the client edited; required to change one that exists.
 
     Without it a change would overwrite whatever someone else saved in between
@@ -96,7 +100,7 @@ class TrackedSerializer(serializers.ModelSerializer):
         help_text="Why this record is being changed (required on edits).",
     )
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if self.instance is not None and not (attrs.get("change_reason") or "").strip():
             raise serializers.ValidationError(
                 {"change_reason": _("Say why this record is changed.")}
@@ -113,13 +117,16 @@ class TrackedViewSetMixin:
     serializer never saves a tracked model itself.
     """
 
-    def perform_create(self, serializer):
+    perform_service_create: Callable[[dict[str, Any]], Model]
+    perform_service_update: Callable[[Any, dict[str, Any], str, int | None], Model]
+
+    def perform_create(self, serializer: serializers.BaseSerializer) -> None:
         data = dict(serializer.validated_data)
         data.pop("change_reason", None)
         data.pop("version", None)
         serializer.instance = self.perform_service_create(data)
 
-    def perform_update(self, serializer):
+    def perform_update(self, serializer: serializers.BaseSerializer) -> None:
         data = dict(serializer.validated_data)
         reason = data.pop("change_reason", "")
         version = data.pop("version", None)

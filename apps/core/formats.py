@@ -144,3 +144,8 @@ def _local(value: dt.datetime) -> dt.datetime:
     if timezone.is_naive(value):
         return value
     return timezone.localtime(value)
+
+
+def humanised(key: str) -> str:
+    """A stored key read aloud: "egress_allow_list" → "Egress allow list"."""
+    return key.replace("_", " ").replace("-", " ").capitalize()

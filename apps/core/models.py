@@ -1,4 +1,5 @@
-"""Shared models: the tracked base, and the alarm any app raises on a changed stored file.
+"""Shared models: the tracked base, the stored-file base, and the alarm any app raises
+on a changed stored file.
 
 No domain rules live here."""
 
@@ -17,6 +18,23 @@ class TrackedModel(models.Model):
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
     version = models.PositiveIntegerField(_("version"), default=1, editable=False)
+
+    class Meta:
+        abstract = True
+
+
+class StoredFileRecord(models.Model):
+    """Base for a record that keeps a file byte for byte: where it is stored, its size,
+    and the SHA-256 recorded when it was stored, which every read checks
+    (``apps.core.downloads``).
+
+    A record whose column differs (unique, or named otherwise in its table) declares
+    its own in place of the one here, or ``None`` where it has none.
+    """
+
+    sha256 = models.CharField(_("SHA-256"), max_length=64)
+    size_bytes = models.PositiveBigIntegerField(_("size (bytes)"))
+    storage_name = models.CharField(_("stored as"), max_length=300)
 
     class Meta:
         abstract = True

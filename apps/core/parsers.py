@@ -84,7 +84,8 @@ class JSONParser(parsers.JSONParser):
     """The API's default parser (``DEFAULT_PARSER_CLASSES``): DRF's, with the bounds above."""
 
     def parse(self, stream, media_type=None, parser_context=None):
-        encoding = parsers.get_encoding(parser_context or {})
+        # get_encoding came with DRF 3.18.3; the stubs (3.18.1) predate it.
+        encoding = parsers.get_encoding(parser_context or {})  # type: ignore[attr-defined]
         return json_document(stream, encoding=encoding, strict=self.strict)
 
 

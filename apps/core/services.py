@@ -9,7 +9,7 @@ used on tracked models (``tests/core/test_no_bulk_writes.py`` enforces it).
 
 from typing import Any, TypeVar
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models, transaction
 from django.utils.translation import gettext as _
 
@@ -36,6 +36,11 @@ class StateConflict(ValidationError):
 
     A ``ValidationError``, so forms show it like any refusal; the API answers 409.
     """
+
+
+# Every refusal a service raises at the person who asked: a view catches these
+# and shows them on its form; anything else is a fault and answers 500.
+SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
 
 
 def _attribute(instance: models.Model, *, actor: Any, reason: str) -> None:

@@ -2,7 +2,7 @@
 
 One module writes and reads every workbook a page offers; each app only lists its
 columns (``apps/<app>/spreadsheet.py``). The conventions are those of the offer
-matrix export (``apps.scorecards.matrix_files``): numbers are written as numbers,
+matrix export (``apps.casework.matrix_files``): numbers are written as numbers,
 text goes through ``apps.core.csv_safe`` and is stored as text, so nothing a
 record holds can run as a formula.
 
@@ -626,9 +626,7 @@ def run_import(
     """Import the form's workbook with ``do_import(upload)``: its result and None, or None
     and the status (400, or 409 for a stale workbook or record) with the refusal shown on
     the form."""
-    from django.core.exceptions import PermissionDenied, ValidationError
-
-    from apps.core.services import ConcurrentEditError
+    from apps.core.services import SERVICE_ERRORS, ConcurrentEditError
 
     if not form.is_valid():
         return None, 400
@@ -637,7 +635,7 @@ def run_import(
     except SpreadsheetRefused as refused:
         form.refuse(refused)
         return None, 409 if refused.stale else 400
-    except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+    except SERVICE_ERRORS as error:
         import_service_errors(form, error)
         return None, 409 if isinstance(error, ConcurrentEditError) else 400
 

@@ -24,12 +24,13 @@ def _fsync(path: str) -> None:
 
 
 class DurableFileSystemStorage(FileSystemStorage):
+    # Storage._save is Django's documented hook for a custom storage; the stubs leave it out.
     def _save(self, name, content):
         folder = os.path.dirname(self.path(name))
         existing = folder  # the deepest folder already there: new ones hang from it
         while not os.path.isdir(existing) and os.path.dirname(existing) != existing:
             existing = os.path.dirname(existing)
-        name = super()._save(name, content)
+        name = super()._save(name, content)  # type: ignore[misc]
         _fsync(self.path(name))
         if os.name == "posix":  # a directory opens for syncing on POSIX only
             _fsync(folder)

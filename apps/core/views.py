@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.db import connection
-from django.http import JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -32,7 +32,7 @@ def _broker_ok() -> bool | None:
 
 
 @require_GET
-def healthz(request):
+def healthz(request: HttpRequest) -> HttpResponse:
     """Public liveness/readiness probe; says nothing beyond reachability."""
     checks = {"database": _database_ok()}
     broker = _broker_ok()
@@ -45,7 +45,7 @@ def healthz(request):
     )
 
 
-def permission_denied(request, exception=None):
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """403 as a page that says who may open it and where to go instead."""
     permission = getattr(exception, "permission", None)
     context = {"roles": roles_holding(permission) if permission else []}

@@ -1,12 +1,18 @@
 """REST API: a case's budget, usage-and-bill imports, periods and reconciliation."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.http import Http404
 from django.urls import URLPattern, path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core.api import version_edited
 from apps.core.parsers import CSVBodyParser, JSONParser
@@ -15,21 +21,21 @@ from apps.core.uploads import api_declared_over, refused_unread
 from apps.costs import services
 from apps.costs.bill_rows import MAX_FILE_BYTES, MAX_MONEY, BillFileRefused
 from apps.costs.models import CostImport, CostPeriod
-from apps.costs.selectors import budget_of, cost_imports_of, cost_view
+from apps.costs.selectors import CostView, budget_of, cost_imports_of, cost_view
 from apps.offers.models import Offer
 
 
-def _money(**kwargs):
+def _money(**kwargs: Any) -> serializers.DecimalField:
     return serializers.DecimalField(max_digits=16, decimal_places=2, **kwargs)
 
 
-def _decimal_out(*, places: int = 2):
+def _decimal_out(*, places: int = 2) -> serializers.DecimalField:
     # Computed figures (sums, products, shares) have no column to fit: a bound on their
     # digits only turned large but valid inputs into a 500 when the answer was written.
     return serializers.DecimalField(max_digits=None, decimal_places=places, allow_null=True)
 
 
-def _rate(**kwargs):
+def _rate(**kwargs: Any) -> serializers.DecimalField:
     return serializers.DecimalField(
         max_digits=14, decimal_places=6, min_value=0, required=False, allow_null=True, **kwargs
     )
@@ -181,7 +187,7 @@ class ReconciliationSerializer(serializers.Serializer):
     crossings = CrossingSerializer(many=True)
 
 
-def budget_payload(case) -> dict:
+def budget_payload(case: ProcurementCase) -> dict:
     view = cost_view(case)
     budget = view.budget
     assert budget is not None  # asked for only once the budget exists (else a 404)
@@ -229,11 +235,13 @@ def period_payload(period: CostPeriod) -> dict:
     }
 
 
-def reconciliation_payload(view) -> dict:
-    rec = view.reconciliation
+def reconciliation_payload(view: CostView) -> dict:
+    """The reconciliation of a case with a budget (``cost_view`` reconciles only those)."""
+    rec, budget = view.reconciliation, view.budget
+    assert rec is not None and budget is not None
     return {
         "case": view.case.pk,
-        "currency": view.budget.currency,
+        "currency": budget.currency,
         "billed_total": rec.billed_total,
         "expected_total": rec.expected_total,
         "periods": [
@@ -256,8 +264,10 @@ def reconciliation_payload(view) -> dict:
     }
 
 
-def daily_spend_payload(view) -> dict:
+def daily_spend_payload(view: CostView) -> dict:
+    """The daily spend of a case with a budget."""
     budget = view.budget
+    assert budget is not None
     return {
         "case": view.case.pk,
         "currency": budget.currency,
@@ -295,14 +305,14 @@ class BudgetView(APIView):
     required_permissions = {"GET": "costs.view_budget", "PUT": "costs.change_budget"}
 
     @extend_schema(responses=BudgetReadSerializer)
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         if budget_of(case) is None:
             raise Http404("This case has no budget yet.")
         return Response(BudgetReadSerializer(budget_payload(case)).data)
 
     @extend_schema(request=BudgetWriteSerializer, responses=BudgetReadSerializer)
-    def put(self, request, case_pk: int):
+    def put(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         body = BudgetWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -343,7 +353,7 @@ class ImportsView(APIView):
     parser_classes = [JSONParser, CSVBodyParser]
 
     @extend_schema(responses=ImportSerializer(many=True))
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         imports = [import_payload(i) for i in cost_imports_of(case)]
         return Response(ImportSerializer(imports, many=True).data)
@@ -353,20 +363,20 @@ class ImportsView(APIView):
         parameters=[OpenApiParameter("replace", bool), OpenApiParameter("file_name", str)],
         responses={201: ImportSerializer},
     )
-    def post(self, request, case_pk: int):
+    def post(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         # The declared length was checked before the body was read (``register`` below).
         content_type = (request.content_type or "").split(";")[0].strip().lower()
         raw = request.body  # kept byte for byte, with its SHA-256
-        options = request.query_params
+        options: Mapping[str, Any] = request.query_params
         rows = None
         if content_type == "text/csv":
             source = CostImport.Source.API_CSV
         elif content_type == "application/json":
             source = CostImport.Source.API_JSON
-            document = request.data  # the API's bounded parser: depth and integer size
+            document: object = request.data  # the API's bounded parser: depth and integer size
             if isinstance(document, dict):
-                options = {**options.dict(), **document}
+                options = {**request.query_params.dict(), **document}
                 document = document.get("rows")
             if not isinstance(document, list) or not all(isinstance(r, dict) for r in document):
                 return Response(
@@ -398,7 +408,7 @@ class ImportsView(APIView):
         )
 
 
-def _body_rows(request) -> tuple[str, list | None, dict] | Response:
+def _body_rows(request: Request) -> tuple[str, list | None, dict] | Response:
     """(source, JSON rows or None for CSV, options) of an import body, or the answer to it."""
     content_type = (request.content_type or "").split(";")[0].strip().lower()
     options: dict = request.query_params.dict()
@@ -409,9 +419,10 @@ def _body_rows(request) -> tuple[str, list | None, dict] | Response:
             {"detail": "Send text/csv or application/json."},
             status=status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
         )
-    document = request.data  # the API's bounded parser: depth and integer size
+    document: object = request.data  # the API's bounded parser: depth and integer size
     if isinstance(document, dict):
         options = {**options, **document}
+
         document = document.get("rows")
     if not isinstance(document, list) or not all(isinstance(r, dict) for r in document):
         return Response(
@@ -436,7 +447,7 @@ class DailySpendView(APIView):
     parser_classes = [JSONParser, CSVBodyParser]
 
     @extend_schema(responses=DailySpendSerializer)
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         view = cost_view(case_get_for(request.user, case_pk))
         if view.budget is None:
             raise Http404("This case has no budget yet.")
@@ -447,7 +458,7 @@ class DailySpendView(APIView):
         parameters=[OpenApiParameter("file_name", str)],
         responses={201: ImportSerializer},
     )
-    def post(self, request, case_pk: int):
+    def post(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         parsed = _body_rows(request)
         if isinstance(parsed, Response):
@@ -477,7 +488,7 @@ class PeriodsView(APIView):
     required_permissions = {"GET": "costs.view_costperiod"}
 
     @extend_schema(responses=PeriodSerializer(many=True))
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         periods = (
             CostPeriod.objects.filter(case=case)
@@ -494,14 +505,14 @@ class ReconciliationView(APIView):
     required_permissions = {"GET": "costs.view_budget"}
 
     @extend_schema(responses=ReconciliationSerializer)
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         view = cost_view(case_get_for(request.user, case_pk))
         if view.budget is None:
             raise Http404("This case has no budget yet.")
         return Response(ReconciliationSerializer(reconciliation_payload(view)).data)
 
 
-def register(router) -> list[URLPattern]:
+def register(router: BaseRouter) -> list[URLPattern]:
     prefix = "cases/<int:case_pk>/costs/"
     return [
         path(prefix + "budget/", BudgetView.as_view(), name="costs-budget"),

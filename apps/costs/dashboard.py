@@ -5,8 +5,9 @@ from datetime import date, timedelta
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from apps.accounts.roles import Role
 from apps.core import formats
+from apps.core.contributions import Item, Section
+from apps.core.roles import Role
 from apps.costs.models import ThresholdAlert
 
 RECENT_DAYS = 62  # this month's and last month's crossings
@@ -15,8 +16,6 @@ LIMIT = 50
 
 def dashboard_section(user, *, roles: set[str], today: date):
     """One section in one query; None for those who may not see budgets."""
-    from apps.approvals.dashboard import Item, Section
-
     if not user.has_perm("costs.view_thresholdalert"):
         return None
     alerts = ThresholdAlert.objects.filter(

@@ -17,7 +17,7 @@ class ThresholdsField(forms.CharField):
     """ "70, 90, 100" → [70, 90, 100]."""
 
     def to_python(self, value):
-        text = super().to_python(value)
+        text = super().to_python(value) or ""  # the field's empty value is ""
         try:
             return [int(part) for part in text.replace(";", ",").split(",") if part.strip()]
         except ValueError:

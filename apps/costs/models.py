@@ -8,7 +8,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from apps.core.models import TrackedModel
+from apps.core.models import StoredFileRecord, TrackedModel
 from apps.costs.rules import DEFAULT_THRESHOLDS_PCT
 
 ZERO = Decimal("0")
@@ -92,7 +92,7 @@ class Budget(TrackedModel):
         return f"{self.case} — budget"
 
 
-class CostImport(TrackedModel):
+class CostImport(TrackedModel, StoredFileRecord):
     """One accepted usage-and-bill or daily-spend file, kept byte for byte with its SHA-256."""
 
     class Source(models.TextChoices):
@@ -109,9 +109,8 @@ class CostImport(TrackedModel):
     )
     source = models.CharField(_("source"), max_length=10, choices=Source.choices)
     file_name = models.CharField(_("file name"), max_length=200)
-    sha256 = models.CharField(_("SHA-256"), max_length=64)
+    # The smaller integer column this table was created with.
     size_bytes = models.PositiveIntegerField(_("size (bytes)"))
-    storage_name = models.CharField(_("stored as"), max_length=300)
     row_count = models.PositiveIntegerField(_("rows"))
     replaces_periods = models.BooleanField(_("replaces earlier periods"), default=False)
     imported_by = models.ForeignKey(

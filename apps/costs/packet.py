@@ -6,12 +6,11 @@ at import, so the packet re-hashes it from storage and shows any that changed.
 
 from django.utils.translation import gettext as _
 
-from apps.costs.selectors import case_history_querysets, cost_view
+from apps.core.contributions import PacketSection
+from apps.costs.selectors import cost_history_querysets, cost_view
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     view = cost_view(case)
     if view.budget is None and not view.imports:
         return None
@@ -29,5 +28,5 @@ def packet_section(case):
             )
             for i in view.imports
         ],
-        history_querysets=case_history_querysets(case),
+        history_querysets=cost_history_querysets(case),
     )

@@ -3,7 +3,7 @@
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from apps.cases.overview import CasePanel
+from apps.core.contributions import CasePanel
 from apps.costs.selectors import cost_view
 
 # Shows tracked records only (budget, imports, periods, alerts, the offers and their

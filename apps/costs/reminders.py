@@ -1,4 +1,4 @@
-"""Budget threshold alerts, sent by the daily reminders beat task (apps.approvals)."""
+"""Budget threshold alerts, sent by the daily reminders beat task (apps.casework.tasks)."""
 
 from apps.costs.services import threshold_alerts_send
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from apps.approvals.models import Approval
+from apps.cases.models import ProcurementCase
 from apps.costs.charts import SpendChart, spend_charts
 from apps.costs.models import Budget, CostImport, CostPeriod, SpendCharge, ThresholdAlert
 from apps.costs.rules import (
@@ -125,7 +126,7 @@ RECENT_DAYS_SHOWN = 31
 class CostView:
     """Everything the cost page, panel, API and packet show for one case."""
 
-    case: object
+    case: ProcurementCase
     budget: Budget | None
     offer: Offer | None = None
     offer_source: str = ""  # "approved", "picked" or ""
@@ -195,7 +196,7 @@ def cost_view(case) -> CostView:
     return view
 
 
-def case_history_querysets(case) -> list:
+def cost_history_querysets(case) -> list:
     """History of the case's budget, imports, periods and alerts."""
     return [
         Budget.history.filter(case_id=case.pk),

@@ -2,10 +2,12 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
@@ -18,7 +20,15 @@ from apps.costs.models import CostImport
 from apps.costs.selectors import cost_view
 
 
-def _page(request, case, *, budget_form=None, import_form=None, daily_form=None, status=200):
+def _page(
+    request: HttpRequest,
+    case: ProcurementCase,
+    *,
+    budget_form: BudgetForm | None = None,
+    import_form: ImportForm | None = None,
+    daily_form: DailySpendImportForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     view = cost_view(case)
     user = request.user
     if budget_form is None and user.has_perm("costs.change_budget"):
@@ -47,13 +57,13 @@ def _page(request, case, *, budget_form=None, import_form=None, daily_form=None,
 
 
 @role_required("costs.view_budget")
-def case_costs(request, pk: int):
+def case_costs(request: HttpRequest, pk: int) -> HttpResponse:
     return _page(request, case_get_for(request.user, pk))
 
 
 @role_required("costs.change_budget")
 @require_POST
-def budget_submit(request, pk: int):
+def budget_submit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     budget = getattr(case, "budget", None)
     form = BudgetForm(request.POST, instance=budget, case=case, creating=budget is None)
@@ -82,7 +92,7 @@ def budget_submit(request, pk: int):
 @refused_unread(declared_over(lambda: MAX_FILE_BYTES))  # before the CSRF check reads it
 @role_required("costs.add_costimport")
 @require_POST
-def import_submit(request, pk: int):
+def import_submit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
@@ -125,7 +135,7 @@ def import_submit(request, pk: int):
 @refused_unread(declared_over(lambda: MAX_FILE_BYTES))  # before the CSRF check reads it
 @role_required("costs.add_costimport")
 @require_POST
-def daily_import_submit(request, pk: int):
+def daily_import_submit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     form = DailySpendImportForm(request.POST, request.FILES)
     if not form.is_valid():

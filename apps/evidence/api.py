@@ -1,8 +1,12 @@
 """REST API: the harness upload, the published schema, bundles, verifications and tokens."""
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.urls import path, reverse
+from django.db.models import QuerySet
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -10,7 +14,9 @@ from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.decorators import action
 from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.cases.models import ProcurementCase
@@ -34,7 +40,7 @@ class HarnessTokenOnly(BasePermission):
 
     message = "Only a harness token may upload evidence (Authorization: Token dlh_…)."
 
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         return isinstance(request.auth, HarnessToken)
 
 
@@ -80,11 +86,11 @@ class EvidenceBundleSerializer(serializers.ModelSerializer):
             "evidence_url",
         ]
 
-    def get_evidence_url(self, bundle) -> str:
+    def get_evidence_url(self, bundle: EvidenceBundle) -> str:
         return evidence_url(bundle.pk, self.context.get("request"))
 
 
-def evidence_url(bundle_id: int, request) -> str:
+def evidence_url(bundle_id: int, request: HttpRequest | None) -> str:
     """The bundle's page for people (absolute where the request says where the site is)."""
     location = reverse("evidence:detail", args=[bundle_id])
     return request.build_absolute_uri(location) if request is not None else location
@@ -95,7 +101,7 @@ class EvidenceBundleDetailSerializer(EvidenceBundleSerializer):
         fields = [*EvidenceBundleSerializer.Meta.fields, "summary"]
 
 
-def upload_status(upload: EvidenceUpload, request) -> dict:
+def upload_status(upload: EvidenceUpload, request: HttpRequest) -> dict:
     """Where an upload stands (the 202 answer and its status URL; built by hand, cheaply)."""
     location = reverse("evidence-upload-status", args=[upload.pk])
     verification = getattr(upload.bundle, "verification", None) if upload.bundle_id else None
@@ -179,9 +185,11 @@ class EvidenceUploadView(APIView):
         "202 with the upload's status URL, which ends `verified` (with the bundle) or "
         "`refused` (with the reason). Re-sending the same bytes returns what is held.",
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response | HttpResponse:
         if refusal := BUNDLE_UPLOAD_POLICY.refuse(request, api_refused):
             return refusal
+        assert isinstance(request.auth, HarnessToken)  # HarnessTokenOnly lets no other in
+
         limit = max_bytes()
         raw = request._request.read(limit + 1)  # never more than the limit, whatever was declared
         if len(raw) > limit:
@@ -194,8 +202,8 @@ class EvidenceUploadView(APIView):
                 raw=raw,
                 declared_sha256=request.META.get("HTTP_X_BUNDLE_SHA256"),
             )
-        except bundle_reader.BundleRefused as refusal:
-            return _refused(refusal.message, refusal.field, refusal.status)
+        except bundle_reader.BundleRefused as error:
+            return _refused(error.message, error.field, error.status)
         upload = receipt.upload
         if receipt.bundle is not None:
             bundle = EvidenceBundle.objects.select_related("verification", "token").get(
@@ -225,13 +233,16 @@ class UploadReader(BasePermission):
 
     message = "This upload was sent with another harness token."
 
-    def has_permission(self, request, view) -> bool:
+    # ``view`` is one that names ``person_permission``, the permission a person needs.
+    def has_permission(self, request: Request, view: Any) -> bool:
         if isinstance(request.auth, HarnessToken):
             return True
         user = request.user
         return bool(user and user.is_authenticated and user.has_perm(view.person_permission))
 
-    def has_object_permission(self, request, view, upload) -> bool:
+    def has_object_permission(
+        self, request: Request, view: APIView, upload: EvidenceUpload
+    ) -> bool:
         if isinstance(request.auth, HarnessToken):
             return upload.token_id == request.auth.pk
         return True
@@ -250,7 +261,7 @@ class EvidenceUploadStatusView(APIView):
             404: OpenApiResponse(description="No such upload, or one another token sent"),
         }
     )
-    def get(self, request, pk: int):
+    def get(self, request: Request, pk: int) -> Response:
         uploads = EvidenceUpload.objects.select_related("bundle__verification").filter(pk=pk)
         detail = "No such upload."
         if isinstance(request.auth, HarnessToken):
@@ -284,7 +295,7 @@ class EvidenceSchemaView(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(bundle_reader.schema())
 
 
@@ -295,26 +306,30 @@ class EvidenceBundleViewSet(viewsets.ReadOnlyModelViewSet):
     required_permissions = {"GET": "evidence.view_evidencebundle"}
     filterset_fields = ["case", "offer", "sha256"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[EvidenceBundle]:
         queryset = EvidenceBundle.objects.select_related("verification", "token").order_by(
             "-received_at", "-pk"
         )
         return queryset if self.action != "list" else queryset.defer("summary")
 
-    def get_serializer_class(self):
+    def get_serializer_class(self) -> type[EvidenceBundleSerializer]:
         if self.action == "retrieve":
             return EvidenceBundleDetailSerializer
         return EvidenceBundleSerializer
 
     @extend_schema(responses={(200, "application/json"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
-    def raw(self, request, pk=None, format=None):
+    def raw(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> FileResponse:
         bundle = self.get_object()
         return stored_file_api_response(request, bundle_stored_file(bundle), as_attachment=False)
 
     @extend_schema(responses={200: baseline_api.COMPARISON})
     @action(detail=True, methods=["get"])
-    def comparison(self, request, pk=None, format=None):
+    def comparison(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
         """The bundle against the pinned baseline of its offer (else of its case)."""
         return Response(baseline_api.comparison_body(self.get_object()))
 
@@ -330,7 +345,7 @@ class SpecVerificationViewSet(viewsets.ReadOnlyModelViewSet):
     required_permissions = {"GET": "evidence.view_specverification"}
     filterset_fields = ["offer", "verdict", "bundle__case"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[SpecVerification]:
         return SpecVerification.objects.order_by("-created_at", "-pk")
 
 
@@ -353,7 +368,7 @@ class HarnessTokenSerializer(serializers.ModelSerializer):
         fields += ["created_by", "created_at", "expires_at", "revoked_at", "last_used_at"]
         read_only_fields = ["prefix", "nonce", "expires_at", "revoked_at", "last_used_at"]
 
-    def get_state(self, token) -> str:
+    def get_state(self, token: HarnessToken) -> str:
         return token.state(timezone.now())
 
 
@@ -373,7 +388,7 @@ class HarnessTokenViewSet(
     }
     filterset_fields = ["case", "offer"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[HarnessToken]:
         return HarnessToken.objects.select_related("created_by").order_by("-created_at")
 
     @extend_schema(
@@ -388,7 +403,7 @@ class HarnessTokenViewSet(
             )
         }
     )
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = self.get_serializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -416,16 +431,20 @@ class HarnessTokenViewSet(
     @action(
         detail=True, methods=["post"], required_permissions={"POST": "evidence.change_harnesstoken"}
     )
-    def revoke(self, request, pk=None, format=None):
+    def revoke(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
         token = self.get_object()
-        reason = (request.data.get("change_reason") or "").strip()
+        body = request.data
+        reason = ((body.get("change_reason") if isinstance(body, dict) else None) or "").strip()
+
         if not reason:
             raise exceptions.ValidationError({"change_reason": ["Say why the token is revoked."]})
         token = services.harness_token_revoke(actor=request.user, token=token, reason=reason)
         return Response(HarnessTokenSerializer(token).data)
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     router.register("evidence-bundles", EvidenceBundleViewSet, basename="evidence-bundle")
     router.register("spec-verifications", SpecVerificationViewSet, basename="spec-verification")
     router.register("harness-tokens", HarnessTokenViewSet, basename="harness-token")

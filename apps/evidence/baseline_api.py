@@ -1,9 +1,13 @@
 """REST API of baselines: list, pin, unpin, and a bundle's comparison with its baseline."""
 
+from typing import Any
+
 from django.contrib.auth.models import User
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.permissions import RolePermission
@@ -59,11 +63,11 @@ class BaselineViewSet(
     required_permissions = {"GET": "evidence.view_baseline", "POST": "evidence.add_baseline"}
     filterset_fields = ["case", "offer", "bundle"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Baseline]:
         return baselines.baseline_list_for(self.request.user).order_by("-pinned_at", "-pk")
 
     @extend_schema(request=BaselinePinSerializer, responses={201: BaselineSerializer})
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = BaselinePinSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -78,7 +82,8 @@ class BaselineViewSet(
     @action(
         detail=True, methods=["post"], required_permissions={"POST": "evidence.change_baseline"}
     )
-    def unpin(self, request, pk=None, format=None):
+    def unpin(self, request: Request, pk: str | None = None, format: str | None = None) -> Response:
+
         baseline = self.get_object()
         body = BaselineUnpinSerializer(data=request.data)
         body.is_valid(raise_exception=True)

@@ -40,7 +40,9 @@ class HarnessTokenForm(forms.Form):
 
     def __init__(self, *args, offers, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["offer"].queryset = offers
+        offer = self.fields["offer"]
+        assert isinstance(offer, forms.ModelChoiceField)
+        offer.queryset = offers
 
 
 class RevokeForm(forms.Form):
@@ -68,9 +70,9 @@ class BaselinePinForm(forms.Form):
 
     def __init__(self, *args, offers=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["offer"].choices = [("", _("the case as a whole"))] + [
-            (o.pk, str(o.vendor)) for o in offers
-        ]
+        offer = self.fields["offer"]
+        assert isinstance(offer, forms.ChoiceField)
+        offer.choices = [("", _("the case as a whole"))] + [(o.pk, str(o.vendor)) for o in offers]
 
 
 class BaselineUnpinForm(forms.Form):

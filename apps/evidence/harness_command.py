@@ -12,6 +12,9 @@ endpoint and model, unless given on the form) stays a visible placeholder.
 import shlex
 from dataclasses import dataclass
 
+from apps.acceptance import rules as acceptance_rules
+from apps.workloads.models import PlanWorkload
+
 ENDPOINT_PLACEHOLDER = "<OPENAI_COMPATIBLE_URL>"
 MODEL_PLACEHOLDER = "<MODEL_NAME>"
 BASELINE_PLACEHOLDER = "<YOUR_BASELINE_URL>"
@@ -74,10 +77,8 @@ def reference_command(settings: RunSettings) -> str:
 
 def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoint="", model=""):
     """The case's SLO and the offer's acceptance plan (its defaults where it has none)."""
-    from apps.acceptance import rules  # the acceptance reads evidence, not the other way
-
     plan = getattr(offer, "acceptance_plan", None) if offer is not None else None
-    criteria = rules.PlanCriteria()
+    criteria = acceptance_rules.PlanCriteria()
     spec = getattr(offer, "declared_spec", None) if offer is not None else None
     rate = getattr(spec, "rate_limit_rps", None)
     required = _required_sets(plan)
@@ -86,7 +87,7 @@ def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoi
         upload_url=upload_url,
         token=token,
         nonce=nonce,
-        ladder=rules.parse_ladder(plan.ladder) if plan else criteria.ladder,
+        ladder=acceptance_rules.parse_ladder(plan.ladder) if plan else criteria.ladder,
         soak_minutes=plan.soak_minutes if plan else criteria.soak_minutes,
         slo_p95_ttft_ms=case.slo_p95_ttft_ms,
         endpoint=endpoint,
@@ -99,8 +100,6 @@ def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoi
 
 def _required_sets(plan) -> tuple[str, str]:
     """The digests of the prompt set and the core sample set the plan requires."""
-    from apps.workloads.models import PlanWorkload
-
     workload = (
         PlanWorkload.objects.filter(plan=plan).select_related("prompt_set", "sample_set").first()
         if plan is not None

@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from apps.core.models import TrackedModel
+from apps.core.models import StoredFileRecord, TrackedModel
 
 
 class HarnessToken(TrackedModel):
@@ -58,7 +58,7 @@ class HarnessToken(TrackedModel):
         return "active"
 
 
-class EvidenceBundle(TrackedModel):
+class EvidenceBundle(TrackedModel, StoredFileRecord):
     """One uploaded bundle: its raw bytes in file storage, digest, and what the server parsed."""
 
     case = models.ForeignKey(
@@ -74,9 +74,12 @@ class EvidenceBundle(TrackedModel):
     token = models.ForeignKey(
         HarnessToken, on_delete=models.PROTECT, null=True, related_name="bundles"
     )
+    # One bundle per body: a re-sent bundle finds the record it already made.
     sha256 = models.CharField(_("SHA-256"), max_length=64, unique=True)
     size = models.PositiveBigIntegerField(_("size (bytes)"))
-    storage_name = models.CharField(_("stored as"), max_length=300)
+    # The evidence tables name their size column ``size``: None drops the base's column
+    # (Django allows it; the type stubs cannot say so).
+    size_bytes = None  # type: ignore[assignment]
     format_version = models.CharField(_("format version"), max_length=50)
     harness_version = models.CharField(_("harness version"), max_length=50, blank=True)
     bundle_uuid = models.CharField(_("bundle id"), max_length=64, blank=True)
@@ -154,7 +157,7 @@ class SpecVerification(TrackedModel):
         return f"{self.get_verdict_display()} — {self.bundle}"
 
 
-class EvidenceUpload(models.Model):
+class EvidenceUpload(StoredFileRecord):
     """One received upload: its bytes are stored and their reading runs in a worker.
 
     The upload endpoint only authenticates, bounds the size, checks the digest
@@ -176,9 +179,10 @@ class EvidenceUpload(models.Model):
     case = models.ForeignKey(
         "cases.ProcurementCase", on_delete=models.CASCADE, related_name="evidence_uploads"
     )
-    sha256 = models.CharField(_("SHA-256"), max_length=64)
     size = models.PositiveBigIntegerField(_("size (bytes)"))
-    storage_name = models.CharField(_("stored as"), max_length=300)
+    # The evidence tables name their size column ``size``: None drops the base's column
+    # (Django allows it; the type stubs cannot say so).
+    size_bytes = None  # type: ignore[assignment]
     state = models.CharField(
         _("state"), max_length=20, choices=State.choices, default=State.RECEIVED
     )

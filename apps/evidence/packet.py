@@ -7,6 +7,7 @@ upload, so the packet re-hashes it from storage and shows any that changed.
 
 from django.utils.translation import gettext as _
 
+from apps.core.contributions import PacketSection
 from apps.evidence.charts import load_charts
 from apps.evidence.models import EvidenceBundle, SpecVerification
 from apps.evidence.selectors import (
@@ -71,14 +72,12 @@ def history_querysets(case) -> list:
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     offers = list(Offer.objects.filter(case=case).select_related("vendor").order_by("pk"))
     bundles = _bundles(case)
     if not offers and not bundles:
         return None
     latest = _offer_verifications(bundles)
-    groups = [
+    groups: list[tuple[Offer | None, dict | None, list[dict]]] = [
         (
             offer,
             _composed(latest.get(offer.pk)),

@@ -4,7 +4,7 @@
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from apps.cases.overview import CasePanel, MissingLine
+from apps.core.contributions import CasePanel, MissingLine
 from apps.evidence.models import Verdict
 from apps.evidence.selectors import (
     PASSING_VERDICTS,

@@ -10,8 +10,8 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from apps.cases.reads import shared_read
 from apps.core.downloads import StoredFile
+from apps.core.reads import shared_read
 from apps.evidence.models import (
     EvidenceBundle,
     EvidenceUpload,
@@ -117,15 +117,6 @@ def verification_passing(verification: SpecVerification | None, *, max_age_days:
     if verification.findings:
         return False
     return verification_age_basis(verification) >= timezone.now() - timedelta(days=max_age_days)
-
-
-def verification_confirmable(verification: SpecVerification | None) -> bool:
-    """A passing verdict with nothing blocking it (its age aside)."""
-    return (
-        verification is not None
-        and verification.verdict in PASSING_VERDICTS
-        and not verification.findings
-    )
 
 
 # --- where each value came from ---------------------------------------------

@@ -16,6 +16,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from apps.access.selectors import network_plan_of
 from apps.core.services import tracked_create, tracked_update
 from apps.evidence import bundle as bundle_reader
 from apps.evidence import composition
@@ -110,12 +111,7 @@ def verification_context(case, offer) -> Context:
 
 
 def _latency_target(case) -> float | None:
-    """The access app's network plan, when that app is installed
-    (docs/rules/access.md#latency-budget)."""
-    try:
-        from apps.access.selectors import network_plan_of
-    except ImportError:
-        return None
+    """The latency the access app's network plan targets (docs/rules/access.md#latency-budget)."""
     plan = network_plan_of(case)
     return float(plan.target_latency_ms) if plan and plan.target_latency_ms else None
 

@@ -2,23 +2,24 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.evidence import baselines, harness_command, inventory, services, zipapp
 from apps.evidence.charts import load_charts
 from apps.evidence.filters import BundleListFilter, TokenListFilter, UploadListFilter
 from apps.evidence.forms import BaselinePinForm, BaselineUnpinForm, HarnessTokenForm, RevokeForm
-from apps.evidence.models import HarnessToken
+from apps.evidence.models import EvidenceBundle, HarnessToken
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN
 from apps.evidence.selectors import (
     UNFINISHED_PER_PAGE,
@@ -34,6 +35,7 @@ from apps.evidence.selectors import (
     offers_evidence,
     verification_sources,
 )
+from apps.evidence.services import IssuedToken
 from apps.offers.selectors import offers_of_case
 from apps.workloads.selectors import bundle_sets
 
@@ -41,7 +43,7 @@ GROUPS = ("identity", "versions", "performance", "service", "network", "security
 
 
 @role_required("evidence.view_evidencebundle")
-def case_evidence(request, pk: int):
+def case_evidence(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     bundles = case_bundles(case)
     offers = offers_of_case(case)
@@ -70,7 +72,7 @@ def case_evidence(request, pk: int):
 
 
 @role_required("evidence.view_evidencebundle")
-def case_bundle_list(request, pk: int):
+def case_bundle_list(request: HttpRequest, pk: int) -> HttpResponse:
     """Every bundle of the case, filtered and sorted as the URL says, newest first by default."""
     case = case_get_for(request.user, pk)
     filters = BundleListFilter(request.GET or None, queryset=case_bundle_rows(case), case=case)
@@ -81,7 +83,7 @@ def case_bundle_list(request, pk: int):
 
 
 @role_required("evidence.view_evidencebundle")
-def bundle_detail(request, pk: int):
+def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
     bundle = bundle_get_for(request.user, pk)
     verification = getattr(bundle, "verification", None)
     checks = checks_with_sources(verification)
@@ -109,10 +111,7 @@ def bundle_detail(request, pk: int):
     )
 
 
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
-
-
-def _pin_offers(bundle) -> list:
+def _pin_offers(bundle: EvidenceBundle) -> list:
     """The offers a run may be the baseline of: its own, or any of the case's for a run
     not tied to one (the team's own hardware)."""
     if bundle.offer_id is not None:
@@ -121,7 +120,7 @@ def _pin_offers(bundle) -> list:
 
 
 @role_required("evidence.add_baseline")
-def baseline_pin(request, pk: int):
+def baseline_pin(request: HttpRequest, pk: int) -> HttpResponse:
     bundle = bundle_get_for(request.user, pk)
     offers = _pin_offers(bundle)
     initial = {"offer": bundle.offer_id} if bundle.offer_id else {}
@@ -146,7 +145,7 @@ def baseline_pin(request, pk: int):
 
 
 @role_required("evidence.change_baseline")
-def baseline_unpin(request, pk: int):
+def baseline_unpin(request: HttpRequest, pk: int) -> HttpResponse:
     baseline = baselines.baseline_get_for(request.user, pk)
     case_get_for(request.user, baseline.case_id, offer_count=False)
     form = BaselineUnpinForm(request.POST or None, initial={"version": baseline.version})
@@ -176,12 +175,12 @@ def _other_groups(checks: list[dict]) -> list[str]:
 
 
 @role_required("evidence.view_evidencebundle")
-def bundle_raw(request, pk: int):
+def bundle_raw(request: HttpRequest, pk: int) -> HttpResponse | FileResponse:
     return stored_file_response(request, bundle_stored_file(bundle_get_for(request.user, pk)))
 
 
 @role_required("evidence.view_evidencebundle")
-def harness_zipapp(request):
+def harness_zipapp(request: HttpRequest) -> HttpResponse:
     data, digest = zipapp.build()
     response = HttpResponse(data, content_type="application/zip")
     response["Content-Disposition"] = 'attachment; filename="diligence-harness.pyz"'
@@ -189,7 +188,9 @@ def harness_zipapp(request):
     return response
 
 
-def harness_commands(request, *, case, issued, form) -> dict:
+def harness_commands(
+    request: HttpRequest, *, case: ProcurementCase, issued: IssuedToken, form: HarnessTokenForm
+) -> dict:
     """The whole run with the case's settings, and the reference recording before it."""
     data = form.cleaned_data
     settings = harness_command.run_settings(
@@ -209,7 +210,7 @@ def harness_commands(request, *, case, issued, form) -> dict:
 
 
 @role_required("evidence.view_harnesstoken")
-def harness_tokens(request, pk: int):
+def harness_tokens(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     offers = case.offers.select_related("vendor")
     form = HarnessTokenForm(request.POST or None, offers=offers)
@@ -250,7 +251,7 @@ def harness_tokens(request, pk: int):
 
 @require_POST
 @role_required("evidence.change_harnesstoken")
-def token_revoke(request, pk: int):
+def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     token = get_object_or_404(HarnessToken.objects.select_related("case"), pk=pk)
     case = case_get_for(request.user, token.case_id)
     form = RevokeForm(request.POST)

@@ -1,8 +1,13 @@
 """REST API for offers and declared specs."""
 
+from typing import Any
+
+from django.db.models import QuerySet
+from django.urls import URLPattern
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, serializers, viewsets
+from rest_framework.routers import BaseRouter
 
 from apps.cases.models import ProcurementCase
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin
@@ -54,10 +59,10 @@ class OfferSerializer(TrackedSerializer):
         }
 
     @extend_schema_field(SpecStatusSerializer)
-    def get_spec_status(self, offer) -> dict:
+    def get_spec_status(self, offer: Offer) -> dict:
         return SpecStatusSerializer(spec_status_for(offer)).data
 
-    def validate_case(self, case):
+    def validate_case(self, case: ProcurementCase) -> ProcurementCase:
         if self.instance is not None and case != self.instance.case:
             raise serializers.ValidationError(_("An offer cannot move to another case."))
         return case
@@ -82,14 +87,16 @@ class OfferViewSet(
     filterset_fields = ["case", "vendor", "billing_basis"]
     ordering_fields = ["created_at", "unit_price"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Offer]:
         return offer_list_for(self.request.user).order_by("pk")
 
-    def perform_service_create(self, data):
+    def perform_service_create(self, data: dict[str, Any]) -> Offer:
         case = data.pop("case")
         return services.offer_create(actor=self.request.user, case=case, **data)
 
-    def perform_service_update(self, offer, data, reason, version):
+    def perform_service_update(
+        self, offer: Offer, data: dict[str, Any], reason: str, version: int | None
+    ) -> Offer:
         data.pop("case", None)
         return services.offer_update(
             actor=self.request.user,
@@ -119,7 +126,7 @@ class DeclaredSpecSerializer(TrackedSerializer):
         read_only_fields = ["updated_at"]
 
     @extend_schema_field(SpecStatusSerializer)
-    def get_spec_status(self, spec) -> dict:
+    def get_spec_status(self, spec: DeclaredSpec) -> dict:
         return SpecStatusSerializer(spec_status_for(spec.offer)).data
 
 
@@ -142,10 +149,12 @@ class DeclaredSpecViewSet(
     lookup_field = "offer"
     filterset_fields = ["offer__case"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[DeclaredSpec]:
         return DeclaredSpec.objects.select_related("offer", "offer__vendor").order_by("offer_id")
 
-    def perform_service_update(self, spec, data, reason, version):
+    def perform_service_update(
+        self, spec: DeclaredSpec, data: dict[str, Any], reason: str, version: int | None
+    ) -> DeclaredSpec:
         return services.declared_spec_update(
             actor=self.request.user,
             spec=spec,
@@ -155,7 +164,7 @@ class DeclaredSpecViewSet(
         )
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     router.register("offers", OfferViewSet, basename="offer")
     router.register("declared-specs", DeclaredSpecViewSet, basename="declared-spec")
     return []

@@ -4,7 +4,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext_lazy as _
 
-from apps.cases.reads import shared_read
+from apps.core.reads import shared_read
 from apps.offers.models import DeclaredSpec, Offer
 from apps.offers.rules import SPEC_REQUIRED, declared_spec_status
 

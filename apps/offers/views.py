@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -13,13 +14,12 @@ from apps.core.services import ConcurrentEditError
 from apps.evidence.selectors import latest_verification
 from apps.offers import services
 from apps.offers.forms import DeclaredSpecForm, OfferEditForm, OfferForm
-from apps.offers.overview import offer_overview
 from apps.offers.selectors import offer_get_for, spec_status_for
-from apps.portal.review_selectors import spec_provenance
+from apps.portal.selectors import spec_provenance
 
 
 @role_required("offers.add_offer")
-def offer_create(request, case_pk: int):
+def offer_create(request: HttpRequest, case_pk: int) -> HttpResponse:
     case = case_get_for(request.user, case_pk)
     # A vendor just added from this form comes back chosen (``?vendor=``).
     form = OfferForm(request.POST or None, initial={"vendor": request.GET.get("vendor")})
@@ -36,14 +36,8 @@ def offer_create(request, case_pk: int):
     )
 
 
-@role_required("offers.view_offer")
-def offer_detail(request, pk: int):
-    offer = offer_get_for(request.user, pk)
-    return render(request, "offers/offer_detail.html", offer_overview(offer, actor=request.user))
-
-
 @role_required("offers.change_offer")
-def offer_edit(request, pk: int):
+def offer_edit(request: HttpRequest, pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, pk)
     form = OfferEditForm(request.POST or None, instance=offer, initial={"version": offer.version})
     if request.method == "POST" and form.is_valid():
@@ -69,7 +63,7 @@ def offer_edit(request, pk: int):
 
 
 @role_required("offers.change_declaredspec")
-def declared_spec_edit(request, pk: int):
+def declared_spec_edit(request: HttpRequest, pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, pk)
     spec = offer.declared_spec
     form = DeclaredSpecForm(request.POST or None, instance=spec, initial={"version": spec.version})

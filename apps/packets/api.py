@@ -4,9 +4,13 @@ A "packet" here is any signed document of the case: the whole-case packet or
 one of the four deliverables issued on its own (``kind``).
 """
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.urls import path, reverse
+from django.http import FileResponse
+from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -16,7 +20,9 @@ from drf_spectacular.utils import (
     extend_schema_field,
 )
 from rest_framework import renderers, serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.cases.selectors import case_get_for
@@ -60,10 +66,10 @@ class AuditPacketSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     @extend_schema_field(serializers.ChoiceField(choices=DocumentKind.choices))
-    def get_kind(self, packet) -> str:
+    def get_kind(self, packet: AuditPacket) -> str:
         return packet.document_kind.value
 
-    def get_download_url(self, packet) -> str:
+    def get_download_url(self, packet: AuditPacket) -> str:
         return self.context["request"].build_absolute_uri(
             reverse("packet-download", kwargs={"pk": packet.pk})
         )
@@ -106,16 +112,16 @@ class PacketRequestSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     @extend_schema_field(serializers.ChoiceField(choices=DocumentKind.choices))
-    def get_kind(self, packet_request) -> str:
+    def get_kind(self, packet_request: PacketRequest) -> str:
         return packet_request.document_kind.value
 
-    def get_status_url(self, packet_request) -> str:
+    def get_status_url(self, packet_request: PacketRequest) -> str:
         return self.context["request"].build_absolute_uri(
             reverse("packet-request-detail", kwargs={"pk": packet_request.pk})
         )
 
     @extend_schema_field(AuditPacketSerializer(allow_null=True))
-    def get_packet(self, packet_request) -> dict | None:
+    def get_packet(self, packet_request: PacketRequest) -> dict | None:
         packet = getattr(packet_request, "packet", None)
         if packet is None:
             return None
@@ -151,7 +157,7 @@ class CasePacketsView(APIView):
         ],
         responses={200: AuditPacketSerializer(many=True)},
     )
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         packets = packets_of_case(case)
         kind = request.query_params.get("kind")
@@ -171,7 +177,7 @@ class CasePacketsView(APIView):
         )
 
     @extend_schema(request=PacketRequestCreateSerializer, responses={202: PacketRequestSerializer})
-    def post(self, request, case_pk: int):
+    def post(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         given = PacketRequestCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
@@ -195,7 +201,7 @@ class PacketRequestView(APIView):
     required_permissions = {"GET": "packets.view_auditpacket"}
 
     @extend_schema(responses={200: PacketRequestSerializer})
-    def get(self, request, pk: int):
+    def get(self, request: Request, pk: int) -> Response:
         packet_request = packet_request_get_for(request.user, pk)
         return Response(PacketRequestSerializer(packet_request, context={"request": request}).data)
 
@@ -208,7 +214,12 @@ class PdfRenderer(renderers.BaseRenderer):
     charset = None
     render_style = "binary"
 
-    def render(self, data, accepted_media_type=None, renderer_context=None):
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> str | bytes:
         return data
 
 
@@ -222,12 +233,13 @@ class PacketDownloadView(APIView):
     @extend_schema(
         responses={(200, "application/pdf"): OpenApiResponse(response=OpenApiTypes.BINARY)}
     )
-    def get(self, request, pk: int):
+    def get(self, request: Request, pk: int) -> FileResponse:
         packet = packet_get_for(request.user, pk)
+
         return stored_file_api_response(request, packet_stored_file(packet))
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     return [
         path("cases/<int:case_pk>/packets/", CasePacketsView.as_view(), name="case-packets"),
         path(

@@ -34,6 +34,7 @@ from apps.audit import packet as audit_packet
 from apps.audit.history_files import FORMATS, attachment_name, write_history
 from apps.audit.history_summary import person_name
 from apps.audit.sources import case_history_querysets, sources_of
+from apps.core.contributions import PacketSection
 from apps.packets.attachments import (
     AttachmentSpec,
     PacketAttachment,
@@ -50,7 +51,6 @@ from apps.packets.manifest import (
     record_digests,
 )
 from apps.packets.models import DocumentKind
-from apps.packets.sections import PacketSection
 
 HISTORY_ORDER = 900
 MANIFEST_ORDER = 1000

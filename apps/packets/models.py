@@ -14,7 +14,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from apps.core.models import TrackedModel
+from apps.core.models import StoredFileRecord, TrackedModel
 
 NUMBER_PREFIX = "DIL"
 
@@ -171,7 +171,7 @@ class IssuedPacketError(Exception):
     """An issued packet is immutable: it is never changed, regenerated or deleted."""
 
 
-class AuditPacket(TrackedModel):
+class AuditPacket(TrackedModel, StoredFileRecord):
     """An issued, signed PDF packet; stored once with its digest and never changed."""
 
     request = models.OneToOneField(
@@ -195,8 +195,10 @@ class AuditPacket(TrackedModel):
         verbose_name=_("issued by"),
     )
     file = models.FileField(_("file"), max_length=300)
+    # The signed PDF is kept in ``file``, with its storage: None drops the base's column
+    # (Django allows it; the type stubs cannot say so).
+    storage_name = None  # type: ignore[assignment]
     sha256 = models.CharField(_("SHA-256"), max_length=64, unique=True)
-    size_bytes = models.PositiveBigIntegerField(_("size (bytes)"))
     page_count = models.PositiveIntegerField(_("pages"))
     manifest_sha256 = models.CharField(_("manifest SHA-256"), max_length=64)
     signer_subject = models.CharField(_("signer"), max_length=500)

@@ -3,7 +3,7 @@
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from apps.cases.overview import CasePanel
+from apps.core.contributions import CasePanel
 from apps.packets.models import DocumentKind, PacketRequest, kinds_issuable_by
 from apps.packets.selectors import packet_requests_of_case, packets_of_case
 

@@ -1,4 +1,4 @@
-from apps.accounts.roles import Role, view
+from apps.core.roles import Role, view
 
 # docs/roles.md: every reviewing role and the auditor may read packets and ask for
 # a new one (issuing changes no record of the case); nobody edits an issued one.

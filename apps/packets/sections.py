@@ -12,10 +12,9 @@ matrix 60, evidence 70, approval 80; the change history and the manifest always
 come last.
 """
 
-from dataclasses import dataclass, field
-
 from django.utils.translation import gettext as _
 
+from apps.core.contributions import PacketSection
 from apps.evidence.selectors import case_verifications
 from apps.scorecards.charts import stacked_bars
 from apps.scorecards.selectors import case_comparison
@@ -29,21 +28,6 @@ from apps.sizing.selectors import (
     requirement_items,
     requirement_of,
 )
-
-
-@dataclass
-class PacketSection:
-    """One chapter of the packet: a template rendered with ``section`` and its context."""
-
-    title: str
-    template: str
-    context: dict = field(default_factory=dict)
-    order: int = 100
-    manifest_files: list[tuple[str, str, str]] = field(default_factory=list)
-    history_querysets: list = field(default_factory=list)
-    number: int = 0  # the chapter's number, set as the packet is put together
-    anchor: str = ""
-    html: str = ""  # the rendered chapter, set as the packet is put together
 
 
 def demand_section(case, offers) -> PacketSection:

@@ -31,7 +31,6 @@ from cryptography.x509.oid import NameOID
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from pyhanko.keys import load_private_key_from_pemder_data
-from pyhanko.keys.internal import translate_pyca_cryptography_cert_to_asn1
 from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
 from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign import signers
@@ -204,12 +203,6 @@ def _create_development_key(path: Path) -> None:
 
 def certificate_from_pem(text: str) -> asn1_x509.Certificate:
     return asn1_x509.Certificate.load(pem.unarmor(text.encode("ascii"))[2])
-
-
-def certificate_fingerprint(certificate) -> str:
-    if not isinstance(certificate, asn1_x509.Certificate):
-        certificate = translate_pyca_cryptography_cert_to_asn1(certificate)
-    return hashlib.sha256(certificate.dump()).hexdigest()
 
 
 class UrllibTimeStamper(TimeStamper):

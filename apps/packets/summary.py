@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
+from apps.core.contributions import PacketSection
 from apps.offers.models import Offer
-from apps.packets.sections import PacketSection
 from apps.scorecards.selectors import OfferComparisonRow
 
 SUMMARY_ORDER = 5

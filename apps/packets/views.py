@@ -1,6 +1,7 @@
 """Browser pages: request a packet, watch it being made, download it, verify one."""
 
 from django.core.exceptions import ValidationError
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
@@ -33,7 +34,7 @@ REFRESH_SECONDS = 2
 
 
 @role_required("packets.view_auditpacket")
-def packet_list(request, pk: int):
+def packet_list(request: HttpRequest, pk: int) -> HttpResponse:
     """The case's packets, newest first unless sorted, 50 a page; its latest requests."""
     case = case_get_for(request.user, pk)
     filters = PacketListFilter(request.GET or None, queryset=packets_of_case(case))
@@ -56,7 +57,7 @@ def packet_list(request, pk: int):
 
 @role_required("packets.add_packetrequest")
 @require_http_methods(["GET", "POST"])
-def packet_request(request, pk: int):
+def packet_request(request: HttpRequest, pk: int) -> HttpResponse:
     """Issue the whole-case packet or a deliverable (``?kind=`` picks one), in a language."""
     case = case_get_for(request.user, pk)
     kinds = kinds_issuable_by(request.user)
@@ -87,7 +88,7 @@ def packet_request(request, pk: int):
 
 
 @role_required("packets.view_auditpacket")
-def packet_status(request, pk: int):
+def packet_status(request: HttpRequest, pk: int) -> HttpResponse:
     packet_request = packet_request_get_for(request.user, pk)
     return render(
         request,
@@ -102,7 +103,7 @@ def packet_status(request, pk: int):
 
 
 @role_required("packets.view_auditpacket")
-def packet_download(request, pk: int):
+def packet_download(request: HttpRequest, pk: int) -> HttpResponse | FileResponse:
     return stored_file_response(request, packet_stored_file(packet_get_for(request.user, pk)))
 
 
@@ -111,14 +112,14 @@ UPLOAD_POLICY = UploadPolicy(
 )
 
 
-def _upload_refusal(request):
+def _upload_refusal(request: HttpRequest) -> HttpResponse | None:
     return UPLOAD_POLICY.refuse(request, _refused)
 
 
 @refused_unread(_upload_refusal)  # before the CSRF check reads the body
 @role_required("packets.view_auditpacket")
 @require_http_methods(["GET", "POST"])
-def packet_verify(request):
+def packet_verify(request: HttpRequest) -> HttpResponse:
     result = None
     if request.method == "POST" and (refusal := _upload_refusal(request)):
         return refusal
@@ -133,7 +134,7 @@ def packet_verify(request):
     )
 
 
-def _refused(request, message: str, *, status: int):
+def _refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
     return render(
         request,
         "packets/packet_verify.html",

@@ -15,6 +15,7 @@ import secrets
 from functools import wraps
 
 from django.conf import settings
+from django.http import HttpRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -23,6 +24,12 @@ from django.utils.cache import add_never_cache_headers
 from apps.portal.models import InvitationState, VendorInvitation
 
 SESSION_KEY = "vendor_portal"
+
+
+class PortalRequest(HttpRequest):
+    """A request past ``portal_required``, which sets the invitation whose link was opened."""
+
+    invitation: VendorInvitation
 
 
 def new_link_secret() -> str:

@@ -3,7 +3,8 @@
 A claim is one field of a record of the offer (the declared spec, the offer's
 commercial terms, the contract's exit and data-handling terms) or one item of the
 offer's clause checklist. The portal's forms, the reviewers' pages and the code
-that writes an accepted claim into its record all read this one list.
+that writes an accepted claim into its record all read this one list, and the
+permission that decides each section's answers.
 
 What the vendor types is kept as text, exactly; ``parse`` reads it as the record's
 field would (the same validators), so a claim the record would refuse is refused
@@ -20,7 +21,7 @@ from django.db import models
 
 from apps.contracts.models import ChecklistItem, ContractTerms
 from apps.offers.models import DeclaredSpec, Offer
-from apps.portal.models import ClaimSection
+from apps.portal.models import ClaimSection, Proposal
 
 
 @dataclass(frozen=True)
@@ -143,3 +144,34 @@ def claim_named(section: str, name: str) -> Claim:
 def clause_items(offer: Offer) -> list[ChecklistItem]:
     """The offer's checklist items, the clause claims the vendor answers (none without one)."""
     return list(ChecklistItem.objects.filter(checklist__offer=offer).order_by("number"))
+
+
+# Who decides each section: the role that edits the record the answer goes into.
+SECTION_PERMISSION: dict[str, str] = {
+    ClaimSection.SPEC: "offers.change_declaredspec",
+    ClaimSection.COMMERCIAL: "offers.change_offer",
+    ClaimSection.CLAUSE: "contracts.change_checklistitem",
+    ClaimSection.EXIT: "contracts.change_contractterms",
+}
+
+
+def may_decide(actor, section: str) -> bool:
+    return actor.has_perm(SECTION_PERMISSION[section])
+
+
+def claim_label(proposal: Proposal, items_by_key: dict[str, ChecklistItem] | None = None) -> str:
+    """How a reader names the claim: the field's label, or the checklist item's title."""
+    if proposal.section == ClaimSection.CLAUSE:
+        if items_by_key is None:
+            items_by_key = {
+                item.key: item
+                for item in ChecklistItem.objects.filter(
+                    checklist__offer_id=proposal.invitation.offer_id, key=proposal.claim
+                )
+            }
+        item = items_by_key.get(proposal.claim)
+        return f"{item.number}. {item.title}" if item else proposal.claim
+    try:
+        return claim_named(proposal.section, proposal.claim).label
+    except KeyError:
+        return proposal.claim

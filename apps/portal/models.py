@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from apps.core.models import TrackedModel
+from apps.core.models import StoredFileRecord, TrackedModel
 
 
 class InvitationState(models.TextChoices):
@@ -157,6 +157,11 @@ class ProposalStatus(models.TextChoices):
 
 # A proposal in one of these is settled: the vendor can no longer change it.
 SETTLED = (ProposalStatus.ACCEPTED, ProposalStatus.EDITED, ProposalStatus.REJECTED)
+# Accepted answers went into the offer's records: the vendor can no longer change them.
+# A rejected one may be proposed again (unlike ``SETTLED``, which counts it settled).
+LOCKED = (ProposalStatus.ACCEPTED, ProposalStatus.EDITED)
+# What a reviewer may still decide: an answer awaiting review, or one questioned.
+DECIDABLE = (ProposalStatus.PENDING, ProposalStatus.QUESTIONED)
 
 
 class Proposal(TrackedModel):
@@ -221,7 +226,7 @@ class DocumentStatus(models.TextChoices):
     REJECTED = "rejected", _("Rejected")
 
 
-class VendorDocument(TrackedModel):
+class VendorDocument(TrackedModel, StoredFileRecord):
     """A file the vendor uploaded through its invitation, kept with its SHA-256."""
 
     invitation = models.ForeignKey(
@@ -234,8 +239,6 @@ class VendorDocument(TrackedModel):
     description = models.CharField(_("description"), max_length=300, blank=True)
     name = models.CharField(_("file name"), max_length=200)
     content_type = models.CharField(_("content type"), max_length=100)
-    size_bytes = models.PositiveBigIntegerField(_("size (bytes)"))
-    sha256 = models.CharField(_("SHA-256"), max_length=64)
     storage_name = models.CharField(_("stored as"), max_length=300, editable=False)
     status = models.CharField(
         _("status"), max_length=20, choices=DocumentStatus.choices, default=DocumentStatus.PENDING

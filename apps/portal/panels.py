@@ -2,8 +2,8 @@
 
 from django.utils.translation import gettext as _
 
-from apps.cases.overview import CasePanel
-from apps.portal.review_selectors import vendor_summary
+from apps.core.contributions import CasePanel
+from apps.portal.selectors import vendor_summary
 
 
 def offer_panel(offer, *, actor) -> CasePanel | None:

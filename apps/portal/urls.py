@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.portal import staff_views, vendor_views, views
+from apps.portal import views
 
 app_name = "portal"
 urlpatterns = [
@@ -8,35 +8,35 @@ urlpatterns = [
     path("portal/<str:token>/", views.start, name="start"),
     path("portal/<str:token>/answers/", views.home, name="home"),
     path("portal/<str:token>/sign-out/", views.sign_out, name="sign_out"),
-    path("portal/<str:token>/answers/documents/", vendor_views.documents, name="documents"),
-    path("portal/<str:token>/answers/<slug:section>/", vendor_views.section, name="section"),
+    path("portal/<str:token>/answers/documents/", views.documents, name="documents"),
+    path("portal/<str:token>/answers/<slug:section>/", views.section, name="section"),
     path(
         "portal/<str:token>/answers/<slug:section>/replies/<int:pk>/",
-        vendor_views.reply,
+        views.reply,
         name="reply",
     ),
     # --- The organisation's side: invitations and the review of what vendors proposed. ---
-    path("offers/<int:offer_pk>/vendor/", staff_views.invitations, name="invitations"),
+    path("offers/<int:offer_pk>/vendor/", views.invitations, name="invitations"),
     path(
         "offers/<int:offer_pk>/vendor/<int:pk>/revoke/",
-        staff_views.invitation_revoke_view,
+        views.invitation_revoke_view,
         name="invitation-revoke",
     ),
-    path("offers/<int:offer_pk>/vendor/answers/", staff_views.answers, name="answers"),
+    path("offers/<int:offer_pk>/vendor/answers/", views.answers, name="answers"),
     path(
         "offers/<int:offer_pk>/vendor/answers/<int:pk>/decide/",
-        staff_views.proposal_decide,
+        views.proposal_decide,
         name="proposal-decide",
     ),
     path(
         "offers/<int:offer_pk>/vendor/documents/<int:pk>/decide/",
-        staff_views.document_decide,
+        views.document_decide,
         name="document-decide",
     ),
     path(
         "offers/<int:offer_pk>/vendor/documents/<int:pk>/file/",
-        staff_views.document_download,
+        views.document_download,
         name="document-download",
     ),
-    path("offers/<int:offer_pk>/vendor/claims/", staff_views.claims, name="claims"),
+    path("offers/<int:offer_pk>/vendor/claims/", views.claims, name="claims"),
 ]

@@ -1,13 +1,17 @@
 """REST API for criteria sets, scorecards and the offer comparison."""
 
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from django.contrib.auth.models import User
-from django.urls import path
+from django.db.models import QuerySet
+from django.urls import URLPattern, path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.cases.models import ProcurementCase
@@ -17,7 +21,8 @@ from apps.offers.models import Offer
 from apps.scorecards import services
 from apps.scorecards.models import CriteriaSet, Scorecard
 from apps.scorecards.scoring import SCORE_MAX, SCORE_MIN
-from apps.scorecards.selectors import case_comparison
+from apps.scorecards.selectors import OfferComparisonRow, case_comparison
+from apps.sizing.fit import DemandFit
 
 
 class CriterionSerializer(serializers.Serializer):
@@ -40,7 +45,7 @@ class CriteriaSetSerializer(serializers.ModelSerializer):
         fields = ["id", "case", "revision", "criteria", "note", "published_by", "created_at"]
         read_only_fields = ["revision", "created_at"]
 
-    def validate_criteria(self, criteria):
+    def validate_criteria(self, criteria: list[dict[str, Any]]) -> list[dict[str, Any]]:
         total = sum(c["weight"] for c in criteria)
         if total != 100:
             raise serializers.ValidationError(
@@ -68,10 +73,10 @@ class CriteriaSetViewSet(
     }
     filterset_fields = ["case"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[CriteriaSet]:
         return CriteriaSet.objects.select_related("published_by").order_by("case_id", "-revision")
 
-    def perform_create(self, serializer):
+    def perform_create(self, serializer: serializers.BaseSerializer) -> None:
         data = serializer.validated_data
         serializer.instance = services.criteria_set_publish(
             actor=self.request.user,
@@ -136,18 +141,19 @@ class ScorecardViewSet(
     required_permissions = {"GET": "scorecards.view_scorecard", "POST": "scorecards.add_scorecard"}
     filterset_fields = {"offer": ["exact"], "offer__case": ["exact"]}
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Scorecard]:
         return (
             Scorecard.objects.select_related("reviewer", "criteria_set")
             .prefetch_related("entries")
             .order_by("pk")
         )
 
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = self.get_serializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        existed = Scorecard.objects.filter(offer=data["offer"], reviewer=request.user).exists()
+        existed = Scorecard.objects.filter(offer=data["offer"], reviewer=request.user.pk).exists()
+
         if existed and not (data.get("change_reason") or "").strip():
             raise serializers.ValidationError(
                 {"change_reason": [_("Say why you are revising your scores.")]}
@@ -173,7 +179,7 @@ class ComparisonView(APIView):
     required_permissions = {"GET": "scorecards.view_scorecard"}
 
     @extend_schema(responses={200: dict})
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         result = case_comparison(case)
         return Response(
@@ -200,7 +206,7 @@ class ComparisonView(APIView):
         )
 
 
-def _row(row) -> dict:
+def _row(row: OfferComparisonRow) -> dict:
     return {
         "offer": row.offer.pk,
         "vendor": str(row.offer.vendor),
@@ -224,7 +230,7 @@ def _cents(amount: Decimal) -> str:
     return str(amount.quantize(Decimal("0.01"), ROUND_HALF_UP))
 
 
-def _fit(fit) -> dict | None:
+def _fit(fit: DemandFit | None) -> dict | None:
     """How the offer measures up to the compute demand; None without a demand."""
     if fit is None:
         return None
@@ -246,7 +252,7 @@ def _fit(fit) -> dict | None:
     }
 
 
-def _needed_cost(row) -> dict:
+def _needed_cost(row: OfferComparisonRow) -> dict:
     """Whole nodes × hours × the effective GPU-hour price, or why it cannot be said."""
     cost = row.needed_cost
     if cost is None:
@@ -262,7 +268,7 @@ def _needed_cost(row) -> dict:
     }
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     router.register("criteria-sets", CriteriaSetViewSet, basename="criteria-set")
     router.register("scorecards", ScorecardViewSet, basename="scorecard")
     return [path("cases/<int:case_pk>/comparison/", ComparisonView.as_view(), name="comparison")]

@@ -1,5 +1,8 @@
+from typing import Any
+
 from django import forms
 from django.core.exceptions import ValidationError
+from django.forms.formsets import DELETION_FIELD_NAME
 from django.utils.translation import gettext_lazy as _
 
 from apps.scorecards.scoring import SCORE_MAX, SCORE_MIN, Criterion
@@ -39,8 +42,9 @@ class ScorecardForm(forms.Form):
                 widget=forms.TextInput(attrs={"size": 50}),
             )
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         if self.editing and not (cleaned.get("change_reason") or "").strip():
             self.add_error("change_reason", _("Say why you are revising these scores."))
         return cleaned
@@ -71,14 +75,14 @@ class BaseCriteriaFormSet(forms.BaseFormSet):
         keys = [
             f.cleaned_data["key"]
             for f in self.forms
-            if f.cleaned_data and not self._should_delete_form(f)
+            if f.cleaned_data and not f.cleaned_data.get(DELETION_FIELD_NAME, False)
         ]
         if len(keys) != len(set(keys)):
             raise ValidationError(_("Each criterion key must be unique."))
         total = sum(
             f.cleaned_data["weight"]
             for f in self.forms
-            if f.cleaned_data and not self._should_delete_form(f)
+            if f.cleaned_data and not f.cleaned_data.get(DELETION_FIELD_NAME, False)
         )
         if total != 100:
             raise ValidationError(

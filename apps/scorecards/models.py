@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.core.models import TrackedModel
-from apps.scorecards.scoring import SCORE_MAX, Criterion, weights_errors
+from apps.scorecards.scoring import SCORE_MAX, Criterion, criterion_label, weights_errors
 
 
 class CriteriaSet(TrackedModel):
@@ -104,9 +104,7 @@ class ScoreEntry(TrackedModel):
 
     @property
     def criterion_label(self) -> str:
-        from apps.core.history import record_label
-
-        return record_label(self) or self.criterion_key
+        return criterion_label(self.criterion_key) if self.criterion_key else ""
 
     def __str__(self) -> str:
         return f"{self.criterion_key}: {self.score}"

@@ -25,6 +25,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from types import MappingProxyType
 from typing import TypeVar
 
+from apps.core.formats import humanised
+
 K = TypeVar("K", bound=Hashable)  # whatever names an offer: a pk, a name
 SCORE_MIN = 0
 SCORE_MAX = 5
@@ -73,6 +75,13 @@ DEFAULT_CRITERIA: tuple[Criterion, ...] = (
     Criterion("orchestration", "Orchestration and portability", 6),
     Criterion("monitoring", "Monitoring, logs and audit rights", 6),
 )
+
+_CRITERION_LABELS = {criterion.key: criterion.label for criterion in DEFAULT_CRITERIA}
+
+
+def criterion_label(key: str) -> str:
+    """How a criterion is named to a reader; a key no longer in the criteria, read aloud."""
+    return _CRITERION_LABELS[key] if key in _CRITERION_LABELS else humanised(key)
 
 
 @dataclass(frozen=True)

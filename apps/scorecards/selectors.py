@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from apps.cases.reads import shared_read
+from apps.core.reads import shared_read
 from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.models import CriteriaSet, Scorecard

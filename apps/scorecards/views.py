@@ -1,16 +1,15 @@
 """Browser pages: scoring an offer, publishing criteria, comparing offers."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpResponse
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
 from apps.cases.selectors import case_get_for, offer_minimum_status
-from apps.contracts.selectors import TermsTable
-from apps.core.access import role_required
+from apps.core.access import AuthenticatedHttpRequest, role_required
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
@@ -18,30 +17,18 @@ from apps.core.spreadsheets import (
     xlsx_response,
 )
 from apps.core.uploads import refused_unread
+from apps.offers.models import Offer
 from apps.offers.selectors import offer_get_for
 from apps.scorecards import services, spreadsheet
 from apps.scorecards.charts import stacked_bars
 from apps.scorecards.forms import CriteriaFormSet, CriteriaNoteForm, ScorecardForm
-from apps.scorecards.matrix import (
-    COLUMNS,
-    DESCENDING_FIRST,
-    offer_matrix,
-    parse_sort,
-    sort_rows,
-)
-from apps.scorecards.matrix_files import (
-    XLSX_CONTENT_TYPE,
-    matrix_csv,
-    matrix_filename,
-    matrix_xlsx,
-)
 from apps.scorecards.models import Scorecard
 from apps.scorecards.scoring import DEFAULT_CRITERIA
-from apps.scorecards.selectors import case_comparison
+from apps.scorecards.selectors import CaseComparison, case_comparison
 
 
 @role_required("scorecards.view_scorecard")
-def comparison(request, pk: int):
+def comparison(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     result = case_comparison(case)
     names = {row.offer.pk: str(row.offer.vendor) for row in result.rows}
@@ -66,63 +53,18 @@ def comparison(request, pk: int):
     )
 
 
-@role_required("scorecards.view_scorecard")
-def matrix(request, pk: int):
-    """Every offer side by side; ``?sort=<column>`` (``-<column>``: the other way),
-    ``?format=csv`` or ``xlsx`` for the same rows as a spreadsheet."""
-    case = case_get_for(request.user, pk, offer_count=False)
-    key, descending = parse_sort(request.GET.get("sort"))
-    rows = sort_rows(offer_matrix(case), key, descending=descending)
-    fmt = request.GET.get("format")
-    if fmt == "csv":
-        response = HttpResponse(matrix_csv(rows), content_type="text/csv; charset=utf-8")
-    elif fmt == "xlsx":
-        response = HttpResponse(matrix_xlsx(rows, title=case.name), content_type=XLSX_CONTENT_TYPE)
-    else:
-        return render(
-            request,
-            "scorecards/matrix.html",
-            {
-                "case": case,
-                "rows": rows,
-                "terms_table": TermsTable([row.terms for row in rows if row.terms]),
-                "headings": _matrix_headings(key, descending),
-                "sort": request.GET.get("sort", "") if key else "",
-            },
-        )
-    response["Content-Disposition"] = f'attachment; filename="{matrix_filename(case, fmt)}"'
-    return response
-
-
-def _matrix_headings(current: str, descending: bool) -> list[dict]:
-    """Each column's heading: its label, the link that sorts by it, and its aria-sort."""
-    headings = []
-    for key, label in COLUMNS:
-        first_descending = key in DESCENDING_FIRST
-        if key == current:
-            aria = "descending" if descending else "ascending"
-            # A second click on the sorted column turns the order round.
-            next_descending = not descending
-        else:
-            aria, next_descending = "none", first_descending
-        headings.append(
-            {
-                "key": key,
-                "label": label,
-                "aria_sort": aria,
-                "sort": f"-{key}" if next_descending else key,
-            }
-        )
-    return headings
-
-
 @role_required("scorecards.add_scorecard")
-def scorecard_edit(request, offer_pk: int):
+def scorecard_edit(request: AuthenticatedHttpRequest, offer_pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, offer_pk)
     return _scorecard_page(request, offer)
 
 
-def _scorecard_page(request, offer, import_form=None, status: int = 200):
+def _scorecard_page(
+    request: AuthenticatedHttpRequest,
+    offer: Offer,
+    import_form: SpreadsheetImportForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     """The scorecard form; after a refused import, unbound, with the import's errors."""
     posted = request.POST if request.method == "POST" and import_form is None else None
     current = offer.case.criteria_sets.order_by("-revision").first()
@@ -151,7 +93,7 @@ def _scorecard_page(request, offer, import_form=None, status: int = 200):
                 reason=form.cleaned_data.get("change_reason", ""),
                 expected_version=form.cleaned_data.get("version"),
             )
-        except (ValidationError, ConcurrentEditError, PermissionDenied) as error:
+        except SERVICE_ERRORS as error:
             apply_service_errors(form, error)
         else:
             messages.success(request, _("Scorecard saved."))
@@ -171,7 +113,7 @@ def _scorecard_page(request, offer, import_form=None, status: int = 200):
 
 
 @role_required("scorecards.view_scorecard")
-def scorecard_workbook_download(request, offer_pk: int):
+def scorecard_workbook_download(request: HttpRequest, offer_pk: int) -> HttpResponse:
     """A reviewer's scorecard as XLSX: one's own, or ``?reviewer=<id>``'s on this offer."""
     offer = offer_get_for(request.user, offer_pk)
     reviewer = request.user
@@ -191,7 +133,7 @@ def scorecard_workbook_download(request, offer_pk: int):
 
 @refused_unread(UPLOAD_POLICY.check())  # before the CSRF check reads the body
 @role_required("scorecards.add_scorecard")
-def scorecard_import(request, offer_pk: int):
+def scorecard_import(request: AuthenticatedHttpRequest, offer_pk: int) -> HttpResponse:
     offer = offer_get_for(request.user, offer_pk)
     if request.method != "POST":
         return redirect("scorecards:scorecard", offer_pk=offer.pk)
@@ -207,7 +149,7 @@ def scorecard_import(request, offer_pk: int):
 
 
 @role_required("scorecards.add_criteriaset")
-def criteria_edit(request, pk: int):
+def criteria_edit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     current = case.criteria_sets.order_by("-revision").first()
     criteria = current.as_criteria() if current else DEFAULT_CRITERIA
@@ -236,7 +178,7 @@ def criteria_edit(request, pk: int):
     )
 
 
-def _criteria_matrix(result) -> list[tuple]:
+def _criteria_matrix(result: CaseComparison) -> list[tuple]:
     """Rows of (criterion, [cell per offer]) for the side-by-side table."""
     matrix = []
     for criterion in result.criteria:

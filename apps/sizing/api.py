@@ -5,23 +5,28 @@ from typing import Any
 
 from django.db import models
 from django.shortcuts import get_object_or_404
-from django.urls import path
+from django.urls import URLPattern, path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core.api import version_edited
 from apps.core.permissions import RolePermission
+from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 from apps.sizing import selectors, services
-from apps.sizing.calculator import SizingInputError
+from apps.sizing.calculator import InferenceSizing, SizingInputError
 from apps.sizing.inputs import HOURS_MAX, INPUT_MAX, demand_fields, size_from
 from apps.sizing.models import DTYPE_CHOICES, ComputeDemand, RequirementSpec
 from apps.sizing.presets import PRESETS
-from apps.sizing.requirement import REQUIREMENT_FIELDS
+from apps.sizing.requirement import REQUIREMENT_FIELDS, RequirementCheck
+from apps.sizing.training import TrainingSizing
 
 
 def _whole_number(name: str) -> serializers.IntegerField:
@@ -82,7 +87,7 @@ class SizingInputSerializer(serializers.Serializer):
         help_text="Hours the capacity is needed; prices the capacity in the comparison.",
     )
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         try:
             self.result = size_from(attrs)
         except SizingInputError as error:
@@ -95,7 +100,7 @@ class DemandWriteSerializer(SizingInputSerializer):
     change_reason = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
 
-def result_payload(result) -> dict:
+def result_payload(result: InferenceSizing | TrainingSizing) -> dict:
     """Every field of the result, bytes as integers plus GiB for reading."""
     payload = {
         name: value
@@ -115,7 +120,7 @@ class SizingCalculateView(APIView):
     required_permissions = {"POST": "sizing.view_computedemand"}
 
     @extend_schema(request=SizingInputSerializer, responses={200: dict})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         body = SizingInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         return Response({"inputs": request.data, "result": result_payload(body.result)})
@@ -145,7 +150,7 @@ class SizingPresetsView(APIView):
     required_permissions = {"GET": "sizing.view_computedemand"}
 
     @extend_schema(responses={200: PresetSerializer(many=True)})
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(
             [
                 {
@@ -199,13 +204,13 @@ class ComputeDemandView(APIView):
     }
 
     @extend_schema(responses={200: dict})
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         demand = get_object_or_404(ComputeDemand, case=case)
         return Response(self._payload(demand))
 
     @extend_schema(request=DemandWriteSerializer, responses={200: dict})
-    def put(self, request, case_pk: int):
+    def put(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         body = DemandWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -228,7 +233,7 @@ class ComputeDemandView(APIView):
             status=status.HTTP_200_OK if existing else status.HTTP_201_CREATED,
         )
 
-    def _payload(self, demand) -> dict:
+    def _payload(self, demand: ComputeDemand) -> dict:
         fields = demand_fields(demand)
         return {
             "case": demand.case_id,
@@ -257,7 +262,8 @@ class RequirementSpecWriteSerializer(serializers.ModelSerializer):
         fields = [*REQUIREMENT_FIELDS, "version", "change_reason"]
 
 
-def _check_payload(offer, check) -> dict:
+def _check_payload(offer: Offer, check: RequirementCheck | None) -> dict:
+    assert check is not None  # a saved requirement checks every offer
     return {
         "offer": offer.pk,
         "vendor": str(offer.vendor),
@@ -291,13 +297,13 @@ class RequirementSpecView(APIView):
     }
 
     @extend_schema(responses={200: dict})
-    def get(self, request, case_pk: int):
+    def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         requirement = get_object_or_404(RequirementSpec, case=case)
         return Response(self._payload(case, requirement))
 
     @extend_schema(request=RequirementSpecWriteSerializer, responses={200: dict, 201: dict})
-    def put(self, request, case_pk: int):
+    def put(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
         body = RequirementSpecWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
@@ -323,7 +329,7 @@ class RequirementSpecView(APIView):
             status=status.HTTP_200_OK if existing else status.HTTP_201_CREATED,
         )
 
-    def _payload(self, case, requirement: RequirementSpec) -> dict:
+    def _payload(self, case: ProcurementCase, requirement: RequirementSpec) -> dict:
         derivation = selectors.requirement_derivation(selectors.demand_of(case))
         return {
             "case": case.pk,
@@ -361,7 +367,7 @@ def _requirement_default(name: str) -> Any:
     return "" if isinstance(field, models.CharField) else None
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     return [
         path("sizing/", SizingCalculateView.as_view(), name="sizing-calculate"),
         path("sizing/presets/", SizingPresetsView.as_view(), name="sizing-presets"),

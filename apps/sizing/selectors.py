@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from apps.cases.reads import shared_read
+from apps.core.reads import shared_read
 from apps.sizing.calculator import SizingInputError
 from apps.sizing.fit import DemandFit, OfferHardware, demand_fit
 from apps.sizing.inputs import demand_fields, size_from

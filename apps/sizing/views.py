@@ -1,9 +1,12 @@
 """The sizing calculator page, saving its result as a case's compute demand, and the
 case's requirement spec page."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
@@ -14,7 +17,7 @@ from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
 from apps.offers.selectors import offers_of_case
 from apps.sizing import selectors, services
-from apps.sizing.calculator import SizingInputError
+from apps.sizing.calculator import InferenceSizing, SizingInputError
 from apps.sizing.forms import (
     CalculatorCaseForm,
     RequirementSpecForm,
@@ -22,11 +25,13 @@ from apps.sizing.forms import (
     SizingForm,
 )
 from apps.sizing.inputs import demand_fields, size_from
-from apps.sizing.models import ComputeDemand
+from apps.sizing.models import ComputeDemand, RequirementSpec
 from apps.sizing.presets import PRESETS
+from apps.sizing.requirement import Derivation
+from apps.sizing.training import TrainingSizing
 
 
-def _calculate(form: SizingForm):
+def _calculate(form: SizingForm) -> InferenceSizing | TrainingSizing | None:
     if not form.is_valid():
         return None
     try:
@@ -36,7 +41,7 @@ def _calculate(form: SizingForm):
         return None
 
 
-def _case_named(request, query) -> ProcurementCase | None:
+def _case_named(request: HttpRequest, query: QueryDict) -> ProcurementCase | None:
     """The case ``?case=`` names, or None without one; a value naming no case is a 404."""
     form = CalculatorCaseForm(query)
     if not form.is_valid():
@@ -46,11 +51,11 @@ def _case_named(request, query) -> ProcurementCase | None:
 
 
 @role_required("sizing.view_computedemand")
-def calculator(request):
+def calculator(request: HttpRequest) -> HttpResponse:
     case = _case_named(request, request.GET)
     if request.method == "POST":
         return _save(request)
-    data = request.GET if "mode" in request.GET else None
+    data: Mapping[str, Any] | None = request.GET if "mode" in request.GET else None
     demand = getattr(case, "compute_demand", None) if case else None
     if data is None and demand is not None:
         data = {k: v for k, v in demand_fields(demand).items() if v not in (None, "")}
@@ -73,7 +78,7 @@ def calculator(request):
     )
 
 
-def _save(request):
+def _save(request: HttpRequest) -> HttpResponse:
     if not request.user.has_perm("sizing.add_computedemand"):
         raise PermissionDenied
     form = SizingForm(request.POST)
@@ -112,7 +117,7 @@ def _save(request):
 
 
 @role_required("sizing.view_requirementspec")
-def requirement(request, case_pk: int):
+def requirement(request: HttpRequest, case_pk: int) -> HttpResponse:
     """The case's requirement spec, where each item came from, and every offer against it."""
     case = case_get_for(request.user, case_pk)
     saved = selectors.requirement_of(case)
@@ -167,7 +172,9 @@ def requirement(request, case_pk: int):
     )
 
 
-def _form_initial(request, saved, derivation) -> dict:
+def _form_initial(
+    request: HttpRequest, saved: RequirementSpec | None, derivation: Derivation | None
+) -> dict:
     """The saved spec; the sizing's values where asked for (``?from_sizing=1``) or none saved."""
     initial = selectors.requirement_values(saved) if saved else {}
     if derivation is not None and (saved is None or request.GET.get("from_sizing") == "1"):

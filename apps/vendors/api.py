@@ -1,6 +1,10 @@
 """REST API for vendors."""
 
+from typing import Any
+
+from django.urls import URLPattern
 from rest_framework import mixins, viewsets
+from rest_framework.routers import BaseRouter
 
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin
 from apps.core.permissions import RolePermission
@@ -47,10 +51,12 @@ class VendorViewSet(
     search_fields = ["name", "regions"]
     ordering_fields = ["name", "created_at"]
 
-    def perform_service_create(self, data):
+    def perform_service_create(self, data: dict[str, Any]) -> Vendor:
         return services.vendor_create(actor=self.request.user, **data)
 
-    def perform_service_update(self, vendor, data, reason, version):
+    def perform_service_update(
+        self, vendor: Vendor, data: dict[str, Any], reason: str, version: int | None
+    ) -> Vendor:
         return services.vendor_update(
             actor=self.request.user,
             vendor=vendor,
@@ -60,6 +66,6 @@ class VendorViewSet(
         )
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     router.register("vendors", VendorViewSet, basename="vendor")
     return []

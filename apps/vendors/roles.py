@@ -1,4 +1,4 @@
-from apps.accounts.roles import Role, edit, view
+from apps.core.roles import Role, edit, view
 
 ROLE_PERMISSIONS = {
     Role.PROCUREMENT: view("vendors.vendor") + edit("vendors.vendor"),

@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
@@ -15,14 +16,12 @@ from apps.vendors.filters import VendorListFilter
 from apps.vendors.forms import VendorEditForm, VendorForm
 from apps.vendors.selectors import (
     vendor_get_for,
-    vendor_offers,
-    vendor_waivers,
     vendors_with_offer_counts,
 )
 
 
 @role_required("vendors.view_vendor")
-def vendor_list(request):
+def vendor_list(request: HttpRequest) -> HttpResponse:
     """Vendors filtered and sorted as the URL says, by name by default."""
     filters = VendorListFilter(
         request.GET or None, queryset=vendors_with_offer_counts(request.user)
@@ -31,19 +30,8 @@ def vendor_list(request):
     return render(request, "vendors/vendor_list.html", {"page": page, "filters": filters})
 
 
-@role_required("vendors.view_vendor")
-def vendor_detail(request, pk: int):
-    vendor = vendor_get_for(request.user, pk)
-    offers = vendor_offers(request.user, vendor)
-    return render(
-        request,
-        "vendors/vendor_detail.html",
-        {"vendor": vendor, "offers": offers, "waivers": vendor_waivers(offers)},
-    )
-
-
 @role_required("vendors.add_vendor")
-def vendor_create(request):
+def vendor_create(request: HttpRequest) -> HttpResponse:
     form = VendorForm(request.POST or None)
     back = return_to(request)
     if request.method == "POST" and form.is_valid():
@@ -66,7 +54,7 @@ def vendor_create(request):
 
 
 @role_required("vendors.change_vendor")
-def vendor_edit(request, pk: int):
+def vendor_edit(request: HttpRequest, pk: int) -> HttpResponse:
     vendor = vendor_get_for(request.user, pk)
     form = VendorEditForm(
         request.POST or None, instance=vendor, initial={"version": vendor.version}

@@ -1,10 +1,13 @@
 """REST API: a case's sets (list, statistics, download, upload) and the harness's fetch."""
 
 import tempfile
+from tempfile import SpooledTemporaryFile
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
+from django.http import FileResponse
 from django.template.defaultfilters import filesizeformat
-from django.urls import path
+from django.urls import URLPattern, path
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -12,7 +15,9 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.cases.selectors import case_get_for
@@ -21,6 +26,7 @@ from apps.core.permissions import RolePermission
 from apps.core.uploads import api_declared_over, refused_unread
 from apps.evidence.api import HarnessTokenOnly
 from apps.evidence.authentication import HarnessTokenAuthentication
+from apps.evidence.models import HarnessToken
 from apps.workloads import services
 from apps.workloads.models import SetKind, WorkloadSet
 from apps.workloads.selectors import harness_set, set_stored_file
@@ -59,16 +65,18 @@ class WorkloadSetViewSet(viewsets.ReadOnlyModelViewSet):
     required_permissions = {"GET": "workloads.view_workloadset"}
     filterset_fields = ["case", "kind", "sha256"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[WorkloadSet]:
         return WorkloadSet.objects.select_related("uploaded_by").order_by("case_id", "kind", "pk")
 
     @extend_schema(responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
-    def raw(self, request, pk=None, format=None):
+    def raw(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> FileResponse:
         return stored_file_api_response(request, set_stored_file(self.get_object()))
 
 
-def _spooled_body(request, limit: int):
+def _spooled_body(request: Request, limit: int) -> SpooledTemporaryFile[bytes] | None:
     """The body, read in chunks into a spool (on disk past 1 MiB); None when over ``limit``."""
     spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES)  # noqa: SIM115 - returned
     size = 0
@@ -82,7 +90,7 @@ def _spooled_body(request, limit: int):
     return spool
 
 
-def _refusal(error) -> Response:
+def _refusal(error: ValidationError) -> Response:
     body: dict = {"detail": " ".join(error.messages)}
     if isinstance(error, services.SetRefusedError):
         body["total"] = error.total
@@ -108,7 +116,7 @@ class CaseSetUploadView(APIView):
             413: OpenApiResponse(description="Larger than WORKLOAD_SET_MAX_BYTES"),
         },
     )
-    def post(self, request, case_pk: int):
+    def post(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk, offer_count=False)
         limit = services.set_max_bytes()
         body = _spooled_body(request, limit)
@@ -158,8 +166,10 @@ class HarnessSetView(APIView):
         },
         description="The set's exact bytes; `X-Content-SHA256` is their digest.",
     )
-    def get(self, request):
+    def get(self, request: Request) -> FileResponse:
+        assert isinstance(request.auth, HarnessToken)  # HarnessTokenOnly lets no other in
         kind = request.query_params.get("kind")
+
         sha256 = request.query_params.get("sha256") or None
         if kind not in SetKind.values:
             raise NotFound("No such kind of set: prompts or samples.")
@@ -169,7 +179,7 @@ class HarnessSetView(APIView):
         return stored_file_api_response(request, set_stored_file(workload_set))
 
 
-def register(router) -> list:
+def register(router: BaseRouter) -> list[URLPattern]:
     router.register("workload-sets", WorkloadSetViewSet, basename="workload-set")
     return [
         path(

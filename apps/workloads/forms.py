@@ -35,6 +35,8 @@ class PlanSetsForm(forms.Form):
         super().__init__(*args, **kwargs)
         none = [("", _("None: the built-in or any set is taken"))]
         for name, kind in (("prompt_set", SetKind.PROMPTS), ("sample_set", SetKind.SAMPLES)):
-            self.fields[name].choices = none + [
+            field = self.fields[name]
+            assert isinstance(field, forms.ChoiceField)
+            field.choices = none + [
                 (s.pk, f"{s} · {s.sha256[:12]}") for s in sets if s.kind == kind
             ]

@@ -11,7 +11,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from apps.core.models import TrackedModel
+from apps.core.models import StoredFileRecord, TrackedModel
 from apps.workloads import rules
 
 
@@ -20,7 +20,7 @@ class SetKind(models.TextChoices):
     SAMPLES = rules.SAMPLES, _("Core sample set")
 
 
-class WorkloadSet(TrackedModel):
+class WorkloadSet(TrackedModel, StoredFileRecord):
     """One version of a case's prompt set or core sample set, stored with its SHA-256."""
 
     case = models.ForeignKey(
@@ -32,8 +32,6 @@ class WorkloadSet(TrackedModel):
     kind = models.CharField(_("kind"), max_length=10, choices=SetKind.choices)
     name = models.CharField(_("name"), max_length=100)
     set_version = models.PositiveIntegerField(_("set version"))
-    sha256 = models.CharField(_("SHA-256"), max_length=64)
-    size_bytes = models.PositiveBigIntegerField(_("size (bytes)"))
     item_count = models.PositiveIntegerField(_("lines"))
     statistics = models.JSONField(_("statistics"), default=dict, blank=True)
     storage_name = models.CharField(_("stored as"), max_length=300, unique=True)

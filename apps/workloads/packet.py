@@ -7,13 +7,12 @@ Each set is a file of the manifest, re-hashed from storage.
 from django.utils.translation import gettext as _
 
 from apps.acceptance.selectors import case_plans
+from apps.core.contributions import PacketSection
 from apps.workloads import rules
 from apps.workloads.selectors import case_sets, plan_workload, workload_history_querysets
 
 
 def packet_section(case):
-    from apps.packets.sections import PacketSection
-
     sets = case_sets(case)
     if not sets:
         return None

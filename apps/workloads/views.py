@@ -1,7 +1,7 @@
 """Browser pages: a case's sets, an upload, one set's statistics and download, a plan's sets."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
@@ -10,18 +10,16 @@ from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
-from apps.core.services import ConcurrentEditError
+from apps.core.services import SERVICE_ERRORS
 from apps.core.uploads import declared_over, refused_unread
 from apps.workloads import rules, services
 from apps.workloads.forms import PlanSetsForm, SetUploadForm
 from apps.workloads.models import SetKind
 from apps.workloads.selectors import case_sets, plan_workload, set_get_for, set_stored_file
 
-SERVICE_ERRORS = (ValidationError, ConcurrentEditError, PermissionDenied)
-
 
 @role_required("workloads.view_workloadset")
-def case_workloads(request, pk: int):
+def case_workloads(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk, offer_count=False)
     plans = [(plan, plan_workload(plan)) for plan in case_plans(case)]
     return render(
@@ -33,7 +31,7 @@ def case_workloads(request, pk: int):
 
 @refused_unread(declared_over(services.set_max_bytes))  # before the CSRF check reads it
 @role_required("workloads.add_workloadset")
-def set_upload(request, pk: int):
+def set_upload(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk, offer_count=False)
     form = SetUploadForm(request.POST or None, request.FILES or None)
     refusals, refused_total = [], 0
@@ -62,7 +60,7 @@ def set_upload(request, pk: int):
 
 
 @role_required("workloads.view_workloadset")
-def set_detail(request, pk: int):
+def set_detail(request: HttpRequest, pk: int) -> HttpResponse:
     workload_set = set_get_for(request.user, pk)
     statistics = workload_set.statistics or {}
     if workload_set.kind == SetKind.PROMPTS:
@@ -82,13 +80,13 @@ def set_detail(request, pk: int):
 
 
 @role_required("workloads.view_workloadset")
-def set_download(request, pk: int):
+def set_download(request: HttpRequest, pk: int) -> HttpResponse | FileResponse:
     workload_set = set_get_for(request.user, pk)
     return stored_file_response(request, set_stored_file(workload_set))
 
 
 @role_required("workloads.change_planworkload")
-def plan_sets(request, pk: int):
+def plan_sets(request: HttpRequest, pk: int) -> HttpResponse:
     plan = plan_get_for(request.user, pk)
     sets = case_sets(plan.case)
     current = plan_workload(plan)

@@ -1,7 +1,7 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from apps.accounts.roles import Role
+from apps.core.roles import Role
 from tests.acceptance.factories import harness_measures
 from tests.acceptance.measures import correctness, soak
 

@@ -9,8 +9,8 @@ from django.utils import timezone
 from apps.acceptance import packet, rules
 from apps.acceptance.models import AcceptanceAttachment, AcceptancePlan, AcceptanceResult
 from apps.acceptance.selectors import acceptance_state
-from apps.cases.demo import seed_demo
 from apps.cases.models import ProcurementCase
+from apps.casework.demo import seed_demo
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
 from tests.acceptance.factories import approved_offer, make_plan, record_faults

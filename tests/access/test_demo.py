@@ -11,7 +11,7 @@ from apps.access.selectors import (
     network_plan_of,
     plan_view,
 )
-from apps.cases.demo import seed_demo
+from apps.casework.demo import seed_demo
 
 pytestmark = pytest.mark.django_db
 

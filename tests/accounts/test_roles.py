@@ -1,7 +1,7 @@
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 
-from apps.accounts.roles import Role, collect_role_permissions
+from apps.core.roles import Role, collect_role_permissions
 
 
 def test_the_five_roles_exist_with_their_permissions(db):

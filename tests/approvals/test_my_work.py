@@ -8,10 +8,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.approvals.dashboard import dashboard_for
-from apps.approvals.inbox import digests_send, work_items
 from apps.approvals.services import case_submit_for_approval
-from apps.approvals.tasks import send_daily_digests_task
+from apps.casework.dashboard import dashboard_for
+from apps.casework.inbox import digests_send, work_items
+from apps.casework.tasks import send_daily_digests_task
 from apps.core.services import tracked_update
 from tests.approvals.test_reminders import world  # noqa: F401  (a fixture)
 

@@ -8,9 +8,9 @@ from django.utils import timezone
 
 from apps.approvals.models import Reminder
 from apps.approvals.packet import packet_section
-from apps.approvals.reminders import add_months, reminder_threshold
 from apps.approvals.services import approval_decide, case_submit_for_approval
-from apps.approvals.tasks import send_reminders_task
+from apps.casework.reminders import add_months, reminder_threshold
+from apps.casework.tasks import send_reminders_task
 from apps.core.services import tracked_update
 from apps.evidence.services import harness_token_create
 from tests.approvals.factories import make_ready_case

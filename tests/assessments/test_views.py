@@ -10,7 +10,7 @@ from apps.assessments.models import DataExportAssessment
 from apps.assessments.panels import case_panel
 from apps.assessments.questions import QUESTIONS
 from apps.assessments.services import assessment_save
-from apps.cases.panels import case_overview
+from apps.casework.panels import case_overview
 from tests.assessments.factories import make_assessment
 from tests.factories import make_case, make_offer, make_vendor
 from tests.pages import whole_case

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from apps.audit.export_check import unsafe_name, verify_export
 from apps.audit.exports import MANIFEST, SIGNATURE, build_case_export
-from apps.cases.demo import seed_demo
+from apps.casework.demo import seed_demo
 from apps.offers.services import offer_update
 from tests.factories import FULL_SPEC, make_case, make_offer
 

@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from apps.audit.models import ChainVerification
 from apps.audit.verification import Kind, verify_chain
-from apps.cases.demo import seed_demo
 from apps.cases.models import ProcurementCase
+from apps.casework.demo import seed_demo
 from apps.offers.models import Offer
 from tests.audit.tampering import raw_delete, raw_update
 from tests.factories import FULL_SPEC, make_case, make_offer

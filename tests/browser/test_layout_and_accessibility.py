@@ -69,8 +69,8 @@ PAGES = {
 def _ids() -> dict:
     """The records of the approvable demo case that the pages above open."""
     from apps.assessments.models import DataExportAssessment
-    from apps.cases.demo import DEMO_CASE_NAME
     from apps.cases.models import ProcurementCase
+    from apps.casework.demo import DEMO_CASE_NAME
     from apps.evidence.models import EvidenceBundle
 
     case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)

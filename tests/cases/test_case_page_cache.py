@@ -19,10 +19,10 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.translation import trans_real
 
-from apps.accounts.roles import Role
-from apps.cases.cockpit import cockpit
-from apps.cases.panels import case_nav, case_overview, case_panels
 from apps.cases.services import case_update
+from apps.casework.cockpit import cockpit
+from apps.casework.panels import case_nav, case_overview, case_panels
+from apps.core.roles import Role
 from apps.offers.models import Offer
 from tests.access.factories import make_matrix
 from tests.approvals.factories import make_ready_case, make_verification

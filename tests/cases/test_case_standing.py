@@ -14,11 +14,10 @@ from django.urls import reverse
 from apps.access.models import AccessGrant
 from apps.audit.chain import tracked_history_models
 from apps.cases.models import CaseStanding, StandingMark
+from apps.cases.records import case_path, cases_of
 from apps.cases.services import case_update
-from apps.cases.standing import (
+from apps.casework.standing import (
     _store,
-    case_paths,
-    cases_touched,
     chain_versions,
     compute_standing,
     variant,
@@ -152,24 +151,24 @@ def test_a_deleted_record_touches_the_case_it_hung_from(people, tariq):
     case = make_case(people["priya"])
     matrix = make_matrix(tariq, case, reason="Started")
     grant = AccessGrant.objects.filter(role__matrix=matrix).first()
-    assert cases_touched(grant) == {case.pk}
+    assert cases_of(grant) == {case.pk}
     history = AccessGrant.history.filter(id=grant.pk).first()
     AccessGrant.objects.filter(pk=grant.pk).delete()
     # The grant is gone; its role still names the matrix, and so the case.
-    assert cases_touched(history.instance) == {case.pk}
+    assert cases_of(history.instance) == {case.pk}
 
 
 def test_every_tracked_record_hangs_from_its_case_or_from_none(people):
     case, offer, _made = make_ready_case(people)
-    assert cases_touched(case) == {case.pk}
-    assert cases_touched(offer) == {case.pk}
+    assert cases_of(case) == {case.pk}
+    assert cases_of(offer) == {case.pk}
     item = ChecklistItem.objects.filter(checklist__offer=offer).first()
-    assert cases_touched(item) == {case.pk}
-    assert cases_touched(offer.vendor) is None
-    assert case_paths(Vendor) == ()
-    assert ("case_id", "pk") in case_paths(Offer)
+    assert cases_of(item) == {case.pk}
+    assert cases_of(offer.vendor) is None
+    assert case_path(Vendor) is None
+    assert case_path(Offer) == "case"
     for history_model in tracked_history_models():
-        case_paths(history_model.instance_type)  # every path resolves at start-up
+        case_path(history_model.instance_type)  # every path resolves at start-up
 
 
 def test_a_kind_of_viewer_gets_its_own_standing(browser_as, people):

@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from apps.cases.panels import AREAS
+from apps.casework.panels import AREAS
 from tests.approvals.factories import make_ready_case
 from tests.factories import FULL_SPEC, make_case, make_offer
 from tests.sizing.test_sizing_pages import DEMAND

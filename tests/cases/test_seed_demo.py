@@ -6,8 +6,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from apps.approvals.selectors import case_gates
-from apps.cases.demo import BLOCKED_CASE_NAME, DEMO_CASE_NAME, MIDWAY_CASE_NAME
 from apps.cases.models import ProcurementCase
+from apps.casework.demo import BLOCKED_CASE_NAME, DEMO_CASE_NAME, MIDWAY_CASE_NAME
 from apps.costs.models import CostImport
 from apps.evidence.models import EvidenceBundle
 from apps.offers.models import Offer

@@ -38,7 +38,7 @@ def make_legal(username="leo"):
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
-    from apps.accounts.roles import Role
+    from apps.core.roles import Role
 
     user = get_user_model().objects.create_user(
         username=username, password="pw", first_name=username.title()

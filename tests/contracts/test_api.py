@@ -2,7 +2,7 @@
 
 import pytest
 
-from apps.cases.demo import seed_demo
+from apps.casework.demo import seed_demo
 from apps.contracts.models import ChecklistTemplate, ClauseChecklist, RedFlagWaiver
 from apps.contracts.selectors import open_red_flags
 from tests.contracts.factories import item, make_checklist, set_statuses

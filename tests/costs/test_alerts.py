@@ -6,7 +6,7 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
-from apps.approvals.tasks import send_reminders_task
+from apps.casework.tasks import send_reminders_task
 from apps.costs.models import ThresholdAlert
 from apps.costs.tasks import send_threshold_alerts_task
 from tests.costs.factories import CLEAN, make_budget, make_import

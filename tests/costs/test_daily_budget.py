@@ -11,7 +11,7 @@ from django.core import mail
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from apps.approvals.tasks import send_reminders_task
+from apps.casework.tasks import send_reminders_task
 from apps.costs.models import CostImport, SpendCharge, ThresholdAlert
 from apps.costs.packet import packet_section
 from tests.costs.factories import make_budget

@@ -121,7 +121,7 @@ def _import_demo_bills(case):
 
 
 def test_seed_demo_has_a_budget_and_its_bill_file_three_months_and_an_idle_one(db):
-    from apps.cases.demo import DEMO_CASE_NAME
+    from apps.casework.demo import DEMO_CASE_NAME
 
     call_command("seed_demo", stdout=StringIO())
     call_command("seed_demo", stdout=StringIO())
@@ -141,7 +141,7 @@ def test_seed_demo_has_a_budget_and_its_bill_file_three_months_and_an_idle_one(d
 def test_the_demo_packet_includes_the_reconciliation_and_the_bill_file(db, settings, tmp_path):
     from django.utils import timezone
 
-    from apps.cases.demo import seed_demo
+    from apps.casework.demo import seed_demo
     from apps.packets.document import packet_document
     from apps.packets.signing import get_signer
 

@@ -5,7 +5,7 @@ import hashlib
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from apps.packets.sections import PacketSection
+from apps.core.contributions import PacketSection
 
 BUNDLE_BYTES = b'{"harness": "0.1", "rounds": 3}'
 BUNDLE_SHA256 = hashlib.sha256(BUNDLE_BYTES).hexdigest()

@@ -22,7 +22,7 @@ from pyhanko.sign.validation import validate_pdf_signature
 from pyhanko.sign.validation.status import SignatureCoverageLevel
 from pyhanko_certvalidator import ValidationContext
 
-from apps.cases.demo import seed_demo
+from apps.casework.demo import seed_demo
 from apps.packets.chapters import case_sections, document_sections
 from apps.packets.models import DocumentKind, PacketRequest
 from apps.packets.services import packet_request_create

@@ -19,7 +19,7 @@ from apps.approvals.models import Reminder
 from apps.approvals.services import approval_decide
 from apps.audit.exports import build_case_export
 from apps.audit.sources import all_sources, case_sources
-from apps.cases.demo import seed_demo
+from apps.casework.demo import seed_demo
 from apps.comments.services import comment_add
 from apps.core.models import FileIntegrityAlarm
 from apps.core.services import tracked_create
@@ -29,8 +29,8 @@ from apps.costs.services import cost_import_create, threshold_alerts_send
 from apps.evidence.models import Baseline, EvidenceBundle
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
-from apps.portal.invitations import invitation_create
 from apps.portal.models import ClaimSection, DocumentKind, Proposal, VendorDocument
+from apps.portal.services.invitations import invitation_create
 from apps.sizing.services import requirement_spec_save
 from apps.workloads.services import plan_workload_set
 from tests.approvals.factories import make_verification

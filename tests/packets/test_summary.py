@@ -9,7 +9,7 @@ from django.utils import timezone, translation
 
 from apps.approvals.services import approval_decide, case_submit_for_approval
 from apps.audit.selectors import chain_status
-from apps.cases.demo import seed_demo
+from apps.casework.demo import seed_demo
 from apps.core.services import tracked_update
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer

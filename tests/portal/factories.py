@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from apps.portal import access
-from apps.portal.invitations import invitation_create
+from apps.portal.services.invitations import invitation_create
 from tests.contracts.factories import make_checklist
 from tests.factories import make_case, make_offer
 

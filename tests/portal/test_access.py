@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.portal import access
-from apps.portal.invitations import invitation_revoke
 from apps.portal.models import InvitationUse, OneTimeCode, UseKind
+from apps.portal.services.invitations import invitation_revoke
 from tests.portal.factories import make_invitation, open_portal
 
 pytestmark = pytest.mark.django_db

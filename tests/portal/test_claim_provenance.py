@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from apps.offers.models import DeclaredSpec
 from apps.offers.services import declared_spec_update
-from apps.portal import review
+from apps.portal.services import review
 from tests.approvals.factories import make_verification
 from tests.factories import FULL_SPEC, make_case, make_offer
 from tests.portal.factories import make_invitation

@@ -19,7 +19,6 @@ from django.test import Client
 from django.urls import URLPattern, get_resolver
 from django.utils import timezone
 
-from apps.portal.invitations import invitation_revoke
 from apps.portal.models import (
     InvitationUse,
     OneTimeCode,
@@ -28,6 +27,7 @@ from apps.portal.models import (
     VendorDocument,
     VendorInvitation,
 )
+from apps.portal.services.invitations import invitation_revoke
 from tests.portal.factories import make_invitation, open_portal
 from tests.portal.review_factories import make_proposal
 

@@ -12,8 +12,8 @@ from django.urls import reverse
 from apps.contracts.models import ChecklistItem, ContractTerms
 from apps.core.services import StateConflict
 from apps.offers.models import DeclaredSpec, Offer
-from apps.portal import review
 from apps.portal.models import DocumentStatus, ProposalStatus
+from apps.portal.services import review
 from tests.factories import make_case, make_offer
 from tests.portal.factories import make_invitation, make_offer_with_checklist
 from tests.portal.review_factories import make_document, make_proposal

@@ -7,9 +7,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from apps.core.services import StateConflict, tracked_update
-from apps.portal.invitations import invitation_revoke
 from apps.portal.models import InvitationUse, UseKind, VendorDocument, VendorInvitation
-from apps.portal.proposals import document_upload
+from apps.portal.services.invitations import invitation_revoke
+from apps.portal.services.proposals import document_upload
 from tests.portal.factories import make_invitation, open_portal
 from tests.portal.vendor import documents_url
 

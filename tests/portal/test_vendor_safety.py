@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from apps.core.services import StateConflict, tracked_update
 from apps.portal.claims import clause_items
-from apps.portal.invitations import invitation_revoke
 from apps.portal.models import InvitationUse, Proposal, UseKind, VendorDocument, VendorInvitation
-from apps.portal.proposals import proposals_submit
+from apps.portal.services.invitations import invitation_revoke
+from apps.portal.services.proposals import proposals_submit
 from tests.contracts.factories import set_statuses
 from tests.factories import make_offer, make_vendor
 from tests.portal.factories import make_invitation, make_offer_with_checklist, open_portal

@@ -9,7 +9,6 @@ answer that was right in the baseline and is wrong now is a regression too,
 whatever the tolerance.
 """
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -428,7 +427,3 @@ def measured_anything(summary: dict) -> bool:
         or (summary.get("bench") or {}).get("memory_bw")
         or (summary.get("correctness") or {}).get("items")
     )
-
-
-def groups_measured(rows: Iterable[MetricRow]) -> set[str]:
-    return {row.group for row in rows if row.status != NOT_COMPARED}

@@ -6,7 +6,7 @@ from apps.packets.models import ISSUE_PERMISSIONS, DocumentKind
 
 register = template.Library()
 
-# The case's areas whose records a deliverable is drawn from (``apps.cases.panels.AREAS``).
+# The case's areas whose records a deliverable is drawn from (``apps.casework.panels.AREAS``).
 AREA_DOCUMENTS = {
     "sizing": DocumentKind.SPEC_SHEET,
     "offers": DocumentKind.SPEC_SHEET,

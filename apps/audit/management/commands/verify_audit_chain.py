@@ -23,6 +23,7 @@ class Command(BaseCommand):
             )
             return
         first = report.first_problem
+        assert first is not None  # a broken chain keeps its problems, the first among them
         self.stderr.write(
             self.style.ERROR(
                 f"chain BROKEN: {report.problem_count} problem(s) in {report.rows} rows "

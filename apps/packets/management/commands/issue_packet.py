@@ -4,6 +4,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandError
 
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_list_for
 from apps.core.storage import storage_location
 from apps.packets.models import DocumentKind, PacketRequest
@@ -55,8 +56,10 @@ class Command(BaseCommand):
         if packet_request.status != PacketRequest.Status.DONE:
             raise CommandError(f"Packet {packet_request.number} failed: {packet_request.error}")
         packet = packet_request.packet
+        stored = packet.file.name
+        assert stored is not None  # an issued packet always has its file
         self.stdout.write(self.style.SUCCESS(f"Issued {packet.number} for case #{case.pk}"))
-        self.stdout.write(f"  stored:  {packet.file.name} ({_location(packet.file.name)})")
+        self.stdout.write(f"  stored:  {stored} ({_location(stored)})")
         self.stdout.write(f"  sha256:  {packet.sha256}")
         self.stdout.write(f"  size:    {packet.size_bytes} bytes, {packet.page_count} pages")
         self.stdout.write(f"  signer:  {packet.signer_subject}")
@@ -68,8 +71,6 @@ class Command(BaseCommand):
             if actor is None:
                 raise CommandError(f"No user named {username!r}.")
         else:
-            from apps.cases.models import ProcurementCase
-
             case = ProcurementCase.objects.select_related("owner").filter(pk=case_id).first()
             if case is None:
                 raise CommandError(f"No case #{case_id}.")

@@ -1,0 +1,168 @@
+"""My work: what waits for one person across cases, overdue first.
+
+The same list makes the page's "Yours to do", the count beside "My work" in
+the site header, and the daily e-mail digest (``digests_send``), so the three
+never disagree. Items come from the dashboard (``dashboard_for``): the work
+of the person's roles, and what comes due that they own.
+"""
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import date
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.core.mail import send_mail
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from apps.accounts.models import WorkPreferences
+from apps.audit.chain import HEAD_PK
+from apps.audit.models import ChainHead
+from apps.casework.dashboard import Board, dashboard_for
+from apps.casework.page import permissions_fingerprint
+from apps.comments.selectors import unread_mentions
+
+logger = logging.getLogger(__name__)
+
+# How long a counted total may be served before it is counted again, at most; any
+# tracked write counts it again at once (the audit chain head is in its key).
+COUNT_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    title: str
+    detail: str
+    url: str
+    tone: str
+    due_on: date | None = None
+    days_left: int | None = None
+
+    @property
+    def overdue(self) -> bool:
+        return self.days_left is not None and self.days_left < 0
+
+    @property
+    def overdue_days(self) -> int:
+        return -self.days_left if self.overdue and self.days_left is not None else 0
+
+
+def work_items(board: Board) -> list[WorkItem]:
+    """The board's work, overdue first (longest overdue first), then by due date, then the
+    rest in the board's order."""
+    items = [
+        WorkItem(str(item.title), str(item.detail), item.url, item.tone)
+        for section in board.sections
+        if section.todo
+        for item in section.items
+    ]
+    items += [
+        WorkItem(
+            str(row.item.label),
+            str(row.kind),
+            row.item.url,
+            "bad" if row.overdue_days else "warn",
+            row.item.due_on,
+            row.days_left,
+        )
+        for row in board.expiring
+    ]
+
+    def order(item: WorkItem) -> tuple:
+        if item.due_on is None:
+            return (2, date.max)
+        return (0 if item.overdue else 1, item.due_on)
+
+    return sorted(items, key=order)
+
+
+def _head_seq() -> int:
+    return ChainHead.objects.filter(pk=HEAD_PK).values_list("seq", flat=True).first() or 0
+
+
+def waiting_count(user) -> int:
+    """How many items wait for ``user``: counted again after any tracked write or overnight."""
+    # Reading a mention is not a tracked write: the count of unread ones is in the key.
+    parts = [
+        user.pk,
+        permissions_fingerprint(user),
+        _head_seq(),
+        timezone.localdate(),
+        unread_mentions(user).count(),
+    ]
+    key = "my-work-count:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+    try:
+        found = cache.get(key)
+    except Exception:  # an unreachable cache costs speed, never the count
+        logger.warning("Cache unavailable; counting the work", exc_info=True)
+        found = None
+    if found is not None:
+        return found
+    count = len(work_items(dashboard_for(user)))
+    try:
+        cache.set(key, count, COUNT_SECONDS)
+    except Exception:
+        logger.warning("Cache unavailable; count not stored", exc_info=True)
+    return count
+
+
+def wants_digest(user) -> bool:
+    """Everyone gets the digest until they turn it off."""
+    preferences = WorkPreferences.objects.filter(user=user).first()
+    return preferences is None or preferences.daily_digest
+
+
+def digest_set(user, *, daily_digest: bool) -> WorkPreferences:
+    preferences, _created = WorkPreferences.objects.update_or_create(
+        user=user, defaults={"daily_digest": daily_digest}
+    )
+    return preferences
+
+
+def digests_send(*, today: date | None = None) -> int:
+    """One e-mail to each active person with an address, the digest on and work waiting;
+    returns how many were sent. In the site's language (``LANGUAGE_CODE``)."""
+    today = today or timezone.localdate()
+    opted_out = set(
+        WorkPreferences.objects.filter(daily_digest=False).values_list("user_id", flat=True)
+    )
+    people = get_user_model().objects.filter(is_active=True).exclude(email="").order_by("pk")
+    sent = 0
+    with translation.override(settings.LANGUAGE_CODE):
+        for person in people:
+            if person.pk in opted_out:
+                continue
+            items = work_items(dashboard_for(person))
+            if not items:
+                continue
+            overdue = sum(1 for item in items if item.overdue)
+            subject = ngettext(
+                "%(n)s item waits for you in Diligence",
+                "%(n)s items wait for you in Diligence",
+                len(items),
+            ) % {"n": len(items)}
+            if overdue:
+                subject += " " + _("(%(n)s overdue)") % {"n": overdue}
+            body = render_to_string(
+                "approvals/email/digest.txt",
+                {
+                    "person": person,
+                    "items": items,
+                    "today": today,
+                    "organisation": settings.ORGANISATION_NAME,
+                    "site_url": settings.SITE_URL,
+                },
+            )
+            send_mail(
+                subject=subject,
+                message=body,
+                from_email=None,
+                recipient_list=[person.email],
+            )
+            sent += 1
+    return sent

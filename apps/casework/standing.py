@@ -1,0 +1,332 @@
+"""Where a case stands, stored, and kept current by the tracked writes themselves.
+
+Computing the cockpit reads every area's records (some fifty queries on a full
+case). The case page reads it instead from a ``CaseStanding`` row, one per case
+and kind of viewer (``variant``: the language, the time zone and today's date,
+the viewer's permissions, the deployed code and settings and the chain's last
+verification run, digested together; nothing listed by hand).
+
+Every tracked write appends a history row, which the audit chain links in the
+same transaction (``apps.audit.chain.history_linked``). Here that signal raises
+the ``StandingMark`` of the case the written record hangs from (followed through
+its foreign keys to the case), or the mark of every case when the record hangs
+from none (a vendor, a checklist template, a file alarm…). A standing stamped
+with the chain head read *before* its records were read is shown only while no
+mark is above that stamp, and only until its ``valid_until`` (an area whose
+content turns with the clock). So a standing is never stale: a write either
+committed before the stamp was read (and the standing saw it), or raised the
+mark above the stamp.
+
+Once such a write commits, the standings that viewers had of the touched case
+are computed again for the same kinds of viewer, so the page a reviewer opens
+right after an edit reads a stored standing too.
+"""
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cache
+from operator import attrgetter
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.context_processors import PermWrapper
+from django.core.signals import setting_changed
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q, Subquery
+from django.template.loader import render_to_string
+from django.urls import get_script_prefix
+from django.utils import timezone, translation
+from django.utils.translation import get_language
+
+from apps.audit.chain import HEAD_PK, history_linked
+from apps.audit.models import ChainHead, ChainVerification
+from apps.cases.models import CaseStanding, ProcurementCase, StandingMark
+from apps.cases.records import cases_of
+from apps.casework.cockpit import Tile, cockpit_from_tiles, tile
+from apps.casework.panels import case_nav, case_panels
+from apps.core.reads import shared_reads
+
+logger = logging.getLogger(__name__)
+
+FORMAT = "case-standing/1"
+COCKPIT_TEMPLATE = "cases/_case_cockpit.html"
+# How many kinds of viewer of one case a write computes again at once; the others
+# are computed when they next open the page.
+REFRESHED_PER_WRITE = 6
+
+
+# --- what a standing depends on besides the records --------------------------------------
+
+
+@cache
+def code_fingerprint() -> str:
+    """The deployed code, templates and compiled translations (read once per process)."""
+    from pathlib import Path
+
+    root = Path(settings.BASE_DIR)
+    digest = hashlib.sha256()
+    for folder, pattern in (("apps", "*.py"), ("apps", "*.html"), ("templates", "*.html")):
+        for path in sorted((root / folder).rglob(pattern)):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    for path in sorted((root / "locale").rglob("*.mo")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _plain_setting(value):
+    if isinstance(value, set | frozenset):
+        return sorted(map(repr, value))
+    # Objects without a stable spelling across processes: their type.
+    return f"{type(value).__module__}.{type(value).__qualname__}"
+
+
+@cache
+def settings_fingerprint() -> str:
+    """Every setting (rules read several), digested; forgotten when a setting changes."""
+    names = sorted(name for name in dir(settings) if name.isupper())
+    material = json.dumps(
+        [[name, attrgetter(name)(settings)] for name in names], default=_plain_setting
+    )
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def _forget_settings(**kwargs) -> None:
+    settings_fingerprint.cache_clear()
+
+
+setting_changed.connect(_forget_settings, dispatch_uid="cases.standing_settings")
+
+
+def permissions_fingerprint(actor) -> str:
+    perms = sorted(actor.get_all_permissions()) if actor.is_active else []
+    material = json.dumps([actor.is_active, actor.is_superuser, perms])
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChainVersions:
+    """Read before anything a standing is computed from (one statement, one snapshot)."""
+
+    seq: int  # the audit chain head: every tracked write advances it
+    verification: int  # the chain's last verification run (recorded untracked)
+    users: str  # the users' names and roles (not tracked: an administrator edits them)
+
+
+@cache
+def _versions_statement() -> tuple[str, tuple]:
+    """The SQL of the versions query, compiled once per process (it has no variable part)."""
+    head = ChainHead.objects.filter(pk=HEAD_PK)
+    last_verification = ChainVerification.objects.order_by("-pk").values("pk")[:1]
+    queryset = (
+        get_user_model()
+        .objects.order_by("pk", "groups__name")
+        .annotate(
+            head_seq=Subquery(head.values("seq")[:1]),
+            verification=Subquery(last_verification),
+        )
+        .values_list(
+            "head_seq", "verification", "pk", "username", "first_name", "last_name", "groups__name"
+        )
+    )
+    return queryset.query.sql_with_params()
+
+
+def chain_versions() -> ChainVersions:
+    sql, params = _versions_statement()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = [tuple(row) for row in cursor.fetchall()]
+    seq, verification = rows[0][:2] if rows else (None, None)
+    users = hashlib.sha256(json.dumps([row[2:] for row in rows]).encode()).hexdigest()
+    return ChainVersions(seq=seq or 0, verification=verification or 0, users=users)
+
+
+def variant(actor, versions: ChainVersions) -> str:
+    """The kind of viewer and moment a standing is for (the current language and zone)."""
+    parts = [
+        FORMAT,
+        versions.users,
+        get_language(),
+        timezone.get_current_timezone_name(),
+        timezone.localdate().isoformat(),
+        get_script_prefix(),
+        versions.verification,
+        permissions_fingerprint(actor),
+        code_fingerprint(),
+        settings_fingerprint(),
+    ]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+# --- reading and storing ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Standing:
+    html: str  # the cockpit rendered for this kind of viewer
+    valid_until: datetime | None = None
+    tiles: list[Tile] | None = None  # when computed now (a stored one keeps its HTML only)
+
+
+def compute_standing(case: ProcurementCase, actor) -> Standing:
+    """Every area the viewer may see, as tiles, the cockpit rendered from them, and until
+    when they hold."""
+    panels = case_panels(case, actor=actor)
+    moments = [panel.valid_until for panel in panels if panel.valid_until is not None]
+    tiles = [tile(case, panel) for panel in panels]
+    return Standing(render_cockpit(case, tiles, actor), min(moments, default=None), tiles)
+
+
+def render_cockpit(case: ProcurementCase, tiles: list[Tile], actor) -> str:
+    """The cockpit's HTML: the same for every viewer of one kind (it reads the viewer's
+    permissions only, never the request)."""
+    context = {
+        "case": case,
+        **cockpit_from_tiles(case, tiles, case_nav(case, actor)),
+        "user": actor,
+        "perms": PermWrapper(actor),
+    }
+    return render_to_string(COCKPIT_TEMPLATE, context)
+
+
+@cache
+def _stored_statement() -> str:
+    """The SQL reading one stored standing with the highest mark above it (compiled once
+    per process, from the models' own table and column names; its parameters: the case
+    twice and the variant)."""
+    qn = connection.ops.quote_name
+    standing, mark = CaseStanding._meta.db_table, StandingMark._meta.db_table
+    return (
+        f"SELECT s.{qn('id')}, s.{qn('seq')}, s.{qn('valid_until')}, s.{qn('html')}, "  # noqa: S608
+        f"(SELECT MAX(m.{qn('seq')}) FROM {qn(mark)} m "
+        f"WHERE m.{qn('key')} IN (%s, {StandingMark.ALL})) AS {qn('mark')} "
+        f"FROM {qn(standing)} s WHERE s.{qn('case_id')} = %s AND s.{qn('variant')} = %s"
+    )
+
+
+def stored_standing(case_pk: int, key: str, now) -> Standing | None:
+    """The stored standing of this variant, if no write touched the case since it was
+    computed and it still holds; None otherwise (one query)."""
+    rows = list(CaseStanding.objects.raw(_stored_statement(), [case_pk, case_pk, key]))
+    if not rows:
+        return None
+    row = rows[0]
+    mark = row.mark  # type: ignore[attr-defined]  # selected with the row
+    if mark is not None and mark > row.seq:
+        return None
+    if row.valid_until is not None and now >= row.valid_until:
+        return None
+    return Standing(row.html, row.valid_until)
+
+
+def _store(case: ProcurementCase, actor, key: str, seq: int, standing: Standing) -> None:
+    values = {
+        "seq": seq,
+        "valid_until": standing.valid_until,
+        "html": standing.html,
+        "viewer": actor,
+        "language": get_language(),
+        "time_zone": timezone.get_current_timezone_name(),
+    }
+    try:
+        with transaction.atomic():
+            # Never replace a standing computed from a later reading of the chain; those
+            # of earlier days are for a date no view asks for again.
+            CaseStanding.objects.filter(
+                Q(variant=key, seq__lte=seq)
+                | Q(computed_at__lt=timezone.now() - timedelta(days=2)),
+                case_id=case.pk,
+            ).delete()
+            CaseStanding.objects.create(case_id=case.pk, variant=key, **values)
+    except IntegrityError:  # a standing from a later reading is stored already
+        pass
+
+
+def case_standing(case: ProcurementCase, actor, versions: ChainVersions) -> Standing:
+    """The case's standing for this viewer: stored when current, else computed and stored.
+
+    ``versions`` (``chain_versions()``) were read before the case."""
+    if not settings.CASE_STANDING_STORED:
+        return compute_standing(case, actor)
+    key = variant(actor, versions)
+    stored = stored_standing(case.pk, key, timezone.now())
+    if stored is not None:
+        return stored
+    standing = compute_standing(case, actor)
+    _store(case, actor, key, versions.seq, standing)
+    return standing
+
+
+# --- kept current by the tracked writes ----------------------------------------------------
+
+
+def _raise_mark(key: int, seq: int) -> None:
+    # Every tracked write links its history row with the chain head locked, so the marks
+    # are raised one write at a time, each above the last.
+    StandingMark.objects.update_or_create(key=key, defaults={"seq": seq})
+
+
+def on_history_linked(sender, history_row, seq: int, **kwargs) -> None:
+    """A tracked write: raise the marks of the cases it touches (same transaction), and
+    compute their standings again once it commits."""
+    try:
+        touched = cases_of(history_row.instance)
+    except Exception:  # never fail the write: every case's standing is computed again
+        logger.warning("Case of a written record not found", exc_info=True)
+        touched = None
+    if touched is None:
+        _raise_mark(StandingMark.ALL, seq)
+        return
+    for case_pk in touched:
+        _raise_mark(case_pk, seq)
+        _refresh_on_commit(case_pk)
+
+
+def _refresh_on_commit(case_pk: int) -> None:
+    """Once per transaction and case, however many history rows it writes."""
+    db = transaction.get_connection()
+    waiting = [entry[1] for entry in db.run_on_commit] if db.in_atomic_block else []
+    if any(getattr(func, "refreshes_case", None) == case_pk for func in waiting):
+        return
+
+    def refresh() -> None:
+        refresh.refreshes_case = None  # type: ignore[attr-defined]  # run: no longer waiting
+        refresh_after_write(case_pk)
+
+    refresh.refreshes_case = case_pk  # type: ignore[attr-defined]
+    transaction.on_commit(refresh)
+
+
+def refresh_after_write(case_pk: int) -> None:
+    """Compute again, for the same kinds of viewer, the standings a write made stale."""
+    try:
+        versions = chain_versions()
+        head = versions.seq
+        case = ProcurementCase.objects.filter(pk=case_pk).first()
+        if case is None:
+            return
+        stale = (
+            CaseStanding.objects.filter(case_id=case_pk, seq__lt=head)
+            .select_related("viewer")
+            .order_by("-computed_at")
+        )
+        rows = list(stale[:REFRESHED_PER_WRITE])
+        with shared_reads():
+            for row in rows:
+                with translation.override(row.language), timezone.override(row.time_zone):
+                    viewer = row.viewer
+                    key = variant(viewer, versions)
+                    _store(case, viewer, key, head, compute_standing(case, viewer))
+        # What is left stale is never shown again: computed afresh when asked.
+        CaseStanding.objects.filter(case_id=case_pk, seq__lt=head).delete()
+    except Exception:  # the write is committed: a failed refresh only costs speed
+        logger.warning("Case standing not refreshed after a write", exc_info=True)
+
+
+# Every tracked write raises the mark of the cases it touches (same transaction).
+history_linked.connect(on_history_linked, dispatch_uid="cases.standing")

@@ -1,0 +1,27 @@
+"""Beat tasks: the daily reminders and the daily digests of what waits for each person.
+
+In the embedded default tasks run eagerly, in-process.
+"""
+
+from celery import shared_task
+from django.utils import timezone
+
+from apps.casework.inbox import digests_send
+from apps.casework.reminders import provided_reminders_send, reminders_send
+
+REMINDERS_TASK = "apps.casework.tasks.send_reminders_task"
+DIGEST_TASK = "apps.casework.tasks.send_daily_digests_task"
+
+# Scheduled by Celery beat: see CELERY_BEAT_SCHEDULE in config/settings.py.
+
+
+@shared_task(name=REMINDERS_TASK, acks_late=True)
+def send_reminders_task() -> int:
+    """Send the reminders due today; returns how many were sent (0 when run again)."""
+    return len(reminders_send()) + len(provided_reminders_send(timezone.localdate()))
+
+
+@shared_task(name=DIGEST_TASK, acks_late=True)
+def send_daily_digests_task() -> int:
+    """E-mail each person what waits for them (unless they turned it off); returns how many."""
+    return digests_send()

@@ -1,0 +1,177 @@
+"""The pages that show the whole case, or cut across cases: the case page (the cockpit),
+one area in full, search, what waits for one person (my work), an offer in full, the
+offer matrix, and a vendor's portfolio."""
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_POST
+
+from apps.approvals.forms import DigestForm
+from apps.cases.selectors import case_get_for
+from apps.casework.cockpit import tile
+from apps.casework.dashboard import dashboard_for
+from apps.casework.inbox import digest_set, waiting_count, wants_digest, work_items
+from apps.casework.matrix import COLUMNS, DESCENDING_FIRST, offer_matrix, parse_sort, sort_rows
+from apps.casework.matrix_files import XLSX_CONTENT_TYPE, matrix_csv, matrix_filename, matrix_xlsx
+from apps.casework.offer_overview import offer_overview
+from apps.casework.page import case_page_response, page_versions
+from apps.casework.panels import AREAS, case_area_panel, case_nav
+from apps.casework.portfolio import vendor_offers, vendor_waivers
+from apps.casework.search import MAX_QUERY_LENGTH, search
+from apps.contracts.selectors import TermsTable
+from apps.core.access import role_required
+from apps.offers.selectors import offer_get_for
+from apps.vendors.selectors import vendor_get_for
+
+
+@role_required("cases.view_procurementcase")
+def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    versions = page_versions()  # first: a cached part is never older than its key
+    return case_page_response(
+        request,
+        pk,
+        versions=versions,
+        load_case=lambda: case_get_for(request.user, pk, offer_count=False),
+    )
+
+
+@role_required("cases.view_procurementcase")
+def case_area(request: HttpRequest, pk: int, area: str) -> HttpResponse:
+    """One area of the case in full: what it lacks, who can mend it, and its details."""
+    case = case_get_for(request.user, pk, offer_count=False)
+    if area not in AREAS:
+        raise Http404(_("No such part of a case."))
+    panel = case_area_panel(case, area, actor=request.user)
+    if panel is None:
+        raise PermissionDenied(_("Your role does not show this part of the case."))
+    return render(
+        request,
+        "cases/case_area.html",
+        {
+            "case": case,
+            "panel": panel,
+            "tile": tile(case, panel),
+            "area": area,
+            "nav": case_nav(case, request.user),
+        },
+    )
+
+
+@role_required("cases.view_procurementcase")
+def search_page(request: HttpRequest) -> HttpResponse:
+    """Cases, vendors, offers, clauses and evidence matching the words, as far as one may read."""
+    words = request.GET.get("q", "")
+    groups = search(request.user, words)
+    return render(
+        request,
+        "cases/search.html",
+        {"q": words[:MAX_QUERY_LENGTH], "groups": groups, "searched": bool(words.strip())},
+    )
+
+
+@role_required("approvals.view_approval")
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """My work: what waits for the person, overdue first, then the dashboard's detail."""
+    board = dashboard_for(request.user)
+    return render(
+        request,
+        "approvals/dashboard.html",
+        {
+            "board": board,
+            "items": work_items(board),
+            "digest_form": DigestForm(initial={"daily_digest": wants_digest(request.user)}),
+        },
+    )
+
+
+@role_required("approvals.view_approval")
+def waiting(request: HttpRequest) -> JsonResponse:
+    """The count beside "My work" in the site header (fetched by the page's script)."""
+    count = waiting_count(request.user)
+    label = ngettext("%(n)s item waits for you", "%(n)s items wait for you", count) % {"n": count}
+    return JsonResponse({"count": count, "label": label})
+
+
+@role_required("approvals.view_approval")
+@require_POST
+def digest_preference(request: HttpRequest) -> HttpResponse:
+    form = DigestForm(request.POST)
+    form.is_valid()  # a missing or unreadable box means off
+    on = bool(form.cleaned_data.get("daily_digest"))
+    digest_set(request.user, daily_digest=on)
+    messages.success(
+        request,
+        _("The daily digest is on.") if on else _("The daily digest is off."),
+    )
+    return redirect("approvals:dashboard")
+
+
+@role_required("scorecards.view_scorecard")
+def matrix(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every offer side by side; ``?sort=<column>`` (``-<column>``: the other way),
+    ``?format=csv`` or ``xlsx`` for the same rows as a spreadsheet."""
+    case = case_get_for(request.user, pk, offer_count=False)
+    key, descending = parse_sort(request.GET.get("sort"))
+    rows = sort_rows(offer_matrix(case), key, descending=descending)
+    fmt = request.GET.get("format")
+    if fmt == "csv":
+        response = HttpResponse(matrix_csv(rows), content_type="text/csv; charset=utf-8")
+    elif fmt == "xlsx":
+        response = HttpResponse(matrix_xlsx(rows, title=case.name), content_type=XLSX_CONTENT_TYPE)
+    else:
+        return render(
+            request,
+            "scorecards/matrix.html",
+            {
+                "case": case,
+                "rows": rows,
+                "terms_table": TermsTable([row.terms for row in rows if row.terms]),
+                "headings": _matrix_headings(key, descending),
+                "sort": request.GET.get("sort", "") if key else "",
+            },
+        )
+    response["Content-Disposition"] = f'attachment; filename="{matrix_filename(case, fmt)}"'
+    return response
+
+
+def _matrix_headings(current: str, descending: bool) -> list[dict]:
+    """Each column's heading: its label, the link that sorts by it, and its aria-sort."""
+    headings = []
+    for key, label in COLUMNS:
+        first_descending = key in DESCENDING_FIRST
+        if key == current:
+            aria = "descending" if descending else "ascending"
+            # A second click on the sorted column turns the order round.
+            next_descending = not descending
+        else:
+            aria, next_descending = "none", first_descending
+        headings.append(
+            {
+                "key": key,
+                "label": label,
+                "aria_sort": aria,
+                "sort": f"-{key}" if next_descending else key,
+            }
+        )
+    return headings
+
+
+@role_required("offers.view_offer")
+def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    offer = offer_get_for(request.user, pk)
+    return render(request, "offers/offer_detail.html", offer_overview(offer, actor=request.user))
+
+
+@role_required("vendors.view_vendor")
+def vendor_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    vendor = vendor_get_for(request.user, pk)
+    offers = vendor_offers(request.user, vendor)
+    return render(
+        request,
+        "vendors/vendor_detail.html",
+        {"vendor": vendor, "offers": offers, "waivers": vendor_waivers(offers)},
+    )

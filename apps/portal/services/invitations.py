@@ -1,0 +1,125 @@
+"""Inviting a vendor contact to answer for one offer, and taking the invitation back.
+
+The link's secret is made here, put in the e-mail and forgotten: only its digest is
+stored. If the e-mail cannot be sent, nothing is kept (an invitation nobody received
+would only wait to expire), and the caller is told.
+"""
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+
+from apps.core.services import StateConflict, tracked_create, tracked_update
+from apps.offers.models import Offer
+from apps.portal import access
+from apps.portal.models import InvitationState, InvitationUse, UseKind, VendorInvitation
+
+logger = logging.getLogger(__name__)
+
+MAX_DAYS = 90
+
+
+class EmailNotSent(Exception):
+    """The invitation's e-mail could not be handed to the mail server."""
+
+
+def use_record(
+    *, invitation: VendorInvitation, kind: str, detail: str = "", actor=None
+) -> InvitationUse:
+    """Put one use of ``invitation`` in the case's history (the vendor acts without an
+    account: such rows name no person, their detail says who)."""
+    return tracked_create(
+        InvitationUse,
+        actor=actor,
+        reason=str(UseKind(kind).label),
+        invitation=invitation,
+        kind=kind,
+        detail=detail[:300],
+    )
+
+
+def invitation_create(
+    *, actor, offer: Offer, contact_name: str, email: str, language: str = "", days: int = 0
+) -> tuple[VendorInvitation, str]:
+    """Invite ``email`` to answer for ``offer``; the invitation and the link's secret.
+
+    The e-mail goes out inside the transaction: if it fails, nothing is stored.
+    """
+    days = days or settings.PORTAL_INVITATION_DAYS
+    if not 1 <= days <= MAX_DAYS:
+        raise ValidationError(
+            {"days": _("An invitation lasts between 1 and %(max)d days.") % {"max": MAX_DAYS}}
+        )
+    language = language or settings.LANGUAGE_CODE
+    secret = access.new_link_secret()
+    with transaction.atomic():
+        invitation = tracked_create(
+            VendorInvitation,
+            actor=actor,
+            reason="Vendor invited",
+            offer=offer,
+            contact_name=contact_name.strip(),
+            email=email.strip(),
+            language=language,
+            link_digest=access.digest(secret),
+            expires_at=timezone.now() + timedelta(days=days),
+            invited_by=actor,
+        )
+        use_record(
+            invitation=invitation, kind=UseKind.INVITED, detail=invitation.email, actor=actor
+        )
+        _send_invitation(invitation, secret)
+    return invitation, secret
+
+
+def _send_invitation(invitation: VendorInvitation, secret: str) -> None:
+    offer = invitation.offer
+    with translation.override(invitation.language):
+        subject = _("%(organisation)s asks you to answer for your offer") % {
+            "organisation": settings.ORGANISATION_NAME
+        }
+        body = render_to_string(
+            "portal/email/invited.txt",
+            {
+                "invitation": invitation,
+                "organisation": settings.ORGANISATION_NAME,
+                "vendor": offer.vendor.name,
+                "url": access.portal_link(secret),
+            },
+        )
+    try:
+        send_mail(
+            subject=subject[:200], message=body, from_email=None, recipient_list=[invitation.email]
+        )
+    except Exception as error:
+        logger.warning("Could not e-mail the invitation of %s", invitation.email, exc_info=True)
+        raise EmailNotSent(str(error)) from error
+
+
+def invitation_revoke(*, actor, invitation: VendorInvitation, reason: str) -> VendorInvitation:
+    """Close ``invitation`` now: its link and any session opened with it stop working."""
+    if not reason or not reason.strip():
+        raise ValidationError({"reason": _("Say why the invitation is revoked.")})
+    with transaction.atomic():
+        current = VendorInvitation.objects.select_for_update().get(pk=invitation.pk)
+        if current.state == InvitationState.REVOKED:
+            raise StateConflict(_("This invitation was already revoked."))
+        revoked = tracked_update(
+            current,
+            actor=actor,
+            reason=reason,
+            fields={
+                "revoked_at": timezone.now(),
+                "revoked_by": actor,
+                "revoke_reason": reason.strip()[:300],
+            },
+        )
+        use_record(invitation=revoked, kind=UseKind.REVOKED, detail=reason.strip(), actor=actor)
+    return revoked
