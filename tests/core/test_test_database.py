@@ -3,8 +3,8 @@
 import pytest
 from django.contrib.auth.models import Group
 
-from apps.accounts.roles import Role
 from apps.contracts.models import ChecklistTemplate
+from apps.core.roles import Role
 from tests import conftest
 from tests import database as test_database
 
