@@ -70,15 +70,17 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
-    """After a transactional test's flush, the database is the migrated template again."""
+    """After a flush (a transactional test's, or a module fixture's at its end), the
+    database is the migrated template again."""
     try:
         return (yield)
     finally:
-        if _database_state and test_database.is_transactional(item):
+        if _database_state:
             from pytest_django.plugin import blocking_manager_key
 
             with item.config.stash[blocking_manager_key].unblock():
-                test_database.restore(_database_state[0])
+                if test_database.is_transactional(item) or test_database.emptied():
+                    test_database.restore(_database_state[0])
 
 
 @pytest.fixture(scope="session", autouse=True)

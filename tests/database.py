@@ -225,6 +225,17 @@ def restore(state) -> None:
         _postgres_clone(settings_dict, _postgres_template(settings_dict), test_name)
 
 
+def emptied(alias: str = "default") -> bool:
+    """Whether the tables were emptied (the roles the migrations create are gone): a
+    fixture that outlives one test may flush too, at the end of its module."""
+    connection = connections[alias]
+    if connection.connection is None:  # nothing touched the database since it was set up
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM auth_group LIMIT 1")
+        return cursor.fetchone() is None
+
+
 def is_transactional(item) -> bool:
     """Whether a test runs outside a rolled-back transaction (pytest-django's own rule)."""
     marker = item.get_closest_marker("django_db")
