@@ -6,7 +6,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
-from apps.accounts.twofactor import second_factor_for_writes
 from apps.approvals import services
 from apps.approvals.forms import DecisionForm, SubmitForm
 from apps.approvals.overview import approval_overview
@@ -15,6 +14,7 @@ from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
+from apps.core.second_factor import second_factor_for_writes
 
 
 @role_required("approvals.view_approval")
