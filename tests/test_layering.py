@@ -17,10 +17,8 @@ LAYER = "casework"
 # (path under the repository, imported module): why it waits until it is called.
 LAZY_ON_PURPOSE: dict[tuple[str, str], str] = {}
 
-# docs/layers.md asks for at most 80 edges between apps. The packet's composition still
-# lives in the packets app (its issuing calls it), so the count stands above that
-# target: this bound only ever comes down.
-MAX_EDGES = 105
+# docs/layers.md asks for at most 80 edges between apps; this bound only ever comes down.
+MAX_EDGES = 80
 
 
 def _edges_module():

@@ -38,7 +38,6 @@ from apps.core.reads import shared_read
 from apps.evidence.composition import measured_at
 from apps.evidence.models import EvidenceBundle, SpecVerification
 from apps.evidence.rules.composition import LOADTEST, NETPROBE
-from apps.offers.selectors import offers_of_case
 
 
 @shared_read
@@ -279,7 +278,8 @@ def offer_measurements(case) -> dict[int, OfferMeasurements]:
 def offer_budgets(plan: NetworkPlan) -> list[OfferBudget]:
     """Every offer's latency budget: measured legs where the evidence has them, the plan's
     estimates elsewhere (4 queries)."""
-    offers = offers_of_case(plan.case)
+    # Only each offer's name is shown: the case's own relation, no spec status worked out.
+    offers = plan.case.offers.select_related("vendor")
     measurements = offer_measurements(plan.case)
     budgets = []
     for offer in offers:

@@ -22,14 +22,12 @@ from apps.access.models import AccessMatrix, NetworkPlan, WorkloadType
 from apps.access.rules import PERIOD_BOUNDS, control_gap
 from apps.access.selectors import (
     access_control_of,
-    access_history_querysets,
     access_matrix_of,
     matrix_view,
     network_plan_of,
     plan_view,
 )
 from apps.access.spreadsheet import access_workbook
-from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
@@ -269,10 +267,3 @@ def _link_rows(plan: NetworkPlan | None) -> list[dict]:
             }
         )
     return rows
-
-
-@role_required("access.view_accessmatrix")
-def access_history(request: HttpRequest, pk: int) -> HttpResponse:
-    case = case_get_for(request.user, pk)
-    form, page = history_page(request, access_history_querysets(case))
-    return render(request, "access/history.html", {"case": case, "page": page, "form": form})

@@ -29,13 +29,9 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from django_otp.util import random_hex
 
 from apps.accounts.forms import AppCodeForm, CodeForm
-from apps.accounts.twofactor import (
-    confirmed_device,
-    is_required_for,
-    is_verified,
-    remember_device,
-)
+from apps.accounts.twofactor import confirmed_device, remember_device
 from apps.core.access import AuthenticatedHttpRequest
+from apps.core.second_factor import is_required_for, is_verified
 
 PENDING_KEY_SESSION_KEY = "two_factor_pending_key"
 RECOVERY_CODES = 10

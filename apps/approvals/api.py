@@ -13,7 +13,6 @@ from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
-from apps.accounts.twofactor import require_second_factor
 from apps.approvals import services
 from apps.approvals.binding import Change
 from apps.approvals.models import Approval
@@ -21,6 +20,7 @@ from apps.approvals.overview import approval_overview, stale_changes_of
 from apps.approvals.selectors import approval_list_for
 from apps.cases.selectors import case_get_for
 from apps.core.permissions import RolePermission
+from apps.core.second_factor import require_second_factor
 from apps.offers.models import Offer
 
 

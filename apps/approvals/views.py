@@ -1,4 +1,5 @@
-"""Browser pages: a case's gates and decisions, submitting and deciding."""
+"""Browser pages: submitting a case for approval and deciding it (the approval page, with
+its gates and history, is in the whole-case layer: apps/casework/area_views.py)."""
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -6,27 +7,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
-from apps.accounts.twofactor import second_factor_for_writes
 from apps.approvals import services
 from apps.approvals.forms import DecisionForm, SubmitForm
 from apps.approvals.overview import approval_overview
-from apps.approvals.selectors import approval_history_querysets
-from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
-
-
-@role_required("approvals.view_approval")
-def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
-    case = case_get_for(request.user, pk)
-    overview = approval_overview(case)
-    form, history = history_page(request, approval_history_querysets(case))
-    return render(
-        request,
-        "approvals/case_approval.html",
-        {"case": case, "overview": overview, "history": history, "page": history, "form": form},
-    )
+from apps.core.second_factor import second_factor_for_writes
 
 
 @role_required("approvals.submit_approval")

@@ -11,16 +11,14 @@ from django.utils.translation import gettext as _
 
 from apps.assessments import services, spreadsheet
 from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for, sign_off_initial
-from apps.assessments.models import MAX_ATTACHMENT_BYTES, AssessmentAnswer, DataExportAssessment
+from apps.assessments.models import MAX_ATTACHMENT_BYTES, DataExportAssessment
 from apps.assessments.questions import QUESTIONS_BY_KEY
 from apps.assessments.report import build_report, labelled_facts, report_markdown
 from apps.assessments.rules import default_review_by
 from apps.assessments.selectors import (
     assessment_get_for,
-    assessment_history_querysets,
     assessment_summary,
 )
-from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.downloads import StoredFile, stored_file_response
@@ -268,19 +266,3 @@ def attachment_download(request: HttpRequest, pk: int, key: str) -> HttpResponse
         storage=answer.attachment.storage,
     )
     return stored_file_response(request, stored)
-
-
-@role_required("assessments.view_dataexportassessment")
-def assessment_history(request: HttpRequest, pk: int) -> HttpResponse:
-    assessment = assessment_get_for(request.user, pk)
-    form, page = history_page(request, assessment_history_querysets(assessment))
-    for entry in page:
-        # The shared timeline labels answer rows by their question key; show the question.
-        is_answer = entry.record_type == str(AssessmentAnswer._meta.verbose_name)
-        if is_answer and entry.record in QUESTIONS_BY_KEY:
-            entry.record = str(QUESTIONS_BY_KEY[entry.record].label)
-    return render(
-        request,
-        "assessments/assessment_history.html",
-        {"assessment": assessment, "case": assessment.case, "page": page, "form": form},
-    )

@@ -3,7 +3,7 @@ app records about it."""
 
 from django.urls import path
 
-from apps.casework import views
+from apps.casework import area_views, views
 from apps.offers import views as offer_views
 
 app_name = "offers"
@@ -11,5 +11,5 @@ urlpatterns = [
     path("offers/new/<int:case_pk>/", offer_views.offer_create, name="create"),
     path("offers/<int:pk>/", views.offer_detail, name="detail"),
     path("offers/<int:pk>/edit/", offer_views.offer_edit, name="edit"),
-    path("offers/<int:pk>/spec/", offer_views.declared_spec_edit, name="spec"),
+    path("offers/<int:pk>/spec/", area_views.declared_spec_edit, name="spec"),
 ]

@@ -20,7 +20,6 @@ from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
-from apps.accounts.twofactor import require_second_factor
 from apps.cases.selectors import case_get_for
 from apps.contracts import services, terms
 from apps.contracts.models import (
@@ -58,6 +57,7 @@ from apps.contracts.selectors import (
 from apps.core.api import version_edited
 from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
+from apps.core.second_factor import require_second_factor
 from apps.core.uploads import EVIDENCE_DOCUMENTS, api_declared_over, refused_unread
 from apps.offers.models import BillingBasis
 from apps.offers.selectors import offer_get_for

@@ -13,7 +13,6 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from apps.accounts.twofactor import second_factor_for_writes
 from apps.cases.selectors import case_get_for
 from apps.contracts import services, spreadsheet, terms
 from apps.contracts.filters import TemplateListFilter
@@ -51,6 +50,7 @@ from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
+from apps.core.second_factor import second_factor_for_writes
 from apps.core.services import SERVICE_ERRORS
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,

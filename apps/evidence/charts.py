@@ -8,7 +8,7 @@ a log-2 axis, the ladder's natural spacing.
 import math
 from dataclasses import dataclass
 
-from apps.scorecards.charts import PALETTE
+from apps.core.charts import PALETTE
 
 WIDTH, HEIGHT = 420, 220
 LEFT, RIGHT, TOP, BOTTOM = 56, 12, 12, 34

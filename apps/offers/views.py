@@ -1,21 +1,19 @@
-"""Browser pages for offers and declared specs."""
+"""Browser pages for offers: adding and editing one (an offer in full and its declared spec
+beside its provenance are in the whole-case layer: apps/casework)."""
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
 from apps.core.services import ConcurrentEditError
-from apps.evidence.selectors import latest_verification
 from apps.offers import services
-from apps.offers.forms import DeclaredSpecForm, OfferEditForm, OfferForm
-from apps.offers.selectors import offer_get_for, spec_status_for
-from apps.portal.selectors import spec_provenance
+from apps.offers.forms import OfferEditForm, OfferForm
+from apps.offers.selectors import offer_get_for
 
 
 @role_required("offers.add_offer")
@@ -59,41 +57,4 @@ def offer_edit(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         "offers/offer_form.html",
         {"form": form, "case": offer.case, "offer": offer, "title": _("Edit offer")},
-    )
-
-
-@role_required("offers.change_declaredspec")
-def declared_spec_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    offer = offer_get_for(request.user, pk)
-    spec = offer.declared_spec
-    form = DeclaredSpecForm(request.POST or None, instance=spec, initial={"version": spec.version})
-    if request.method == "POST" and form.is_valid():
-        data, reason, version = form.edit_parts()
-        try:
-            services.declared_spec_update(
-                actor=request.user,
-                spec=spec,
-                fields=data,
-                reason=reason,
-                expected_version=version,
-            )
-        except (ValidationError, ConcurrentEditError) as error:
-            apply_service_errors(form, error)
-        else:
-            messages.success(request, _("Declared spec saved."))
-            target = request.GET.get("next", "")
-            if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-                return redirect(target)
-            return redirect("offers:detail", pk=offer.pk)
-    return render(
-        request,
-        "offers/declared_spec_form.html",
-        {
-            "form": form,
-            "offer": offer,
-            "case": offer.case,
-            "spec_status": spec_status_for(offer),
-            "provenance": spec_provenance(offer, spec, latest_verification(offer)),
-            "title": _("Declared spec"),
-        },
     )

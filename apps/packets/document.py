@@ -1,5 +1,9 @@
 """Gather a case's packet: its chapters as HTML, the full history as files, and the manifest.
 
+The chapters themselves are composed in the whole-case layer
+(``apps.packets.composition``); this module puts the change history and the
+manifest after them and lays the whole out for rendering.
+
 Queries are fixed per record type, whatever the size of the history: each
 section gathers in a fixed number of queries, the change-history summary reads
 each history table once or twice (``apps.audit.history_summary``), each
@@ -41,7 +45,7 @@ from apps.packets.attachments import (
     attachment_from_bytes,
     write_attachments,
 )
-from apps.packets.chapters import document_sections
+from apps.packets.composition import packet_composer
 from apps.packets.manifest import (
     MANIFEST_NAME,
     FileStatus,
@@ -235,7 +239,7 @@ def packet_document(
     they can be written while the chapters, which do not print their digests,
     are laid out.
     """
-    sections = document_sections(case, kind)
+    sections = packet_composer().document_sections(case, kind)
     if not sections:
         raise NothingToIssue(nothing_to_issue_message(kind))
     history_querysets = [_in_packet(queryset) for queryset in case_history_querysets(case)]

@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from apps.audit.services import chain_head_record
 from apps.core.background import dispatch_on_commit
 from apps.core.services import tracked_create, tracked_update
-from apps.packets.chapters import document_has_chapters
+from apps.packets.composition import packet_composer
 from apps.packets.document import nothing_to_issue_message, packet_document
 from apps.packets.models import (
     ISSUE_PERMISSIONS,
@@ -106,7 +106,7 @@ def packet_request_create(
             _("Your role may not issue the %(document)s.") % {"document": kind.label.lower()}
         )
     language = packet_language(language)
-    if not document_has_chapters(case, kind):
+    if not packet_composer().has_chapters(case, kind):
         raise ValidationError({"kind": nothing_to_issue_message(kind)})
     active = (
         PacketRequest.objects.filter(

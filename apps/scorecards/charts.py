@@ -7,19 +7,8 @@ chart can go into the PDF packet.
 from dataclasses import dataclass
 from decimal import Decimal
 
-# Eight distinguishable colours (Okabe–Ito plus greys), cycled per criterion.
-PALETTE = (
-    "#0072B2",
-    "#E69F00",
-    "#009E73",
-    "#CC79A7",
-    "#56B4E9",
-    "#D55E00",
-    "#F0E442",
-    "#000000",
-    "#999999",
-    "#6A3D9A",
-)
+from apps.core.charts import PALETTE
+
 BAR_HEIGHT = 26
 BAR_GAP = 12
 LABEL_WIDTH = 180

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from apps.accounts.sso import RoleMappingOIDCBackend, roles_from_claims
-from apps.accounts.twofactor import is_required_for
+from apps.core.second_factor import is_required_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

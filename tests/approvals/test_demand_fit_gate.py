@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from apps.approvals import packet as approvals_packet
 from apps.approvals.services import case_submit_for_approval
-from apps.packets.sections import demand_section
+from apps.casework.packet.sections import demand_section
 from apps.sizing.models import ComputeDemand
 from tests.approvals.factories import make_ready_case
 

@@ -23,7 +23,7 @@ from pyhanko.sign.validation.status import SignatureCoverageLevel
 from pyhanko_certvalidator import ValidationContext
 
 from apps.casework.demo import seed_demo
-from apps.packets.chapters import case_sections, document_sections
+from apps.casework.packet.chapters import case_sections, document_sections
 from apps.packets.models import DocumentKind, PacketRequest
 from apps.packets.services import packet_request_create
 from apps.packets.signing import certificate_from_pem

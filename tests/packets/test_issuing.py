@@ -102,7 +102,7 @@ def test_the_manifest_rehashes_evidence_files_and_catches_a_swapped_one(
 ):
     from django.core.files.base import ContentFile
 
-    from apps.packets import chapters
+    from apps.casework.packet import chapters
 
     monkeypatch.setattr(chapters, "PACKET_SECTION_PROVIDERS", (evidence_section,))
     evidence_section.store_bundle()

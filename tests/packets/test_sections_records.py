@@ -12,12 +12,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.assessments import packet as assessments_packet
+from apps.casework.packet.chapters import PACKET_SECTION_PROVIDERS
 from apps.contracts import packet as contracts_packet
 from apps.contracts.services import red_flag_waive
 from apps.core.services import tracked_create
 from apps.evidence import packet as evidence_packet
 from apps.evidence.models import EvidenceBundle, SpecVerification
-from apps.packets.chapters import PACKET_SECTION_PROVIDERS
 from tests.assessments.factories import make_assessment
 from tests.contracts.factories import item, make_checklist, set_statuses
 from tests.evidence.factories import make_token

@@ -10,7 +10,7 @@ import pytest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from apps.packets.chapters import case_sections
+from apps.casework.packet.chapters import case_sections
 from apps.sizing.models import RequirementSpec
 from apps.sizing.services import compute_demand_save, requirement_spec_save
 from tests.factories import FULL_SPEC, make_case, make_offer

@@ -1,6 +1,10 @@
+"""The access pages, under one name (``access:``): the access matrix and network plan,
+and their history."""
+
 from django.urls import path
 
 from apps.access import views
+from apps.casework import area_views
 
 app_name = "access"
 urlpatterns = [
@@ -19,5 +23,5 @@ urlpatterns = [
     ),
     path("cases/<int:pk>/network-plan/", views.plan_detail, name="plan"),
     path("cases/<int:pk>/network-plan/edit/", views.plan_edit, name="plan_edit"),
-    path("cases/<int:pk>/access-history/", views.access_history, name="history"),
+    path("cases/<int:pk>/access-history/", area_views.access_history, name="history"),
 ]

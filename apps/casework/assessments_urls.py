@@ -1,6 +1,9 @@
+"""The data-export assessment pages, under one name (``assessments:``), and their history."""
+
 from django.urls import path
 
 from apps.assessments import views
+from apps.casework import area_views
 
 app_name = "assessments"
 urlpatterns = [
@@ -24,7 +27,7 @@ urlpatterns = [
         name="workbook",
     ),
     path("data-export/<int:pk>/import/", views.questionnaire_import, name="import"),
-    path("data-export/<int:pk>/history/", views.assessment_history, name="history"),
+    path("data-export/<int:pk>/history/", area_views.assessment_history, name="history"),
     path(
         "data-export/<int:pk>/attachments/<slug:key>/",
         views.attachment_download,

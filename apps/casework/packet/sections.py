@@ -1,7 +1,8 @@
-"""The sections of a packet: what a section is, and the foundation's own.
+"""The packet's own sections, drawn from several areas: the demand, the comparison of
+offers and the declared specs.
 
 An app adds a section by exposing ``packet_section(case) -> PacketSection | None``
-in a module listed in ``apps.packets.chapters``. A section may name the history
+in a module listed in ``apps.casework.packet.chapters``. A section may name the history
 querysets of its records (they join the change history and the manifest) and its evidence files as
 ``(name, storage path, expected SHA-256)`` (re-hashed from storage for the
 manifest). Every section must gather its data in a fixed number of queries.

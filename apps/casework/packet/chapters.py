@@ -1,4 +1,4 @@
-"""The packet's chapters, in order: the foundation's own, then every app that adds one.
+"""The packet's chapters, in order: the layer's own, then every app that adds one.
 
 Each module listed in ``PACKET_SECTION_PROVIDERS`` has
 ``packet_section(case) -> PacketSection | None``. A module missing from the
@@ -17,19 +17,19 @@ from apps.access import packet as access_packet
 from apps.approvals import packet as approvals_packet
 from apps.assessments import packet as assessments_packet
 from apps.audit import packet as audit_packet
+from apps.casework.packet.sections import (
+    PacketSection,
+    comparison_section,
+    declared_specs_section,
+    demand_section,
+)
+from apps.casework.packet.summary import summary_section
 from apps.comments import packet as comments_packet
 from apps.contracts import packet as contracts_packet
 from apps.costs import packet as costs_packet
 from apps.evidence import packet as evidence_packet
 from apps.offers.selectors import offers_of_case
 from apps.packets.models import DocumentKind
-from apps.packets.sections import (
-    PacketSection,
-    comparison_section,
-    declared_specs_section,
-    demand_section,
-)
-from apps.packets.summary import summary_section
 from apps.workloads import packet as workloads_packet
 
 PACKET_SECTION_PROVIDERS = (

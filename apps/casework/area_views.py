@@ -1,0 +1,100 @@
+"""Pages of one area that show what other apps record beside it: an area's history from
+the audit trail (the access matrix and network plan, a data-export assessment, the
+approval with its gates), and the declared spec beside what the vendor claimed through
+the portal and what the evidence measured."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+
+from apps.access.selectors import access_history_querysets
+from apps.approvals.overview import approval_overview
+from apps.approvals.selectors import approval_history_querysets
+from apps.assessments.models import AssessmentAnswer
+from apps.assessments.questions import QUESTIONS_BY_KEY
+from apps.assessments.selectors import assessment_get_for, assessment_history_querysets
+from apps.audit.history_pages import history_page
+from apps.cases.selectors import case_get_for
+from apps.core.access import role_required
+from apps.core.forms import apply_service_errors
+from apps.core.services import ConcurrentEditError
+from apps.evidence.selectors import latest_verification
+from apps.offers import services as offer_services
+from apps.offers.forms import DeclaredSpecForm
+from apps.offers.selectors import offer_get_for, spec_status_for
+from apps.portal.selectors import spec_provenance
+
+
+@role_required("access.view_accessmatrix")
+def access_history(request: HttpRequest, pk: int) -> HttpResponse:
+    case = case_get_for(request.user, pk)
+    form, page = history_page(request, access_history_querysets(case))
+    return render(request, "access/history.html", {"case": case, "page": page, "form": form})
+
+
+@role_required("assessments.view_dataexportassessment")
+def assessment_history(request: HttpRequest, pk: int) -> HttpResponse:
+    assessment = assessment_get_for(request.user, pk)
+    form, page = history_page(request, assessment_history_querysets(assessment))
+    for entry in page:
+        # The shared timeline labels answer rows by their question key; show the question.
+        is_answer = entry.record_type == str(AssessmentAnswer._meta.verbose_name)
+        if is_answer and entry.record in QUESTIONS_BY_KEY:
+            entry.record = str(QUESTIONS_BY_KEY[entry.record].label)
+    return render(
+        request,
+        "assessments/assessment_history.html",
+        {"assessment": assessment, "case": assessment.case, "page": page, "form": form},
+    )
+
+
+@role_required("approvals.view_approval")
+def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
+    case = case_get_for(request.user, pk)
+    overview = approval_overview(case)
+    form, history = history_page(request, approval_history_querysets(case))
+    return render(
+        request,
+        "approvals/case_approval.html",
+        {"case": case, "overview": overview, "history": history, "page": history, "form": form},
+    )
+
+
+@role_required("offers.change_declaredspec")
+def declared_spec_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    offer = offer_get_for(request.user, pk)
+    spec = offer.declared_spec
+    form = DeclaredSpecForm(request.POST or None, instance=spec, initial={"version": spec.version})
+    if request.method == "POST" and form.is_valid():
+        data, reason, version = form.edit_parts()
+        try:
+            offer_services.declared_spec_update(
+                actor=request.user,
+                spec=spec,
+                fields=data,
+                reason=reason,
+                expected_version=version,
+            )
+        except (ValidationError, ConcurrentEditError) as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Declared spec saved."))
+            target = request.GET.get("next", "")
+            if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+                return redirect(target)
+            return redirect("offers:detail", pk=offer.pk)
+    return render(
+        request,
+        "offers/declared_spec_form.html",
+        {
+            "form": form,
+            "offer": offer,
+            "case": offer.case,
+            "spec_status": spec_status_for(offer),
+            "provenance": spec_provenance(offer, spec, latest_verification(offer)),
+            "title": _("Declared spec"),
+        },
+    )

@@ -1,0 +1,32 @@
+"""The approval gates and issuing a packet ask the whole-case layer for what reads every
+area; the layer registers it when it is ready (docs/layers.md)."""
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from apps.approvals import gathering
+from apps.casework import gates
+from apps.casework.packet import chapters
+from apps.packets import composition
+
+
+def test_the_layer_registers_the_packets_chapters_when_it_is_ready():
+    composer = composition.packet_composer()
+    assert composer.document_sections is chapters.document_sections
+    assert composer.has_chapters is chapters.document_has_chapters
+
+
+def test_the_layer_registers_what_the_gates_read_when_it_is_ready():
+    assert gathering.gate_gatherer() is gates.gather_case_gates
+
+
+def test_a_document_asked_for_with_no_composer_fails_loudly(monkeypatch):
+    monkeypatch.setattr(composition, "_composer", None)
+    with pytest.raises(ImproperlyConfigured, match="apps.casework"):
+        composition.packet_composer()
+
+
+def test_gates_asked_for_with_no_gatherer_fail_loudly(monkeypatch):
+    monkeypatch.setattr(gathering, "_gatherer", None)
+    with pytest.raises(ImproperlyConfigured, match="apps.casework"):
+        gathering.gate_gatherer()
