@@ -34,7 +34,6 @@ def packet_section(case):
         title=_("Acceptance and load-test report"),
         template="acceptance/packet_section.html",
         context={"states": states, "others": [p for p in plans if p.pk != plan.pk]},
-        order=85,
         manifest_files=files,
         history_querysets=acceptance_history_querysets(case),
         anchor="acceptance",

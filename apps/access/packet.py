@@ -26,6 +26,5 @@ def packet_section(case):
             "matrix": matrix_view(matrix, timezone.localdate()) if matrix else None,
             "plan": plan_view(plan) if plan else None,
         },
-        order=60,
         history_querysets=access_history_querysets(case),
     )

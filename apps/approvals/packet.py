@@ -20,6 +20,5 @@ def packet_section(case):
         title=_("Approval: gates, decisions and waivers"),
         template="approvals/packet_section.html",
         context={"overview": overview, "waivers": waivers},
-        order=80,
         history_querysets=approval_history_querysets(case),
     )

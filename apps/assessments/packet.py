@@ -48,5 +48,4 @@ def packet_section(case):
         title=_("Data-export self-assessment"),
         template="assessments/packet_section.html",
         context={"entries": entries, "coverage": coverage, "today": today},
-        order=50,
     )

@@ -18,5 +18,4 @@ def packet_section(case):
         title=_("Comments for the record"),
         template="comments/packet_section.html",
         context={"comments": comments},
-        order=85,
     )

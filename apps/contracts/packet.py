@@ -38,6 +38,5 @@ def packet_section(case):
             ],
             "terms_table": TermsTable(case_contract_terms(case)),
         },
-        order=40,
         manifest_files=files,
     )

@@ -18,7 +18,6 @@ def packet_section(case):
         title=_("Cost guardrails and reconciliation"),
         template="costs/packet_section.html",
         context={"view": view},
-        order=85,
         manifest_files=[
             (
                 f"{'daily' if i.is_daily else 'bill'}-{i.sha256[:16]}."

@@ -92,7 +92,6 @@ def packet_section(case):
         title=_("Evidence and spec verification"),
         template="evidence/packet_section.html",
         context={"groups": groups},
-        order=70,
         manifest_files=[
             (f"evidence-{b.sha256[:16]}.json", b.storage_name, b.sha256) for b in bundles
         ],

@@ -38,7 +38,6 @@ def packet_section(case):
         title=_("Acceptance workload sets"),
         template="workloads/packet_section.html",
         context={"rows": rows, "plans": [(p, plan_workload(p)) for p in case_plans(case)]},
-        order=86,
         manifest_files=[
             (f"workload-set-{s.pk}-{s.name}-v{s.set_version}.jsonl", s.storage_name, s.sha256)
             for s in sets

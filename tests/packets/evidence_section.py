@@ -20,6 +20,5 @@ def packet_section(case):
         title="Evidence and spec verification",
         template="packets/sections/specs.html",
         context={"offers": []},
-        order=70,
         manifest_files=[("bundle-1.json", "evidence/bundle-1.json", BUNDLE_SHA256)],
     )

@@ -126,7 +126,6 @@ def test_contracts_section_shows_items_red_flags_and_waivers(priya, lena):
     section = contracts_packet.packet_section(case)
     html = render(section)
 
-    assert section.order == 40
     assert "template version" in html
     assert "red flag, waived" in html  # sla: waived
     assert "Service credits suffice" in html
@@ -152,7 +151,6 @@ def test_assessment_section_shows_state_constraints_and_aid(priya, lena):
     section = assessments_packet.packet_section(case)
     html = render(section)
 
-    assert section.order == 50
     assert "signed off" in html and "Review by" in html
     assert "One audited entry point" in html  # every access must be logged
     assert "An aid to the legal reviewer, not a legal opinion." in html
@@ -179,7 +177,6 @@ def test_evidence_section_shows_verification_charts_and_lists_files(priya):
     section = evidence_packet.packet_section(case)
     html = render(section)
 
-    assert section.order == 70
     assert "Failed" in html
     assert "Dense BF16 matmul throughput" in html and "Vendor datasheet" in html
     assert bundle.sha256 in html

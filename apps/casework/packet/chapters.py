@@ -11,6 +11,7 @@ in those chapters.
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
 from apps.acceptance import packet as acceptance_packet
 from apps.access import packet as access_packet
@@ -23,7 +24,7 @@ from apps.casework.packet.sections import (
     declared_specs_section,
     demand_section,
 )
-from apps.casework.packet.summary import summary_section
+from apps.casework.packet.summary import SUMMARY_ORDER, summary_section
 from apps.comments import packet as comments_packet
 from apps.contracts import packet as contracts_packet
 from apps.costs import packet as costs_packet
@@ -31,36 +32,6 @@ from apps.evidence import packet as evidence_packet
 from apps.offers.selectors import offers_of_case
 from apps.packets.models import DocumentKind
 from apps.workloads import packet as workloads_packet
-
-PACKET_SECTION_PROVIDERS = (
-    contracts_packet,
-    assessments_packet,
-    access_packet,
-    evidence_packet,
-    approvals_packet,
-    acceptance_packet,
-    workloads_packet,
-    comments_packet,
-    audit_packet,
-    costs_packet,
-)
-
-
-def case_sections(case) -> list[PacketSection]:
-    """Every section before the history and the manifest, in packet order."""
-    offers = offers_of_case(case)
-    sections = [demand_section(case, offers), comparison_section(case)]
-    sections.append(declared_specs_section(offers, case))
-    for module in PACKET_SECTION_PROVIDERS:
-        section = module.packet_section(case)
-        if section is not None:
-            sections.append(section)
-    # The executive summary comes first, drawn from what the other chapters gathered.
-    sections.append(summary_section(sections))
-    return sorted(sections, key=lambda section: section.order)
-
-
-SectionBuilder = Callable[..., PacketSection | None]
 
 
 def _demand(case, offers) -> PacketSection:
@@ -72,14 +43,65 @@ def _comparison(case, offers) -> PacketSection:
 
 
 def _declared_specs(case, offers) -> PacketSection:
+    return declared_specs_section(offers, case)
+
+
+def _declared_specs_listed(case, offers) -> PacketSection:
+    # The spec sheet lists the declared specs without the requirement check beside them.
     return declared_specs_section(offers)
 
 
-def _provided_by(module) -> SectionBuilder:
-    def section(case, offers) -> PacketSection | None:
-        return module.packet_section(case)
+# The layer's own chapters, then every app that adds one: the order the packet prints
+# its chapters in, after the executive summary (drawn from them) and before the change
+# history and the manifest. This is the one place that order is set: each chapter's
+# ``order`` is its place here.
+OWN_CHAPTERS = (_demand, _comparison, _declared_specs)
+PACKET_SECTION_PROVIDERS = (
+    contracts_packet,
+    assessments_packet,
+    access_packet,
+    evidence_packet,
+    approvals_packet,
+    acceptance_packet,
+    comments_packet,
+    costs_packet,
+    workloads_packet,
+    audit_packet,
+)
+_SAME_PLACE = {_declared_specs_listed: _declared_specs}
 
-    return section
+# A chapter: one of the layer's own functions ``(case, offers)``, or a providing module
+# with ``packet_section(case)``.
+Chapter = Callable[..., PacketSection | None] | ModuleType
+
+
+def _built(chapters, case, offers) -> list[PacketSection]:
+    """The sections of ``chapters`` that have something recorded, each numbered by its
+    place in the packet."""
+    places = {
+        chapter: place
+        for place, chapter in enumerate(
+            (*OWN_CHAPTERS, *PACKET_SECTION_PROVIDERS), start=SUMMARY_ORDER + 1
+        )
+    }
+    sections = []
+    for chapter in chapters:
+        if isinstance(chapter, ModuleType):
+            section = chapter.packet_section(case)
+        else:
+            section = chapter(case, offers)
+        if section is not None:
+            section.order = places[_SAME_PLACE.get(chapter, chapter)]
+            sections.append(section)
+    return sorted(sections, key=lambda section: section.order)
+
+
+def case_sections(case) -> list[PacketSection]:
+    """Every section before the history and the manifest, in packet order."""
+    offers = offers_of_case(case)
+    sections = _built((*OWN_CHAPTERS, *PACKET_SECTION_PROVIDERS), case, offers)
+    # The executive summary comes first, drawn from what the other chapters gathered.
+    return [summary_section(sections), *sections]
 
 
 @dataclass(frozen=True)
@@ -87,27 +109,24 @@ class DocumentChapters:
     """A deliverable's chapters: its own (at least one must have something recorded, or
     there is nothing to issue) and those that support them."""
 
-    lead: tuple[SectionBuilder, ...]
-    supporting: tuple[SectionBuilder, ...] = ()
+    lead: tuple[Chapter, ...]
+    supporting: tuple[Chapter, ...] = ()
 
 
 # The chapters of each deliverable (docs/rules/audit.md#deliverables names the four and what each
-# holds).
+# holds), printed in the packet's order.
 DOCUMENT_CHAPTERS: dict[str, DocumentChapters] = {
     # What is needed and what each offer declares and was measured to deliver.
     DocumentKind.SPEC_SHEET: DocumentChapters(
-        lead=(_demand, _declared_specs),
-        supporting=(_comparison, _provided_by(evidence_packet)),
+        lead=(_demand, _declared_specs_listed),
+        supporting=(_comparison, evidence_packet),
     ),
     # The self-check record: clause by clause, then the data-export questions.
-    DocumentKind.COMPLIANCE_RECORD: DocumentChapters(
-        lead=(_provided_by(contracts_packet), _provided_by(assessments_packet)),
-    ),
-    DocumentKind.NETWORK_PLAN: DocumentChapters(lead=(_provided_by(access_packet),)),
+    DocumentKind.COMPLIANCE_RECORD: DocumentChapters(lead=(contracts_packet, assessments_packet)),
+    DocumentKind.NETWORK_PLAN: DocumentChapters(lead=(access_packet,)),
     # The acceptance, and the load-test evidence its results rest on.
     DocumentKind.ACCEPTANCE_REPORT: DocumentChapters(
-        lead=(_provided_by(acceptance_packet),),
-        supporting=(_provided_by(evidence_packet),),
+        lead=(acceptance_packet,), supporting=(evidence_packet,)
     ),
 }
 
@@ -119,17 +138,16 @@ def document_sections(case, kind: str) -> list[PacketSection]:
         return case_sections(case)
     chapters = DOCUMENT_CHAPTERS[kind]
     offers = offers_of_case(case)
-    lead = [section for build in chapters.lead if (section := build(case, offers)) is not None]
+    lead = _built(chapters.lead, case, offers)
     if not lead:
         return []
-    supporting = [build(case, offers) for build in chapters.supporting]
-    sections = lead + [section for section in supporting if section is not None]
-    return sorted(sections, key=lambda section: section.order)
+    return sorted(
+        lead + _built(chapters.supporting, case, offers), key=lambda section: section.order
+    )
 
 
 def document_has_chapters(case, kind: str) -> bool:
     """Whether a document of ``kind`` would have something of its own to say."""
     if kind == DocumentKind.PACKET:
         return True
-    offers = offers_of_case(case)
-    return any(build(case, offers) is not None for build in DOCUMENT_CHAPTERS[kind].lead)
+    return bool(_built(DOCUMENT_CHAPTERS[kind].lead, case, offers_of_case(case)))

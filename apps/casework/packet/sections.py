@@ -7,10 +7,8 @@ querysets of its records (they join the change history and the manifest) and its
 ``(name, storage path, expected SHA-256)`` (re-hashed from storage for the
 manifest). Every section must gather its data in a fixed number of queries.
 
-Orders used so far: executive summary 5 (always first), demand 10, comparison
-20, declared specs 30, clause checklists 40, data-export assessment 50, access
-matrix 60, evidence 70, approval 80; the change history and the manifest always
-come last.
+The order the chapters are printed in is set once, in ``chapters``: the executive
+summary first, the change history and the manifest last.
 """
 
 from django.utils.translation import gettext as _
@@ -50,7 +48,6 @@ def demand_section(case, offers) -> PacketSection:
         title=_("Compute demand and sizing"),
         template="packets/sections/demand.html",
         context={"demand": demand, "result": result, "error": error, "capacities": capacities},
-        order=10,
     )
 
 
@@ -81,7 +78,6 @@ def comparison_section(case) -> PacketSection:
             # Each offer's cost per unit of work, in the order of ``comparison.rows``.
             "unit_costs": list(zip(comparison.rows, unit_costs, strict=True)),
         },
-        order=20,
     )
 
 
@@ -102,5 +98,4 @@ def declared_specs_section(offers, case=None) -> PacketSection:
                 (offer, requirement_check_for(requirement, offer)) for offer in offers
             ],
         },
-        order=30,
     )
