@@ -287,6 +287,31 @@ def api_as(people):
     return sign_in
 
 
+@pytest.fixture(scope="module")
+def demo_once(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The demo's three cases, seeded once for all the tests of a module (as Django's
+    ``setUpTestData``): inside a transaction rolled back after the module's last test,
+    while each test's own writes are undone at its end, as ever (a savepoint within it).
+
+    A test using it also asks for ``db``; it must not be transactional.
+    """
+    from django.db import transaction
+    from django.test import override_settings
+
+    media = tmp_path_factory.mktemp("demo-media")
+    hashers = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media, PASSWORD_HASHERS=hashers):
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            out = StringIO()
+            call_command("seed_demo", stdout=out)
+            yield out.getvalue()
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
 @pytest.fixture
 def seeded_demo(db, settings, tmp_path):
     """The demo's three cases, as ``make run`` seeds them, with its files in a temporary folder."""

@@ -41,7 +41,7 @@ def _walk(client: Client, start: list[str]) -> tuple[int, list[str]]:
 
 @pytest.mark.whole_case
 @pytest.mark.parametrize("username", DEMO_PEOPLE)
-def test_no_link_leads_a_demo_reader_to_a_refusal(seeded_demo, username):
+def test_no_link_leads_a_demo_reader_to_a_refusal(demo_once, db, username):
     client = Client()
     client.force_login(get_user_model().objects.get(username=username))
     start = ["/dashboard/"] + [f"/cases/{case.pk}/" for case in ProcurementCase.objects.all()]

@@ -21,11 +21,9 @@ HARD_RULE = "cannot be skipped or waived (export-control law)"
 
 
 @pytest.fixture
-def demo(db, settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    out = StringIO()
-    call_command("seed_demo", stdout=out)
-    return out.getvalue()
+def demo(demo_once, db):
+    """The demo, seeded once for this module; each test's changes to it are undone."""
+    return demo_once
 
 
 def _counts() -> dict:
