@@ -226,13 +226,18 @@ def restore(state) -> None:
 
 
 def emptied(alias: str = "default") -> bool:
-    """Whether the tables were emptied (the roles the migrations create are gone): a
-    fixture that outlives one test may flush too, at the end of its module."""
+    """Whether the tables were emptied: a fixture that outlives one test may flush too,
+    at the end of its module. The published clause templates tell: a data migration
+    writes them, and nothing after a flush writes them again (the roles come back at
+    once, from the signal that follows every migrate and flush)."""
+    from apps.contracts.models import ChecklistTemplate
+
     connection = connections[alias]
     if connection.connection is None:  # nothing touched the database since it was set up
         return False
+    table = connection.ops.quote_name(ChecklistTemplate._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM auth_group LIMIT 1")
+        cursor.execute(f"SELECT 1 FROM {table} LIMIT 1")
         return cursor.fetchone() is None
 
 

@@ -2,6 +2,7 @@
 
 import pytest
 from django.contrib.auth.models import Group
+from django.core.management import call_command
 
 from apps.contracts.models import ChecklistTemplate
 from apps.core.roles import Role
@@ -22,4 +23,16 @@ def test_a_flushed_database_is_the_template_again_after_a_restore():
     test_database.restore(conftest._database_state[0])
 
     assert set(Group.objects.values_list("name", flat=True)) >= set(Role.values)
+    assert ChecklistTemplate.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_flush_is_seen_although_the_roles_come_back_at_once():
+    call_command("flush", interactive=False, verbosity=0)
+    assert Group.objects.exists()  # re-created by the signal after the flush
+    assert test_database.emptied()
+
+    test_database.restore(conftest._database_state[0])
+
+    assert not test_database.emptied()
     assert ChecklistTemplate.objects.exists()
