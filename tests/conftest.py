@@ -221,16 +221,54 @@ def stored_files():
     return files
 
 
-@pytest.fixture
-def people(db, django_user_model):
-    users = {}
+def _personas() -> dict:
+    """One user per persona, with the role's group; those already made are read again."""
+    from django.contrib.auth import get_user_model
+
+    model = get_user_model()
+    users = {user.username: user for user in model.objects.filter(username__in=PERSONAS)}
     for username, role in PERSONAS.items():
-        user = django_user_model.objects.create_user(
-            username=username, password="pw", first_name=username.title()
-        )
-        user.groups.add(Group.objects.get(name=role))
-        users[username] = user
+        if username not in users:
+            user = model.objects.create_user(
+                username=username, password="pw", first_name=username.title()
+            )
+            user.groups.add(Group.objects.get(name=role))
+            users[username] = user
     return users
+
+
+@pytest.fixture
+def people(db):
+    return _personas()
+
+
+@pytest.fixture(scope="module")
+def module_db(django_db_setup, django_db_blocker):
+    """A transaction around all the tests of a module, rolled back after its last one:
+    what a module-scoped fixture builds in it is built once for them (as Django's
+    ``setUpTestData``), while each test's own writes are undone at its end, as ever (a
+    savepoint within it). Its tests must not be transactional, and a fixture that hands
+    them records should hand each test a copy (``copy.deepcopy``), as a test may change
+    the instances it is given.
+    """
+    from django.db import transaction
+    from django.test import override_settings
+
+    hashers = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=hashers):
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            yield
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def module_people(module_db):
+    """The personas, made once for the module (``people`` then reads the same users)."""
+    return _personas()
 
 
 @pytest.fixture
@@ -288,28 +326,15 @@ def api_as(people):
 
 
 @pytest.fixture(scope="module")
-def demo_once(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The demo's three cases, seeded once for all the tests of a module (as Django's
-    ``setUpTestData``): inside a transaction rolled back after the module's last test,
-    while each test's own writes are undone at its end, as ever (a savepoint within it).
-
-    A test using it also asks for ``db``; it must not be transactional.
-    """
-    from django.db import transaction
+def demo_once(module_db, tmp_path_factory):
+    """The demo's three cases, seeded once for all the tests of a module (``module_db``);
+    a test using it also asks for ``db``. Returns what the command printed."""
     from django.test import override_settings
 
-    media = tmp_path_factory.mktemp("demo-media")
-    hashers = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    with django_db_blocker.unblock(), override_settings(MEDIA_ROOT=media, PASSWORD_HASHERS=hashers):
-        outer = transaction.atomic()
-        outer.__enter__()
-        try:
-            out = StringIO()
-            call_command("seed_demo", stdout=out)
-            yield out.getvalue()
-        finally:
-            transaction.set_rollback(True)
-            outer.__exit__(None, None, None)
+    with override_settings(MEDIA_ROOT=tmp_path_factory.mktemp("demo-media")):
+        out = StringIO()
+        call_command("seed_demo", stdout=out)
+        yield out.getvalue()
 
 
 @pytest.fixture

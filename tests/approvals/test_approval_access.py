@@ -1,5 +1,7 @@
 """Every approvals page and endpoint, for every role: allowed, 403, anonymous."""
 
+import copy
+
 import pytest
 from django.urls import reverse
 
@@ -22,10 +24,16 @@ def world(priya):
     return {"case": case, "offer": offer}
 
 
-@pytest.fixture
-def ready_world(people):
-    case, offer, _offers = make_ready_case(people)
+@pytest.fixture(scope="module")
+def _ready_world(module_people):
+    case, offer, _offers = make_ready_case(module_people)
     return {"case": case, "offer": offer}
+
+
+@pytest.fixture
+def ready_world(_ready_world, people):
+    """The ready case, built once for the module; each test gets its own copy."""
+    return copy.deepcopy(_ready_world)
 
 
 PAGES = [

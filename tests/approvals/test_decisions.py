@@ -1,5 +1,7 @@
 """Submitting, deciding, binding to the approved state, and staleness (docs/rules/approvals.md)."""
 
+import copy
+
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
@@ -20,11 +22,17 @@ from tests.factories import make_case, make_offer
 Status = ProcurementCase.Status
 
 
-@pytest.fixture
-def ready(people):
-    case, offer, offers = make_ready_case(people)
-    case = case_submit_for_approval(actor=people["priya"], case=case)
+@pytest.fixture(scope="module")
+def _ready(module_people):
+    case, offer, offers = make_ready_case(module_people)
+    case = case_submit_for_approval(actor=module_people["priya"], case=case)
     return case, offer, offers
+
+
+@pytest.fixture
+def ready(_ready, people):
+    """The case submitted for approval, built once for the module; each test its copy."""
+    return copy.deepcopy(_ready)
 
 
 def test_the_owner_submits_and_the_case_waits_for_a_decision(people):

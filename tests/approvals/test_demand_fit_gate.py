@@ -6,6 +6,7 @@ the gate, the offer page, the comparison, the case page and the packet; RDMA bac
 and the offer is approvable again. Whole nodes and checkpoint disk block the same way.
 """
 
+import copy
 import html
 from decimal import Decimal
 
@@ -38,10 +39,16 @@ TRAINING = {
 NO_RDMA = "its inter-node network is Ethernet / TCP, without RDMA"
 
 
-@pytest.fixture
-def ready(people):
-    case, offer, _offers = make_ready_case(people)
+@pytest.fixture(scope="module")
+def _ready(module_people):
+    case, offer, _offers = make_ready_case(module_people)
     return case, offer
+
+
+@pytest.fixture
+def ready(_ready, people):
+    """The ready case, built once for the module; each test gets its own copy."""
+    return copy.deepcopy(_ready)
 
 
 def _demand(api, case, body, *, reason=""):

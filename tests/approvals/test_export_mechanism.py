@@ -6,6 +6,7 @@ in progress, and is approvable again once it is done. The approval gate, the cas
 page and the packet section give the same reason.
 """
 
+import copy
 from dataclasses import replace
 from datetime import timedelta
 
@@ -28,10 +29,16 @@ NOT_DONE = "“Has the required data-export assessment been completed?” answer
 SECURITY_ASSESSMENT = "Security assessment (declared via the provincial CAC)"
 
 
-@pytest.fixture
-def ready(people):
-    case, offer, _offers = make_ready_case(people)
+@pytest.fixture(scope="module")
+def _ready(module_people):
+    case, offer, _offers = make_ready_case(module_people)
     return case, offer
+
+
+@pytest.fixture
+def ready(_ready, people):
+    """The ready case, built once for the module; each test gets its own copy."""
+    return copy.deepcopy(_ready)
 
 
 def _gate(api, case, offer) -> dict:

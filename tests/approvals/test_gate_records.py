@@ -1,5 +1,6 @@
 """Gates computed from the real records of each app, a missing app, and query counts."""
 
+import copy
 from datetime import timedelta
 
 import pytest
@@ -23,10 +24,16 @@ def _gate(case, offer, key):
     return next(g for g in offer_gates(case, offer).gates if g.key == key)
 
 
-@pytest.fixture
-def ready(people):
-    case, offer, _offers = make_ready_case(people)
+@pytest.fixture(scope="module")
+def _ready(module_people):
+    case, offer, _offers = make_ready_case(module_people)
     return case, offer
+
+
+@pytest.fixture
+def ready(_ready, people):
+    """The ready case, built once for the module; each test gets its own copy."""
+    return copy.deepcopy(_ready)
 
 
 def test_a_ready_offer_holds_every_gate_from_its_records(ready):

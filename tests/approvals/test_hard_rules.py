@@ -4,6 +4,7 @@ Exit readiness needs every item "yes" with its evidence; the hardware's export-c
 status and authorisation documents can be neither skipped nor waived.
 """
 
+import copy
 import html
 
 import pytest
@@ -19,10 +20,16 @@ from tests.pages import whole_case
 ASSESSMENTS = "/api/v1/data-export-assessments/"
 
 
-@pytest.fixture
-def ready(people):
-    case, offer, _offers = make_ready_case(people)
+@pytest.fixture(scope="module")
+def _ready(module_people):
+    case, offer, _offers = make_ready_case(module_people)
     return case, offer
+
+
+@pytest.fixture
+def ready(_ready, people):
+    """The ready case, built once for the module; each test gets its own copy."""
+    return copy.deepcopy(_ready)
 
 
 def _gates(api, case, offer) -> dict:

@@ -1,5 +1,6 @@
 """Reminders 30, 7 and 1 days ahead (and overdue reviews), sent once; the dashboard."""
 
+import copy
 from datetime import date, timedelta
 
 import pytest
@@ -48,13 +49,19 @@ def test_add_months(day, months, expected):
     assert add_months(day, months) == expected
 
 
-@pytest.fixture
-def world(people):
+@pytest.fixture(scope="module")
+def _world(module_people):
     for name in ("lena", "tariq", "priya"):
-        people[name].email = f"{name}@diligence.example"
-        people[name].save()
-    case, offer, _offers = make_ready_case(people)
+        module_people[name].email = f"{name}@diligence.example"
+        module_people[name].save()
+    case, offer, _offers = make_ready_case(module_people)
     return case, offer
+
+
+@pytest.fixture
+def world(_world, people):
+    """The ready case, built once for the module; each test gets its own copy."""
+    return copy.deepcopy(_world)
 
 
 def test_reminders_go_to_the_owners_once_per_threshold(world, people, mailoutbox):
