@@ -7,7 +7,9 @@ the window (a wide table scrolls inside its own container, never the page), and
 axe-core, injected from ``node_modules`` (``make test-deps`` installs it from
 npm), may report no violation of impact serious or critical. Every chart
 names the table that holds its figures. A full-page screenshot of each goes to
-``test-artifacts/screenshots/``.
+``test-artifacts/screenshots/``. The walk injects axe, so it bypasses the site's
+Content-Security-Policy; a second walk opens every page under the policy and
+fails on any violation the browser reports (an inline style or script it refused).
 """
 
 import os
@@ -275,6 +277,36 @@ def test_the_first_tab_offers_a_skip_to_the_main_content(demo_server, signed_in,
     assert link.is_visible()
     page.keyboard.press("Enter")
     assert page.evaluate("() => document.activeElement.id") == "main"
+
+
+def test_no_page_breaks_the_content_security_policy(browser, demo_server):
+    """Every main page, the sign-in page and the API documentation, as the CSP holds them."""
+    base, ids = demo_server
+    context = browser.new_context(viewport={"width": WIDTHS["desktop"], "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    refusals: list[str] = []
+    page.on(
+        "console",
+        lambda message: (
+            refusals.append(f"{page.url}: {message.text}")
+            if "Content Security Policy" in message.text
+            else None
+        ),
+    )
+    try:
+        page.goto(f"{base}/accounts/login/")
+        page.fill("#id_username", "admin")
+        page.fill("#id_password", "diligence-demo")
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{base}/dashboard/")
+        for path in PAGES.values():
+            assert page.goto(base + path.format(**ids)).status == 200, path
+        page.goto(f"{base}/api/docs/")
+        page.wait_for_selector(".swagger-ui .opblock")  # drawn from the schema
+    finally:
+        context.close()
+    assert refusals == [], "\n".join(refusals)
 
 
 def test_axe_is_installed_from_npm():
