@@ -104,3 +104,12 @@ def make_ready_case(people, *, offers=3):
     make_verification(tariq, offer)
     case.refresh_from_db()
     return case, offer, made
+
+
+def make_reminder_world(people):
+    """The ready case, its owners with e-mail addresses for reminders and digests."""
+    for name in ("lena", "tariq", "priya"):
+        people[name].email = f"{name}@diligence.example"
+        people[name].save()
+    case, offer, _offers = make_ready_case(people)
+    return case, offer

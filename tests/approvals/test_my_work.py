@@ -4,6 +4,7 @@ daily e-mail digest each person may turn off."""
 import re
 from datetime import timedelta
 
+import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -13,9 +14,15 @@ from apps.casework.dashboard import dashboard_for
 from apps.casework.inbox import digests_send, work_items
 from apps.casework.tasks import send_daily_digests_task
 from apps.core.services import tracked_update
-from tests.approvals.test_reminders import world  # noqa: F401  (a fixture)
+from tests.approvals.factories import make_reminder_world
 
 MY_WORK = reverse("approvals:dashboard")
+
+
+@pytest.fixture
+def world(people):
+    # Its own world for each test: a digest reads every case, and some tests here have none.
+    return make_reminder_world(people)
 
 
 def _overdue_matrix_and_assessment_due_soon(case, people):
@@ -40,7 +47,7 @@ def test_signing_in_lands_on_my_work(people):
     assert response.status_code == 302 and response["Location"] == MY_WORK
 
 
-def test_yours_to_do_lists_overdue_work_first_with_its_due_date(world, people, browser_as):  # noqa: F811
+def test_yours_to_do_lists_overdue_work_first_with_its_due_date(world, people, browser_as):
     case, _offer = world
     case_submit_for_approval(actor=people["priya"], case=case)  # a decision waits (undated)
     _overdue_matrix_and_assessment_due_soon(case, people)
@@ -57,7 +64,7 @@ def test_yours_to_do_lists_overdue_work_first_with_its_due_date(world, people, b
     assert "overdue by 3 days" in lines[0][1] and lines[0][0] == "bad"
 
 
-def test_the_header_count_matches_the_list_and_follows_each_write(world, people, browser_as):  # noqa: F811
+def test_the_header_count_matches_the_list_and_follows_each_write(world, people, browser_as):
     case, _offer = world
     client = browser_as("tariq")
     url = reverse("approvals:waiting")
@@ -76,7 +83,7 @@ def test_the_header_count_matches_the_list_and_follows_each_write(world, people,
     assert f'data-count-url="{url}"' in page
 
 
-def test_the_count_and_the_page_need_a_signed_in_person(world, client):  # noqa: F811
+def test_the_count_and_the_page_need_a_signed_in_person(world, client):
     for url in (MY_WORK, reverse("approvals:waiting")):
         response = client.get(url)
         assert response.status_code == 302 and "/accounts/login/" in response["Location"]
@@ -84,7 +91,7 @@ def test_the_count_and_the_page_need_a_signed_in_person(world, client):  # noqa:
 
 
 def test_the_digest_lists_each_persons_work_and_respects_their_choice(
-    world,  # noqa: F811
+    world,
     people,
     browser_as,
     mailoutbox,

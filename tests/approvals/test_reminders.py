@@ -14,7 +14,7 @@ from apps.casework.reminders import add_months, reminder_threshold
 from apps.casework.tasks import send_reminders_task
 from apps.core.services import tracked_update
 from apps.evidence.services import harness_token_create
-from tests.approvals.factories import make_ready_case
+from tests.approvals.factories import make_reminder_world
 from tests.factories import make_case, make_offer
 
 
@@ -51,11 +51,7 @@ def test_add_months(day, months, expected):
 
 @pytest.fixture(scope="module")
 def _world(module_people):
-    for name in ("lena", "tariq", "priya"):
-        module_people[name].email = f"{name}@diligence.example"
-        module_people[name].save()
-    case, offer, _offers = make_ready_case(module_people)
-    return case, offer
+    return make_reminder_world(module_people)
 
 
 @pytest.fixture

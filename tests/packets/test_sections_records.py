@@ -181,7 +181,8 @@ def test_evidence_section_shows_verification_charts_and_lists_files(priya):
     assert "Dense BF16 matmul throughput" in html and "Vendor datasheet" in html
     assert bundle.sha256 in html
     assert "host-0001" in html
-    assert html.count("<svg") == 4  # TTFT P50, TTFT P95, TPOT, output tokens/s
+    charts = html.count("<svg") - html.count('<svg class="swatch"')  # legends' colour keys
+    assert charts == 4  # TTFT P50, TTFT P95, TPOT, output tokens/s
     assert "TTFT P95 (ms)" in html and "Output tokens/s" in html
     assert "http" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert section.manifest_files == [
