@@ -131,9 +131,9 @@ def sign_out(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @access.portal_required
-def home(request: HttpRequest, token: str) -> HttpResponse:
+def home(request: access.PortalRequest, token: str) -> HttpResponse:
     """The vendor's overview: what is asked, what was answered, and how each answer stands."""
-    invitation = request.invitation  # type: ignore[attr-defined]
+    invitation = request.invitation
     return access.portal_render(request, "portal/home.html", {"sections": sections_of(invitation)})
 
 
@@ -160,10 +160,10 @@ def _status_of(error: ValidationError) -> int:
 
 
 @access.portal_required
-def section(request: HttpRequest, token: str, section: str) -> HttpResponse:
+def section(request: access.PortalRequest, token: str, section: str) -> HttpResponse:
     """One section's claims, with the vendor's answers and how each one stands."""
     section = _section_of(section)
-    invitation = request.invitation  # type: ignore[attr-defined]
+    invitation = request.invitation
     rows = section_rows(invitation, section)
     card_form = DatasheetForm(request.POST or request.GET or None)
     card_key = card_form.cleaned_data["card"] if card_form.is_valid() else ""
@@ -266,10 +266,10 @@ def _section_page(
 
 @require_POST
 @access.portal_required
-def reply(request: HttpRequest, token: str, section: str, pk: int) -> HttpResponse:
+def reply(request: access.PortalRequest, token: str, section: str, pk: int) -> HttpResponse:
     """The vendor answers a reviewer's question on one of its own answers."""
     section = _section_of(section)
-    invitation = request.invitation  # type: ignore[attr-defined]
+    invitation = request.invitation
     proposal = proposal_of_invitation(invitation, pk, section)
     form = ReplyForm(request.POST, prefix=f"reply-{proposal.pk}")
     status = 400
@@ -311,9 +311,9 @@ def _reply_form(row: ClaimRow, refused_reply: tuple[int, ReplyForm] | None) -> R
 
 @refused_unread(proposals.DOCUMENT_POLICY.check(_upload_refused))  # before the CSRF check
 @access.portal_required
-def documents(request: HttpRequest, token: str) -> HttpResponse:
+def documents(request: access.PortalRequest, token: str) -> HttpResponse:
     """The vendor's documents, and a form to upload one more."""
-    invitation = request.invitation  # type: ignore[attr-defined]
+    invitation = request.invitation
     form = DocumentForm(request.POST or None, request.FILES or None)
     status = 200
     if request.method == "POST":
