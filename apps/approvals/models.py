@@ -118,3 +118,63 @@ class Reminder(TrackedModel):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: {self.label} ({self.threshold} d)"
+
+
+class FindingAcceptance(TrackedModel):
+    """One owner's acceptance of one finding of the case's register (docs/rules/findings.md).
+
+    Keyed by the finding's rule code, offer (none: the whole case) and key; it holds
+    only for the ``facts`` it was given on, up to and including ``expires_on``, and
+    until it is withdrawn. Never deleted: a withdrawn or expired acceptance stays on
+    record, and each step is a row in the history.
+    """
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.PROTECT,
+        related_name="finding_acceptances",
+        verbose_name=_("case"),
+    )
+    offer = models.ForeignKey(
+        "offers.Offer",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="finding_acceptances",
+        verbose_name=_("offer"),
+    )
+    code = models.CharField(_("finding"), max_length=100)
+    key = models.CharField(_("finding key"), max_length=100, blank=True)
+    role = models.CharField(_("accepted as"), max_length=40)
+    facts = models.TextField(_("facts accepted"))
+    message = models.TextField(_("finding as accepted"))
+    justification = models.TextField(_("reason for the acceptance"))
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("accepted by"),
+    )
+    accepted_at = models.DateTimeField(_("accepted at"))
+    expires_on = models.DateField(_("expires on"))
+    expired_at = models.DateTimeField(_("recorded as expired at"), null=True, blank=True)
+    withdrawn_at = models.DateTimeField(_("withdrawn at"), null=True, blank=True)
+    withdrawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("withdrawn by"),
+    )
+    withdraw_reason = models.TextField(_("why it was withdrawn"), blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-accepted_at", "-pk"]
+        verbose_name = _("finding acceptance")
+        verbose_name_plural = _("finding acceptances")
+        indexes = [models.Index(fields=["case", "code"], name="approvals_acceptance_case")]
+
+    def __str__(self) -> str:
+        return f"{self.code} accepted by {self.accepted_by} ({self.accepted_at:%Y-%m-%d})"

@@ -6,25 +6,32 @@ from dataclasses import dataclass, field
 from django.shortcuts import get_object_or_404
 
 from apps.approvals.binding import Scope
+from apps.approvals.findings import AcceptanceFacts, Entry
 from apps.approvals.gates import Gate, GateInputs
 from apps.approvals.gathering import gate_gatherer
-from apps.approvals.models import Approval
+from apps.approvals.models import Approval, FindingAcceptance
 from apps.offers.models import Offer
 
 
 @dataclass
 class OfferGates:
-    """One offer's gate inputs and verdicts, and the records they were computed from."""
+    """One offer's gate inputs and verdicts, its findings in the case's register (those of
+    the whole case among them), and the records they were computed from."""
 
     offer: Offer
     inputs: GateInputs
     gates: list[Gate]
     scopes: list[Scope] = field(default_factory=list)
     evidence: list[dict] = field(default_factory=list)
+    findings: list[Entry] = field(default_factory=list)
 
     @property
     def all_held(self) -> bool:
-        return all(gate.held for gate in self.gates)
+        # The gates are read from the register (apps.approvals.findings.bind_gates); both
+        # are asked, so that no open finding can sit beside a decision.
+        return all(gate.held for gate in self.gates) and not any(
+            entry.blocking for entry in self.findings
+        )
 
     @property
     def open(self) -> list[Gate]:
@@ -46,6 +53,41 @@ def offer_gates(case, offer) -> OfferGates:
     if not found:
         raise ValueError(f"Offer {offer.pk} is not an offer of case {case.pk}.")
     return found[0]
+
+
+def case_register(case) -> list[Entry]:
+    """The case's findings register: every offer's findings and the whole case's, each once."""
+    seen: set[tuple] = set()
+    entries = []
+    for offer_gates in case_gates(case):
+        for entry in offer_gates.findings:
+            if entry.finding.identity not in seen:
+                seen.add(entry.finding.identity)
+                entries.append(entry)
+    return entries
+
+
+def acceptance_facts(case) -> list[AcceptanceFacts]:
+    """Every acceptance recorded on the case's findings, withdrawn ones included (1 query)."""
+    return [
+        AcceptanceFacts(
+            pk=row.pk,
+            code=row.code,
+            offer_id=row.offer_id,
+            key=row.key,
+            role=row.role,
+            facts=row.facts,
+            accepted_by_id=row.accepted_by_id,
+            accepted_by=row.accepted_by.get_full_name() or row.accepted_by.get_username(),
+            accepted_on=row.accepted_at.date(),
+            reason=row.justification,
+            expires_on=row.expires_on,
+            withdrawn=row.withdrawn_at is not None,
+        )
+        for row in FindingAcceptance.objects.filter(case=case)
+        .select_related("accepted_by")
+        .order_by("accepted_at", "pk")
+    ]
 
 
 # --- decisions ---------------------------------------------------------------

@@ -10,4 +10,5 @@ ROLE_PERMISSIONS = {
     # Owns the SLOs and sizing side of the case.
     Role.TECH_LEAD: view("cases.procurementcase") + ["cases.change_procurementcase"],
     Role.AUDITOR: view("cases.procurementcase") + ["cases.view_history"],
+    Role.FINANCE: view("cases.procurementcase"),
 }

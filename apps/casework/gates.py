@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from apps.access import selectors as access_selectors
 from apps.access.rules import matrix_state
 from apps.approvals.binding import Scope
+from apps.approvals.findings import bind_gates, gate_findings, judge
 from apps.approvals.gates import (
     AssessmentFacts,
     ChecklistFacts,
@@ -30,10 +31,11 @@ from apps.approvals.gates import (
     VerificationFacts,
     evaluate_gates,
 )
-from apps.approvals.selectors import OfferGates
+from apps.approvals.selectors import OfferGates, acceptance_facts
 from apps.assessments import rules as assessment_rules
 from apps.assessments import selectors as assessments_selectors
 from apps.cases.selectors import offer_minimum_status
+from apps.casework.findings import AreaFindings
 from apps.contracts import selectors as contracts_selectors
 from apps.evidence import selectors as evidence_selectors
 from apps.offers.models import Offer
@@ -235,6 +237,9 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
         not_counted=tuple(left_out.values()),
     )
     max_age = verification_max_age_days()
+    areas = AreaFindings(case)
+    acceptances = acceptance_facts(case)
+    requirement = areas.requirement
     result = []
     for offer in all_offers:
         if wanted is not None and offer.pk not in wanted:
@@ -248,6 +253,14 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
             scopes.append(Scope("offers.declaredspec", "id", spec.pk, f"declared spec of {offer}"))
         if demand is not None:
             scopes.append(Scope("sizing.computedemand", "id", demand.pk, "compute demand"))
+        if requirement is not None:
+            scopes.append(Scope("sizing.requirementspec", "id", requirement.pk, "requirement spec"))
+        terms = areas.terms.get(offer.pk)
+        if terms is not None and terms.record is not None:
+            scopes.append(Scope("contracts.contractterms", "id", terms.record.pk, "contract terms"))
+        scopes.append(
+            Scope("approvals.findingacceptance", "case_id", case.pk, "finding acceptances")
+        )
         evidence: list[dict] = []
         inputs = GateInputs(
             now=records.now,
@@ -270,7 +283,14 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
             verification=records.verification(offer, scopes, evidence),
             demand_fit=_demand_fit_facts(offer, demand, demand_error, fits.get(offer.pk)),
         )
-        result.append(OfferGates(offer, inputs, evaluate_gates(inputs), scopes, evidence))
+        # The register: what each gate finds missing, and every area rule's finding,
+        # beside the acceptances recorded; the gates are then read from it.
+        gates = evaluate_gates(inputs)
+        found = [*gate_findings(gates, offer_id=offer.pk), *areas.for_offer(offer)]
+        entries = judge(found, acceptances, today=records.today)
+        result.append(
+            OfferGates(offer, inputs, bind_gates(gates, entries), scopes, evidence, entries)
+        )
     return result
 
 

@@ -7,4 +7,5 @@ ROLE_PERMISSIONS = {
     Role.LEGAL: view("comments.comment") + ["comments.add_comment"],
     Role.TECH_LEAD: view("comments.comment") + ["comments.add_comment"],
     Role.AUDITOR: view("comments.comment"),
+    Role.FINANCE: view("comments.comment"),
 }

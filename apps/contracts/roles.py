@@ -29,4 +29,5 @@ ROLE_PERMISSIONS = {
     Role.PROCUREMENT: READ,
     Role.TECH_LEAD: READ,
     Role.AUDITOR: READ,
+    Role.FINANCE: READ,
 }

@@ -18,6 +18,7 @@ class Role(models.TextChoices):
     PROCUREMENT = "procurement_reviewer", _("Procurement reviewer")
     LEGAL = "legal_reviewer", _("Legal reviewer")
     TECH_LEAD = "tech_lead", _("Tech lead")
+    FINANCE = "finance_approver", _("Finance approver")
     AUDITOR = "auditor", _("Auditor")
     ADMIN = "admin", _("Administrator")
 
@@ -60,4 +61,5 @@ ROLE_PERMISSIONS = {
     Role.LEGAL: view("core.fileintegrityalarm"),
     Role.TECH_LEAD: view("core.fileintegrityalarm"),
     Role.AUDITOR: view("core.fileintegrityalarm"),
+    Role.FINANCE: view("core.fileintegrityalarm"),
 }

@@ -19,4 +19,5 @@ ROLE_PERMISSIONS = {
     Role.LEGAL: READ,
     Role.TECH_LEAD: READ,
     Role.AUDITOR: READ,
+    Role.FINANCE: READ,
 }

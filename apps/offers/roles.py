@@ -8,4 +8,5 @@ ROLE_PERMISSIONS = {
     Role.LEGAL: READ,
     Role.TECH_LEAD: READ + edit("offers.declaredspec"),
     Role.AUDITOR: READ,
+    Role.FINANCE: READ,
 }

@@ -9,4 +9,5 @@ ROLE_PERMISSIONS = {
     Role.LEGAL: READ,
     Role.TECH_LEAD: READ + edit("scorecards.scorecard"),
     Role.AUDITOR: READ,
+    Role.FINANCE: READ,
 }

@@ -8,4 +8,5 @@ ROLE_PERMISSIONS = {
     # The tech lead owns the sizing, and the requirement spec written from it.
     Role.TECH_LEAD: READ + edit("sizing.computedemand", "sizing.requirementspec"),
     Role.AUDITOR: READ,
+    Role.FINANCE: READ,
 }

@@ -5,4 +5,5 @@ ROLE_PERMISSIONS = {
     Role.LEGAL: view("vendors.vendor"),
     Role.TECH_LEAD: view("vendors.vendor"),
     Role.AUDITOR: view("vendors.vendor"),
+    Role.FINANCE: view("vendors.vendor"),
 }

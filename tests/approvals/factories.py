@@ -11,6 +11,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from apps.access.services import access_matrix_review
+from apps.contracts.services import checklist_save
 from apps.core.services import tracked_create
 from apps.evidence.models import EvidenceBundle, SpecVerification
 from apps.evidence.rules import security
@@ -88,6 +89,9 @@ def score_in_full(reviewer, offer, score: int = 3):
     )
 
 
+READY_TERMS = {"data_export_days": 90, "sla_availability_pct": "99.99", "image_format": "oci"}
+
+
 def make_ready_case(people, *, offers=3):
     """priya's case with ``offers`` confirmed offers; the first passes every gate."""
     priya, lena, tariq = people["priya"], people["lena"], people["tariq"]
@@ -98,6 +102,14 @@ def make_ready_case(people, *, offers=3):
     offer = made[0]
     checklist = make_checklist(lena, offer=offer)
     set_statuses(lena, checklist, all_acceptable(checklist))
+    # Terms that meet any need the tests set: a window to export our data, an SLA.
+    checklist_save(
+        actor=lena,
+        checklist=checklist,
+        items=[],
+        reason="Terms read from the contract",
+        contract_terms=READY_TERMS,
+    )
     make_assessment(lena, case, signed=True)
     matrix = make_matrix_in_place(tariq, case, reason="Started")
     access_matrix_review(actor=tariq, matrix=matrix)

@@ -154,7 +154,7 @@ def test_gate_queries_do_not_grow_with_offers(ready, people):
     for _ in range(5):
         make_offer(people["priya"], case, spec=FULL_SPEC)
     assert _queries(case) == few
-    assert few <= 20
+    assert few <= 24  # the register adds the contract terms, requirement and acceptances
 
 
 def test_case_page_and_approval_page_query_counts_are_fixed(ready, people, browser_as):

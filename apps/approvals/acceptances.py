@@ -1,0 +1,144 @@
+"""Writes on the findings register: accepting a finding, withdrawing an acceptance, and
+recording those that expired (docs/rules/findings.md#accepting-a-finding).
+
+Each is a tracked write: the history names who, when and why. The register is read
+again inside the transaction, under the case's row lock, so two owners accepting at
+once take turns and the second is judged on what the first recorded.
+"""
+
+from datetime import date
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from apps.approvals import findings as rules
+from apps.approvals.models import FindingAcceptance
+from apps.approvals.selectors import case_register
+from apps.cases.lifecycle import case_lock
+from apps.cases.models import ProcurementCase
+from apps.core.roles import Role
+from apps.core.services import tracked_create, tracked_update
+
+
+def actor_roles(actor) -> set[str]:
+    """The roles the person holds, as role values."""
+    names = set(actor.groups.values_list("name", flat=True))
+    return {role for role in Role.values if role in names}
+
+
+def _find(case, *, code: str, offer_id: int | None, key: str) -> rules.Entry | None:
+    return next(
+        (e for e in case_register(case) if e.finding.identity == (code, offer_id, key)),
+        None,
+    )
+
+
+def finding_accept(
+    *,
+    actor,
+    case: ProcurementCase,
+    code: str,
+    offer_id: int | None,
+    key: str = "",
+    role: str,
+    reason: str,
+    expires_on: date | None,
+) -> FindingAcceptance:
+    """Record ``actor``'s acceptance, as ``role``, of one open finding of the case."""
+    if not actor.has_perm("approvals.add_findingacceptance"):
+        raise PermissionDenied(_("Only an owner of a finding may accept it."))
+    today = timezone.localdate()
+    with transaction.atomic():
+        case = case_lock(case)
+        entry = _find(case, code=code, offer_id=offer_id, key=key)
+        errors = rules.accept_errors(
+            entry,
+            actor_id=actor.pk,
+            actor_roles=actor_roles(actor),
+            role=role,
+            reason=reason,
+            expires_on=expires_on,
+            today=today,
+        )
+        if errors:
+            raise ValidationError(errors)
+        assert entry is not None and expires_on is not None  # accept_errors says otherwise
+        finding = entry.finding
+        return tracked_create(
+            FindingAcceptance,
+            actor=actor,
+            reason=(
+                f"Finding accepted as {Role(role).label} until {expires_on.isoformat()}: "
+                f"{finding.message} — {reason.strip()}"
+            ),
+            case=case,
+            offer_id=offer_id,
+            code=code,
+            key=key,
+            role=role,
+            facts=finding.facts,
+            message=finding.message,
+            justification=reason.strip(),
+            accepted_by=actor,
+            accepted_at=timezone.now(),
+            expires_on=expires_on,
+        )
+
+
+def finding_acceptance_withdraw(
+    *, actor, acceptance: FindingAcceptance, reason: str
+) -> FindingAcceptance:
+    """Re-open a finding: its acceptance is withdrawn, by the person who gave it or by
+    another holder of the same role."""
+    if not actor.has_perm("approvals.change_findingacceptance"):
+        raise PermissionDenied(_("Only an owner of a finding may withdraw its acceptance."))
+    if not (reason or "").strip():
+        raise ValidationError({"reason": _("Say why the acceptance is withdrawn.")})
+    with transaction.atomic():
+        case_lock(acceptance.case)
+        current = FindingAcceptance.objects.select_for_update().get(pk=acceptance.pk)
+        if current.withdrawn_at is not None:
+            raise ValidationError({"acceptance": _("This acceptance is already withdrawn.")})
+        if current.accepted_by_id != actor.pk and current.role not in actor_roles(actor):
+            raise PermissionDenied(
+                _("Only the person who accepted it, or another %(role)s, may withdraw it.")
+                % {"role": Role(current.role).label}
+            )
+        return tracked_update(
+            current,
+            actor=actor,
+            reason=f"Acceptance withdrawn; the finding is open again: {reason.strip()}",
+            fields={
+                "withdrawn_at": timezone.now(),
+                "withdrawn_by": actor,
+                "withdraw_reason": reason.strip(),
+            },
+        )
+
+
+def record_expired_acceptances(*, today: date | None = None) -> int:
+    """Mark in the history every acceptance whose expiry date has passed (the register
+    already judges them expired; this leaves the moment on record). Returns how many."""
+    today = today or timezone.localdate()
+    count = 0
+    due = FindingAcceptance.objects.filter(
+        expires_on__lt=today, expired_at__isnull=True, withdrawn_at__isnull=True
+    )
+    for pk in due.values_list("pk", flat=True):
+        with transaction.atomic():
+            current = FindingAcceptance.objects.select_for_update().get(pk=pk)
+            if current.expired_at is not None or current.withdrawn_at is not None:
+                continue
+            tracked_update(
+                current,
+                actor=None,
+                reason=(
+                    f"Acceptance expired on {current.expires_on.isoformat()}; "
+                    "the finding is open again"
+                ),
+                fields={"expired_at": timezone.now()},
+            )
+            count += 1
+    return count

@@ -1,0 +1,229 @@
+"""The areas' rules as findings of the case's register (docs/rules/findings.md).
+
+Each area judges its own records with its own rules (the contract terms, the
+requirement spec…); this module says, once, what each of their findings weighs
+in the register: its code, severity, owners, gate and public source. The
+register itself (``apps.approvals.findings``) is read by the approval gates, the
+cockpit, the inbox, the packet and the API alike.
+
+``AREA_RULES`` names every finding an area's rule can raise. A test walks the
+rule modules and fails when one of their findings is missing here.
+"""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from django.utils.translation import gettext_lazy
+
+from apps.approvals.findings import Finding, Rule, Severity
+from apps.contracts import selectors as contracts_selectors
+from apps.contracts import terms
+from apps.core.roles import Role
+from apps.sizing import requirement as requirement_rules
+from apps.sizing.selectors import requirement_check_for, requirement_of
+
+EXIT_SOURCE = gettext_lazy(
+    "Exit strategies for ICT third-party services: the EU Digital Operational Resilience "
+    "Act (DORA), Art. 28(8); leaving within a bounded time, with the data fully "
+    "exportable, is a hard requirement of renting remote compute."
+)
+SLA_SOURCE = gettext_lazy(
+    "Service levels with precise quantitative performance targets: the EU Digital "
+    "Operational Resilience Act (DORA), Art. 30(3)(a), against the availability the case "
+    "states it needs."
+)
+PREPAYMENT_SOURCE = gettext_lazy(
+    "Market reports put the prepayment premium of such offers at about 30–50 %; "
+    "prepayment and long-term commitments are decided jointly with finance."
+)
+PRICE_SOURCE = gettext_lazy(
+    "Competitive quotations compared on the terms actually contracted: the PRC Government "
+    "Procurement Law, Art. 38 and Art. 40."
+)
+REQUIREMENT_SOURCE = gettext_lazy(
+    "The case's own requirement spec, held against the vendor's declared spec."
+)
+
+P, L, T, F = Role.PROCUREMENT, Role.LEGAL, Role.TECH_LEAD, Role.FINANCE
+BLOCKS, ACCEPT = Severity.BLOCKS, Severity.NEEDS_ACCEPTANCE
+
+
+def _rule(code, title, severity, owners, gate, source) -> Rule:
+    return Rule(code, title, severity, owners, gate, source)
+
+
+# What each contract-term check weighs (apps.contracts.terms.Check).
+TERM_RULES: dict[terms.Check, Rule] = {
+    terms.Check.EXPORT_WINDOW_SHORT: _rule(
+        "contracts.export_window_short",
+        gettext_lazy("Data export window shorter than the exit window"),
+        BLOCKS,
+        (L,),
+        "exit_readiness",
+        EXIT_SOURCE,
+    ),
+    terms.Check.EXPORT_WINDOW_NOT_STATED: _rule(
+        "contracts.export_window_not_stated",
+        gettext_lazy("No data export window in the contract"),
+        BLOCKS,
+        (L,),
+        "exit_readiness",
+        EXIT_SOURCE,
+    ),
+    terms.Check.SLA_BELOW_NEED: _rule(
+        "contracts.sla_below_need",
+        gettext_lazy("SLA below the availability the case needs"),
+        ACCEPT,
+        (P,),
+        "red_flags",
+        SLA_SOURCE,
+    ),
+    terms.Check.SLA_NOT_STATED: _rule(
+        "contracts.sla_not_stated",
+        gettext_lazy("No availability stated in the contract"),
+        ACCEPT,
+        (P,),
+        "red_flags",
+        SLA_SOURCE,
+    ),
+    terms.Check.IMAGE_NOT_PORTABLE: _rule(
+        "contracts.image_not_portable",
+        gettext_lazy("Images not rebuildable with another provider"),
+        ACCEPT,
+        (L,),
+        "exit_readiness",
+        EXIT_SOURCE,
+    ),
+    terms.Check.EXIT_PENALTY: _rule(
+        "contracts.exit_penalty",
+        gettext_lazy("Penalty for leaving early"),
+        ACCEPT,
+        (L,),
+        "exit_readiness",
+        EXIT_SOURCE,
+    ),
+    terms.Check.PREMIUM_IN_RANGE: _rule(
+        "contracts.prepayment_premium",
+        gettext_lazy("Prepayment premium within the market range"),
+        ACCEPT,
+        (P, F),
+        "red_flags",
+        PREPAYMENT_SOURCE,
+    ),
+    # Above the range it blocks unless finance and the approver both accept it.
+    terms.Check.PREMIUM_ABOVE_RANGE: _rule(
+        "contracts.prepayment_premium_high",
+        gettext_lazy("Prepayment premium above the market range"),
+        ACCEPT,
+        (F, T),
+        "red_flags",
+        PREPAYMENT_SOURCE,
+    ),
+    terms.Check.BILLING_DIFFERS: _rule(
+        "contracts.billing_differs",
+        gettext_lazy("Contract bills on another basis than the offer was priced"),
+        ACCEPT,
+        (P,),
+        "red_flags",
+        PRICE_SOURCE,
+    ),
+    terms.Check.PREPAYMENT_DIFFERS: _rule(
+        "contracts.prepayment_differs",
+        gettext_lazy("Contract prepayment differs from the offer's"),
+        ACCEPT,
+        (P,),
+        "red_flags",
+        PRICE_SOURCE,
+    ),
+}
+
+# What each requirement verdict weighs (apps.sizing.requirement.Verdict): an offer that
+# cannot meet the requirement blocks; one that does not say needs the tech lead's word.
+REQUIREMENT_RULES: dict[requirement_rules.Verdict, Rule] = {
+    requirement_rules.Verdict.SHORT: _rule(
+        "sizing.requirement_short",
+        gettext_lazy("Offer short of the requirement spec"),
+        BLOCKS,
+        (T,),
+        "demand_fit",
+        REQUIREMENT_SOURCE,
+    ),
+    requirement_rules.Verdict.NOT_STATED: _rule(
+        "sizing.requirement_not_stated",
+        gettext_lazy("Offer does not state what the requirement spec asks"),
+        ACCEPT,
+        (T,),
+        "demand_fit",
+        REQUIREMENT_SOURCE,
+    ),
+}
+
+# Every area rule of the register, by code.
+AREA_RULES: dict[str, Rule] = {
+    rule.code: rule for rule in (*TERM_RULES.values(), *REQUIREMENT_RULES.values())
+}
+
+
+class AreaFindings:
+    """The areas' findings for each offer of one case, read in a fixed number of queries."""
+
+    def __init__(self, case) -> None:
+        self.case = case
+        self.terms = {
+            entry.offer.pk: entry for entry in contracts_selectors.case_contract_terms(case)
+        }
+        self.requirement = requirement_of(case)
+
+    def for_offer(self, offer) -> list[Finding]:
+        return [*self._terms(offer), *self._requirement(offer)]
+
+    def _terms(self, offer) -> list[Finding]:
+        entry = self.terms.get(offer.pk)
+        if entry is None:
+            return []
+        url = reverse("contracts:checklist", args=[offer.pk])
+        return [
+            Finding(
+                rule=TERM_RULES[finding.check],
+                offer_id=offer.pk,
+                message=finding.message,
+                facts=_term_facts(entry.values, finding.term, self.case),
+                key=finding.term,
+                subject=str(offer),
+                fix_url=url,
+            )
+            for finding in entry.findings
+        ]
+
+    def _requirement(self, offer) -> list[Finding]:
+        check = requirement_check_for(self.requirement, offer)
+        if check is None:
+            return []
+        url = reverse("offers:spec", args=[offer.pk])
+        return [
+            Finding(
+                rule=REQUIREMENT_RULES[field.verdict],
+                offer_id=offer.pk,
+                message=field.shortfall,
+                facts=f"{field.field}: required {field.required}, offered {field.offered}",
+                key=field.field,
+                subject=str(offer),
+                fix_url=url,
+            )
+            for field in check.checks
+            if field.verdict in REQUIREMENT_RULES and field.shortfall
+        ]
+
+
+def _term_facts(values: terms.TermValues, term: str, case) -> str:
+    """The contract's terms and the case's need a finding on ``term`` rests on, in a
+    stable form: an acceptance lapses when one of them changes."""
+    related = {"prepayment_pct": ("prepayment_pct", "ordinary_prepayment_pct")}.get(term, (term,))
+    shown = [f"{name}={getattr(values, name)}" for name in related]
+    need = {
+        "data_export_days": "exit_window_days",
+        "sla_availability_pct": "availability_need_pct",
+    }.get(term)
+    if need:
+        shown.append(f"{need}={getattr(case, need)}")
+    return "; ".join(shown)
