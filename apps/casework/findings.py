@@ -6,8 +6,10 @@ in the register: its code, severity, owners, gate and public source. The
 register itself (``apps.approvals.findings``) is read by the approval gates, the
 cockpit, the inbox, the packet and the API alike.
 
-``AREA_RULES`` names every finding an area's rule can raise. A test walks the
-rule modules and fails when one of their findings is missing here.
+``AREA_RULES`` names every finding an area's rule can raise. Each rule module
+lists the register codes its rules raise in ``REGISTER_FINDINGS`` (empty where it
+raises none); a test walks the rule modules and fails when one of them is missing
+here or never reaches the register.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ TERM_RULES: dict[terms.Check, Rule] = {
         EXIT_SOURCE,
     ),
     terms.Check.PREMIUM_IN_RANGE: _rule(
-        "contracts.prepayment_premium",
+        "contracts.premium_in_range",
         gettext_lazy("Prepayment premium within the market range"),
         ACCEPT,
         (P, F),
@@ -112,7 +114,7 @@ TERM_RULES: dict[terms.Check, Rule] = {
     ),
     # Above the range it blocks unless finance and the approver both accept it.
     terms.Check.PREMIUM_ABOVE_RANGE: _rule(
-        "contracts.prepayment_premium_high",
+        "contracts.premium_above_range",
         gettext_lazy("Prepayment premium above the market range"),
         ACCEPT,
         (F, T),

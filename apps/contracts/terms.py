@@ -139,6 +139,10 @@ class Check(StrEnum):
     PREPAYMENT_DIFFERS = "prepayment_differs"
 
 
+# The codes of the case's findings register these checks raise (docs/rules/findings.md).
+REGISTER_FINDINGS = tuple(f"contracts.{check.value}" for check in Check)
+
+
 @dataclass(frozen=True)
 class Finding:
     check: Check

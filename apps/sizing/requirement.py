@@ -71,6 +71,10 @@ class Verdict(StrEnum):
     NOT_REQUIRED = "not_required"
 
 
+# The codes of the case's findings register an offer's check raises
+# (docs/rules/findings.md): short of a floor, or not saying.
+REGISTER_FINDINGS = ("sizing.requirement_short", "sizing.requirement_not_stated")
+
 VERDICT_LABELS = {
     Verdict.SHORT: gettext_lazy("Short"),
     Verdict.EQUAL: gettext_lazy("Equal"),
