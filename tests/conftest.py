@@ -1,7 +1,8 @@
 """Personas: one person per role, as in the demo.
 
 priya reviews procurement, pablo is a second procurement reviewer, lena is the
-legal reviewer, tariq the tech lead, aude the auditor and ada the admin.
+legal reviewer, tariq the tech lead, fiona the finance approver, aude the auditor
+and ada the admin.
 """
 
 import os
@@ -25,6 +26,7 @@ PERSONAS = {
     "pablo": Role.PROCUREMENT,
     "lena": Role.LEGAL,
     "tariq": Role.TECH_LEAD,
+    "fiona": Role.FINANCE,
     "aude": Role.AUDITOR,
     "ada": Role.ADMIN,
 }
@@ -32,6 +34,7 @@ ROLE_PERSONA = {
     Role.PROCUREMENT: "priya",
     Role.LEGAL: "lena",
     Role.TECH_LEAD: "tariq",
+    Role.FINANCE: "fiona",
     Role.AUDITOR: "aude",
     Role.ADMIN: "ada",
 }
