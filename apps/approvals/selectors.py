@@ -119,4 +119,7 @@ def current_approval(approvals: list[Approval]) -> Approval | None:
 
 def approval_history_querysets(case) -> list:
     """History of the case's decisions, for timelines and the packet."""
-    return [Approval.history.filter(case_id=case.pk)]
+    return [
+        Approval.history.filter(case_id=case.pk),
+        FindingAcceptance.history.filter(case_id=case.pk),
+    ]

@@ -38,6 +38,8 @@ DECISION, WAIVER, SIGN_OFF, STATUS = "decision", "waiver", "sign-off", "status"
 WHOLE_RECORDS = {
     "approvals.approval": DECISION,
     "contracts.redflagwaiver": WAIVER,
+    # An owner's acceptance of a finding of the register (docs/rules/findings.md).
+    "approvals.findingacceptance": WAIVER,
     "acceptance.acceptancesignoff": SIGN_OFF,
 }
 

@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from apps.acceptance.models import AcceptancePlan, AcceptanceSignOff
-from apps.approvals.models import Reminder
+from apps.approvals.models import FindingAcceptance, Reminder
 from apps.approvals.services import approval_decide
 from apps.audit.exports import build_case_export
 from apps.audit.sources import all_sources, case_sources
@@ -86,6 +86,22 @@ def demo_case(settings, tmp_path):
         threshold=7,
         label="Access-matrix review",
         case=case,
+    )
+    tracked_create(
+        FindingAcceptance,
+        actor=users["priya"],
+        reason="Accepted",
+        case=case,
+        offer=offer,
+        code="contracts.sla_below_need",
+        key="sla_availability_pct",
+        role="procurement_reviewer",
+        facts="sla_availability_pct=99.5; availability_need_pct=99.9",
+        message="The SLA promises 99.5 % availability, less than the 99.9 % the case needs.",
+        justification="Credits cover the gap",
+        accepted_by=users["priya"],
+        accepted_at=now,
+        expires_on=now.date(),
     )
     tracked_create(
         AcceptanceSignOff,
