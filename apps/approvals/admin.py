@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from apps.approvals.models import Approval, Reminder
+from apps.approvals.models import Approval, FindingAcceptance, Reminder
 from apps.core.admin import RecordAdmin
 
 
@@ -18,3 +18,12 @@ class ReminderAdmin(RecordAdmin):
 
     list_display = ("kind", "label", "due_on", "threshold", "created_at")
     list_filter = ("kind", "threshold")
+
+
+@admin.register(FindingAcceptance)
+class FindingAcceptanceAdmin(RecordAdmin):
+    """An owner's acceptance of a finding: accepted and withdrawn in the app, where the
+    register is read again under the case's lock."""
+
+    list_display = ("case", "offer", "code", "role", "accepted_by", "expires_on", "withdrawn_at")
+    list_filter = ("role",)
