@@ -4,6 +4,8 @@
   (docs/rules/access.md#training-traffic).
 - The single entry point's MFA resting on a tech lead's risk acceptance alone needs
   legal's acceptance too (docs/rules/access.md#access-controls).
+- The hardware's export-control and authorisation answers count only with their
+  document on file (docs/rules/data-export.md#hard-requirements).
 
 One ready case is built for the module; each test works on its own copy and its writes
 are rolled back at its end.
@@ -23,6 +25,8 @@ from apps.approvals.services import case_submit_for_approval
 from apps.core.roles import Role
 from tests.access.factories import make_matrix
 from tests.approvals.factories import make_ready_case
+
+ASSESSMENTS = "/api/v1/data-export-assessments/"
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +253,49 @@ def test_another_controls_risk_stays_the_tech_leads_alone(api_as, people, ready)
     gate = _gates(tech, case, offer)["access_matrix"]
     assert gate["held"] is True and "accepted by a tech lead" in gate["reason"]
     assert not [e for e in case_register(case) if e.rule.code == ENTRY_MFA_FINDING]
+
+
+# --- The hardware's documents on file ----------------------------------------------
+
+
+def _answer(api, assessment_pk: int, key: str, answer: dict):
+    current = api.get(f"{ASSESSMENTS}{assessment_pk}/").json()
+    return api.patch(
+        f"{ASSESSMENTS}{assessment_pk}/",
+        {"answers": {key: answer}, "change_reason": "Re-read", "version": current["version"]},
+        format="json",
+    )
+
+
+def _sign_off(api, assessment_pk: int):
+    version = api.get(f"{ASSESSMENTS}{assessment_pk}/").json()["version"]
+    return api.post(f"{ASSESSMENTS}{assessment_pk}/sign-off/", {"version": version}, format="json")
+
+
+@pytest.mark.parametrize(
+    "key,answer",
+    [
+        ("export_control_licence", {"value": "yes", "note": ""}),
+        ("authorization_documents", {"value": "yes", "note": ""}),
+        ("authorization_documents", {"value": "yes", "note": "   "}),
+    ],
+)
+def test_a_hardware_yes_without_its_document_blocks(api_as, people, ready, key, answer):
+    case, offer = ready
+    legal, tech = api_as("lena"), api_as("tariq")
+    assert _gates(tech, case, offer)["hardware_compliance"]["held"] is True
+    assessment = case.data_export_assessments.get()
+    assert _answer(legal, assessment.pk, key, answer).status_code == 200
+    named = "(no evidence note or attachment)"
+    gate = _gates(tech, case, offer)["hardware_compliance"]
+    assert gate["held"] is False and named in gate["reason"]
+    # Nor can the assessment be signed off on it: the rule is the gate's.
+    refused = _sign_off(legal, assessment.pk)
+    assert refused.status_code == 400 and named in str(refused.json())
+    _refused_naming(tech, people, case, offer, named)
+    # The document on file: signed off again, approvable again.
+    fixed = {"value": "yes", "note": "Licence 3A090 and purchase invoices filed, ref. EXP-12"}
+    assert _answer(legal, assessment.pk, key, fixed).status_code == 200
+    assert _sign_off(legal, assessment.pk).status_code == 200
+    assert all(g["held"] for g in _gates(tech, case, offer).values())
+    assert _approve(tech, case, offer).status_code == 201
