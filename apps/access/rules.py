@@ -395,8 +395,32 @@ def offer_budget(
 TRAINING = "multi_node_training"
 IN_CLUSTER = "in_cluster_rdma"
 
+# The codes of the case's findings register these rules raise (docs/rules/findings.md):
+# training traffic planned outside one cluster (docs/rules/access.md#training-traffic), and
+# the single entry point's MFA resting on a tech lead's acceptance alone
+# (docs/rules/access.md#access-controls).
+TRAINING_TRAFFIC_FINDING = "access.training_traffic_outside_cluster"
+ENTRY_MFA_FINDING = "access.entry_mfa_risk_accepted"
+REGISTER_FINDINGS = (TRAINING_TRAFFIC_FINDING, ENTRY_MFA_FINDING)
 
-def training_traffic_problems(*, in_one_cluster: bool | None, links: list[Any]) -> list[str]:
+# Which of the training-traffic problems a finding is about.
+LEAVES_CLUSTER = "leaves_cluster"
+TRAINING_LINK = "training_link"
+NOT_CONFIRMED = "not_confirmed"
+
+
+@dataclass(frozen=True)
+class TrainingProblem:
+    """One way the plan lets training traffic out of one cluster, and the sentence for it."""
+
+    key: str
+    message: str
+    facts: str  # the plan's values it was raised on
+
+
+def training_traffic_findings(
+    *, in_one_cluster: bool | None, links: list[Any]
+) -> list[TrainingProblem]:
     """docs/rules/access.md#training-traffic: gradient traffic stays inside one cluster;
     only control and data planes cross the public network. ``links`` carry ``workload``
     and ``link``."""
@@ -404,29 +428,50 @@ def training_traffic_problems(*, in_one_cluster: bool | None, links: list[Any]) 
     problems = []
     if in_one_cluster is False:
         problems.append(
-            _(
-                "Multi-node training traffic is planned to leave one cluster: gradient "
-                "synchronisation must never cross the public network."
+            TrainingProblem(
+                LEAVES_CLUSTER,
+                _(
+                    "Multi-node training traffic is planned to leave one cluster: gradient "
+                    "synchronisation must never cross the public network."
+                ),
+                "multi_node_training_in_one_cluster=False",
             )
         )
     for link in training:
         if link.link != IN_CLUSTER:
             problems.append(
-                _(
-                    "Multi-node training is linked over “%(link)s”: its traffic must stay on "
-                    "the in-cluster network; only control and data planes cross the internet."
+                TrainingProblem(
+                    TRAINING_LINK,
+                    _(
+                        "Multi-node training is linked over “%(link)s”: its traffic must stay "
+                        "on the in-cluster network; only control and data planes cross the "
+                        "internet."
+                    )
+                    % {
+                        "link": link.get_link_display()
+                        if hasattr(link, "get_link_display")
+                        else link.link
+                    },
+                    f"{TRAINING}={link.link}",
                 )
-                % {
-                    "link": link.get_link_display()
-                    if hasattr(link, "get_link_display")
-                    else link.link
-                }
             )
     if training and in_one_cluster is None:
         problems.append(
-            _("Multi-node training is in use: confirm its traffic stays inside one cluster.")
+            TrainingProblem(
+                NOT_CONFIRMED,
+                _("Multi-node training is in use: confirm its traffic stays inside one cluster."),
+                "multi_node_training_in_one_cluster=None",
+            )
         )
     return problems
+
+
+def training_traffic_problems(*, in_one_cluster: bool | None, links: list[Any]) -> list[str]:
+    """The sentences of ``training_traffic_findings``, as the plan's pages show them."""
+    return [
+        problem.message
+        for problem in training_traffic_findings(in_one_cluster=in_one_cluster, links=links)
+    ]
 
 
 # --- Access controls (docs/rules/access.md#access-controls) ----------------------
@@ -629,6 +674,58 @@ def controls_state(
     ]
     acceptances = [a for c in controls if (a := risk_acceptance(c, periods, today)) is not None]
     return ControlsState(gaps, acceptances)
+
+
+# The single audited entry point with MFA (docs/rules/access.md#access-controls).
+ENTRY_MFA = "mfa_entry"
+
+
+@dataclass(frozen=True)
+class EntryMfaAcceptance:
+    """The entry point's MFA not in place, carried by a tech lead's risk acceptance alone."""
+
+    acceptance: RiskAcceptance
+    status: str
+    problem: str
+    message: str
+    facts: str  # the control and the acceptance it was raised on
+
+
+def entry_mfa_acceptance(
+    controls: list[ControlData], periods: ControlPeriods, today: date
+) -> EntryMfaAcceptance | None:
+    """docs/rules/access.md#access-controls: when the single entry point's MFA is not in
+    place as asked and approval rests on a tech lead's acceptance of that risk, the
+    acceptance alone does not carry it; None otherwise (in place, or its acceptance
+    expired: then the control is a gap of the access gate anyway)."""
+    control = next((c for c in controls if c.key == ENTRY_MFA), None)
+    if control is None:
+        return None
+    acceptance = risk_acceptance(control, periods, today)
+    found = control_problem(control, periods)
+    if acceptance is None or acceptance.expired or found is None:
+        return None
+    problem, sentence = found
+    message = _(
+        "%(title)s is %(problem)s and rests only on the risk accepted by %(who)s until "
+        "%(date)s: the single entry point guards the data as much as the machines, so legal "
+        "must accept this risk too."
+    ) % {
+        "title": control.title,
+        "problem": sentence,
+        "who": acceptance.accepted_by or "?",
+        "date": acceptance.expires_on.isoformat(),
+    }
+    facts = "; ".join(
+        (
+            f"{control.key}: status={control.status}",
+            f"problem={problem}",
+            f"accepted_by={acceptance.accepted_by}",
+            f"until={acceptance.expires_on.isoformat()}",
+            f"reason={acceptance.reason}",
+        )
+    )
+    return EntryMfaAcceptance(acceptance, control.status, problem, message, facts)
 
 
 def period_errors(periods: dict[str, Any]) -> dict[str, str]:

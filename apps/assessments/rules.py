@@ -152,12 +152,17 @@ HARDWARE_HARD_KEYS = ("export_control_licence", "authorization_documents")
 
 
 def hardware_hard_gaps(answers: Mapping[str, Any]) -> list[str]:
-    """Export-control and authorisation answers that are not "yes", each named."""
+    """Export-control and authorisation answers that do not count, each named with why.
+
+    As for the exit items, a "yes" counts only with its document on file: an evidence
+    note or attachment (docs/rules/data-export.md#hard-requirements)."""
     gaps = []
     for key in HARDWARE_HARD_KEYS:
         value = _value(answers, key)
         if value != YES:
             gaps.append(f"{QUESTIONS_BY_KEY[key].label} ({_answered(value)})")
+        elif not _has_evidence(answers, key):
+            gaps.append(f"{QUESTIONS_BY_KEY[key].label} ({_('no evidence note or attachment')})")
     return gaps
 
 

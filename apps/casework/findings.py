@@ -14,9 +14,13 @@ here or never reaches the register.
 
 from __future__ import annotations
 
-from django.urls import reverse
-from django.utils.translation import gettext_lazy
+from datetime import date
 
+from django.urls import reverse
+from django.utils.translation import gettext, gettext_lazy
+
+from apps.access import rules as access_rules
+from apps.access.selectors import network_plan_of
 from apps.approvals.findings import Finding, Rule, Severity
 from apps.contracts import selectors as contracts_selectors
 from apps.contracts import terms
@@ -44,6 +48,19 @@ PRICE_SOURCE = gettext_lazy(
 )
 REQUIREMENT_SOURCE = gettext_lazy(
     "The case's own requirement spec, held against the vendor's declared spec."
+)
+TRAINING_SOURCE = gettext_lazy(
+    "The organisation's network rule: the gradient traffic of distributed training or "
+    "fine-tuning stays on one cluster's own network and never crosses the public internet. "
+    "It needs the bandwidth and latency only that network gives, and over the internet it "
+    "would expose model weights and training data; only job control, data sets going up "
+    "and checkpoints coming back cross it."
+)
+ENTRY_MFA_SOURCE = gettext_lazy(
+    "Secure authentication and access to the rented machines: ISO/IEC 27001:2022, Annex A "
+    "8.5, through one audited entry point with multi-factor authentication. That entry point "
+    "guards the data as much as the machines, so going without it is accepted by legal "
+    "together with the tech lead."
 )
 
 P, L, T, F = Role.PROCUREMENT, Role.LEGAL, Role.TECH_LEAD, Role.FINANCE
@@ -160,24 +177,90 @@ REQUIREMENT_RULES: dict[requirement_rules.Verdict, Rule] = {
     ),
 }
 
+# What the access and network plan's rules weigh (apps.access.rules): training traffic
+# outside one cluster blocks; the entry point's MFA carried by the tech lead's risk
+# acceptance alone needs legal's acceptance as well.
+TRAINING_TRAFFIC_RULE = _rule(
+    access_rules.TRAINING_TRAFFIC_FINDING,
+    gettext_lazy("Training traffic not kept inside one cluster"),
+    BLOCKS,
+    (T,),
+    "access_matrix",
+    TRAINING_SOURCE,
+)
+ENTRY_MFA_RULE = _rule(
+    access_rules.ENTRY_MFA_FINDING,
+    gettext_lazy("Entry point without MFA, on the tech lead's risk acceptance alone"),
+    ACCEPT,
+    (L,),
+    "access_matrix",
+    ENTRY_MFA_SOURCE,
+)
+ACCESS_RULES = (TRAINING_TRAFFIC_RULE, ENTRY_MFA_RULE)
+
 # Every area rule of the register, by code.
 AREA_RULES: dict[str, Rule] = {
-    rule.code: rule for rule in (*TERM_RULES.values(), *REQUIREMENT_RULES.values())
+    rule.code: rule for rule in (*TERM_RULES.values(), *REQUIREMENT_RULES.values(), *ACCESS_RULES)
 }
 
 
 class AreaFindings:
-    """The areas' findings for each offer of one case, read in a fixed number of queries."""
+    """The areas' findings for each offer of one case, read in a fixed number of queries.
 
-    def __init__(self, case) -> None:
+    ``matrix`` is the case's access matrix as the gates already loaded it (with its
+    controls), or None where it has none."""
+
+    def __init__(self, case, *, matrix, today: date) -> None:
         self.case = case
         self.terms = {
             entry.offer.pk: entry for entry in contracts_selectors.case_contract_terms(case)
         }
         self.requirement = requirement_of(case)
+        self.plan = network_plan_of(case)
+        # The access and network plan are the whole case's: the same for every offer.
+        self.case_wide = [*self._training(), *self._entry_mfa(matrix, today)]
 
     def for_offer(self, offer) -> list[Finding]:
-        return [*self._terms(offer), *self._requirement(offer)]
+        return [*self._terms(offer), *self._requirement(offer), *self.case_wide]
+
+    def _training(self) -> list[Finding]:
+        plan = self.plan
+        if plan is None:
+            return []
+        url = reverse("access:plan", args=[self.case.pk])
+        problems = access_rules.training_traffic_findings(
+            in_one_cluster=plan.multi_node_training_in_one_cluster, links=list(plan.links.all())
+        )
+        return [
+            Finding(
+                rule=TRAINING_TRAFFIC_RULE,
+                offer_id=None,
+                message=problem.message,
+                facts=problem.facts,
+                key=problem.key,
+                subject=gettext("Network plan"),
+                fix_url=url,
+            )
+            for problem in problems
+        ]
+
+    def _entry_mfa(self, matrix, today: date) -> list[Finding]:
+        if matrix is None:
+            return []
+        found = access_rules.entry_mfa_acceptance(matrix.controls_data(), matrix.periods(), today)
+        if found is None:
+            return []
+        return [
+            Finding(
+                rule=ENTRY_MFA_RULE,
+                offer_id=None,
+                message=found.message,
+                facts=found.facts,
+                key=access_rules.ENTRY_MFA,
+                subject=found.acceptance.title,
+                fix_url=reverse("access:matrix", args=[self.case.pk]) + "#controls",
+            )
+        ]
 
     def _terms(self, offer) -> list[Finding]:
         entry = self.terms.get(offer.pk)

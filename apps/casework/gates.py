@@ -237,7 +237,7 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
         not_counted=tuple(left_out.values()),
     )
     max_age = verification_max_age_days()
-    areas = AreaFindings(case)
+    areas = AreaFindings(case, matrix=records.matrix, today=records.today)
     acceptances = acceptance_facts(case)
     requirement = areas.requirement
     result = []
@@ -261,6 +261,11 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
         scopes.append(
             Scope("approvals.findingacceptance", "case_id", case.pk, "finding acceptances")
         )
+        # The register reads the network plan's training links (docs/rules/findings.md):
+        # a plan started, or its links changed, is a change to what was judged.
+        scopes.append(Scope("access.networkplan", "case_id", case.pk, "network plan"))
+        if areas.plan is not None:
+            scopes.append(Scope("access.workloadlink", "plan_id", areas.plan.pk, "workload links"))
         evidence: list[dict] = []
         inputs = GateInputs(
             now=records.now,

@@ -18,7 +18,7 @@ from apps.approvals.services import case_submit_for_approval
 from tests.approvals.factories import make_ready_case
 from tests.pages import whole_case
 
-MFA = "Single audited entry (bastion or zero-trust gateway) with MFA"
+EGRESS = "Egress allow-list: model service port, object storage, image registry only"
 ROTATION = "Keys rotated quarterly"
 
 
@@ -111,17 +111,18 @@ def test_a_control_moved_back_from_in_place_blocks_until_a_tech_lead_accepts_the
     tech, browser = api_as("tariq"), browser_as("aude")
     assert gate(tech, case, offer)["held"] is True
 
-    # The bastion's MFA turns out to cover only part of the entry points.
-    set_control(tech, case, "mfa_entry", status="partial")
-    reason = f"{MFA} — not in place (Partial)"
+    # The egress allow-list turns out to cover only part of the subnets. (The entry
+    # point's MFA needs legal's acceptance as well: tests/approvals/test_more_findings.py.)
+    set_control(tech, case, "egress_allow_list", status="partial")
+    reason = f"{EGRESS} — not in place (Partial)"
     assert_blocked_everywhere(tech, browser, case, offer, reason)
 
     # The tech lead accepts the risk until tomorrow, with a reason.
     tomorrow = timezone.localdate() + timedelta(days=1)
-    why = "Vendor VPN with hardware tokens covers the other entry points until the cut-over"
-    accepted = accept_risk(tech, case, "mfa_entry", reason=why, expires_on=tomorrow)
+    why = "The vendor's firewall blocks the other subnets until the cut-over"
+    accepted = accept_risk(tech, case, "egress_allow_list", reason=why, expires_on=tomorrow)
     assert accepted.status_code == 200, accepted.content
-    acceptance = f"{MFA} — risk accepted by Tariq until {tomorrow.isoformat()}: {why}"
+    acceptance = f"{EGRESS} — risk accepted by Tariq until {tomorrow.isoformat()}: {why}"
     shown = gate(tech, case, offer)
     assert shown["held"] is True and shown["waivers"] == [acceptance]
     assert escape(acceptance) in case_page(browser, case)
@@ -135,13 +136,13 @@ def test_a_control_moved_back_from_in_place_blocks_until_a_tech_lead_accepts_the
     move_clock(monkeypatch, 1)
     expired = f"{reason}; its risk acceptance expired on {tomorrow.isoformat()}"
     assert_blocked_everywhere(tech, browser, case, offer, expired)
-    lapsed = f"{MFA} — risk acceptance by Tariq expired on {tomorrow.isoformat()}: {why}"
+    lapsed = f"{EGRESS} — risk acceptance by Tariq expired on {tomorrow.isoformat()}: {why}"
     assert escape(lapsed) in case_page(browser, case)
     assert escape(lapsed) in packet_html(case)
 
     # The control is put in place with its evidence: approvable again.
     set_control(
-        tech, case, "mfa_entry", status="in_place", evidence="All entry points behind Teleport"
+        tech, case, "egress_allow_list", status="in_place", evidence="Allow-list on every subnet"
     )
     assert gate(tech, case, offer)["held"] is True
     assert decide(tech, case, offer).status_code == 201

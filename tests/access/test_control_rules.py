@@ -20,6 +20,7 @@ from apps.access.rules import (
     ControlPeriods,
     control_gap,
     controls_state,
+    entry_mfa_acceptance,
     period_errors,
     risk_acceptance_current,
     risk_acceptance_errors,
@@ -280,3 +281,47 @@ def test_what_a_risk_acceptance_needs(control, reason, expires_on, refused):
         control=control, periods=PERIODS, reason=reason, expires_on=expires_on, today=TODAY
     )
     assert set(errors) == refused
+
+
+# The entry point's MFA on the tech lead's acceptance alone: legal must accept it too
+# (docs/rules/access.md#access-controls). (case, controls, raised)
+ENTRY_MFA = [
+    ("in place", [MFA], False),
+    ("missing, not accepted: a gap of the gate instead", [_missing(MFA)], False),
+    ("missing, accepted until today", [_accepted(_missing(MFA), TODAY)], True),
+    (
+        "missing, accepted until yesterday: a gap again",
+        [_accepted(_missing(MFA), YESTERDAY)],
+        False,
+    ),
+    ("in place without evidence, accepted", [_accepted(replace(MFA, evidence=""), TOMORROW)], True),
+    ("in place, an acceptance left over", [_accepted(MFA, TOMORROW)], False),
+    ("another control accepted", [MFA, _accepted(_missing(ROTATION), TOMORROW)], False),
+    ("no MFA control at all", [ROTATION], False),
+]
+
+
+@pytest.mark.parametrize(
+    "controls,raised", [c[1:] for c in ENTRY_MFA], ids=[c[0] for c in ENTRY_MFA]
+)
+def test_the_entry_points_mfa_on_a_risk_acceptance_alone(controls, raised):
+    found = entry_mfa_acceptance(controls, PERIODS, TODAY)
+    assert (found is not None) == raised
+    if found is not None:
+        assert "Tariq Haddad" in found.message and "legal must accept" in found.message
+
+
+def test_legal_accepts_the_tech_leads_terms_as_they_stand():
+    """The facts name the control's status and the acceptance: another expiry, reason or
+    status is another decision for legal."""
+    base = _accepted(_missing(MFA), TOMORROW)
+    first = entry_mfa_acceptance([base], PERIODS, TODAY)
+    assert first is not None
+    for changed in (
+        replace(base, risk_expires_on=TOMORROW + timedelta(days=30)),
+        replace(base, risk_reason="Another reason"),
+        replace(base, status="partial", status_label="Partial"),
+        replace(base, risk_accepted_by="Someone Else"),
+    ):
+        again = entry_mfa_acceptance([changed], PERIODS, TODAY)
+        assert again is not None and again.facts != first.facts

@@ -1,13 +1,16 @@
 """Assessments built through the services, as in production."""
 
+from typing import Any
+
 from apps.assessments.questions import EXIT_READINESS_KEYS, QUESTIONS, Kind
+from apps.assessments.rules import HARDWARE_HARD_KEYS
 from apps.assessments.services import assessment_create, assessment_sign_off
 
 
 def complete_answers(**overrides) -> dict:
     """Every question answered: nothing personal leaves, exit in 30 days, each exit item
-    with its evidence note."""
-    answers = {}
+    and hardware document with its evidence note."""
+    answers: dict[str, dict[str, Any]] = {}
     for q in QUESTIONS:
         if q.kind == Kind.COUNT:
             answers[q.key] = {"number": 0}
@@ -18,6 +21,8 @@ def complete_answers(**overrides) -> dict:
     answers["exit_bounded_time"]["number"] = 30
     for key in EXIT_READINESS_KEYS:  # each exit item confirmed with its evidence
         answers[key]["note"] = "Shown in the vendor's exit runbook, tested on staging"
+    for key in HARDWARE_HARD_KEYS:  # the hardware's licence and origin documents on file
+        answers[key]["note"] = "Licence and purchase documents filed with the contract"
     answers["personal_information"] = {"value": "no"}
     answers["important_data"] = {"value": "no"}
     for key, value in overrides.items():

@@ -52,6 +52,14 @@ EXIT_READY = dict(
     exit_bounded_time=("yes", 30),
 )
 
+LICENCE = "Export licence filed with the contract"
+# docs/rules/data-export.md#hard-requirements: each "yes" with its document on file.
+HARDWARE_ON_FILE = {
+    "export_control_licence": Answer("yes", note=LICENCE),
+    "authorization_documents": Answer("yes", attachment="assessments/origin.pdf"),
+}
+
+
 # docs/rules/data-export.md: every question the rule asks.
 SEED_QUESTIONS = [
     "purpose",  # 算力用途(推理/训练/微调)
@@ -387,6 +395,7 @@ def test_regime_table_cites_its_sources_and_effective_dates():
 
 def test_sign_off_blockers():
     full = {q.key: Answer("yes") for q in QUESTIONS if q.takes_value}
+    full.update(HARDWARE_ON_FILE)
     full["purpose"] = Answer("inference")
     full["prc_art5_exemption"] = Answer("none")
     full["exit_bounded_time"] = Answer("yes", 30)
@@ -464,30 +473,39 @@ def test_exit_hard_gaps_hold_the_stated_exit_to_the_cases_window(days, window, g
 
 
 @pytest.mark.parametrize(
-    "export_control,authorisation,gaps",
+    "export_control,authorisation,gaps,named",
     [
-        ("yes", "yes", 0),
-        ("no", "yes", 1),
-        ("yes", "", 1),
-        ("na", "no", 2),
+        (("yes", LICENCE), ("yes", "", "origin.pdf"), 0, ""),
+        (("no", LICENCE), ("yes", LICENCE), 1, "answered 'No'"),
+        (("yes", LICENCE), ("",), 1, "not answered"),
+        (("na",), ("no",), 2, "answered '"),
+        # A "yes" counts only with its document, as an exit item does.
+        (("yes",), ("yes", LICENCE), 1, "no evidence note or attachment"),
+        (("yes", LICENCE), ("yes", "  "), 1, "no evidence note or attachment"),
     ],
 )
-def test_hardware_hard_gaps_and_sign_off(export_control, authorisation, gaps):
+def test_hardware_hard_gaps_and_sign_off(export_control, authorisation, gaps, named):
     from apps.assessments.rules import hardware_hard_gaps
+
+    def answer(value, note="", attachment=""):
+        return Answer(value, note=note, attachment=attachment)
 
     full = {q.key: Answer("yes") for q in QUESTIONS if q.takes_value}
     full["purpose"] = Answer("inference")
     full["prc_art5_exemption"] = Answer("none")
     full["exit_bounded_time"] = Answer("yes", 30)
     full["prc_collected_in_china"] = Answer("no")
-    full["export_control_licence"] = Answer(export_control)
-    full["authorization_documents"] = Answer(authorisation)
-    assert len(hardware_hard_gaps(full)) == gaps
+    full["export_control_licence"] = answer(*export_control)
+    full["authorization_documents"] = answer(*authorisation)
+    found = hardware_hard_gaps(full)
+    assert len(found) == gaps
+    assert all(named in gap for gap in found)
     aid = prc_aid(full, on=date(2026, 1, 1))
     blockers = sign_off_blockers(full, conclusion="Cleared.", aid=aid)
     hardware_blockers = [b for b in blockers if "export-control law" in b]
-    # An unanswered item is already reported as unanswered; a "no" is refused by name.
-    assert bool(hardware_blockers) == (gaps > 0 and authorisation != "")
+    # An unanswered item is already reported as unanswered; a "no" or a "yes" without its
+    # document is refused by name.
+    assert bool(hardware_blockers) == (gaps > 0 and authorisation[0] != "")
 
 
 def test_every_question_cites_a_public_source_in_both_languages():

@@ -22,6 +22,7 @@ from playwright.sync_api import expect
 
 from apps.access.defaults import DEFAULT_CONTROLS
 from apps.assessments.questions import EXIT_READINESS_KEYS, QUESTIONS
+from apps.assessments.rules import HARDWARE_HARD_KEYS
 from apps.core.services import tracked_create
 from apps.evidence.models import EvidenceBundle, SpecVerification, Verdict
 from apps.evidence.rules import RULES_VERSION
@@ -251,6 +252,8 @@ def legal_review(page, case_url, sign_in, screenshot) -> None:
             page.get_by_label(str(question.label), exact=True).fill("0")
         if question.key in EXIT_READINESS_KEYS:  # each exit item "yes" with its evidence
             page.fill(f"#id_{question.key}__note", "Checked in the vendor's exit runbook")
+        if question.key in HARDWARE_HARD_KEYS:  # the hardware's documents on file
+            page.fill(f"#id_{question.key}__note", "Licence and origin documents on file")
     page.get_by_label("Written legal and compliance conclusion").fill(
         "Only de-identified inference traffic leaves; no personal information is exported."
     )
