@@ -151,4 +151,7 @@ def test_packet_section_carries_decisions_waivers_and_staleness(world, people):
 
     html = render_to_string(section.template, {**section.context, "section": section})
     assert "Stale approval" in html and "Price raised" in html and "Go ahead" in html
-    assert [qs.model.__name__ for qs in section.history_querysets] == ["HistoricalApproval"]
+    assert [qs.model.__name__ for qs in section.history_querysets] == [
+        "HistoricalApproval",
+        "HistoricalFindingAcceptance",
+    ]
