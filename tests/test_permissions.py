@@ -196,6 +196,8 @@ API_CALLS = [
         201,
     ),
     ("get", lambda w: f"/api/v1/cases/{w['case'].pk}/comparison/", None, EVERYONE, 200),
+    ("get", lambda w: f"/api/v1/cases/{w['case'].pk}/findings/", None, EVERYONE, 200),
+    ("get", lambda w: "/api/v1/finding-acceptances/", None, EVERYONE, 200),
     ("get", lambda w: "/api/v1/", None, EVERYONE, 200),
 ]
 API_IDS = [f"{c[0]} {i}" for i, c in enumerate(API_CALLS)]
