@@ -38,6 +38,7 @@ BROWSER_PAGES = [
     ("cases:area", lambda w: {"pk": w["case"].pk, "area": "costs"}, EVERYONE),
     ("approvals:dashboard", lambda w: {}, EVERYONE),
     ("approvals:waiting", lambda w: {}, EVERYONE),
+    ("approvals:findings", lambda w: {"pk": w["case"].pk}, EVERYONE),
     ("cases:edit", lambda w: {"pk": w["case"].pk}, CASE_EDITORS),
     ("cases:waive", lambda w: {"pk": w["case"].pk}, PROCUREMENT),
     ("cases:history", lambda w: {"pk": w["case"].pk}, EVERYONE),
