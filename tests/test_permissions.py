@@ -38,6 +38,7 @@ BROWSER_PAGES = [
     ("cases:area", lambda w: {"pk": w["case"].pk, "area": "costs"}, EVERYONE),
     ("approvals:dashboard", lambda w: {}, EVERYONE),
     ("approvals:waiting", lambda w: {}, EVERYONE),
+    ("approvals:findings", lambda w: {"pk": w["case"].pk}, EVERYONE),
     ("cases:edit", lambda w: {"pk": w["case"].pk}, CASE_EDITORS),
     ("cases:waive", lambda w: {"pk": w["case"].pk}, PROCUREMENT),
     ("cases:history", lambda w: {"pk": w["case"].pk}, EVERYONE),
@@ -196,6 +197,8 @@ API_CALLS = [
         201,
     ),
     ("get", lambda w: f"/api/v1/cases/{w['case'].pk}/comparison/", None, EVERYONE, 200),
+    ("get", lambda w: f"/api/v1/cases/{w['case'].pk}/findings/", None, EVERYONE, 200),
+    ("get", lambda w: "/api/v1/finding-acceptances/", None, EVERYONE, 200),
     ("get", lambda w: "/api/v1/", None, EVERYONE, 200),
 ]
 API_IDS = [f"{c[0]} {i}" for i, c in enumerate(API_CALLS)]

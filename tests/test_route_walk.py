@@ -23,6 +23,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
@@ -33,13 +34,16 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from django.urls.exceptions import Resolver404
 from django.urls.resolvers import RegexPattern
+from django.utils import timezone
 
 from apps.acceptance.services import acceptance_attachment_add
+from apps.approvals.acceptances import finding_accept
 from apps.approvals.models import Approval
 from apps.cases.models import ProcurementCase
 from apps.comments.services import comment_add
 from apps.contracts.models import ChecklistTemplate
-from apps.contracts.services import red_flag_waive
+from apps.contracts.services import checklist_save, red_flag_waive
+from apps.core.roles import Role
 from apps.core.services import tracked_update
 from apps.evidence.baselines import baseline_pin
 from apps.evidence.models import EvidenceUpload, HarnessToken
@@ -105,6 +109,8 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "harness-tokens/<pk>": lambda w: w.token.pk,
     "baselines/<pk>": lambda w: w.baseline.pk,
     "approvals/<pk>": lambda w: w.approval.pk,
+    "acceptance_pk": lambda w: w.finding_acceptance.pk,  # a finding's acceptance
+    "finding-acceptances/<pk>": lambda w: w.finding_acceptance.pk,
     "acceptance/<pk>": lambda w: w.acceptance_plan.pk,
     "acceptance-plans/<pk>": lambda w: w.acceptance_plan.pk,
     "acceptance/results/<pk>": lambda w: w.acceptance_result.pk,
@@ -346,6 +352,24 @@ def build_world(people) -> SimpleNamespace:
         reason="Service credits suffice",
         evidence=SimpleUploadedFile("credits.pdf", b"%PDF-1.4 credits", "application/pdf"),
     )
+    # Images handed over in the vendor's own format: a finding the legal reviewer accepts.
+    checklist_save(
+        actor=lena,
+        checklist=checklist,
+        items=[],
+        reason="Terms read from the contract",
+        contract_terms={"image_format": "proprietary"},
+    )
+    finding_acceptance = finding_accept(
+        actor=lena,
+        case=case,
+        code="contracts.image_not_portable",
+        offer_id=second_offer.pk,
+        key="image_format",
+        role=Role.LEGAL,
+        reason="We rebuild from our own Dockerfiles",
+        expires_on=timezone.localdate() + timedelta(days=90),
+    )
     assessment = make_assessment(
         lena,
         case,
@@ -398,6 +422,7 @@ def build_world(people) -> SimpleNamespace:
         checklist=checklist,
         flagged_item=flagged,
         waiver=waiver,
+        finding_acceptance=finding_acceptance,
         checklist_template=ChecklistTemplate.objects.order_by("pk").first(),
         scorecard=scorecard_save(
             actor=priya, offer=offer, scores={"pricing": {"score": 4, "comment": "Fair"}}

@@ -19,7 +19,7 @@ from apps.approvals.selectors import case_register
 from apps.cases.lifecycle import case_lock
 from apps.cases.models import ProcurementCase
 from apps.core.roles import Role
-from apps.core.services import tracked_create, tracked_update
+from apps.core.services import StateConflict, tracked_create, tracked_update
 
 
 def actor_roles(actor) -> set[str]:
@@ -100,7 +100,8 @@ def finding_acceptance_withdraw(
         case_lock(acceptance.case)
         current = FindingAcceptance.objects.select_for_update().get(pk=acceptance.pk)
         if current.withdrawn_at is not None:
-            raise ValidationError({"acceptance": _("This acceptance is already withdrawn.")})
+            # Someone withdrew it first: a conflict (the API answers 409), nothing written.
+            raise StateConflict({"acceptance": [_("This acceptance is already withdrawn.")]})
         if current.accepted_by_id != actor.pk and current.role not in actor_roles(actor):
             raise PermissionDenied(
                 _("Only the person who accepted it, or another %(role)s, may withdraw it.")

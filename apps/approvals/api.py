@@ -1,27 +1,39 @@
-"""REST API: gates per offer, submitting, deciding, and the decisions on record."""
+"""REST API: gates per offer, submitting, deciding, and the decisions on record; the
+case's findings register, accepting a finding and withdrawing an acceptance
+(docs/rules/findings.md#accepting-a-finding)."""
 
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.urls import URLPattern, path
+from django.utils import timezone
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.approvals import services
+from apps.approvals.acceptances import finding_accept, finding_acceptance_withdraw
 from apps.approvals.binding import Change
-from apps.approvals.models import Approval
+from apps.approvals.findings import AcceptanceFacts, Entry
+from apps.approvals.models import Approval, FindingAcceptance
 from apps.approvals.overview import approval_overview, stale_changes_of
-from apps.approvals.selectors import approval_list_for
+from apps.approvals.selectors import approval_list_for, case_register, finding_acceptance_list_for
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core.permissions import RolePermission
+from apps.core.roles import Role
 from apps.core.second_factor import require_second_factor
 from apps.offers.models import Offer
+
+if TYPE_CHECKING:
+    from rest_framework.permissions import _SupportsHasPermission
 
 
 class GateSerializer(serializers.Serializer):
@@ -193,9 +205,233 @@ class CaseDecisionView(APIView):
         return Response(ApprovalSerializer(approval).data, status=status.HTTP_201_CREATED)
 
 
+# --- the findings register (docs/rules/findings.md) ------------------------------
+
+
+class AcceptanceInForceSerializer(serializers.Serializer):
+    """One owner's acceptance a finding rests on today."""
+
+    id = serializers.IntegerField(source="pk")
+    role = serializers.CharField()
+    role_label = serializers.CharField()
+    accepted_by = serializers.SerializerMethodField(help_text="The username of who accepted.")
+    accepted_by_name = serializers.CharField(source="accepted_by")
+    accepted_on = serializers.DateField()
+    expires_on = serializers.DateField(help_text="The last day the acceptance is in force.")
+    reason = serializers.CharField()
+
+    def get_accepted_by(self, acceptance: AcceptanceFacts) -> str:
+        return self.context.get("usernames", {}).get(acceptance.accepted_by_id, "")
+
+
+class FindingSerializer(serializers.Serializer):
+    """One finding of the case's register and where it stands today."""
+
+    code = serializers.CharField(source="rule.code")
+    title = serializers.CharField(source="rule.title")
+    offer = serializers.IntegerField(
+        source="finding.offer_id", allow_null=True, help_text="Null: about the whole case."
+    )
+    vendor = serializers.SerializerMethodField()
+    key = serializers.CharField(
+        source="finding.key", help_text="Which of several findings of one rule on one offer."
+    )
+    subject = serializers.CharField(source="finding.subject")
+    severity = serializers.ChoiceField(
+        source="rule.severity", choices=["blocks", "needs_acceptance", "informs"]
+    )
+    severity_label = serializers.CharField(source="rule.severity_label")
+    status = serializers.ChoiceField(choices=["open", "accepted", "expired", "informs"])
+    status_label = serializers.CharField()
+    blocking = serializers.BooleanField(help_text="Whether it stands in the way of approval.")
+    owners = serializers.ListField(source="rule.owners", child=serializers.CharField())
+    owner_labels = serializers.ListField(source="rule.owner_labels", child=serializers.CharField())
+    awaiting = serializers.ListField(
+        child=serializers.CharField(), help_text="The owner roles still to accept it."
+    )
+    awaiting_labels = serializers.ListField(child=serializers.CharField())
+    message = serializers.CharField(source="finding.message")
+    # The stubs see DRF's Field.source here; the serializer metaclass takes declared
+    # fields off the class, so this is a field named "source", shadowing nothing.
+    source = serializers.CharField(  # type: ignore[assignment]
+        source="rule.source", help_text="The public law, standard or stated need it rests on."
+    )
+    gate = serializers.CharField(source="rule.gate")
+    fix_url = serializers.CharField(source="finding.fix_url", allow_null=True)
+    acceptances = AcceptanceInForceSerializer(many=True, help_text="The acceptances in force.")
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_vendor(self, entry: Entry) -> str | None:
+        return self.context.get("vendors", {}).get(entry.finding.offer_id)
+
+
+def _register_context(case: ProcurementCase, entries: list[Entry]) -> dict[str, Any]:
+    """The vendors' names and the acceptors' usernames the register names (2 queries)."""
+    acceptor_ids = {a.accepted_by_id for e in entries for a in e.acceptances}
+    return {
+        "vendors": dict(case.offers.values_list("pk", "vendor__name")),
+        "usernames": dict(User.objects.filter(pk__in=acceptor_ids).values_list("pk", "username")),
+    }
+
+
+class CaseFindingsView(APIView):
+    """The case's findings register: every finding of every offer, the blocking first,
+    with the acceptances it rests on."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "approvals.view_findingacceptance"}
+
+    @extend_schema(responses=FindingSerializer(many=True))
+    def get(self, request: Request, case_pk: int) -> Response:
+        case = case_get_for(request.user, case_pk)
+        entries = case_register(case)
+        context = _register_context(case, entries)
+        return Response(FindingSerializer(entries, many=True, context=context).data)
+
+
+class FindingAcceptanceSerializer(serializers.ModelSerializer):
+    """An acceptance as recorded, withdrawn and expired ones included."""
+
+    accepted_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
+    withdrawn_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    reason = serializers.CharField(source="justification", read_only=True)
+    withdrawn = serializers.SerializerMethodField()
+    expired = serializers.SerializerMethodField(
+        help_text="Past its expiry date (it holds up to and including that day)."
+    )
+
+    class Meta:
+        model = FindingAcceptance
+        fields = [
+            "id",
+            "case",
+            "offer",
+            "code",
+            "key",
+            "role",
+            "message",
+            "facts",
+            "reason",
+            "accepted_by",
+            "accepted_at",
+            "expires_on",
+            "expired",
+            "expired_at",
+            "withdrawn",
+            "withdrawn_at",
+            "withdrawn_by",
+            "withdraw_reason",
+            "version",
+        ]
+        read_only_fields = fields
+
+    def get_withdrawn(self, acceptance: FindingAcceptance) -> bool:
+        return acceptance.withdrawn_at is not None
+
+    def get_expired(self, acceptance: FindingAcceptance) -> bool:
+        return acceptance.expires_on < timezone.localdate()
+
+
+class FindingAcceptSerializer(serializers.Serializer):
+    code = serializers.CharField(max_length=100, help_text="The finding's code.")
+    offer = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        help_text="The offer the finding is about; null for a finding about the whole case.",
+    )
+    key = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    role = serializers.ChoiceField(
+        choices=Role.choices, help_text="The owning role you accept it as."
+    )
+    reason = serializers.CharField(max_length=4000)
+    expires_on = serializers.DateField(help_text="The last day the acceptance holds.")
+
+
+class FindingAcceptanceWithdrawSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=4000, help_text="Why the acceptance is withdrawn.")
+
+
+class CaseFindingAcceptView(APIView):
+    """An owner accepts, for one of their roles, a finding of the case that needs it."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"POST": "approvals.add_findingacceptance"}
+
+    @extend_schema(request=FindingAcceptSerializer, responses={201: FindingAcceptanceSerializer})
+    def post(self, request: Request, case_pk: int) -> Response:
+        # Accepting a finding waives what it names, as a red-flag waiver does.
+        require_second_factor(request)
+        case = case_get_for(request.user, case_pk)
+        body = FindingAcceptSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        acceptance = finding_accept(
+            actor=request.user,
+            case=case,
+            code=data["code"],
+            offer_id=data["offer"],
+            key=data["key"],
+            role=data["role"],
+            reason=data["reason"],
+            expires_on=data["expires_on"],
+        )
+        return Response(
+            FindingAcceptanceSerializer(acceptance).data, status=status.HTTP_201_CREATED
+        )
+
+
+class FindingAcceptanceViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """Every acceptance of a finding, newest first, withdrawn and expired ones included;
+    ``withdraw/`` re-opens the finding (by who accepted it or another holder of the role)."""
+
+    serializer_class = FindingAcceptanceSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {"GET": "approvals.view_findingacceptance"}
+    filterset_fields = ["case", "offer", "code", "role"]
+
+    def get_permissions(self) -> Sequence["_SupportsHasPermission"]:
+        if self.action == "withdraw":
+            self.required_permissions = {"POST": "approvals.change_findingacceptance"}
+        return super().get_permissions()
+
+    def get_queryset(self) -> QuerySet[FindingAcceptance]:
+        return finding_acceptance_list_for(self.request.user).order_by("-accepted_at", "-pk")
+
+    @extend_schema(
+        request=FindingAcceptanceWithdrawSerializer,
+        responses={200: FindingAcceptanceSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def withdraw(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
+        require_second_factor(request)
+        body = FindingAcceptanceWithdrawSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        acceptance = finding_acceptance_withdraw(
+            actor=request.user, acceptance=self.get_object(), reason=body.validated_data["reason"]
+        )
+        return Response(self.get_serializer(self.get_queryset().get(pk=acceptance.pk)).data)
+
+
 def register(router: BaseRouter) -> list[URLPattern]:
     router.register("approvals", ApprovalViewSet, basename="approval")
+    router.register("finding-acceptances", FindingAcceptanceViewSet, basename="finding-acceptance")
     return [
+        path("cases/<int:case_pk>/findings/", CaseFindingsView.as_view(), name="case-findings"),
+        path(
+            "cases/<int:case_pk>/findings/accept/",
+            CaseFindingAcceptView.as_view(),
+            name="case-finding-accept",
+        ),
         path("cases/<int:case_pk>/gates/", CaseGatesView.as_view(), name="case-gates"),
         path(
             "cases/<int:case_pk>/submit-for-approval/",

@@ -1,7 +1,9 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from apps.approvals.findings import ACCEPTANCE_MAX_DAYS
 from apps.approvals.models import Approval
+from apps.core.roles import Role
 
 
 class SubmitForm(forms.Form):
@@ -79,4 +81,48 @@ class DigestForm(forms.Form):
         label=_("E-mail me this list each morning"),
         required=False,
         help_text=_("One e-mail a day, only when something waits for you."),
+    )
+
+
+class FindingAcceptForm(forms.Form):
+    """An owner's acceptance of one finding (docs/rules/findings.md#accepting-a-finding)."""
+
+    code = forms.CharField(widget=forms.HiddenInput, max_length=100)
+    offer = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
+    key = forms.CharField(widget=forms.HiddenInput, required=False, max_length=100)
+    role = forms.ChoiceField(label=_("Accept as"))
+    reason = forms.CharField(
+        label=_("Why is this finding accepted?"),
+        max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_(
+            "Kept with your name and the time; the finding is open again if its facts change."
+        ),
+    )
+    expires_on = forms.DateField(
+        label=_("In force until"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args, roles=(), **kwargs):
+        """``roles``: the role values the person may accept as."""
+        super().__init__(*args, **kwargs)
+        self.offer_roles(roles)
+        self.fields["expires_on"].help_text = _(
+            "The last day the acceptance holds, at most %(days)s days ahead. After it, the "
+            "finding is open again."
+        ) % {"days": ACCEPTANCE_MAX_DAYS}
+
+    def offer_roles(self, roles) -> None:
+        """Offer these role values (only those the person holds and the finding awaits)."""
+        role = self.fields["role"]
+        assert isinstance(role, forms.ChoiceField)
+        role.choices = [(value, Role(value).label) for value in roles]
+
+
+class AcceptanceWithdrawForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Why is the acceptance withdrawn?"),
+        max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("The finding is open again; the acceptance stays on record."),
     )

@@ -3,6 +3,7 @@
 
 from dataclasses import dataclass, field
 
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.approvals.binding import Scope
@@ -57,14 +58,31 @@ def offer_gates(case, offer) -> OfferGates:
 
 def case_register(case) -> list[Entry]:
     """The case's findings register: every offer's findings and the whole case's, each once."""
+    return register_of(case_gates(case))
+
+
+def register_of(gathered: list[OfferGates]) -> list[Entry]:
+    """The findings register of gates already gathered (``case_gates``), each finding once."""
     seen: set[tuple] = set()
     entries = []
-    for offer_gates in case_gates(case):
+    for offer_gates in gathered:
         for entry in offer_gates.findings:
             if entry.finding.identity not in seen:
                 seen.add(entry.finding.identity)
                 entries.append(entry)
     return entries
+
+
+def finding_acceptance_list_for(actor) -> QuerySet[FindingAcceptance]:
+    """Every acceptance of a finding, withdrawn and expired ones included, for those who
+    read approvals (one organisation per deployment: every case is visible to them)."""
+    if not actor.has_perm("approvals.view_findingacceptance"):
+        return FindingAcceptance.objects.none()
+    return FindingAcceptance.objects.select_related("accepted_by", "withdrawn_by", "offer__vendor")
+
+
+def finding_acceptance_get_for(actor, pk: int) -> FindingAcceptance:
+    return get_object_or_404(finding_acceptance_list_for(actor), pk=pk)
 
 
 def acceptance_facts(case) -> list[AcceptanceFacts]:

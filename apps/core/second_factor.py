@@ -60,8 +60,8 @@ class SecondFactorRequired(PermissionDenied):
 def require_second_factor(request) -> None:
     """Refuse (403) a decision or waiver the organisation requires a second factor for.
 
-    The one check, called by the approval decision and red-flag waiver pages and
-    endpoints before anything is stored.
+    The one check, called by the approval decision, red-flag waiver and finding
+    acceptance pages and endpoints before anything is stored.
     """
     if is_required_for(request.user) and not is_verified(request):
         raise SecondFactorRequired(refusal_message())
