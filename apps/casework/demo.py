@@ -159,6 +159,7 @@ DEMO_USERS = [
     ("priya", "Priya", "Raman", Role.PROCUREMENT),
     ("lena", "Lena", "Vogel", Role.LEGAL),
     ("tariq", "Tariq", "Haddad", Role.TECH_LEAD),
+    ("fiona", "Fiona", "Okafor", Role.FINANCE),
     ("aude", "Aude", "Marchal", Role.AUDITOR),
     ("admin", "Ada", "Admin", Role.ADMIN),
 ]

@@ -40,7 +40,7 @@ def test_seed_demo_builds_the_cases_once(demo):
     call_command("seed_demo", stdout=StringIO())
     assert _counts() == before
     assert before["cases"] == 3 and Vendor.objects.count() == 3 and Offer.objects.count() == 6
-    assert get_user_model().objects.count() == 5
+    assert get_user_model().objects.count() == 6
     case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
     result, error = demand_result(case.compute_demand)
     assert error == "" and result.total_cards == 64  # a 70B model on about 64 H200
@@ -100,7 +100,7 @@ def test_the_third_case_is_half_way_with_work_for_every_role(demo, client):
 
 
 def test_every_demo_user_can_sign_in(demo, client):
-    for username in ("priya", "lena", "tariq", "aude", "admin"):
+    for username in ("priya", "lena", "tariq", "fiona", "aude", "admin"):
         response = client.post(
             "/accounts/login/", {"username": username, "password": "diligence-demo"}
         )
