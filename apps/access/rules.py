@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from django.utils.translation import gettext as _
 
+REGISTER_FINDINGS: tuple[str, ...] = ()
 # docs/rules/access.md#segregation-of-duties: keys are rotated quarterly, and the permission review
 # with them.
 REVIEW_INTERVAL = timedelta(days=90)
