@@ -495,9 +495,9 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_IPWARE_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0)
 
 # Two-factor sign-in (django-otp): people whose role is listed (comma-separated role
-# names: procurement_reviewer, legal_reviewer, tech_lead, auditor, admin) must set up
-# an authenticator app, pass its code after the password, and cannot decide an
-# approval or waive a red flag (nor open the admin) without it. Empty: not required
+# names: procurement_reviewer, legal_reviewer, tech_lead, finance_approver, auditor,
+# admin) must set up an authenticator app, pass its code after the password, and cannot
+# decide an approval or waive a red flag (nor open the admin) without it. Empty: not required
 # (anyone may still turn it on for themselves).
 TWO_FACTOR_REQUIRED_ROLES = env_list("TWO_FACTOR_REQUIRED_ROLES", [])
 OTP_TOTP_ISSUER = "Diligence"  # the name authenticator apps show

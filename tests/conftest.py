@@ -330,7 +330,7 @@ def api_as(people):
 
 @pytest.fixture(scope="module")
 def demo_once(module_db, tmp_path_factory):
-    """The demo's three cases, seeded once for all the tests of a module (``module_db``);
+    """The demo's four cases, seeded once for all the tests of a module (``module_db``);
     a test using it also asks for ``db``. Returns what the command printed."""
     from django.test import override_settings
 
@@ -342,6 +342,6 @@ def demo_once(module_db, tmp_path_factory):
 
 @pytest.fixture
 def seeded_demo(db, settings, tmp_path):
-    """The demo's three cases, as ``make run`` seeds them, with its files in a temporary folder."""
+    """The demo's four cases, as ``make run`` seeds them, with its files in a temporary folder."""
     settings.MEDIA_ROOT = tmp_path / "media"
     call_command("seed_demo", stdout=StringIO())

@@ -3,9 +3,10 @@
 Migrating a database from scratch takes the better part of half a minute,
 most of it Django rendering the migration states, and every test process
 needs a database of its own. So the migrations run once, into a template
-named by a digest of everything that shapes the schema (the migration files
-and the pinned requirements); each test process then starts from a copy of
-it. A changed migration changes the digest, and the next run builds a new
+named by a digest of everything that shapes the schema (the migration files,
+the permissions each app grants the roles, and the pinned requirements); each
+test process then starts from a copy of it. A changed migration (or a role's
+changed permissions) changes the digest, and the next run builds a new
 template; older templates are removed when a new one is built.
 
 On SQLite the template is a file under ``var/test-db/``; on PostgreSQL it is a
@@ -31,9 +32,11 @@ TEMPLATE_PREFIX = "diligence_template_"
 
 
 def schema_digest() -> str:
-    """A digest of the migration files and the pinned requirements, 12 hex digits."""
+    """A digest of the migration files, the roles' permissions (written to the role groups
+    after every migrate) and the pinned requirements, 12 hex digits."""
     digest = hashlib.sha256()
     sources = sorted((ROOT / "apps").glob("*/migrations/*.py"))
+    sources += sorted((ROOT / "apps").glob("*/roles.py"))
     sources.append(ROOT / "requirements.txt")
     for path in sources:
         digest.update(str(path.relative_to(ROOT)).encode())

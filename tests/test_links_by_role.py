@@ -14,7 +14,7 @@ from apps.cases.models import ProcurementCase
 from tests.test_plain_language import _Reader, walk
 
 SHAPE_LIMIT = 1  # one list and one record of each kind
-DEMO_PEOPLE = ("priya", "lena", "tariq", "aude", "admin")
+DEMO_PEOPLE = ("priya", "lena", "tariq", "fiona", "aude", "admin")
 
 
 def _walk(client: Client, start: list[str]) -> tuple[int, list[str]]:

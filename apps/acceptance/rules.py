@@ -28,6 +28,9 @@ from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
 from apps.evidence.recompute import MIN_SAMPLES, P95_MIN_SAMPLES, samples_missing
 from apps.evidence.rules import baseline as baseline_rules
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 PASSED, FAILED, NOT_MEASURED, IN_PROGRESS = "passed", "failed", "not_measured", "in_progress"
 NOT_APPLICABLE = "not_applicable"
 

@@ -21,4 +21,5 @@ ROLE_PERMISSIONS = {
     + edit(*MODELS)
     + ["access.review_accessmatrix", "access.accept_control_risk"],
     Role.AUDITOR: READ,
+    Role.FINANCE: READ,
 }

@@ -11,4 +11,5 @@ ROLE_PERMISSIONS = {
     Role.PROCUREMENT: READ,
     Role.TECH_LEAD: READ,
     Role.AUDITOR: READ,
+    Role.FINANCE: READ,
 }

@@ -25,6 +25,7 @@ from apps.assessments.questions import (
 )
 from apps.assessments.regimes import Citation, PrcRegime
 
+REGISTER_FINDINGS: tuple[str, ...] = ()
 # docs/rules/data-export.md#review-by-date: regulation changes fast, so every sign-off holds for 90
 # days by default.
 REVIEW_PERIOD_DAYS = 90

@@ -1,4 +1,4 @@
-"""The demo: three realistic cases, built through the same services as the UI.
+"""The demo: four realistic cases, built through the same services as the UI.
 
 The first case can be approved. Inference of Llama 3.1 70B for 600 concurrent
 32k-token sequences needs 8 instances of 8 H200 cards = 64 cards (see
@@ -15,20 +15,31 @@ The third is half-way: two offers for a fine-tuning run, one scored and one
 without its written spec, one contract half-read, no data-export assessment or
 access matrix yet, so every role has work waiting on it.
 
+The fourth shows the findings register (docs/rules/findings.md): its contract
+leaves fewer days to export the data than the case needs to leave (blocks: nobody
+can accept it), its SLA promises less than the case needs (needs procurement's
+acceptance, still open), and its prepayment premium lies within the market range
+(needs procurement and finance, each has accepted it, for 90 days). No rule of
+the areas only informs yet, so the register shows no such finding.
+
 Running it twice changes nothing.
 """
 
+from datetime import timedelta
 from decimal import Decimal
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
+from django.utils import timezone
 
 from apps.acceptance import demo as acceptance_demo
 from apps.access import demo as access_demo
 from apps.access.defaults import default_matrix_payload
 from apps.access.services import access_matrix_save
 from apps.approvals import demo as approvals_demo
+from apps.approvals.acceptances import finding_accept
+from apps.approvals.findings import ACCEPTANCE_DAYS
 from apps.assessments import demo as assessments_demo
 from apps.assessments.services import Answers, assessment_create
 from apps.cases.models import ProcurementCase
@@ -155,10 +166,50 @@ MIDWAY_ANSWERS = {
     "raw_data_leaves": ("yes", "The anonymised tickets are copied to the vendor's storage."),
 }
 
+# A fourth case, to show the findings register: one offer whose contract terms raise
+# a finding of each weight (docs/rules/findings.md#findings-of-the-areas).
+FINDINGS_CASE_NAME = "Speech-to-text for the call centre — 16 × H100, terms to weigh"
+FINDINGS_OFFER = {
+    "accelerator_model": "NVIDIA H100 SXM5 80GB",
+    "accelerator_count": 16,
+    "unit_price": Decimal("2.60"),
+    "currency": "USD",
+    "billing_basis": "per_hour",
+    "prepayment_ratio": Decimal("0.40"),
+    "contract_term_months": 12,
+}
+# The case needs 60 days to leave and 99.9 % availability; the contract gives 30 days to
+# export the data (blocks), promises 99.5 % (needs procurement's acceptance), and asks
+# 40 % in advance where ordinary customers prepay 30 %: a premium of 33 %, within the
+# market range (needs procurement and finance, who have both accepted it).
+FINDINGS_TERMS = {
+    "data_export_days": 30,
+    "sla_availability_pct": "99.5",
+    "image_format": "oci",
+    "billing_basis": "per_hour",
+    "prepayment_pct": "40",
+    "ordinary_prepayment_pct": "30",
+}
+FINDINGS_ACCEPTANCES = (
+    (
+        "priya",
+        Role.PROCUREMENT,
+        "A year's capacity at a fixed price is worth the premium; the vendor would not "
+        "lower it below 40 % for a twelve-month term.",
+    ),
+    (
+        "fiona",
+        Role.FINANCE,
+        "Within this year's commitment budget; the prepayment is covered by the vendor's "
+        "bank guarantee until delivery.",
+    ),
+)
+
 DEMO_USERS = [
     ("priya", "Priya", "Raman", Role.PROCUREMENT),
     ("lena", "Lena", "Vogel", Role.LEGAL),
     ("tariq", "Tariq", "Haddad", Role.TECH_LEAD),
+    ("fiona", "Fiona", "Okafor", Role.FINANCE),
     ("aude", "Aude", "Marchal", Role.AUDITOR),
     ("admin", "Ada", "Admin", Role.ADMIN),
 ]
@@ -385,7 +436,7 @@ def seed_vendors(users) -> dict:
 
 @transaction.atomic
 def seed_demo() -> ProcurementCase:
-    """The three demo cases; returns the first, the one that can be approved."""
+    """The four demo cases; returns the first, the one that can be approved."""
     users = seed_users()
     vendors = seed_vendors(users)
     case = ProcurementCase.objects.filter(name=DEMO_CASE_NAME).first()
@@ -395,6 +446,57 @@ def seed_demo() -> ProcurementCase:
         seed_blocked_case(users, vendors)
     if not ProcurementCase.objects.filter(name=MIDWAY_CASE_NAME).exists():
         seed_midway_case(users, vendors)
+    if not ProcurementCase.objects.filter(name=FINDINGS_CASE_NAME).exists():
+        seed_findings_case(users, vendors)
+    return case
+
+
+def seed_findings_case(users, vendors) -> ProcurementCase:
+    """A case whose only offer's contract terms raise a finding of each weight: one that
+    blocks, one awaiting acceptance, one accepted jointly by procurement and finance.
+
+    Kept small (one offer, its spec and its contract terms), as the register needs no more."""
+    priya, lena, tariq = users["priya"], users["lena"], users["tariq"]
+    case = case_create(
+        actor=priya,
+        name=FINDINGS_CASE_NAME,
+        workload="inference",
+        requirements=(
+            "Transcribe the call centre's recorded calls overnight with an open speech "
+            "model; the service must stay up through the working day and we must be able "
+            "to leave within two months."
+        ),
+        exit_window_days=60,
+        availability_need_pct=Decimal("99.9"),
+    )
+    offer = offer_create(
+        actor=priya, case=case, vendor=vendors["Borealis GPU Cloud K.K."], **FINDINGS_OFFER
+    )
+    declared_spec_update(
+        actor=tariq,
+        spec=offer.declared_spec,
+        fields={**BLOCKED_SPEC, "source_document": "Quote BGC-8304"},
+        reason="Transcribed from the vendor's written spec",
+    )
+    checklist_save(
+        actor=lena,
+        checklist=checklist_create(actor=lena, offer=offer),
+        items=[],
+        reason="Terms read from the draft contract",
+        contract_terms=FINDINGS_TERMS,
+    )
+    expires_on = timezone.localdate() + timedelta(days=ACCEPTANCE_DAYS)
+    for username, role, reason in FINDINGS_ACCEPTANCES:
+        finding_accept(
+            actor=users[username],
+            case=case,
+            code="contracts.premium_in_range",
+            offer_id=offer.pk,
+            key="prepayment_pct",
+            role=role,
+            reason=reason,
+            expires_on=expires_on,
+        )
     return case
 
 

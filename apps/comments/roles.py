@@ -7,5 +7,6 @@ ROLE_PERMISSIONS = {
     Role.LEGAL: view("comments.comment") + ["comments.add_comment"],
     Role.TECH_LEAD: view("comments.comment") + ["comments.add_comment"],
     Role.AUDITOR: view("comments.comment"),
-    Role.FINANCE: view("comments.comment"),
+    # Finance decides prepayment and long-term commitments with procurement: it discusses them.
+    Role.FINANCE: view("comments.comment") + ["comments.add_comment"],
 }

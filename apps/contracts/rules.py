@@ -33,6 +33,9 @@ from enum import StrEnum
 
 from django.utils.translation import gettext as _
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 ACCEPTABLE = "acceptable"
 NEEDS_NEGOTIATION = "needs_negotiation"
 MISSING = "missing"

@@ -1,4 +1,5 @@
-"""Budget thresholds crossed, on the role dashboard: the owner's cases (auditors, admins: all)."""
+"""Budget thresholds crossed, on the role dashboard: the owner's cases (finance, auditors,
+admins: all)."""
 
 from datetime import date, timedelta
 
@@ -12,6 +13,9 @@ from apps.costs.models import ThresholdAlert
 
 RECENT_DAYS = 62  # this month's and last month's crossings
 LIMIT = 50
+# Who sees every case's crossings: finance, who answers for the commitments, and the
+# readers of everything (docs/roles.md).
+EVERY_CASE = {Role.FINANCE, Role.ADMIN, Role.AUDITOR}
 
 
 def dashboard_section(user, *, roles: set[str], today: date):
@@ -21,7 +25,7 @@ def dashboard_section(user, *, roles: set[str], today: date):
     alerts = ThresholdAlert.objects.filter(
         created_at__date__gte=today - timedelta(days=RECENT_DAYS)
     ).select_related("case")
-    if not roles & {Role.ADMIN, Role.AUDITOR}:
+    if not roles & EVERY_CASE:
         alerts = alerts.filter(case__owner=user)
     section = Section(_("Budget thresholds crossed"))
     for alert in alerts.order_by("-period", "-threshold_pct", "-pk")[:LIMIT]:
@@ -40,6 +44,6 @@ def dashboard_section(user, *, roles: set[str], today: date):
                 "bad" if alert.threshold_pct >= 100 else "warn",
             )
         )
-    if not section.items and not roles & {Role.PROCUREMENT, Role.ADMIN, Role.AUDITOR}:
+    if not section.items and not roles & ({Role.PROCUREMENT} | EVERY_CASE):
         return None
     return section

@@ -30,6 +30,9 @@ from apps.scorecards.pricing import (
     cost_per_gpu_hour,
 )
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 DEFAULT_THRESHOLDS_PCT = (70, 90, 100)
 MILLION = Decimal(1_000_000)
 # Idle share of the billed GPU-hours above which idle instances are named a

@@ -10,7 +10,7 @@ READ = view(
 ROLE_PERMISSIONS = {
     # docs/roles.md: the tech lead reviews evidence, issues harness tokens and pins the
     # baselines later runs are compared with (admins too, holding everything);
-    # procurement, legal and audit read evidence, baselines and comparisons, and
+    # procurement, legal, finance and audit read evidence, baselines and comparisons, and
     # download raw files. Nobody edits a bundle: no endpoint changes one.
     Role.TECH_LEAD: READ
     + view("evidence.harnesstoken")
@@ -19,4 +19,5 @@ ROLE_PERMISSIONS = {
     Role.PROCUREMENT: READ,
     Role.LEGAL: READ,
     Role.AUDITOR: READ + view("evidence.harnesstoken"),
+    Role.FINANCE: READ,
 }

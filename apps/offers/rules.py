@@ -10,6 +10,9 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 # (field, label). Offer-level commercial terms are part of the written spec too.
 OFFER_REQUIRED = (
     ("accelerator_model", _("accelerator model")),

@@ -1,6 +1,6 @@
 from apps.core.roles import Role, view
 
-# docs/roles.md: every reviewing role and the auditor may read packets and ask for
+# docs/roles.md: every reviewing role, finance and the auditor may read packets and ask for
 # a new one (issuing changes no record of the case); nobody edits an issued one.
 READ_AND_REQUEST = view("packets.auditpacket", "packets.packetrequest") + [
     "packets.add_packetrequest"
@@ -21,4 +21,5 @@ ROLE_PERMISSIONS = {
         "packets.issue_acceptance_report",
     ],
     Role.AUDITOR: READ_AND_REQUEST,
+    Role.FINANCE: READ_AND_REQUEST,
 }

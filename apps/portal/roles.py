@@ -12,4 +12,6 @@ ROLE_PERMISSIONS = {
     Role.LEGAL: READ + edit("portal.proposal", "portal.vendordocument"),
     Role.TECH_LEAD: READ + edit("portal.proposal", "portal.vendordocument"),
     Role.AUDITOR: READ,
+    # Finance reads the vendor's proposals (the prices and prepayment it commits to).
+    Role.FINANCE: READ,
 }

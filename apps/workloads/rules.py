@@ -28,6 +28,9 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 PROMPTS = "prompts"
 SAMPLES = "samples"
 TIERS = ("short", "medium", "long")

@@ -21,6 +21,7 @@ def mapped(settings):
     settings.OIDC_ROLE_MAP = [
         "gpu-buyers=procurement_reviewer",
         "gpu-tech=tech_lead",
+        "gpu-finance=finance_approver",
         "gpu-admins=admin",
         "typo=no_such_role",
     ]
@@ -43,6 +44,15 @@ def test_each_sign_in_sets_the_roles_the_groups_give(db, people, mapped):
     assert set(user.groups.values_list("name", flat=True)) == {"admin"}
     assert user.is_staff
     assert list(backend.filter_users_by_claims({"preferred_username": "mei"})) == [user]
+
+
+def test_a_finance_group_gives_the_finance_approver_role(db, people, mapped):
+    assert roles_from_claims({"groups": ["gpu-finance", "staff"]}) == {"finance_approver"}
+    user = RoleMappingOIDCBackend().create_user(
+        {"preferred_username": "ines", "groups": ["gpu-finance"]}
+    )
+    assert set(user.groups.values_list("name", flat=True)) == {"finance_approver"}
+    assert user.has_perm("approvals.add_findingacceptance") and not user.is_staff
 
 
 def test_a_password_account_is_never_taken_over(db, people, mapped):

@@ -20,6 +20,7 @@ from apps.approvals.models import Approval
 from apps.approvals.services import case_submit_for_approval
 from apps.contracts.models import RedFlagWaiver
 from apps.contracts.services import red_flag_waive
+from apps.core.second_factor import is_required_for
 from tests.contracts.factories import item, make_checklist, make_legal, set_statuses
 from tests.factories import FULL_SPEC, make_case, make_offer
 
@@ -255,7 +256,7 @@ def test_the_header_links_the_page(browser_as):
     assert reverse("accounts:two_factor") in page.content.decode()
 
 
-@pytest.mark.parametrize("role", ["priya", "lena", "tariq", "aude", "ada"])
+@pytest.mark.parametrize("role", ["priya", "lena", "tariq", "fiona", "aude", "ada"])
 def test_every_role_may_set_it_up(browser_as, role):
     assert browser_as(role).get(reverse("accounts:two_factor")).status_code == 200
 
@@ -285,6 +286,15 @@ def test_a_required_role_is_sent_to_set_it_up_first(client, tariq, priya, settin
     # Another role is not asked.
     sign_in(client, "priya")
     assert client.get(reverse("approvals:dashboard")).status_code == 200
+
+
+def test_finance_may_be_required_to_use_it(client, people, settings):
+    settings.TWO_FACTOR_REQUIRED_ROLES = ["finance_approver"]
+    assert is_required_for(people["fiona"]) and not is_required_for(people["priya"])
+    sign_in(client, "fiona")
+    sent = client.get(reverse("approvals:dashboard"))
+    assert sent.status_code == 302
+    assert sent["Location"].startswith(reverse("accounts:two_factor"))
 
 
 def test_a_required_role_with_an_authenticator_must_pass_the_code(client, tariq, settings):

@@ -1,13 +1,24 @@
+import html
+from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
-from apps.approvals.selectors import case_gates
+from apps.approvals.findings import Severity, Status
+from apps.approvals.selectors import case_gates, case_register
 from apps.cases.models import ProcurementCase
-from apps.casework.demo import BLOCKED_CASE_NAME, DEMO_CASE_NAME, MIDWAY_CASE_NAME
+from apps.casework.demo import (
+    BLOCKED_CASE_NAME,
+    DEMO_CASE_NAME,
+    FINDINGS_CASE_NAME,
+    MIDWAY_CASE_NAME,
+)
+from apps.casework.findings import AREA_RULES
+from apps.core.roles import Role
 from apps.costs.models import CostImport
 from apps.evidence.models import EvidenceBundle
 from apps.offers.models import Offer
@@ -39,8 +50,8 @@ def test_seed_demo_builds_the_cases_once(demo):
     before = _counts()
     call_command("seed_demo", stdout=StringIO())
     assert _counts() == before
-    assert before["cases"] == 3 and Vendor.objects.count() == 3 and Offer.objects.count() == 6
-    assert get_user_model().objects.count() == 5
+    assert before["cases"] == 4 and Vendor.objects.count() == 3 and Offer.objects.count() == 7
+    assert get_user_model().objects.count() == 6
     case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
     result, error = demand_result(case.compute_demand)
     assert error == "" and result.total_cards == 64  # a 70B model on about 64 H200
@@ -100,9 +111,47 @@ def test_the_third_case_is_half_way_with_work_for_every_role(demo, client):
 
 
 def test_every_demo_user_can_sign_in(demo, client):
-    for username in ("priya", "lena", "tariq", "aude", "admin"):
+    for username in ("priya", "lena", "tariq", "fiona", "aude", "admin"):
         response = client.post(
             "/accounts/login/", {"username": username, "password": "diligence-demo"}
         )
         assert response.status_code == 302, username
         client.post("/accounts/logout/")
+
+
+def test_the_first_case_has_no_blocking_finding_on_aurora(demo):
+    case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
+    aurora = Offer.objects.get(case=case, vendor__name="Aurora Compute Pte. Ltd.")
+    register = case_register(case)
+    assert register  # the other offers' findings are there
+    on_aurora = [e for e in register if e.finding.offer_id in (aurora.pk, None)]
+    assert [e.line() for e in on_aurora if e.blocking] == []
+
+
+def test_the_fourth_case_shows_a_finding_of_each_weight(demo, client):
+    case = ProcurementCase.objects.get(name=FINDINGS_CASE_NAME)
+    [offer] = offers_of_case(case)
+    areas = {e.rule.code: e for e in case_register(case) if not e.rule.code.startswith("gate.")}
+    assert {code: (e.rule.severity, e.status) for code, e in areas.items()} == {
+        "contracts.export_window_short": (Severity.BLOCKS, Status.OPEN),
+        "contracts.sla_below_need": (Severity.NEEDS_ACCEPTANCE, Status.OPEN),
+        "contracts.premium_in_range": (Severity.NEEDS_ACCEPTANCE, Status.ACCEPTED),
+    }
+    assert all(e.finding.offer_id == offer.pk for e in areas.values())
+    assert areas["contracts.sla_below_need"].awaiting == (Role.PROCUREMENT,)
+    accepted = areas["contracts.premium_in_range"].acceptances
+    assert {(a.role, a.accepted_by) for a in accepted} == {
+        (Role.PROCUREMENT, "Priya Raman"),
+        (Role.FINANCE, "Fiona Okafor"),
+    }
+    assert {a.expires_on for a in accepted} == {timezone.localdate() + timedelta(days=90)}
+    # No rule of the areas only informs yet; once one does, the demo shows it here.
+    informing = [r.code for r in AREA_RULES.values() if r.severity is Severity.INFORMS]
+    assert not informing, f"{informing} only inform: show one in the demo's fourth case"
+    # The approval page names the accepted finding beside its gate, and the open ones.
+    client.force_login(get_user_model().objects.get(username="fiona"))
+    page = html.unescape(client.get(f"/cases/{case.pk}/approval/").content.decode())
+    assert "accepted by Priya Raman (Procurement reviewer)" in page
+    assert "Fiona Okafor (Finance approver)" in page
+    assert "Awaits acceptance by: Procurement reviewer." in page
+    assert "fewer than the 60 days the case needs to leave" in page

@@ -17,8 +17,8 @@ from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
 from tests.factories import FULL_SPEC, make_case, make_offer
 
-ROLES = ["priya", "lena", "tariq", "aude", "ada"]
-COMMENTERS = {"priya", "lena", "tariq", "ada"}
+ROLES = ["priya", "lena", "tariq", "fiona", "aude", "ada"]
+COMMENTERS = {"priya", "lena", "tariq", "fiona", "ada"}
 
 
 @pytest.fixture

@@ -88,7 +88,13 @@ def test_the_dashboard_shows_the_owners_crossings(browser_as, priya, pablo, case
     send_threshold_alerts_task(case.pk)
     url = reverse("approvals:dashboard")
     line = "100 % of the monthly budget reached in 2026-09: 161,000.00 of 160,000.00"
-    for who, sees in (("priya", True), ("pablo", False), ("aude", True), ("ada", True)):
+    for who, sees in (
+        ("priya", True),
+        ("pablo", False),
+        ("fiona", True),
+        ("aude", True),
+        ("ada", True),
+    ):
         page = browser_as(who).get(url).content.decode()
         assert (line in page) is sees, who
         assert "Budget thresholds crossed" in page

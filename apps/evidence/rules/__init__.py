@@ -7,6 +7,9 @@ every group and ``verdict`` turns the checks into the offer's verdict.
 
 from dataclasses import asdict, dataclass, field
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 RULES_VERSION = "evidence-rules/1"
 
 PASS, WARN, FAIL, NOT_MEASURED = "pass", "warn", "fail", "not_measured"

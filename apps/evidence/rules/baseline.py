@@ -18,6 +18,9 @@ from apps.core import formats
 from apps.evidence.recompute import MIN_SAMPLES, P95_MIN_SAMPLES
 from apps.evidence.rules.performance import MATMUL_DTYPES, sustained_tflops
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 HIGHER, LOWER = "higher", "lower"
 REGRESSION, HOLDS, NOT_COMPARED = "regression", "holds", "not_compared"
 

@@ -23,6 +23,9 @@ from django.utils.translation import pgettext
 from apps.evidence.rules import NOT_MEASURED, Check, verdict
 from apps.evidence.wording import in_words
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 INVENTORY = "inventory"
 ENVIRONMENT = "environment"
 BENCH = "bench"

@@ -4,6 +4,9 @@ from apps.evidence import datasheet
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
 from apps.evidence.wording import phrase
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 # Stored in English and worded for the reader where shown (apps.evidence.wording).
 SEED_004_2 = phrase(
     "CUDA runtime device query (cudaGetDeviceCount) cross-checked against NVML; the runtime wins"

@@ -7,6 +7,9 @@ closer to the users first rather than squeezing the model."
 from apps.evidence.rules import NOT_MEASURED, PASS, WARN, Check, Context, Facts
 from apps.evidence.wording import phrase
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 # Stored in English and worded for the reader where shown (apps.evidence.wording).
 SOURCE = phrase("latency budget: a round trip over half the budget means serving from closer")
 HALF_BUDGET = phrase("≤ half of the %(budget)s ms budget (%(half)s ms)")

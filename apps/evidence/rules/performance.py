@@ -9,6 +9,9 @@ from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, 
 from apps.evidence.rules.identity import _record
 from apps.evidence.wording import phrase
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 CV_LIMIT = 0.10  # docs/rules/evidence.md#performance: rounds differing more ⇒ isolation
 # docs/rules/evidence.md#performance, all GPUs loaded vs one alone: within 5 % pass,
 # 5–10 % warn.

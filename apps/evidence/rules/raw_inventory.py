@@ -16,6 +16,9 @@ from apps.evidence.inventory import MESSAGES, RANK, SmiGpu, SmiLog, compare, fin
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
 from apps.evidence.wording import phrase
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 # Stored in English and worded for the reader where shown (apps.evidence.wording).
 for _message in (*MESSAGES.values(), gpu_tables.PCI_SOURCE, gpu_tables.CUDA_SOURCE):
     phrase(_message)

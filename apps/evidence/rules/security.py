@@ -18,6 +18,9 @@ from django.utils.translation import gettext_noop as _noop
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, Check, Context, Facts
 from apps.evidence.wording import phrase, phrases
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 GROUP = "security"
 PREFIX = GROUP + "."
 NO_TOKEN = "security.no_token"

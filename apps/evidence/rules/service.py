@@ -9,6 +9,9 @@ from apps.evidence.recompute import P95_MIN_SAMPLES, samples_shortfall
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
 from apps.evidence.wording import phrase
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 # Stored in English and worded for the reader where shown (apps.evidence.wording).
 SLO_SOURCE = phrase("the case's service levels (P95 time to first token, error rate, peak memory)")
 SAMPLE_SOURCE = phrase(

@@ -10,6 +10,9 @@ import re
 from apps.evidence.rules import FAIL, NOT_MEASURED, PASS, WARN, Check, Context, Facts
 from apps.evidence.wording import phrase
 
+# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
+REGISTER_FINDINGS: tuple[str, ...] = ()
+
 # Stored in English and worded for the reader where shown (apps.evidence.wording).
 SEED_000_ENV = phrase("environment items to verify on the rented machine before use")
 SEED_004_SPEC = phrase("the vendor's written spec: driver and runtime versions")
