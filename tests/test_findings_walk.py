@@ -15,13 +15,18 @@ import ast
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
+from apps.access.models import AccessControl
+from apps.access.rules import ENTRY_MFA
+from apps.access.services import control_risk_accept
 from apps.approvals.findings import Severity, Status
 from apps.approvals.selectors import case_register
 from apps.cases.models import ProcurementCase
@@ -30,6 +35,7 @@ from apps.casework.findings import AREA_RULES
 from apps.contracts.models import ClauseChecklist
 from apps.contracts.services import checklist_save
 from apps.sizing.services import requirement_spec_save
+from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,6 +118,30 @@ def _requirement(world: World, **fields) -> None:
     )
 
 
+def _training_over_the_internet(world: World) -> None:
+    make_plan(
+        world.people["tariq"],
+        world.case,
+        multi_node_training_in_one_cluster=True,
+        links=[{"workload": "multi_node_training", "link": "public_internet"}],
+    )
+
+
+def _entry_mfa_on_the_tech_leads_word(world: World) -> None:
+    make_matrix(
+        world.people["tariq"],
+        world.case,
+        reason="Control re-assessed",
+        controls=[{"key": ENTRY_MFA, "status": "partial", "evidence": ""}],
+    )
+    control_risk_accept(
+        actor=world.people["tariq"],
+        control=AccessControl.objects.get(matrix__case=world.case, key=ENTRY_MFA),
+        reason="Bastion MFA rolls out next sprint",
+        expires_on=timezone.localdate() + timedelta(days=60),
+    )
+
+
 def _export_window_not_stated(world: World) -> None:
     _case(world, exit_window_days=30)
     _terms(world, data_export_days=None)
@@ -145,6 +175,8 @@ WORLDS: dict[str, Callable[[World], None]] = {
     # The offer has 64 cards and states no throughput.
     "sizing.requirement_short": lambda w: _requirement(w, card_count=128),
     "sizing.requirement_not_stated": lambda w: _requirement(w, throughput_tokens_per_s=1000),
+    "access.training_traffic_outside_cluster": _training_over_the_internet,
+    "access.entry_mfa_risk_accepted": _entry_mfa_on_the_tech_leads_word,
 }
 
 
@@ -228,7 +260,8 @@ def test_each_declared_code_reaches_the_register(ready, code):
     raised = _area_entries(ready.case)
     assert set(raised) == {code}, f"The world of {code} raises {sorted(raised)}"
     entry, rule = raised[code], AREA_RULES[code]
-    assert entry.finding.offer_id == ready.offer.pk
+    # About the offer, or (a finding of the network plan or the access matrix) the whole case.
+    assert entry.finding.offer_id in (ready.offer.pk, None)
     assert (entry.rule.severity, entry.rule.owners) == (rule.severity, rule.owners)
     # The register weighs it as its severity says: a blocking or unaccepted one is open and
     # awaits every owner; one that informs never blocks.
