@@ -389,6 +389,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.approvals.tasks.record_stale_approvals_task",
         "schedule": crontab(minute="*/15"),
     },
+    "approvals-record-expired-finding-acceptances": {
+        "task": "apps.approvals.tasks.record_expired_acceptances_task",
+        "schedule": crontab(hour=0, minute=15),
+    },
     "acceptance-void-stale-signoffs": {
         "task": "apps.acceptance.tasks.void_stale_signoffs_task",
         "schedule": crontab(minute="*/15"),

@@ -14,6 +14,7 @@ from django.utils import timezone
 from apps.approvals.acceptances import finding_accept, record_expired_acceptances
 from apps.approvals.models import Approval, FindingAcceptance
 from apps.approvals.services import case_submit_for_approval
+from apps.approvals.tasks import record_expired_acceptances_task
 from apps.contracts.models import ClauseChecklist
 from apps.contracts.services import checklist_save
 from apps.core.roles import Role
@@ -298,8 +299,8 @@ def test_an_acceptance_holds_through_its_expiry_day_and_not_after(
         "fiona": False,
     }
 
-    # The daily task leaves the moment on record, once.
-    assert record_expired_acceptances(today=today + timedelta(days=1)) == 1
+    # The daily task leaves the moment on record, once (the clock says tomorrow).
+    assert record_expired_acceptances_task.apply().get() == 1
     assert record_expired_acceptances(today=today + timedelta(days=1)) == 0
     row = FindingAcceptance.history.filter(accepted_by=people["priya"]).first()
     assert row.history_type == "~" and row.history_user is None
@@ -309,6 +310,15 @@ def test_an_acceptance_holds_through_its_expiry_day_and_not_after(
     # Accepted again, it holds again.
     assert _accept(priya, world, Role.PROCUREMENT, reason="Renewed").status_code == 201
     assert _premium(tariq, world)["status"] == "accepted"
+
+
+def test_expired_acceptances_are_recorded_daily(settings):
+    [entry] = [
+        e
+        for e in settings.CELERY_BEAT_SCHEDULE.values()
+        if e["task"] == "apps.approvals.tasks.record_expired_acceptances_task"
+    ]
+    assert entry["schedule"].hour == {0}
 
 
 def test_one_person_cannot_accept_a_joint_finding_for_both_owners(api_as, people, world):
