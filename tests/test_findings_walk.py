@@ -32,6 +32,7 @@ from apps.approvals.selectors import case_register
 from apps.cases.models import ProcurementCase
 from apps.cases.services import case_update
 from apps.casework.findings import AREA_RULES
+from apps.casework.registers import area_registers
 from apps.contracts.models import ClauseChecklist
 from apps.contracts.services import checklist_save
 from apps.sizing.services import requirement_spec_save
@@ -192,6 +193,10 @@ def ready(_ready, db) -> World:
     return copy.deepcopy(_ready)
 
 
+def _today():
+    return timezone.localdate()
+
+
 def _area_entries(case) -> dict[str, Any]:
     fresh = ProcurementCase.objects.get(pk=case.pk)
     return {e.rule.code: e for e in case_register(fresh) if not e.rule.code.startswith("gate.")}
@@ -271,3 +276,8 @@ def test_each_declared_code_reaches_the_register(ready, code):
         assert entry.status is Status.OPEN and entry.blocking
         expected = () if rule.severity is Severity.BLOCKS else rule.owners
         assert entry.awaiting == expected
+    # My work reads the areas' findings of many cases at once: the very same ones.
+    (read,) = area_registers([ProcurementCase.objects.get(pk=ready.case.pk)], today=_today())
+    assert [(e.finding.identity, e.finding.message, e.status) for e in read.entries] == [
+        (e.finding.identity, e.finding.message, e.status) for e in raised.values()
+    ], f"My work does not read {code} as the case's register does"

@@ -156,6 +156,22 @@ def matrix_view(matrix: AccessMatrix, today: date | None = None) -> MatrixView:
     )
 
 
+def network_plans_of_cases(case_ids) -> dict[int, NetworkPlan]:
+    """The network plan of each of many cases that has one, with its links (2 queries)."""
+    plans = NetworkPlan.objects.filter(case_id__in=list(case_ids)).prefetch_related("links")
+    return {plan.case_id: plan for plan in plans}
+
+
+def access_matrices_of_cases(case_ids) -> dict[int, AccessMatrix]:
+    """The access matrix of each of many cases that has one, with its controls (2 queries):
+    what the areas' findings read of it."""
+    controls = AccessControl.objects.select_related("risk_accepted_by")
+    matrices = AccessMatrix.objects.filter(case_id__in=list(case_ids)).prefetch_related(
+        Prefetch("controls", controls)
+    )
+    return {matrix.case_id: matrix for matrix in matrices}
+
+
 def network_plan_of(case) -> NetworkPlan | None:
     """The case's network plan with its workload links (2 queries)."""
     plan = NetworkPlan.objects.filter(case=case).prefetch_related("links").first()

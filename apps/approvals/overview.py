@@ -11,9 +11,17 @@ from dataclasses import dataclass, field
 from django.utils.dateparse import parse_datetime
 
 from apps.approvals.binding import Change, changes_for
+from apps.approvals.findings import Entry
 from apps.approvals.models import Approval
-from apps.approvals.selectors import OfferGates, case_approvals, case_gates, current_approval
+from apps.approvals.selectors import (
+    OfferGates,
+    case_approvals,
+    case_gates,
+    current_approval,
+    register_of,
+)
 from apps.cases.models import ProcurementCase
+from apps.offers.models import Offer
 
 
 @dataclass
@@ -27,6 +35,16 @@ class ApprovalOverview:
     @property
     def stale(self) -> bool:
         return bool(self.stale_changes)
+
+    @property
+    def register(self) -> list[tuple[Offer | None, Entry]]:
+        """The case's findings register, each finding once, beside the offer it is about
+        (None: the whole case)."""
+        offers = {entry.offer.pk: entry.offer for entry in self.offers}
+        return [
+            (offers.get(e.finding.offer_id) if e.finding.offer_id is not None else None, e)
+            for e in register_of(self.offers)
+        ]
 
     @property
     def ready_offers(self) -> list[OfferGates]:

@@ -5,6 +5,10 @@ network, evidence, approval, acceptance, costs, packets, the audit trail) is a
 panel (``apps.casework.panels``); the cockpit shows each one as a tile and lists
 what it lacks, grouped by area and by the roles that can mend it. The panels'
 details are one click away, on the area's own page (``case_area`` view).
+
+What stands in the way of a decision is the findings register's: the cockpit lists
+every open finding first, with its owners and the page where it is fixed, so a
+finding the approval refuses on is never missing from the case page.
 """
 
 from dataclasses import dataclass, field
@@ -13,9 +17,13 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from apps.approvals.findings import Severity
+from apps.approvals.findings import Status as FindingStatus
+from apps.approvals.overview import ApprovalOverview
 from apps.cases.models import ProcurementCase
 from apps.casework.overview import CasePanel
 from apps.casework.panels import AREAS
+from apps.casework.registers import findings_url
 from apps.core.access import roles_holding
 
 Status = ProcurementCase.Status
@@ -132,19 +140,95 @@ def by_role(tiles: list[Tile]) -> list[tuple[str, list[Tile]]]:
     return list(groups.items())
 
 
+# --- the findings register: what stands in the way of a decision ---------------------
+
+FINDINGS_ANCHOR = "open-findings"
+
+
+@dataclass(frozen=True)
+class OpenFinding:
+    """One open finding of the register as the cockpit lists it."""
+
+    subject: str  # the offer it is about ("" : the whole case)
+    title: str  # what the rule checks
+    line: str  # the finding, with whom it awaits or when its acceptance expired
+    severity: str
+    owners: list[str]  # the roles (their labels) that fix it or still have to accept it
+    owners_named: bool  # the line names them already ("Awaits acceptance by: …")
+    fix_url: str  # where it is fixed ("" : nowhere one page mends it)
+    accept_url: str  # where an owner accepts it ("" : it cannot be accepted)
+
+
+def open_findings(case: ProcurementCase, panels: list[CasePanel]) -> list[OpenFinding]:
+    """The register's open findings (docs/rules/findings.md#on-the-case-page), read from the
+    approval panel, which has read the gates and their register already; none for a
+    viewer who may not see the approval."""
+    overview = next(
+        (panel.context.get("overview") for panel in panels if panel.area == "approval"), None
+    )
+    if not isinstance(overview, ApprovalOverview):
+        return []
+    shown = []
+    for offer, entry in overview.register:
+        if not entry.blocking:
+            continue
+        acceptable = entry.rule.severity is Severity.NEEDS_ACCEPTANCE
+        shown.append(
+            OpenFinding(
+                subject=str(offer.vendor) if offer is not None else "",
+                title=str(entry.rule.title),
+                line=entry.line(),
+                severity=entry.rule.severity_label,
+                owners=entry.awaiting_labels or entry.rule.owner_labels,
+                owners_named=acceptable and entry.status is FindingStatus.OPEN,
+                fix_url=entry.finding.fix_url or "",
+                accept_url=findings_url(case.pk) if acceptable else "",
+            )
+        )
+    return shown
+
+
+def by_role_with_findings(
+    tiles: list[Tile], findings: list[OpenFinding]
+) -> list[tuple[str, list[Tile]]]:
+    """``by_role``, with the open findings each role owns beside its areas."""
+    groups = dict(by_role(tiles))
+    owned: dict[str, list[str]] = {}
+    for found in findings:
+        for role in found.owners:
+            owned.setdefault(role, []).append(found.line)
+    for role, lines in owned.items():
+        groups.setdefault(role, []).append(
+            Tile(
+                area="findings",
+                title=_("Open findings"),
+                missing=lines,
+                details_url=f"#{FINDINGS_ANCHOR}",
+                fix_url=f"#{FINDINGS_ANCHOR}",
+            )
+        )
+    return list(groups.items())
+
+
 def cockpit(case: ProcurementCase, panels: list[CasePanel], nav: list) -> dict:
     """The cockpit's context from the case's panels (computed, not rendered)."""
-    return cockpit_from_tiles(case, [tile(case, panel) for panel in panels], nav)
+    tiles = [tile(case, panel) for panel in panels]
+    return cockpit_from_tiles(case, tiles, nav, open_findings(case, panels))
 
 
-def cockpit_from_tiles(case: ProcurementCase, tiles: list[Tile], nav: list) -> dict:
-    """The cockpit's context from the areas' tiles (stored or computed now)."""
+def cockpit_from_tiles(
+    case: ProcurementCase, tiles: list[Tile], nav: list, findings: list[OpenFinding] | None = None
+) -> dict:
+    """The cockpit's context from the areas' tiles and the register's open findings."""
+    findings = findings or []
     return {
         "nav": nav,
         "steps": steps(case),
         "next_move": str(NEXT_MOVE[Status(case.status)]),
         "tiles": tiles,
         "open_tiles": [entry for entry in tiles if entry.missing],
-        "by_role": by_role(tiles),
-        "missing_count": sum(len(entry.missing) for entry in tiles),
+        "findings": findings,
+        "findings_anchor": FINDINGS_ANCHOR,
+        "by_role": by_role_with_findings(tiles, findings),
+        "missing_count": len(findings) + sum(len(entry.missing) for entry in tiles),
     }

@@ -5,6 +5,11 @@ cases pending approval, unreviewed or expired access matrices, stale
 approvals. Procurement: their cases still lacking offers or scores.
 Auditors: recent decisions and the audit chain's state. Everyone: items
 coming due that they own (auditors and admins: all), and cases by state.
+
+The findings register (docs/rules/findings.md#in-my-work): each finding that awaits
+the acceptance of a role the person holds, each area finding that blocks in the
+section of the role that owns it, and the person's own acceptances that run out
+within two weeks.
 """
 
 from dataclasses import dataclass
@@ -18,10 +23,12 @@ from django.utils.translation import gettext as _
 
 from apps.access.models import AccessMatrix
 from apps.approvals.binding import changes_for
+from apps.approvals.findings import Entry, Severity, Status
 from apps.approvals.models import Approval, Reminder
 from apps.assessments.models import DataExportAssessment
 from apps.audit.selectors import chain_status
 from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
+from apps.casework.registers import CaseFindings, area_registers, findings_url, open_cases
 from apps.casework.reminders import DueItem, due_items
 from apps.comments import dashboard as comments_dashboard
 from apps.contracts.models import ChecklistItem, RedFlagWaiver
@@ -68,13 +75,22 @@ def dashboard_for(user) -> Board:
     today = timezone.localdate()
     roles = _roles(user)
     sees_all = bool(roles & {Role.ADMIN, Role.AUDITOR})
-    sections = []
+    # Each role's own section: what waits for it, what blocks among them.
+    own: dict[str, Section] = {}
     if Role.LEGAL in roles:
-        sections.append(_legal(today))
+        own[Role.LEGAL] = _legal(today)
     if Role.TECH_LEAD in roles:
-        sections.append(_tech_lead(user, today))
+        own[Role.TECH_LEAD] = _tech_lead(user, today)
     if Role.PROCUREMENT in roles:
-        sections.append(_procurement(user, all_cases=Role.ADMIN in roles))
+        own[Role.PROCUREMENT] = _procurement(user, all_cases=Role.ADMIN in roles)
+    sections = list(own.values())
+    expiring = _expiring(user, today, sees_all=sees_all)
+    if roles & FINDING_OWNERS:
+        registers = area_registers(open_cases(LIMIT), today=today)
+        sections.append(_findings_to_accept(user, roles, registers))
+        _blocking_findings(own, registers)
+        expiring += _acceptances_running_out(user, registers, today)
+        expiring.sort(key=lambda row: row.item.due_on)
     chain = None
     if Role.AUDITOR in roles:
         section, chain = _auditor()
@@ -85,11 +101,98 @@ def dashboard_for(user) -> Board:
             sections.append(provided)
     return Board(
         sections=sections,
-        expiring=_expiring(user, today, sees_all=sees_all),
+        expiring=expiring,
         cases_by_state=_cases_by_state(user),
         chain=chain,
         today=today,
     )
+
+
+# docs/rules/findings.md#in-my-work: the register's findings as items of My work.
+FINDING_OWNERS = frozenset({Role.PROCUREMENT, Role.LEGAL, Role.TECH_LEAD, Role.FINANCE})
+# An acceptance is an item for the person who gave it this many days before it runs out.
+ACCEPTANCE_NOTICE_DAYS = 14
+
+
+def _finding_title(found: CaseFindings, entry: Entry) -> str:
+    offer = found.offers.get(entry.finding.offer_id or 0)
+    return f"{found.case} — {offer.vendor}" if offer is not None else str(found.case)
+
+
+def _findings_to_accept(user, roles: set[str], registers: list[CaseFindings]) -> Section:
+    """One item per finding that awaits the acceptance of a role the person holds, unless
+    they accepted it already for another of its owners (a joint decision needs two)."""
+    section = Section(_("Findings to accept"))
+    for found in registers:
+        for entry in found.entries:
+            if not entry.blocking or entry.rule.severity is not Severity.NEEDS_ACCEPTANCE:
+                continue
+            if not set(entry.awaiting) & roles:
+                continue
+            if any(a.accepted_by_id == user.pk for a in entry.acceptances):
+                continue
+            section.items.append(
+                Item(
+                    _finding_title(found, entry),
+                    _("Accept or fix: %(finding)s") % {"finding": entry.finding.message},
+                    findings_url(found.case.pk),
+                    "bad" if entry.status is Status.EXPIRED else "warn",
+                )
+            )
+    return section
+
+
+def _blocking_findings(own: dict[str, Section], registers: list[CaseFindings]) -> None:
+    """Each area finding that blocks, once, in the section of the first of its owning roles
+    that the person holds (the gates' own findings are what those sections already list)."""
+    for found in registers:
+        for entry in found.entries:
+            if entry.status is not Status.OPEN or entry.rule.severity is not Severity.BLOCKS:
+                continue
+            section = next((own[role] for role in entry.rule.owners if role in own), None)
+            if section is None:
+                continue
+            section.items.append(
+                Item(
+                    _finding_title(found, entry),
+                    _("Blocks: %(finding)s") % {"finding": entry.finding.message},
+                    entry.finding.fix_url or findings_url(found.case.pk),
+                    "bad",
+                )
+            )
+
+
+def _acceptances_running_out(user, registers: list[CaseFindings], today: date) -> list[DueRow]:
+    """The person's own acceptances in force that run out within the notice period."""
+    rows = []
+    for found in registers:
+        for entry in found.entries:
+            for acceptance in entry.acceptances:
+                days_left = (acceptance.expires_on - today).days
+                if acceptance.accepted_by_id != user.pk or days_left > ACCEPTANCE_NOTICE_DAYS:
+                    continue
+                item = DueItem(
+                    kind="finding_acceptance",
+                    object_model="approvals.findingacceptance",
+                    object_pk=acceptance.pk,
+                    label=_("%(case)s — your acceptance: %(finding)s")
+                    % {"case": _finding_title(found, entry), "finding": entry.rule.title},
+                    due_on=acceptance.expires_on,
+                    case=found.case,
+                    url=findings_url(found.case.pk),
+                    owners=[user],
+                    remind_overdue=False,
+                )
+                rows.append(
+                    DueRow(
+                        item=item,
+                        kind=_("Acceptance of a finding runs out"),
+                        days_left=days_left,
+                        overdue_days=0,
+                        reminded=None,
+                    )
+                )
+    return rows
 
 
 def _legal(today: date) -> Section:

@@ -14,19 +14,25 @@ here or never reaches the register.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from django.urls import reverse
 from django.utils.translation import gettext, gettext_lazy
 
 from apps.access import rules as access_rules
-from apps.access.selectors import network_plan_of
+from apps.access.selectors import (
+    access_matrices_of_cases,
+    network_plan_of,
+    network_plans_of_cases,
+)
 from apps.approvals.findings import Finding, Rule, Severity
 from apps.contracts import selectors as contracts_selectors
 from apps.contracts import terms
 from apps.core.roles import Role
 from apps.sizing import requirement as requirement_rules
-from apps.sizing.selectors import requirement_check_for, requirement_of
+from apps.sizing.selectors import requirement_check_for, requirement_of, requirements_of_cases
 
 EXIT_SOURCE = gettext_lazy(
     "Exit strategies for ICT third-party services: the EU Digital Operational Resilience "
@@ -204,21 +210,59 @@ AREA_RULES: dict[str, Rule] = {
 }
 
 
-class AreaFindings:
-    """The areas' findings for each offer of one case, read in a fixed number of queries.
+@dataclass(frozen=True)
+class AreaRecords:
+    """What the areas' findings of one case are made from, read beforehand: by
+    ``of_case`` for one case (the gates), by ``of_cases`` for many at once (My work), so
+    both make the same findings from the same records."""
 
-    ``matrix`` is the case's access matrix as the gates already loaded it (with its
-    controls), or None where it has none."""
+    terms: list  # the offers' contract terms (apps.contracts.selectors.OfferTerms)
+    requirement: Any  # the requirement spec, or None
+    plan: Any  # the network plan with its links, or None
+    matrix: Any  # the access matrix with its controls, or None
 
-    def __init__(self, case, *, matrix, today: date) -> None:
-        self.case = case
-        self.terms = {
-            entry.offer.pk: entry for entry in contracts_selectors.case_contract_terms(case)
+    @classmethod
+    def of_case(cls, case, *, matrix) -> AreaRecords:
+        """``matrix`` is the case's access matrix as the gates already loaded it."""
+        return cls(
+            terms=contracts_selectors.case_contract_terms(case),
+            requirement=requirement_of(case),
+            plan=network_plan_of(case),
+            matrix=matrix,
+        )
+
+    @classmethod
+    def of_cases(cls, cases, offers) -> dict[int, AreaRecords]:
+        """Each case's records, in a fixed number of queries; ``offers`` are the cases'
+        offers (``offers_of_cases``)."""
+        ids = [case.pk for case in cases]
+        terms_by_case = contracts_selectors.contract_terms_of_cases(cases, offers)
+        requirements = requirements_of_cases(ids)
+        plans = network_plans_of_cases(ids)
+        matrices = access_matrices_of_cases(ids)
+        for plan in plans.values():
+            plan.case = next(case for case in cases if case.pk == plan.case_id)
+        return {
+            pk: cls(
+                terms=terms_by_case[pk],
+                requirement=requirements.get(pk),
+                plan=plans.get(pk),
+                matrix=matrices.get(pk),
+            )
+            for pk in ids
         }
-        self.requirement = requirement_of(case)
-        self.plan = network_plan_of(case)
+
+
+class AreaFindings:
+    """The areas' findings for each offer of one case, from its records read beforehand."""
+
+    def __init__(self, case, records: AreaRecords, *, today: date) -> None:
+        self.case = case
+        self.terms = {entry.offer.pk: entry for entry in records.terms}
+        self.requirement = records.requirement
+        self.plan = records.plan
         # The access and network plan are the whole case's: the same for every offer.
-        self.case_wide = [*self._training(), *self._entry_mfa(matrix, today)]
+        self.case_wide = [*self._training(), *self._entry_mfa(records.matrix, today)]
 
     def for_offer(self, offer) -> list[Finding]:
         return [*self._terms(offer), *self._requirement(offer), *self.case_wide]

@@ -35,7 +35,7 @@ from apps.approvals.selectors import OfferGates, acceptance_facts
 from apps.assessments import rules as assessment_rules
 from apps.assessments import selectors as assessments_selectors
 from apps.cases.selectors import offer_minimum_status
-from apps.casework.findings import AreaFindings
+from apps.casework.findings import AreaFindings, AreaRecords
 from apps.contracts import selectors as contracts_selectors
 from apps.evidence import selectors as evidence_selectors
 from apps.offers.models import Offer
@@ -237,7 +237,9 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
         not_counted=tuple(left_out.values()),
     )
     max_age = verification_max_age_days()
-    areas = AreaFindings(case, matrix=records.matrix, today=records.today)
+    areas = AreaFindings(
+        case, AreaRecords.of_case(case, matrix=records.matrix), today=records.today
+    )
     acceptances = acceptance_facts(case)
     requirement = areas.requirement
     result = []

@@ -45,7 +45,7 @@ from apps.audit.chain import HEAD_PK, history_linked
 from apps.audit.models import ChainHead, ChainVerification
 from apps.cases.models import CaseStanding, ProcurementCase, StandingMark
 from apps.cases.records import cases_of
-from apps.casework.cockpit import Tile, cockpit_from_tiles, tile
+from apps.casework.cockpit import OpenFinding, Tile, cockpit_from_tiles, open_findings, tile
 from apps.casework.panels import case_nav, case_panels
 from apps.core.reads import shared_reads
 
@@ -179,15 +179,18 @@ def compute_standing(case: ProcurementCase, actor) -> Standing:
     panels = case_panels(case, actor=actor)
     moments = [panel.valid_until for panel in panels if panel.valid_until is not None]
     tiles = [tile(case, panel) for panel in panels]
-    return Standing(render_cockpit(case, tiles, actor), min(moments, default=None), tiles)
+    html = render_cockpit(case, tiles, actor, open_findings(case, panels))
+    return Standing(html, min(moments, default=None), tiles)
 
 
-def render_cockpit(case: ProcurementCase, tiles: list[Tile], actor) -> str:
+def render_cockpit(
+    case: ProcurementCase, tiles: list[Tile], actor, findings: list[OpenFinding] | None = None
+) -> str:
     """The cockpit's HTML: the same for every viewer of one kind (it reads the viewer's
     permissions only, never the request)."""
     context = {
         "case": case,
-        **cockpit_from_tiles(case, tiles, case_nav(case, actor)),
+        **cockpit_from_tiles(case, tiles, case_nav(case, actor), findings),
         "user": actor,
         "perms": PermWrapper(actor),
     }

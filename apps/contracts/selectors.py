@@ -456,12 +456,24 @@ def offer_terms(offer: Offer, checklist: ClauseChecklist | None, case=None) -> O
 def case_contract_terms(case) -> list[OfferTerms]:
     """Every offer of the case with its contract terms judged against the case, in two
     queries whatever the number of offers (the offers are read once per shared read)."""
-    offers = sorted(offers_of_case(case), key=lambda offer: offer.pk)
+    return contract_terms_of_cases([case], offers_of_case(case))[case.pk]
+
+
+def contract_terms_of_cases(cases, offers) -> dict[int, list[OfferTerms]]:
+    """``case_contract_terms`` of many cases at once, by case, in one query; ``offers``
+    are their offers (``offers_of_cases``)."""
+    by_pk = {case.pk: case for case in cases}
     checklists = {
         c.offer_id: c
-        for c in ClauseChecklist.objects.filter(offer__case=case).select_related("terms")
+        for c in ClauseChecklist.objects.filter(offer__case_id__in=list(by_pk)).select_related(
+            "terms"
+        )
     }
-    return [offer_terms(offer, checklists.get(offer.pk), case) for offer in offers]
+    found: dict[int, list[OfferTerms]] = {pk: [] for pk in by_pk}
+    for offer in sorted(offers, key=lambda offer: offer.pk):
+        case = by_pk[offer.case_id]
+        found[case.pk].append(offer_terms(offer, checklists.get(offer.pk), case))
+    return found
 
 
 @dataclass

@@ -66,6 +66,11 @@ def requirement_of(case) -> RequirementSpec | None:
     return RequirementSpec.objects.filter(case_id=case.pk).first()
 
 
+def requirements_of_cases(case_ids) -> dict[int, RequirementSpec]:
+    """The saved requirement spec of each of many cases that has one, by case (1 query)."""
+    return {spec.case_id: spec for spec in RequirementSpec.objects.filter(case_id__in=case_ids)}
+
+
 def requirement_values(requirement: RequirementSpec) -> dict[str, Any]:
     return {name: getattr(requirement, name) for name in REQUIREMENT_FIELDS}
 

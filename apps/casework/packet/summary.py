@@ -2,7 +2,7 @@
 
 Nothing here is worked out afresh. The summary reads what the other chapters
 already gathered (their sections' contexts): the approval overview with its
-gates and waivers, the comparison's scores and prices, the acceptance in
+gates, its findings register and waivers, the comparison's scores and prices, the acceptance in
 force, the cost view, each offer's composed verification and the audit chain.
 So the summary and the chapter behind each line always say the same thing.
 """
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
+from apps.approvals.findings import Entry, Status
 from apps.core.contributions import PacketSection
 from apps.offers.models import Offer
 from apps.scorecards.selectors import OfferComparisonRow
@@ -36,10 +37,10 @@ class Recommendation:
 
 @dataclass
 class Blockers:
-    """One offer's gates not held."""
+    """One offer's open findings (``offer`` None: the whole case's)."""
 
-    offer: Offer
-    gates: list
+    offer: Offer | None
+    findings: list[Entry]
 
 
 def _context(sections: list[PacketSection], template: str) -> dict | None:
@@ -70,15 +71,24 @@ def recommendation(overview, comparison) -> Recommendation | None:
     )
 
 
-def blockers(overview, recommended: Recommendation | None) -> list[Blockers]:
-    """The recommended offer's gates not held, or every offer's when none is recommended."""
-    entries = overview.offers
-    if recommended is not None:
-        entries = [e for e in entries if e.offer.pk == recommended.offer.pk]
-    return [
-        Blockers(offer=entry.offer, gates=[gate for gate in entry.gates if not gate.held])
-        for entry in entries
+def blockers(overview) -> list[Blockers]:
+    """Every open finding of the register (docs/rules/findings.md#in-the-packet), by offer:
+    each offer, the one that holds every gate too, then the whole case's if any."""
+    open_ = [(offer, entry) for offer, entry in overview.register if entry.blocking]
+    found = [
+        Blockers(
+            offer=each.offer,
+            findings=[e for offer, e in open_ if offer is not None and offer.pk == each.offer.pk],
+        )
+        for each in overview.offers
     ]
+    whole = [entry for offer, entry in open_ if offer is None]
+    return found + ([Blockers(offer=None, findings=whole)] if whole else [])
+
+
+def accepted_findings(overview) -> list[tuple[Offer | None, Entry]]:
+    """Every finding the register holds accepted, beside its offer."""
+    return [(offer, entry) for offer, entry in overview.register if entry.status is Status.ACCEPTED]
 
 
 def summary_section(sections: list[PacketSection]) -> PacketSection:
@@ -97,7 +107,8 @@ def summary_section(sections: list[PacketSection]) -> PacketSection:
         context={
             "overview": overview,
             "recommended": recommended,
-            "blockers": blockers(overview, recommended) if overview is not None else [],
+            "blockers": blockers(overview) if overview is not None else [],
+            "accepted_findings": accepted_findings(overview) if overview is not None else [],
             "waivers": approvals.get("waivers", []),
             "acceptance": next(iter((acceptance or {}).get("states", [])), None),
             "cost_view": (costs or {}).get("view"),
