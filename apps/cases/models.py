@@ -84,8 +84,8 @@ class ProcurementCase(TrackedModel):
         blank=True,
         validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("100"))],
         help_text=_(
-            "The availability the service must have, e.g. 99.9. A contract whose SLA "
-            "promises less is flagged on its clause checklist."
+            "The availability the service must have, e.g. 99.9. An offer whose contract's "
+            "SLA promises less is approved only once procurement accepts the shortfall."
         ),
     )
     submitted_by = models.ForeignKey(
