@@ -76,7 +76,7 @@ def finding_accept(
             case=case,
             offer_id=offer_id,
             code=code,
-            key=key,
+            finding_key=key,
             role=role,
             facts=finding.facts,
             message=finding.message,

@@ -299,6 +299,7 @@ class FindingAcceptanceSerializer(serializers.ModelSerializer):
         slug_field="username", read_only=True, allow_null=True
     )
     reason = serializers.CharField(source="justification", read_only=True)
+    key = serializers.CharField(source="finding_key", read_only=True)
     withdrawn = serializers.SerializerMethodField()
     expired = serializers.SerializerMethodField(
         help_text="Past its expiry date (it holds up to and including that day)."

@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.core.models import TrackedModel
+from apps.core.roles import Role
 
 
 class Approval(TrackedModel):
@@ -144,8 +145,9 @@ class FindingAcceptance(TrackedModel):
         verbose_name=_("offer"),
     )
     code = models.CharField(_("finding"), max_length=100)
-    key = models.CharField(_("finding key"), max_length=100, blank=True)
-    role = models.CharField(_("accepted as"), max_length=40)
+    # Which of several findings of one rule on one subject: a contract term, a field.
+    finding_key = models.CharField(_("finding key"), max_length=100, blank=True)
+    role = models.CharField(_("accepted as"), max_length=40, choices=Role.choices)
     facts = models.TextField(_("facts accepted"))
     message = models.TextField(_("finding as accepted"))
     justification = models.TextField(_("reason for the acceptance"))

@@ -106,7 +106,7 @@ def acceptance_facts_of_cases(case_ids: Iterable[int]) -> dict[int, list[Accepta
                 pk=row.pk,
                 code=row.code,
                 offer_id=row.offer_id,
-                key=row.key,
+                key=row.finding_key,
                 role=row.role,
                 facts=row.facts,
                 accepted_by_id=row.accepted_by_id,

@@ -222,7 +222,7 @@ def case_acceptance_withdraw(request: HttpRequest, pk: int, acceptance_pk: int) 
             status = 409 if isinstance(error, StateConflict) else 200
         else:
             messages.success(request, _("Acceptance withdrawn: the finding is open again."))
-            anchor = _anchor(acceptance.code, acceptance.offer_id, acceptance.key)
+            anchor = _anchor(acceptance.code, acceptance.offer_id, acceptance.finding_key)
             return redirect(reverse("approvals:findings", args=[case.pk]) + f"#{anchor}")
     return _page(
         request,

@@ -94,7 +94,7 @@ def demo_case(settings, tmp_path):
         case=case,
         offer=offer,
         code="contracts.sla_below_need",
-        key="sla_availability_pct",
+        finding_key="sla_availability_pct",
         role="procurement_reviewer",
         facts="sla_availability_pct=99.5; availability_need_pct=99.9",
         message="The SLA promises 99.5 % availability, less than the 99.9 % the case needs.",
