@@ -79,9 +79,10 @@ WAIVER_AND_SIGN_OFF_FIELDS = {
     },
 }
 
-# Machine state a decision or a sign-off is bound to (digests of the records it saw):
-# it travels in the attached files, and is not printed.
-NOT_PRINTED = frozenset({"bound_state"})
+# Machine state a decision or a sign-off is bound to (digests of the records it saw), and
+# the key that tells apart findings of one rule (the finding's message, printed, names
+# what it is about): they travel in the attached files, and are not printed.
+NOT_PRINTED = frozenset({"bound_state", "finding_key"})
 HISTORY_COLUMNS = frozenset(
     {
         "history_id",
