@@ -16,6 +16,13 @@ class PlanForm(forms.ModelForm):
         model = AcceptancePlan
         fields = list(PLAN_FIELDS)
         widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
+        help_texts = {
+            "expected_versions": _(
+                "Each a name and a version, separated by commas, e.g. “driver 550.127.05, "
+                "CUDA 12.4, NCCL 2.21.5”. Each is checked against what the harness measured; "
+                "a version it does not measure stays “not measured”."
+            )
+        }
 
 
 class PlanCreateForm(PlanForm):

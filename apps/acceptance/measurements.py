@@ -19,6 +19,7 @@ from apps.acceptance.rules import (
     ENVIRONMENT_KEYS,
     VERSION_KEYS,
     LadderLevel,
+    MeasuredVersions,
     PerformanceMeasurement,
     RerunMeasurement,
     VerificationCheck,
@@ -26,7 +27,7 @@ from apps.acceptance.rules import (
 from apps.evidence import acceptance as harness_values
 from apps.evidence import baselines
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
-from apps.evidence.rules.composition import LOADTEST
+from apps.evidence.rules.composition import ENVIRONMENT, INVENTORY, LOADTEST
 from apps.evidence.selectors import latest_verification, source_bundle
 from apps.evidence.wording import in_words
 
@@ -39,6 +40,9 @@ class OfferMeasurements:
     verification_checks: tuple[VerificationCheck, ...]
     verification: object | None
     rerun: RerunMeasurement | None = None
+    versions: MeasuredVersions | None = None  # None: no verification yet
+    # The bundles the measured versions come from (inventory, environment).
+    version_bundles: tuple[tuple[int, str], ...] = ()
     rerun_bundle: object | None = None  # the re-run's EvidenceBundle, for the pages
     baseline: object | None = None  # the Baseline in force, for the pages
 
@@ -49,6 +53,7 @@ class OfferMeasurements:
         for item in (self.soak, self.correctness, self.performance):
             if item is not None:
                 found[item.bundle_id] = item.bundle_sha256
+        found.update(self.version_bundles)
         if self.rerun is not None:
             found[self.rerun.baseline_bundle_id] = self.rerun.baseline_sha256
             if self.rerun.bundle_id is not None:
@@ -91,6 +96,8 @@ def ladder_levels(summary: dict) -> tuple[LadderLevel, ...]:
     levels = []
     for level in summary.get("levels") or []:
         ttft = level.get("ttft_ms") or {}
+        e2e = level.get("e2e_ms")  # absent from load tests received before it was kept
+        throughput = level.get("output_tok_s") or {}
         levels.append(
             LadderLevel(
                 concurrency=level["concurrency"],
@@ -98,9 +105,42 @@ def ladder_levels(summary: dict) -> tuple[LadderLevel, ...]:
                 ttft_p95_ms=ttft.get("p95"),
                 error_rate=level.get("error_rate"),
                 peak_memory_pct=peaks.get(level["concurrency"]),
+                output_tok_s=throughput.get("mean") if isinstance(throughput, dict) else None,
+                ttft_p99_ms=ttft.get("p99"),
+                e2e_samples=e2e.get("n", 0) if isinstance(e2e, dict) else None,
+                e2e_p95_ms=e2e.get("p95") if isinstance(e2e, dict) else None,
+                e2e_p99_ms=e2e.get("p99") if isinstance(e2e, dict) else None,
             )
         )
     return tuple(levels)
+
+
+def measured_versions(verification) -> tuple[MeasuredVersions | None, tuple]:
+    """The driver from the inventory and the software from the environment of the bundles
+    the verification was composed from (docs/rules/acceptance.md#versions-the-plan-expects),
+    and those bundles as (id, SHA-256)."""
+    if verification is None:
+        return None, ()
+    inventory, environment = source_bundle(verification, INVENTORY), None
+    if verification.sources is None:
+        environment = inventory  # recorded before composition: its own bundle's, whole
+    else:
+        environment = source_bundle(verification, ENVIRONMENT)
+    used = {}
+    driver = None
+    if inventory is not None:
+        summary_driver = (inventory.summary or {}).get("driver")
+        if isinstance(summary_driver, dict):
+            driver = summary_driver.get("driver_version") or None
+        used[inventory.pk] = inventory.sha256
+    software = None
+    if environment is not None:
+        held = (environment.summary or {}).get("software")
+        if isinstance(held, dict):
+            software = held
+            used[environment.pk] = environment.sha256
+    versions = MeasuredVersions(inventory=inventory is not None, driver=driver, software=software)
+    return versions, tuple(sorted(used.items()))
 
 
 def verification_checks(verification) -> tuple[VerificationCheck, ...]:
@@ -131,6 +171,7 @@ def offer_measurements(offer) -> OfferMeasurements:
         if levels:
             performance = PerformanceMeasurement(bundle.pk, bundle.sha256, levels)
     rerun = baselines.offer_rerun(offer, baselines.tolerances_for(offer))
+    versions, version_bundles = measured_versions(verification)
     return OfferMeasurements(
         soak=soaks[0] if soaks else None,
         correctness=runs[0] if runs else None,
@@ -140,6 +181,8 @@ def offer_measurements(offer) -> OfferMeasurements:
         rerun=rerun_measurement(rerun),
         rerun_bundle=rerun.bundle,
         baseline=rerun.baseline,
+        versions=versions,
+        version_bundles=version_bundles,
     )
 
 

@@ -15,6 +15,7 @@ Nothing is ever passed for want of a measurement: an absent one is "not
 measured", and a layer with one is "in progress".
 """
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -90,6 +91,10 @@ class PlanCriteria:
     required_safe_concurrency: int | None = None
     fault_minimum: int = 3
     fault_kinds: tuple[str, ...] = REQUIRED_FAULT_KINDS
+    # The versions the plan expects, as (name as written, version) pairs; empty: none stated.
+    expected_versions: tuple[tuple[str, str], ...] = ()
+    # Why the plan's stored text cannot be read (a plan saved before it was checked).
+    expected_versions_error: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,10 +113,34 @@ class LadderLevel:
     ttft_p95_ms: float | None
     error_rate: float | None  # a fraction, 0.004 = 0.4 %
     peak_memory_pct: float | None  # highest share of a GPU's memory in the level, %
+    # Shown in the report beside the SLO columns, never judged here.
+    output_tok_s: float | None = None  # output tokens/s, the mean of the level's rounds
+    ttft_p99_ms: float | None = None
+    # End-to-end latency (send to last token); None samples: the summary does not hold it
+    # (a load test received before the server kept it per level).
+    e2e_samples: int | None = None
+    e2e_p95_ms: float | None = None
+    e2e_p99_ms: float | None = None
+
+    # The least sample for a P99 (docs/metrics.md#percentiles), as the report says it.
+    p99_least = MIN_SAMPLES[99]
 
     @property
     def error_rate_pct(self) -> float | None:
         return None if self.error_rate is None else self.error_rate * 100
+
+    @property
+    def ttft_p99_stated(self) -> float | None:
+        """The P99 time to first token, where the level has enough requests to state it."""
+        return self.ttft_p99_ms if self.ttft_samples >= self.p99_least else None
+
+    @property
+    def e2e_p99_stated(self) -> float | None:
+        return self.e2e_p99_ms if (self.e2e_samples or 0) >= self.p99_least else None
+
+    @property
+    def e2e_p95_stated(self) -> float | None:
+        return self.e2e_p95_ms if (self.e2e_samples or 0) >= P95_MIN_SAMPLES else None
 
 
 @dataclass(frozen=True)
@@ -156,6 +185,18 @@ class RerunMeasurement:
 
 
 @dataclass(frozen=True)
+class MeasuredVersions:
+    """The software versions the harness measured, from the bundles the offer's newest
+    verification was composed from: the driver from its inventory, the rest from its
+    environment (``environment.software``)."""
+
+    inventory: bool = False  # an inventory was measured
+    driver: str | None = None
+    # The environment's software versions; None: no environment measured with them.
+    software: dict | None = None
+
+
+@dataclass(frozen=True)
 class AcceptanceInputs:
     criteria: PlanCriteria
     slo: Slo
@@ -165,6 +206,7 @@ class AcceptanceInputs:
     verification_checks: tuple[VerificationCheck, ...] = ()
     results: tuple[ResultFacts, ...] = field(default_factory=tuple)
     rerun: RerunMeasurement | None = None  # None: no baseline pinned
+    versions: MeasuredVersions | None = None  # None: no verification yet
 
 
 # --- layer one: connectivity and environment ---------------------------------
@@ -304,8 +346,179 @@ VERSION_KEYS = ("versions.driver", "versions.cuda")
 ENVIRONMENT_KEYS = ("versions.shm", "versions.ulimits", "versions.clock_sync")
 
 
+# --- the versions the plan expects (docs/rules/acceptance.md#versions-the-plan-expects) ---
+
+# "name version" (or "name: version", "name=version"); the version starts with a digit.
+_VERSION_ITEM = re.compile(r"(?P<name>.*?[^\s:=])\s*[\s:=]\s*[vV]?(?P<version>\d[0-9A-Za-z.+-]*)")
+_NAME_SPACE = re.compile(r"[\s_-]+")
+# What the harness measures, by the names a plan may give it (case-insensitive).
+MEASURED_NAMES = {
+    "driver": "driver",
+    "nvidia driver": "driver",
+    "gpu driver": "driver",
+    "cuda": "cuda",
+    "cuda runtime": "cuda",
+    "cuda toolkit": "cuda",
+    "python": "python",
+    "torch": "torch",
+    "pytorch": "torch",
+    "cudnn": "cudnn",
+    "nccl": "nccl",
+    "cublas": "cublas",
+}
+# The environment's software keys, per measured name (the driver comes from the inventory).
+_SOFTWARE_KEYS = {
+    "cuda": ("cuda_runtime", "torch_cuda"),
+    "python": ("python",),
+    "torch": ("torch",),
+    "cudnn": ("cudnn",),
+    "nccl": ("nccl",),
+    "cublas": ("cublas",),
+}
+# Read through PyTorch on the machine: absent when the harness found none.
+_THROUGH_TORCH = {"cuda", "torch", "cudnn", "nccl", "cublas"}
+
+
+def _name_key(name: str) -> str:
+    return _NAME_SPACE.sub(" ", name.strip().lower())
+
+
+def parse_versions(text: str) -> tuple[tuple[str, str], ...]:
+    """'driver 550.127.05, CUDA 12.4; vLLM 0.6.4' → (('driver', '550.127.05'), ...);
+    raises ValueError naming the item that is not a name and a version."""
+    found: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for part in re.split(r"[,;]", text or ""):
+        item = " ".join(part.split())
+        if not item:
+            continue
+        match = _VERSION_ITEM.fullmatch(item)
+        if match is None or not re.search(r"[^\W\d_]", match.group("name")):
+            raise ValueError(
+                _("“%(item)s” is not a name and a version, e.g. “CUDA 12.4”") % {"item": item}
+            )
+        name, version = match.group("name"), match.group("version")
+        if re.search(r"\d\.\d", name):
+            raise ValueError(
+                _("“%(item)s” holds more than one version: separate them with commas")
+                % {"item": item}
+            )
+        if _name_key(name) in seen:
+            raise ValueError(_("%(name)s is named twice") % {"name": name})
+        seen.add(_name_key(name))
+        found.append((name, version))
+    return tuple(found)
+
+
+def _cudnn(value) -> str:
+    """cuDNN as torch reports it, a number (8902, 90100), in its dotted form (8.9.2, 9.1.0)."""
+    text = str(value)
+    if not text.isdigit():
+        return text
+    number = int(text)
+    if number >= 10000:  # 9.x and later: major·10000 + minor·100 + patch
+        return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
+    return f"{number // 1000}.{number // 100 % 10}.{number % 100}"  # 8.x: major·1000 + …
+
+
+def version_matches(stated: str, measured: str) -> bool:
+    """Equal, or the measured version refines the stated one at a dot ("12.4" matches
+    "12.4.1", never "12.40"); a local label after "+" ("2.5.1+cu124") refines it too."""
+    stated, measured = stated.strip().lower(), measured.strip().lower()
+    return measured == stated or measured.startswith((stated + ".", stated + "+"))
+
+
+@dataclass(frozen=True)
+class VersionItem:
+    name: str  # as the plan writes it
+    stated: str
+    status: str  # passed / failed / not measured
+    measured: str = ""
+    reason: str = ""
+
+
+def _measured_version(key: str, versions: MeasuredVersions) -> tuple[str, str]:
+    """(the measured version, "") or ("", why it is not measured)."""
+    if key == "driver":
+        if not versions.inventory:
+            return "", _("no inventory measured yet")
+        return (str(versions.driver), "") if versions.driver else ("", _("not read"))
+    software = versions.software
+    if software is None:
+        return "", _("no environment with software versions measured yet")
+    for name in _SOFTWARE_KEYS[key]:
+        value = software.get(name)
+        if value not in (None, ""):
+            return (_cudnn(value) if key == "cudnn" else str(value)), ""
+    if key in _THROUGH_TORCH and not software.get("torch"):
+        return "", _("read through PyTorch, which the harness did not find on the machine")
+    return "", _("not read")
+
+
+def version_item(name: str, stated: str, versions: MeasuredVersions | None) -> VersionItem:
+    key = MEASURED_NAMES.get(_name_key(name))
+    if key is None:
+        reason = _("the harness does not report the %(name)s version") % {"name": name}
+        return VersionItem(name, stated, NOT_MEASURED, reason=reason)
+    if versions is None:
+        return VersionItem(name, stated, NOT_MEASURED, reason=_("no verification yet"))
+    measured, why = _measured_version(key, versions)
+    if not measured:
+        return VersionItem(name, stated, NOT_MEASURED, reason=why)
+    status = PASSED if version_matches(stated, measured) else FAILED
+    return VersionItem(name, stated, status, measured)
+
+
+def plan_versions_criterion(
+    expected: tuple[tuple[str, str], ...], versions: MeasuredVersions | None, error: str = ""
+) -> Criterion | None:
+    """Each version the plan expects against the one measured: a name the harness does not
+    measure is "not measured", never a pass; None where the plan states none."""
+    title = _("Versions the plan expects")
+    if error:
+        return Criterion(
+            "plan_versions",
+            title,
+            NOT_MEASURED,
+            required=_("as the plan states them"),
+            reason=_("the plan's expected versions cannot be read: %(error)s") % {"error": error},
+        )
+    if not expected:
+        return None
+    items = [version_item(name, stated, versions) for name, stated in expected]
+    required = _(
+        "%(versions)s (each the measured version or its start at a dot: 12.4 matches 12.4.1)"
+    )
+    required %= {"versions": ", ".join(f"{name} {stated}" for name, stated in expected)}
+    measured = "; ".join(
+        f"{i.name} {i.measured}" if i.measured else _("%(name)s not measured") % {"name": i.name}
+        for i in items
+    )
+    if not any(i.measured for i in items):
+        measured = ""
+    failed = [
+        _("%(name)s: stated %(stated)s, measured %(measured)s")
+        % {"name": i.name, "stated": i.stated, "measured": i.measured}
+        for i in items
+        if i.status == FAILED
+    ]
+    unmeasured = [f"{i.name}: {i.reason}" for i in items if i.status == NOT_MEASURED]
+    reason = "; ".join(failed + unmeasured)
+    if failed:
+        status = FAILED
+    elif unmeasured:
+        status = NOT_MEASURED
+    else:
+        status = PASSED
+    return Criterion("plan_versions", title, status, measured, required, reason)
+
+
 def connectivity_layer(inputs: AcceptanceInputs) -> LayerState:
     checks = inputs.verification_checks
+    plan = inputs.criteria
+    plan_versions = plan_versions_criterion(
+        plan.expected_versions, inputs.versions, plan.expected_versions_error
+    )
     criteria = [
         health_criterion(inputs.soak),
         checks_criterion(
@@ -314,6 +527,7 @@ def connectivity_layer(inputs: AcceptanceInputs) -> LayerState:
             _("driver and CUDA as declared"),
             [c for c in checks if c.key in VERSION_KEYS],
         ),
+        *([plan_versions] if plan_versions is not None else []),
         checks_criterion(
             "environment",
             _("Environment self-check"),

@@ -115,12 +115,20 @@ def signoff_scopes(plan) -> list[Scope]:
 
 
 def plan_criteria(plan) -> rules.PlanCriteria:
+    # A plan saved before its versions were checked may hold text that is not a list of
+    # them: the criterion says so rather than the page failing.
+    try:
+        expected, error = rules.parse_versions(plan.expected_versions), ""
+    except ValueError as problem:
+        expected, error = (), str(problem)
     return rules.PlanCriteria(
         soak_minutes=plan.soak_minutes,
         correctness_pass_pct=plan.correctness_pass_pct,
         ladder=rules.parse_ladder(plan.ladder),
         required_safe_concurrency=plan.required_safe_concurrency,
         fault_minimum=plan.fault_minimum,
+        expected_versions=expected,
+        expected_versions_error=error,
     )
 
 
@@ -201,6 +209,7 @@ def acceptance_state(plan: AcceptancePlan) -> AcceptanceState:
         verification_checks=measurements.verification_checks,
         results=tuple(result_facts(r) for r in results),
         rerun=measurements.rerun,
+        versions=measurements.versions,
     )
     layers = rules.evaluate(inputs)
     signoffs = list(

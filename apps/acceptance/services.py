@@ -41,7 +41,8 @@ PLAN_FIELDS = (
     "soak_minutes",
     "expected_versions",
     "correctness_pass_pct",
-    "correctness_tolerance",
+    # The stored correctness_tolerance is no longer edited: each answer is compared by its
+    # own item's comparison (docs/rules/acceptance.md#correctness).
     "ladder",
     "required_safe_concurrency",
     "fault_minimum",
@@ -84,6 +85,19 @@ def _check_ladder(fields: dict) -> None:
             raise ValidationError({"ladder": _("Not a ladder: %(e)s.") % {"e": error}}) from None
 
 
+def _check_versions(fields: dict) -> None:
+    """docs/rules/acceptance.md#versions-the-plan-expects: each item a name and a version."""
+    if "expected_versions" in fields:
+        text = str(fields["expected_versions"] or "")
+        try:
+            rules.parse_versions(text)
+        except ValueError as error:
+            raise ValidationError(
+                {"expected_versions": _("Not a list of versions: %(e)s.") % {"e": error}}
+            ) from None
+        fields["expected_versions"] = text.strip()
+
+
 def acceptance_plan_create(*, actor, offer, **fields) -> AcceptancePlan:
     """A plan for an approved offer, or one prepared while the case awaits its decision."""
     _require(actor, "acceptance.add_acceptanceplan", _("Only a tech lead plans an acceptance."))
@@ -103,6 +117,7 @@ def acceptance_plan_create(*, actor, offer, **fields) -> AcceptancePlan:
     if AcceptancePlan.objects.filter(offer=offer).exists():
         raise ValidationError({"offer": _("This offer already has an acceptance plan.")})
     _check_ladder(fields)
+    _check_versions(fields)
     # A new plan states its baseline tolerances; plans older than them read the defaults.
     for name, default in BASELINE_TOLERANCE_DEFAULTS.items():
         if fields.get(name) is None:
@@ -126,6 +141,7 @@ def acceptance_plan_update(
     if unknown:
         raise ValidationError(_("Unknown fields: %(f)s") % {"f": ", ".join(sorted(unknown))})
     _check_ladder(fields)
+    _check_versions(fields)
     with transaction.atomic():
         plan = tracked_update(
             plan, actor=actor, reason=reason, fields=fields, expected_version=expected_version

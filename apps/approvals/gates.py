@@ -151,6 +151,10 @@ class VerificationFacts:
     security_failed: tuple[str, ...] = ()
     security_missing: tuple[str, ...] = ()
     security_not_run: tuple[str, ...] = ()
+    # What the declared spec says of the API tokens now (None: not stated), and whether the
+    # probe of a token without the permission went unmeasured: required where scoped.
+    security_tokens_scoped: bool | None = None
+    security_forbidden_unmeasured: bool = False
 
 
 @dataclass(frozen=True)
@@ -348,11 +352,25 @@ def gate_endpoint_security(inputs: GateInputs) -> Gate:
         problems.append(_("Failed: %(items)s.") % {"items": _list(facts.security_failed, 4)})
     if facts.security_missing:
         problems.append(_("Not measured: %(items)s.") % {"items": _list(facts.security_missing, 4)})
-    if problems:
+    # docs/rules/evidence.md#endpoint-security: scoped tokens make the 403 probe required.
+    unmeasured = facts.security_forbidden_unmeasured
+    if unmeasured and facts.security_tokens_scoped:
+        problems.append(
+            _(
+                "The declared spec says the API tokens are scoped, so a token without the "
+                "permission must be shown refused with HTTP 403."
+            )
+        )
+    if facts.security_failed or facts.security_missing:
         return Gate(key, title, False, " ".join(problems), facts.url)
     reason = _("Every required probe of the endpoint passed.")
     if facts.security_not_run:
         reason += " " + _("Not run: %(items)s.") % {"items": _list(facts.security_not_run, 4)}
+    if unmeasured:
+        reason += " " + _(
+            "The probe of a token without the permission is optional: the declared spec "
+            "does not say the API tokens are scoped."
+        )
     return Gate(key, title, True, reason, facts.url)
 
 

@@ -195,8 +195,14 @@ class _CaseRecords:
             url=_url("evidence:detail", latest.bundle_id) or url,
             blocked=tuple(self.evidence.blocking_reasons(latest)),
             verification_id=latest.pk,
-            **_security_facts(self.evidence.endpoint_security(latest)),
+            **_security_facts(self.evidence.endpoint_security(latest, _tokens_scoped(offer))),
         )
+
+
+def _tokens_scoped(offer) -> bool | None:
+    """What the offer's declared spec says of its API tokens (None: not stated)."""
+    spec = getattr(offer, "declared_spec", None)
+    return spec.tokens_scoped if spec is not None else None
 
 
 def _probe_line(check: dict, *, seen: bool) -> str:
@@ -218,6 +224,8 @@ def _security_facts(state) -> dict:
         "security_failed": tuple(_probe_line(c, seen=True) for c in state.failed),
         "security_missing": tuple(_probe_line(c, seen=False) for c in state.missing),
         "security_not_run": tuple(_probe_line(c, seen=False) for c in state.not_run),
+        "security_tokens_scoped": state.tokens_scoped,
+        "security_forbidden_unmeasured": state.forbidden_unmeasured,
     }
 
 

@@ -362,11 +362,30 @@ def interpret(document: dict) -> Reading:
     }
     if sets := workload_sets(document):
         summary["workload_sets"] = sets
+    if (software := software_versions(facts.environment)) is not None:
+        summary["software"] = software
     acceptance_disagreements = _acceptance_sections(document, summary)
     disagreements = [
         d.as_dict() for d in lt_disagreements + bench_disagreements + acceptance_disagreements
     ]
     return Reading(facts=facts, summary=summary, disagreements=disagreements)
+
+
+SOFTWARE_TEXT = 200  # a version, or a tool's one-line answer; never a log
+
+
+def software_versions(environment: dict | None) -> dict | None:
+    """The software versions the environment step read (python, torch, cuda_runtime, cudnn,
+    nccl, cublas), kept so the acceptance plan's expected versions are checked against them
+    (docs/rules/acceptance.md#versions-the-plan-expects); None where the step did not run."""
+    software = (environment or {}).get("software") if isinstance(environment, dict) else None
+    if not isinstance(software, dict):
+        return None
+    return {
+        str(name)[:SOFTWARE_TEXT]: str(value)[:SOFTWARE_TEXT]
+        for name, value in software.items()
+        if isinstance(value, str | int | float) and not isinstance(value, bool)
+    }
 
 
 def workload_sets(document: dict) -> dict:

@@ -41,6 +41,9 @@ class RunSettings:
     # the harness fetches them with the token, and the server refuses a run on other inputs.
     prompt_set_sha256: str = ""
     sample_set_sha256: str = ""
+    # The declared spec says the API tokens are scoped: the 403 probe is required, and runs
+    # only with a token without the permission (docs/rules/evidence.md#endpoint-security).
+    tokens_scoped: bool = False
 
 
 def _line(parts: list[str]) -> str:
@@ -95,6 +98,7 @@ def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoi
         rate_limit_rps=f"{rate.normalize():f}" if rate else "",
         prompt_set_sha256=required[0],
         sample_set_sha256=required[1],
+        tokens_scoped=getattr(spec, "tokens_scoped", None) is True,
     )
 
 

@@ -213,6 +213,8 @@ def loadtest(result: dict | None) -> tuple[list[dict], list[dict], list[Disagree
                 "error_rate": summary["error_rate"],
                 "ttft_ms": summary["ttft_ms"],
                 "tpot_ms": summary["tpot_ms"],
+                # Shown per level in the acceptance report (docs/rules/acceptance.md#report).
+                "e2e_ms": summary["e2e_ms"],
                 "output_tok_s": spread(per_round),
                 "effective_concurrency": [c["effective_concurrency"] for c in mine],
             }

@@ -186,11 +186,14 @@ def verification_sources(verification: SpecVerification | None) -> list[Source]:
     return [_source(section, entry) for section, entry in parts]
 
 
-def endpoint_security(verification: SpecVerification | None) -> security.SecurityState | None:
-    """The endpoint security probes as the approval gate reads them (None: no verification)."""
+def endpoint_security(
+    verification: SpecVerification | None, tokens_scoped: bool | None = None
+) -> security.SecurityState | None:
+    """The endpoint security probes as the approval gate reads them (None: no verification);
+    ``tokens_scoped``: what the offer's declared spec says of its API tokens now."""
     if verification is None:
         return None
-    return security.gate_state(list(verification.checks or []))
+    return security.gate_state(list(verification.checks or []), tokens_scoped)
 
 
 def endpoint_security_checks(verification: SpecVerification | None) -> list[dict]:

@@ -96,6 +96,7 @@ def verification_context(case, offer) -> Context:
             "cuda_version": spec.cuda_version,
             "inter_node_network": spec.inter_node_network,
             "rate_limit_rps": spec.rate_limit_rps,
+            "tokens_scoped": spec.tokens_scoped,
         }
     return Context(
         declared=declared,

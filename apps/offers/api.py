@@ -111,6 +111,14 @@ class DeclaredSpecSerializer(TrackedSerializer):
     offer: serializers.PrimaryKeyRelatedField[Offer] = serializers.PrimaryKeyRelatedField(
         read_only=True
     )
+    # true, false, or null where the vendor does not say (not a choice of words).
+    tokens_scoped = serializers.BooleanField(
+        allow_null=True,
+        required=False,
+        help_text="Whether the vendor states its API tokens can be limited to some models or "
+        "operations (null: not stated); then the endpoint security gate requires the probe "
+        "of a token without the permission.",
+    )
     spec_status = serializers.SerializerMethodField()
 
     class Meta:

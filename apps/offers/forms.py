@@ -24,7 +24,17 @@ class OfferEditForm(EditReasonMixin, OfferForm):
     pass
 
 
+# A claim the vendor has not made reads "not stated", never a default yes or no.
+NOT_STATED = _("not stated")
+
+
 class DeclaredSpecForm(EditReasonMixin, forms.ModelForm):
     class Meta:
         model = DeclaredSpec
         fields = SPEC_FIELDS
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        scoped = self.fields["tokens_scoped"]
+        assert isinstance(scoped, forms.ChoiceField)
+        scoped.choices = [("", NOT_STATED), (True, _("yes")), (False, _("no"))]

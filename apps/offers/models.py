@@ -166,6 +166,19 @@ class DeclaredSpec(TrackedModel):
             "must be refused with HTTP 429."
         ),
     )
+    # Least privilege on the endpoint: a token can be limited to some models or operations.
+    # When the vendor says so, the endpoint security gate requires the probe of a token
+    # without the permission (docs/rules/evidence.md#endpoint-security).
+    tokens_scoped = models.BooleanField(
+        _("API tokens scoped"),
+        null=True,
+        blank=True,
+        choices=[(True, _("yes")), (False, _("no"))],
+        help_text=_(
+            "Whether the vendor states its API tokens can be limited to some models or "
+            "operations; then a token without the permission must be refused with HTTP 403."
+        ),
+    )
     # What the vendor claims the offer serves at the case's service-level objectives,
     # checked against the case's requirement spec (apps.sizing.requirement).
     throughput_tokens_per_s = models.DecimalField(
@@ -191,6 +204,7 @@ class DeclaredSpec(TrackedModel):
         "rate_limit_rps",
         "throughput_tokens_per_s",
         "throughput_requests_per_s",
+        "tokens_scoped",
     )
 
     class Meta:

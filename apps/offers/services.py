@@ -35,6 +35,7 @@ SPEC_FIELDS = (
     "runtime_versions",
     "source_document",
     "rate_limit_rps",
+    "tokens_scoped",
     "throughput_tokens_per_s",
     "throughput_requests_per_s",
 )

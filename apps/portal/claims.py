@@ -72,7 +72,8 @@ class Claim:
 
     def display(self, text: str) -> str:
         """A proposed or accepted value as a reader sees it (choices by their label)."""
-        choices = dict(self.field.flatchoices) if self.field.choices else {}
+        # By the value as text: a yes/no claim is kept as "True" / "False".
+        choices = {str(value): label for value, label in self.field.flatchoices}
         return str(choices.get(text, text))
 
     def record_of(self, offer: Offer) -> models.Model | None:
@@ -104,6 +105,7 @@ SPEC_CLAIMS = _claims(ClaimSection.SPEC, Offer, "accelerator_model", "accelerato
     "cuda_version",
     "runtime_versions",
     "rate_limit_rps",
+    "tokens_scoped",
     "throughput_tokens_per_s",
     "throughput_requests_per_s",
     "source_document",

@@ -43,7 +43,8 @@ def _answer_field(row: ClaimRow) -> forms.Field:
     choices = getattr(model_field, "choices", None)
     if choices:
         widget: forms.Widget = forms.Select(
-            choices=[("", "—"), *[c for c in choices if c[0]]], attrs={"form": ANSWERS_FORM}
+            choices=[("", "—"), *[c for c in choices if c[0] not in ("", None)]],
+            attrs={"form": ANSWERS_FORM},
         )
     elif isinstance(model_field, NUMBER_TYPES):
         widget = forms.TextInput(

@@ -362,6 +362,7 @@ MEASURED_BY = {
     "driver_version": "versions.driver",
     "cuda_version": "versions.cuda",
     "rate_limit_rps": "security.rate_limit",
+    "tokens_scoped": "security.forbidden_token",
 }
 
 

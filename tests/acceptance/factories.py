@@ -21,23 +21,26 @@ GREEN = ["versions.driver", "versions.cuda", "versions.shm", "versions.ulimits"]
 GREEN += ["versions.clock_sync"]
 
 
-def load_summary(*, p95_ms=800.0, memory_mib=90_000, failing_from=None) -> dict:
-    """A recomputed load-test summary: every level n = 200; P95 over the SLO from a level on."""
+def load_summary(*, p95_ms=800.0, memory_mib=90_000, failing_from=None, n=200, e2e_ms=None) -> dict:
+    """A recomputed load-test summary: every level n = 200; P95 over the SLO from a level on.
+    ``e2e_ms``: the end-to-end P95 of each level (P99 1.5 times it), as the server keeps it
+    since it does; None: a summary from before, without it."""
     levels = []
     for c in LADDER:
         p95 = 2000.0 if failing_from is not None and c >= failing_from else p95_ms
-        levels.append(
-            {
-                "concurrency": c,
-                "n": 200,
-                "errors": 0,
-                "error_rate": 0.0,
-                "ttft_ms": {"n": 200, "p50": p95 / 2, "p95": p95},
-                "tpot_ms": {"n": 200},
-                "output_tok_s": {"n": 3, "mean": 100.0 * c, "std": 1.0, "cv": 0.01},
-                "effective_concurrency": [float(c)],
-            }
-        )
+        level = {
+            "concurrency": c,
+            "n": n,
+            "errors": 0,
+            "error_rate": 0.0,
+            "ttft_ms": {"n": n, "p50": p95 / 2, "p95": p95, "p99": p95 * 1.25},
+            "tpot_ms": {"n": n},
+            "output_tok_s": {"n": 3, "mean": 100.0 * c, "std": 1.0, "cv": 0.01},
+            "effective_concurrency": [float(c)],
+        }
+        if e2e_ms is not None:
+            level["e2e_ms"] = {"n": n, "p95": e2e_ms + c, "p99": (e2e_ms + c) * 1.5}
+        levels.append(level)
     cells = [
         {"concurrency": c, "round": 1, "gpu_memory_peak_mib": {GPU: memory_mib}} for c in LADDER
     ]

@@ -165,7 +165,6 @@ def test_plan_edit_page_refuses_a_stale_version(browser_as, people, tariq):
         "soak_minutes": 60,
         "expected_versions": "",
         "correctness_pass_pct": "100",
-        "correctness_tolerance": "exact",
         "ladder": "1,4,8",
         "fault_minimum": 3,
         "baseline_throughput_tolerance_pct": "10",

@@ -144,6 +144,8 @@ def test_tokens_page_issues_once_with_the_command_line(browser_as, world):
     assert "python3 diligence-harness.pyz run" in body
     assert f"--nonce {record.nonce}" in body and "/api/v1/evidence/" in body
     assert "/harness/diligence-harness.pyz" in body
+    # The declared spec says nothing of scoped tokens: no token without the permission asked.
+    assert 'id="forbidden-token-needed"' not in body
     again = browser_as("tariq").get(reverse("evidence:tokens", args=[world["case"].pk]))
     assert "python3 diligence-harness.pyz run" not in again.content.decode()
 
@@ -168,8 +170,8 @@ def test_the_token_page_gives_one_command_that_runs_everything_the_acceptance_ne
     tracked_update(
         offer.declared_spec,
         actor=tariq,
-        reason="Rate limit from the vendor's terms",
-        fields={"rate_limit_rps": Decimal("5.0")},
+        reason="Rate limit and token scopes from the vendor's terms",
+        fields={"rate_limit_rps": Decimal("5.0"), "tokens_scoped": True},
     )
     response = browser_as("tariq").post(
         reverse("evidence:tokens", args=[case.pk]),
@@ -195,6 +197,9 @@ def test_the_token_page_gives_one_command_that_runs_everything_the_acceptance_ne
     assert args.slo_ttft_ms == 1200  # the case's P95 time-to-first-token SLO
     assert args.soak_duration == "45m"  # the plan's restart-free soak
     assert args.rate_limit_rps == 5.0  # the declared limit the security probe exceeds
+    # Scoped tokens: the page asks for a token without the permission, which the harness
+    # takes from its environment (docs/rules/evidence.md#endpoint-security).
+    assert 'id="forbidden-token-needed"' in body and "DILIGENCE_FORBIDDEN_TOKEN" in body
     assert args.reference == "reference.json"
     assert args.upload == "http://testserver/api/v1/evidence/"
     assert (

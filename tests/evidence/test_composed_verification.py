@@ -166,6 +166,15 @@ def test_a_soak_and_a_correctness_run_alone_keep_every_part_each_naming_its_bund
     assert measurements.soak.bundle_id == soak.pk
     assert measurements.correctness.bundle_id == correctness.pk
     assert {c.key for c in measurements.verification_checks} >= {"versions.shm", "versions.driver"}
+    # The plan's expected versions read the software the full run's environment reported
+    # and the driver its inventory read, kept by the server when the bundle arrived.
+    software = cpu_bundle["steps"]["environment"]["result"]["software"]
+    assert full.summary["software"]["python"] == software["python"]
+    assert measurements.versions is not None
+    assert measurements.versions.software == full.summary["software"]
+    assert measurements.versions.driver == full.summary["driver"]["driver_version"]
+    assert (full.pk, full.sha256) in measurements.version_bundles
+    assert {"bundle": full.pk, "sha256": full.sha256} in measurements.evidence
 
     # The evidence page names the bundle of each part.
     text = browser_as("priya").get(reverse("evidence:case", args=[world["case"].pk])).content

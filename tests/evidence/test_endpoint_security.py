@@ -191,3 +191,99 @@ def test_a_rate_limit_in_the_declared_spec_is_the_one_probed(
     gate = _gate(api_as("aude"), case, offer)
     assert gate["held"] is False
     assert "below the declared 10 requests/s" in gate["reason"]
+
+
+def _scoped(people, offer, value) -> None:
+    from apps.offers.models import DeclaredSpec
+    from apps.offers.services import declared_spec_update
+
+    declared_spec_update(
+        actor=people["tariq"],
+        spec=DeclaredSpec.objects.get(offer=offer),
+        reason="Token scopes from the vendor's API documentation",
+        fields={"tokens_scoped": value},
+    )
+
+
+FORBIDDEN_REFUSED = [*PASSING[:2], _probe("forbidden_token", 403, 403), PASSING[3]]
+NOT_RUN_LINE = "Token without the permission is refused (no such token supplied)"
+OPTIONAL = (
+    "The probe of a token without the permission is optional: the declared spec does not "
+    "say the API tokens are scoped."
+)
+
+
+def test_scoped_tokens_make_the_probe_of_a_forbidden_token_required(
+    ready, people, api_as, django_capture_on_commit_callbacks
+):
+    """docs/rules/evidence.md#endpoint-security: a vendor that says its tokens are scoped
+    must show a token without the permission refused; "not run" is then never a pass."""
+    case, offer = ready
+    api = api_as("aude")
+    bundle = _upload(people, offer, PASSING, django_capture_on_commit_callbacks)
+    # Nothing stated: the probe is optional and the gate says so.
+    gate = _gate(api, case, offer)
+    assert gate["held"] is True and OPTIONAL in gate["reason"], gate
+    forbidden = next(c for c in bundle.verification.checks if c["key"] == security.FORBIDDEN_TOKEN)
+    assert forbidden["tolerance"] == "only HTTP 403"  # judged as before: optional
+
+    # The vendor says its tokens are scoped: the probes already held now fall short.
+    _scoped(people, offer, True)
+    gate = _gate(api, case, offer)
+    assert gate["held"] is False
+    assert f"Not measured: {NOT_RUN_LINE}." in gate["reason"]
+    assert "The declared spec says the API tokens are scoped" in gate["reason"]
+    assert OPTIONAL not in gate["reason"]
+
+    # A run given a token scoped to another model, refused with 403: the gate holds.
+    bundle = _upload(people, offer, FORBIDDEN_REFUSED, django_capture_on_commit_callbacks)
+    gate = _gate(api, case, offer)
+    assert gate["held"] is True, gate
+    assert gate["reason"] == "Every required probe of the endpoint passed."
+    forbidden = next(c for c in bundle.verification.checks if c["key"] == security.FORBIDDEN_TOKEN)
+    assert forbidden["status"] == "pass"
+    assert forbidden["tolerance"].endswith(
+        "required: the declared spec says the API tokens are scoped"
+    )
+
+    # A later run without that token: not measured again, so the gate falls.
+    _upload(people, offer, PASSING, django_capture_on_commit_callbacks)
+    assert _gate(api, case, offer)["held"] is False
+
+    # The vendor says they are not scoped: the probe is optional again, and the gate says so.
+    _scoped(people, offer, False)
+    gate = _gate(api, case, offer)
+    assert gate["held"] is True
+    assert f"Not run: {NOT_RUN_LINE}." in gate["reason"] and OPTIONAL in gate["reason"]
+
+
+def test_the_declared_spec_states_whether_tokens_are_scoped(ready, people, api_as, browser_as):
+    case, offer = ready
+    url = f"/api/v1/declared-specs/{offer.pk}/"
+    body = api_as("aude").get(url).json()
+    assert body["tokens_scoped"] is None
+    form = browser_as("tariq").get(reverse("offers:spec", args=[offer.pk])).content.decode()
+    assert '<option value="" selected>not stated</option>' in form
+    changed = api_as("tariq").patch(
+        url,
+        {"tokens_scoped": True, "version": body["version"], "change_reason": "API docs"},
+        format="json",
+    )
+    assert changed.status_code == 200, changed.content
+    assert changed.json()["tokens_scoped"] is True
+    page = browser_as("aude").get(reverse("offers:detail", args=[offer.pk])).content.decode()
+    assert "API tokens scoped" in page
+    assert "yes: a token without the permission must be refused (HTTP 403)" in page
+    refused = api_as("tariq").patch(
+        url,
+        {"tokens_scoped": "perhaps", "version": changed.json()["version"], "change_reason": "x"},
+        format="json",
+    )
+    assert refused.status_code == 400 and "tokens_scoped" in refused.json()
+    # Back to "not stated".
+    cleared = api_as("tariq").patch(
+        url,
+        {"tokens_scoped": None, "version": changed.json()["version"], "change_reason": "Unsure"},
+        format="json",
+    )
+    assert cleared.status_code == 200 and cleared.json()["tokens_scoped"] is None

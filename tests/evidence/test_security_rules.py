@@ -152,6 +152,45 @@ def test_gate_state(statuses, held, failed, missing, not_run):
     assert [c["key"] for c in state.not_run] == not_run
 
 
+@pytest.mark.parametrize(
+    ("tokens_scoped", "held", "missing", "not_run"),
+    [
+        (True, False, [rule.FORBIDDEN_TOKEN], []),
+        (False, True, [], [rule.FORBIDDEN_TOKEN]),
+        (None, True, [], [rule.FORBIDDEN_TOKEN]),
+    ],
+)
+def test_scoped_tokens_make_the_forbidden_token_probe_required(
+    tokens_scoped, held, missing, not_run
+):
+    """docs/rules/evidence.md#endpoint-security: "not run" never passes a required probe."""
+    statuses = {rule.NO_TOKEN: PASS, rule.WRONG_TOKEN: PASS, rule.RATE_LIMIT: PASS}
+    checks = [{"key": k, "title": "t", "status": s} for k, s in statuses.items()]
+    checks.append({"key": rule.FORBIDDEN_TOKEN, "title": "t", "status": NOT_MEASURED})
+    state = rule.gate_state(checks, tokens_scoped)
+    assert state.held is held and state.forbidden_unmeasured
+    assert [c["key"] for c in state.missing] == missing
+    assert [c["key"] for c in state.not_run] == not_run
+    assert state.tokens_scoped is tokens_scoped
+    passed = [*checks[:3], {"key": rule.FORBIDDEN_TOKEN, "title": "t", "status": PASS}]
+    assert rule.gate_state(passed, tokens_scoped).held
+    assert not rule.gate_state(passed, tokens_scoped).forbidden_unmeasured
+
+
+def test_the_context_says_when_the_forbidden_token_probe_is_required():
+    from apps.evidence.rules import Context, Facts
+
+    facts = Facts(authprobe=_result(no=_probe("no_token", 401, 401)))
+    scoped = _by_key(rule.checks(facts, Context(declared={"tokens_scoped": True})))
+    plain = _by_key(rule.checks(facts, Context(declared={"tokens_scoped": False})))
+    assert scoped[rule.FORBIDDEN_TOKEN].tolerance == (
+        "only HTTP 403; required: the declared spec says the API tokens are scoped"
+    )
+    assert plain[rule.FORBIDDEN_TOKEN].tolerance == "only HTTP 403"
+    # The other probes read the same either way.
+    assert scoped[rule.NO_TOKEN].tolerance == plain[rule.NO_TOKEN].tolerance
+
+
 def test_the_probes_leave_the_spec_verdict_to_the_other_checks():
     essentials = [
         Check(k, "identity", "", PASS)

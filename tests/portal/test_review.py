@@ -77,6 +77,20 @@ def test_the_tech_lead_accepts_a_spec_claim_into_the_declared_spec(browser_as, w
     assert proposal.reviewed_at is not None and proposal.review_note == "Matches the datasheet"
 
 
+def test_a_no_on_scoped_tokens_is_accepted_as_a_no(browser_as, world):
+    """A yes/no claim keeps "False" as its text: a no is an answer, never a blank."""
+    proposal = make_proposal(world["invitation"], "spec", "tokens_scoped", "False")
+    page = browser_as("tariq").get(reverse("portal:answers", args=[world["offer"].pk]))
+    assert "API tokens scoped" in page.text
+    response = _decide(browser_as("tariq"), proposal, decision="accept", note="API docs")
+    assert response.status_code == 302
+    assert DeclaredSpec.objects.get(offer=world["offer"]).tokens_scoped is False
+    proposal.refresh_from_db()
+    assert proposal.accepted_value == "False"
+    claims = browser_as("tariq").get(reverse("offers:spec", args=[world["offer"].pk])).text
+    assert "API tokens scoped" in claims and "Li Wei" in claims
+
+
 @pytest.mark.parametrize(
     ("section", "claim", "value", "right", "wrong"),
     [

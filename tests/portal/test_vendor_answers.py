@@ -70,6 +70,20 @@ def test_the_declared_spec_is_proposed_and_waits_for_review(client, portal):
     assert "Awaiting review" in shown and "NVLink / NVSwitch" in shown
 
 
+def test_the_vendor_answers_yes_or_no_on_scoped_tokens(client, portal):
+    invitation, secret = portal
+    page = client.get(section_url(secret, "spec")).text
+    assert "API tokens scoped" in page
+    assert '<option value="True">yes</option>' in page
+    assert '<option value="False">no</option>' in page
+    answer = client.post(section_url(secret, "spec"), {"tokens_scoped": "False"})
+    assert answer.status_code == 302
+    assert _proposals(invitation, "spec") == {"tokens_scoped": ("False", "pending")}
+    refused = client.post(section_url(secret, "spec"), {"tokens_scoped": "perhaps"})
+    assert refused.status_code == 400 and "perhaps" in refused.text
+    assert _proposals(invitation, "spec") == {"tokens_scoped": ("False", "pending")}
+
+
 def test_commercial_and_exit_terms_are_proposed(client, portal):
     invitation, secret = portal
     client.post(

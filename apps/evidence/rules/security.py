@@ -32,6 +32,14 @@ KEYS = (NO_TOKEN, WRONG_TOKEN, FORBIDDEN_TOKEN, RATE_LIMIT)
 # token of another model is only probed where the operator could supply one.
 REQUIRED = (NO_TOKEN, WRONG_TOKEN, RATE_LIMIT)
 
+
+def required_keys(tokens_scoped: bool | None) -> tuple[str, ...]:
+    """The probes that must pass. Where the declared spec says the API tokens are scoped,
+    a token without the permission must be shown refused too; where it says no or nothing,
+    that probe stays optional (docs/rules/evidence.md#endpoint-security)."""
+    return (*REQUIRED, FORBIDDEN_TOKEN) if tokens_scoped is True else REQUIRED
+
+
 # Every sentence is stored in English and worded for the reader where it is shown
 # (apps.evidence.wording).
 NOT_SUPPLIED = phrase("no such token supplied")
@@ -58,6 +66,7 @@ REFUSED = phrase("Sent %(sent)s; it was refused as expected.")
 WRONG_ANSWER = phrase(
     "Sent %(sent)s; the endpoint answered %(answer)s where %(expected)s was expected."
 )
+SCOPED_REQUIRED = phrase("required: the declared spec says the API tokens are scoped")
 RATE_EXPECTED = phrase("at least one HTTP 429 (refused: too many requests)")
 RATE_TOLERANCE = phrase("any request over the limit answered HTTP 429")
 NOT_GIVEN_RATE = phrase(
@@ -131,22 +140,32 @@ def _probes(result: dict) -> dict[str, dict]:
 
 
 def checks(facts: Facts, context: Context) -> list[Check]:
-    return judge(facts.authprobe, context.declared.get("rate_limit_rps"))
+    declared = context.declared
+    return judge(facts.authprobe, declared.get("rate_limit_rps"), declared.get("tokens_scoped"))
 
 
-def judge(result: dict | None, declared_rps=None) -> list[Check]:
+def judge(result: dict | None, declared_rps=None, tokens_scoped: bool | None = None) -> list[Check]:
     """One check per probe. ``result``: the bundle's probe section (None: it did not run);
-    ``declared_rps``: the rate limit the vendor declared in writing, if any."""
+    ``declared_rps``: the rate limit the vendor declared in writing, if any;
+    ``tokens_scoped``: whether the declared spec says the API tokens are scoped (None: it
+    does not say), which makes the probe of a token without the permission required."""
     if not isinstance(result, dict):
         found = [check_token_probe(key, None, code, sent) for key, _n, code, sent in _TOKEN_PROBES]
-        return [*found, check_rate_limit(None, False, declared_rps)]
-    probes = _probes(result)
-    found = []
-    for key, name, expected, sent in _TOKEN_PROBES:
-        unrecorded = NOT_SUPPLIED if key == FORBIDDEN_TOKEN else NOT_RECORDED
-        probe = probes.get(name) or {"ran": False, "reason": unrecorded}
-        found.append(check_token_probe(key, probe, expected, sent))
-    found.append(check_rate_limit(probes.get("rate_limit"), True, declared_rps))
+        found = [*found, check_rate_limit(None, False, declared_rps)]
+    else:
+        probes = _probes(result)
+        found = []
+        for key, name, expected, sent in _TOKEN_PROBES:
+            unrecorded = NOT_SUPPLIED if key == FORBIDDEN_TOKEN else NOT_RECORDED
+            probe = probes.get(name) or {"ran": False, "reason": unrecorded}
+            found.append(check_token_probe(key, probe, expected, sent))
+        found.append(check_rate_limit(probes.get("rate_limit"), True, declared_rps))
+    if tokens_scoped is True:
+        # Required, as the declared spec said when it was judged; the gate reads the
+        # declared spec as it stands (``gate_state``).
+        for check in found:
+            if check.key == FORBIDDEN_TOKEN:
+                check.tolerance = f"{check.tolerance}; {SCOPED_REQUIRED}"
     return found
 
 
@@ -249,15 +268,25 @@ class SecurityState:
     missing: tuple[dict, ...] = ()  # required, not measured
     not_run: tuple[dict, ...] = ()  # optional, not measured
     passed: tuple[dict, ...] = ()
+    tokens_scoped: bool | None = None  # as the declared spec says it now (None: not stated)
 
     @property
     def held(self) -> bool:
         return not self.failed and not self.missing
 
+    @property
+    def forbidden_unmeasured(self) -> bool:
+        """The probe of a token without the permission was not measured."""
+        return any(c.get("key") == FORBIDDEN_TOKEN for c in self.missing + self.not_run)
 
-def gate_state(checks: list[dict]) -> SecurityState:
-    """Sort a verification's checks: a probe missing from it counts as not measured."""
+
+def gate_state(checks: list[dict], tokens_scoped: bool | None = None) -> SecurityState:
+    """Sort a verification's checks: a probe missing from it counts as not measured.
+
+    ``tokens_scoped``: what the offer's declared spec says now, so a claim made after the
+    probes ran still makes the probe of a token without the permission required."""
     mine = {c["key"]: c for c in checks if str(c.get("key", "")).startswith(PREFIX)}
+    required = required_keys(tokens_scoped)
     failed, missing, not_run, passed = [], [], [], []
     for key in KEYS:
         check = mine.get(key) or {"key": key, "title": TITLES[key], "status": NOT_MEASURED}
@@ -266,8 +295,10 @@ def gate_state(checks: list[dict]) -> SecurityState:
             failed.append(check)
         elif status == PASS:
             passed.append(check)
-        elif key in REQUIRED:
+        elif key in required:
             missing.append(check)
         else:
             not_run.append(check)
-    return SecurityState(tuple(failed), tuple(missing), tuple(not_run), tuple(passed))
+    return SecurityState(
+        tuple(failed), tuple(missing), tuple(not_run), tuple(passed), tokens_scoped
+    )
