@@ -123,6 +123,14 @@ class _CaseRecords:
         scopes.append(
             Scope("assessments.assessmentanswer", "assessment_id", governing.pk, "answers")
         )
+        # The register reads its data inventory and model-weight files (their audit facts,
+        # docs/rules/data-export.md#audit-facts): a change to them is a change to what was judged.
+        scopes.append(
+            Scope("assessments.exporteddataset", "assessment_id", governing.pk, "data inventory")
+        )
+        scopes.append(
+            Scope("assessments.modelweightfile", "assessment_id", governing.pk, "model weights")
+        )
         state = assessment_rules.assessment_state(governing, self.today)
         answers = governing.answer_map()
         aid = assessment_rules.prc_aid(answers, on=self.today)
@@ -237,7 +245,9 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
         not_counted=tuple(left_out.values()),
     )
     max_age = verification_max_age_days()
-    areas = AreaFindings(case, matrix=records.matrix, today=records.today)
+    areas = AreaFindings(
+        case, matrix=records.matrix, today=records.today, assessments=records.case_assessments
+    )
     acceptances = acceptance_facts(case)
     requirement = areas.requirement
     result = []
