@@ -460,6 +460,7 @@ SPECTACULAR_SETTINGS = {
         "DtypeEnum": "apps.sizing.models.DTYPE_CHOICES",
         "DocumentKindEnum": "apps.packets.models.DocumentKind",
         "WorkloadSetKindEnum": "apps.workloads.models.SetKind",
+        "EncryptionEnum": "apps.assessments.audit_facts.ENCRYPTION_CHOICES",
     },
 }
 
@@ -615,6 +616,9 @@ _check_packet_signing_key()
 # A spec verification older than this no longer holds the approval gate
 # (docs/rules/approvals.md).
 APPROVAL_VERIFICATION_MAX_AGE_DAYS = env_int("APPROVAL_VERIFICATION_MAX_AGE_DAYS", 30)
+# The organisation's minimum retention of the vendor's logs, in days; fewer (or none
+# stated) is a finding legal accepts (docs/rules/data-export.md#audit-facts).
+LOG_RETENTION_MIN_DAYS = env_int("LOG_RETENTION_MIN_DAYS", 180)
 
 LOGGING = {
     "version": 1,

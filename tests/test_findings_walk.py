@@ -29,6 +29,13 @@ from apps.access.rules import ENTRY_MFA
 from apps.access.services import control_risk_accept
 from apps.approvals.findings import Severity, Status
 from apps.approvals.selectors import case_register
+from apps.assessments.models import DataExportAssessment
+from apps.assessments.services import (
+    audit_facts_save,
+    dataset_remove,
+    dataset_update,
+    weight_file_remove,
+)
 from apps.cases.models import ProcurementCase
 from apps.cases.services import case_update
 from apps.casework.findings import AREA_RULES
@@ -153,6 +160,47 @@ def _sla_not_stated(world: World) -> None:
     _terms(world, sla_availability_pct=None)
 
 
+# --- the data-export assessment's audit facts (apps.assessments.audit_facts) ----------
+# The ready case's assessment lists one internal dataset and one weight file, encrypts at
+# rest and in transit, and keeps logs 365 days (tests/assessments/factories.AUDIT_FACTS);
+# it answers that the data holds no personal information.
+
+
+def _assessment(world: World) -> DataExportAssessment:
+    return DataExportAssessment.objects.get(case=world.case, offer=None)
+
+
+def _facts(world: World, **fields) -> None:
+    audit_facts_save(
+        actor=world.people["lena"],
+        assessment=_assessment(world),
+        fields=fields,
+        reason="Read again",
+    )
+
+
+def _no_dataset(world: World) -> None:
+    dataset = _assessment(world).datasets.get()
+    dataset_remove(actor=world.people["lena"], dataset=dataset, reason="Not sent after all")
+
+
+def _personal_dataset(world: World) -> None:
+    dataset = _assessment(world).datasets.get()
+    dataset_update(
+        actor=world.people["lena"],
+        dataset=dataset,
+        fields={"sensitivity": "personal"},
+        reason="Holds customer names",
+    )
+
+
+def _no_weight_file(world: World) -> None:
+    weight_file = _assessment(world).weight_files.get()
+    weight_file_remove(
+        actor=world.people["tariq"], weight_file=weight_file, reason="Listed by mistake"
+    )
+
+
 # The ready case's contract terms (READY_TERMS) give 90 days to export the data, 99.99 %
 # and standard images; the case states no exit window or availability need; its offer is
 # priced per hour with 30 % prepaid; it has no requirement spec.
@@ -178,6 +226,15 @@ WORLDS: dict[str, Callable[[World], None]] = {
     "sizing.requirement_not_stated": lambda w: _requirement(w, throughput_tokens_per_s=1000),
     "access.training_traffic_outside_cluster": _training_over_the_internet,
     "access.entry_mfa_risk_accepted": _entry_mfa_on_the_tech_leads_word,
+    # --- the data-export assessment's audit facts ---------------------------------------
+    "assessments.data_inventory_missing": _no_dataset,
+    "assessments.inventory_contradicts_answers": _personal_dataset,
+    "assessments.weight_hashes_missing": _no_weight_file,
+    "assessments.encryption_in_transit": lambda w: _facts(w, encryption_in_transit="no"),
+    "assessments.encryption_at_rest": lambda w: _facts(w, encryption_at_rest="no"),
+    "assessments.encryption_not_stated": lambda w: _facts(w, encryption_at_rest="not_stated"),
+    # Fewer days than LOG_RETENTION_MIN_DAYS (180).
+    "assessments.log_retention_short": lambda w: _facts(w, log_retention_days=90),
 }
 
 

@@ -53,7 +53,7 @@ from apps.sizing.services import compute_demand_save
 from tests.acceptance.factories import approved_offer, record_faults
 from tests.acceptance.factories import make_plan as make_acceptance_plan
 from tests.access.factories import make_plan as make_network_plan
-from tests.assessments.factories import make_assessment
+from tests.assessments.factories import fill_audit_facts, make_assessment
 from tests.contracts.factories import item, make_checklist, set_statuses
 from tests.costs.factories import CLEAN, make_budget, make_import
 from tests.evidence.factories import make_bundle_record
@@ -102,6 +102,10 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "checklist-templates/<pk>": lambda w: w.checklist_template.pk,
     "data-export/<pk>": lambda w: w.assessment.pk,
     "data-export-assessments/<pk>": lambda w: w.assessment.pk,
+    "data-export/datasets/<pk>": lambda w: w.assessment.datasets.get().pk,
+    "data-export-datasets/<pk>": lambda w: w.assessment.datasets.get().pk,
+    "data-export/weight-files/<pk>": lambda w: w.assessment.weight_files.get().pk,
+    "data-export-weight-files/<pk>": lambda w: w.assessment.weight_files.get().pk,
     "evidence/<pk>": lambda w: w.verification.bundle_id,
     "evidence-bundles/<pk>": lambda w: w.verification.bundle_id,
     "evidence/uploads/<pk>": lambda w: w.upload.pk,
@@ -378,6 +382,7 @@ def build_world(people) -> SimpleNamespace:
             "lawful_source": SimpleUploadedFile("letter.pdf", b"%PDF-1.4 letter", "application/pdf")
         },
     )
+    fill_audit_facts(lena, assessment)  # a dataset and a weight file, for their pages
     acceptance_plan = make_acceptance_plan(tariq, offer)
     acceptance_result = record_faults(tariq, acceptance_plan)[0]
     acceptance_attachment = acceptance_attachment_add(

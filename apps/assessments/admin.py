@@ -6,7 +6,12 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from apps.assessments import services
-from apps.assessments.models import AssessmentAnswer, DataExportAssessment
+from apps.assessments.models import (
+    AssessmentAnswer,
+    DataExportAssessment,
+    ExportedDataset,
+    ModelWeightFile,
+)
 from apps.core.admin import ReadOnlyInline, RecordAdmin, TrackedAdmin
 
 
@@ -30,6 +35,16 @@ class AssessmentAnswerInline(AttachmentLink, ReadOnlyInline):
     readonly_fields = ["attachment_download"]
 
 
+class ExportedDatasetInline(ReadOnlyInline):
+    model = ExportedDataset
+    fields = ["name", "size_gb", "data_format", "sensitivity", "sync_window"]
+
+
+class ModelWeightFileInline(ReadOnlyInline):
+    model = ModelWeightFile
+    fields = ["file_name", "sha256", "size_bytes"]
+
+
 @admin.register(DataExportAssessment)
 class DataExportAssessmentAdmin(TrackedAdmin):
     """Jurisdiction and conclusion change through the app's service, which voids a sign-off
@@ -37,7 +52,7 @@ class DataExportAssessmentAdmin(TrackedAdmin):
 
     list_display = ["case", "offer", "jurisdiction", "signed_off_by", "review_by", "updated_at"]
     list_select_related = ["case", "offer__vendor", "signed_off_by"]
-    inlines = [AssessmentAnswerInline]
+    inlines = [AssessmentAnswerInline, ExportedDatasetInline, ModelWeightFileInline]
     editable_fields = ("jurisdiction", "conclusion")
 
     def update(self, request, obj, *, fields, reason, version):
@@ -55,3 +70,20 @@ class AssessmentAnswerAdmin(AttachmentLink, RecordAdmin):
     list_select_related = ["assessment__case"]
     exclude = ["attachment"]
     readonly_fields = ["attachment_download"]
+
+
+@admin.register(ExportedDataset)
+class ExportedDatasetAdmin(RecordAdmin):
+    """The data inventory is listed in the app (docs/rules/data-export.md#audit-facts), where
+    each change is a finding's facts; the admin reads it."""
+
+    list_display = ["assessment", "name", "size_gb", "data_format", "sensitivity", "updated_at"]
+    list_select_related = ["assessment__case", "assessment__offer__vendor"]
+
+
+@admin.register(ModelWeightFile)
+class ModelWeightFileAdmin(RecordAdmin):
+    """Model-weight files and their SHA-256 are listed in the app; the admin reads them."""
+
+    list_display = ["assessment", "file_name", "sha256", "size_bytes", "updated_at"]
+    list_select_related = ["assessment__case", "assessment__offer__vendor"]

@@ -1,4 +1,6 @@
-"""REST API for data-export self-assessments, the questionnaire and the PRC regime table."""
+"""REST API for data-export self-assessments, the questionnaire and the PRC regime table;
+and the facts auditors ask for: the data inventory, the model-weight files, encryption
+and log retention (docs/rules/data-export.md#audit-facts)."""
 
 import posixpath
 from collections.abc import Callable, Sequence
@@ -9,7 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.urls import URLPattern, path
 from drf_spectacular.utils import extend_schema, extend_schema_field
-from rest_framework import mixins, serializers, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -18,12 +20,24 @@ from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.assessments import services
-from apps.assessments.models import MAX_ATTACHMENT_BYTES, DataExportAssessment
+from apps.assessments.audit_facts import ENCRYPTION_CHOICES, SENSITIVITY_CHOICES, sha256_error
+from apps.assessments.models import (
+    MAX_ATTACHMENT_BYTES,
+    DataExportAssessment,
+    ExportedDataset,
+    ModelWeightFile,
+)
 from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS
 from apps.assessments.regimes import REGIMES, SOURCES
 from apps.assessments.report import build_report
 from apps.assessments.rules import MECHANISM_STATUS_CHOICES, answers_errors
-from apps.assessments.selectors import AssessmentSummary, assessment_list_for, assessment_summary
+from apps.assessments.selectors import (
+    AssessmentSummary,
+    assessment_list_for,
+    assessment_summary,
+    dataset_list_for,
+    weight_file_list_for,
+)
 from apps.cases.models import ProcurementCase
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin, version_edited
 from apps.core.permissions import RolePermission
@@ -107,6 +121,129 @@ class MechanismStatusSerializer(serializers.Serializer):
     text = serializers.CharField(help_text="The words the approval gate and the case page use")
 
 
+class DatasetSerializer(TrackedSerializer):
+    """One dataset that leaves for the rented compute."""
+
+    assessment = serializers.PrimaryKeyRelatedField(queryset=DataExportAssessment.objects.all())
+    size_gb = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=0)
+    sensitivity = serializers.ChoiceField(
+        choices=[choice for choice, _label in SENSITIVITY_CHOICES],
+        help_text="public, internal, personal, sensitive_personal or important_data",
+    )
+
+    class Meta:
+        model = ExportedDataset
+        fields = [
+            "id",
+            "assessment",
+            "name",
+            "size_gb",
+            "data_format",
+            "sensitivity",
+            "sync_window",
+            "created_at",
+            "updated_at",
+            "version",
+            "change_reason",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
+        moved = attrs.get("assessment", getattr(self.instance, "assessment", None))
+        if self.instance is not None and moved != self.instance.assessment:
+            raise serializers.ValidationError({"assessment": "It cannot move to another one."})
+        return attrs
+
+
+class WeightFileSerializer(TrackedSerializer):
+    """One model-weight file deployed, with its SHA-256."""
+
+    assessment = serializers.PrimaryKeyRelatedField(queryset=DataExportAssessment.objects.all())
+    sha256 = serializers.CharField(
+        max_length=80, help_text="64 hexadecimal characters; stored in lower case."
+    )
+    size_bytes = serializers.IntegerField(min_value=0, max_value=2**63 - 1)
+
+    class Meta:
+        model = ModelWeightFile
+        fields = [
+            "id",
+            "assessment",
+            "file_name",
+            "sha256",
+            "size_bytes",
+            "created_at",
+            "updated_at",
+            "version",
+            "change_reason",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def validate_sha256(self, value: str) -> str:
+        if error := sha256_error(value):
+            raise serializers.ValidationError(error)
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
+        moved = attrs.get("assessment", getattr(self.instance, "assessment", None))
+        if self.instance is not None and moved != self.instance.assessment:
+            raise serializers.ValidationError({"assessment": "It cannot move to another one."})
+        return attrs
+
+
+class AuditGapSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="The finding's code in the case's register")
+    key = serializers.CharField()
+    message = serializers.CharField()
+
+
+class AuditFactsSerializer(serializers.Serializer):
+    """Encryption at rest and in transit, and the days the vendor keeps its logs."""
+
+    encryption_at_rest = serializers.ChoiceField(
+        choices=ENCRYPTION_CHOICES,
+        required=False,
+        allow_null=True,
+        help_text="yes (with encryption_at_rest_mechanism), no or not_stated",
+    )
+    encryption_at_rest_mechanism = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, max_length=300
+    )
+    encryption_in_transit = serializers.ChoiceField(
+        choices=ENCRYPTION_CHOICES,
+        required=False,
+        allow_null=True,
+        help_text="yes (with encryption_in_transit_mechanism), no or not_stated",
+    )
+    encryption_in_transit_mechanism = serializers.CharField(
+        required=False, allow_null=True, allow_blank=True, max_length=300
+    )
+    log_retention_days = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=2**31 - 1
+    )
+
+
+class AuditFactsReadSerializer(AuditFactsSerializer):
+    log_retention_min_days = serializers.IntegerField(
+        help_text="The organisation's minimum (LOG_RETENTION_MIN_DAYS)"
+    )
+    gaps = AuditGapSerializer(many=True, help_text="Each gap, as the findings register names it")
+
+
+class AuditFactsWriteSerializer(AuditFactsSerializer):
+    """Only the fields given change; the legal sign-off stays."""
+
+    version = serializers.IntegerField(required=False)
+    change_reason = serializers.CharField(max_length=500)
+
+
+class RemoveSerializer(serializers.Serializer):
+    change_reason = serializers.CharField(max_length=500, help_text="Why it is removed.")
+    version = serializers.IntegerField(required=False)
+
+
 class AssessmentSerializer(TrackedSerializer):
     case = serializers.PrimaryKeyRelatedField(queryset=ProcurementCase.objects.all())
     offer = serializers.PrimaryKeyRelatedField(
@@ -121,6 +258,9 @@ class AssessmentSerializer(TrackedSerializer):
     prc_decision_aid = serializers.SerializerMethodField()
     export_contradiction = serializers.SerializerMethodField()
     mechanism_status = serializers.SerializerMethodField()
+    datasets = DatasetSerializer(many=True, read_only=True)
+    weight_files = WeightFileSerializer(many=True, read_only=True)
+    audit_facts = serializers.SerializerMethodField()
 
     class Meta:
         model = DataExportAssessment
@@ -137,6 +277,9 @@ class AssessmentSerializer(TrackedSerializer):
             "prc_decision_aid",
             "export_contradiction",
             "mechanism_status",
+            "datasets",
+            "weight_files",
+            "audit_facts",
             "signed_off_by",
             "signed_off_at",
             "review_by",
@@ -204,6 +347,22 @@ class AssessmentSerializer(TrackedSerializer):
             "applies": check.applies,
             "held": check.held,
             "text": check.text,
+        }
+
+    @extend_schema_field(AuditFactsReadSerializer)
+    def get_audit_facts(self, assessment: DataExportAssessment) -> dict:
+        summary = self._summary(assessment)
+        return {
+            "encryption_at_rest": assessment.encryption_at_rest,
+            "encryption_at_rest_mechanism": assessment.encryption_at_rest_mechanism,
+            "encryption_in_transit": assessment.encryption_in_transit,
+            "encryption_in_transit_mechanism": assessment.encryption_in_transit_mechanism,
+            "log_retention_days": assessment.log_retention_days,
+            "log_retention_min_days": summary.log_retention_min_days,
+            "gaps": [
+                {"code": gap.gap.value, "key": gap.key, "message": gap.message}
+                for gap in summary.audit_gaps
+            ],
         }
 
     def validate_answers(self, answers: dict[str, Any]) -> dict[str, Any]:
@@ -286,6 +445,8 @@ class AssessmentViewSet(
             self.required_permissions = {"POST": "assessments.sign_off_dataexportassessment"}
         elif self.action == "attachment":
             self.required_permissions = {"PUT": "assessments.change_dataexportassessment"}
+        elif self.action == "audit_facts":
+            self.required_permissions = {"PATCH": "assessments.change_dataexportassessment"}
         return super().get_permissions()
 
     def perform_service_create(self, data: dict[str, Any]) -> DataExportAssessment:
@@ -357,6 +518,28 @@ class AssessmentViewSet(
         )
         return Response(self.get_serializer(self.get_queryset().get(pk=pk)).data)
 
+    @extend_schema(request=AuditFactsWriteSerializer, responses=AssessmentSerializer)
+    @action(detail=True, methods=["patch"], url_path="audit-facts")
+    def audit_facts(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
+        """Encryption at rest and in transit, and log retention; the sign-off stays."""
+        body = AuditFactsWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = dict(body.validated_data)
+        reason = data.pop("change_reason")
+        version = version_edited(data, editing=True)
+        data.pop("version", None)
+        assessment = self.get_object()
+        services.audit_facts_save(
+            actor=request.user,
+            assessment=assessment,
+            fields=data,
+            reason=reason,
+            expected_version=version,
+        )
+        return Response(self.get_serializer(self.get_queryset().get(pk=assessment.pk)).data)
+
     @extend_schema(responses={200: dict})
     @action(detail=True, methods=["get"])
     def report(
@@ -364,6 +547,101 @@ class AssessmentViewSet(
     ) -> Response:
         """The assessment in the sections of the official self-assessment report template."""
         return Response(build_report(assessment_summary(self.get_object())))
+
+
+class _ListedViewSet(
+    TrackedViewSetMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """A list of an assessment's audit facts: added, edited with a reason and the version
+    edited, and removed with a reason (``remove/``); each write keeps a history row."""
+
+    permission_classes = [RolePermission]
+    filterset_fields = ["assessment"]
+    model_name = ""
+    add: Callable[..., Any]
+    update_row: Callable[..., Any]
+    remove_row: Callable[..., Any]
+    row_argument = ""
+
+    def get_permissions(self) -> Sequence["_SupportsHasPermission"]:
+        name = f"assessments.%s_{self.model_name}"
+        if self.action == "remove":
+            self.required_permissions = {"POST": name % "delete"}
+        else:
+            self.required_permissions = {
+                "GET": name % "view",
+                "POST": name % "add",
+                "PUT": name % "change",
+                "PATCH": name % "change",
+            }
+        return super().get_permissions()
+
+    def perform_service_create(self, data: dict[str, Any]) -> Any:
+        assessment = data.pop("assessment")
+        return type(self).add(actor=self.request.user, assessment=assessment, fields=data)
+
+    def perform_service_update(
+        self, row: Any, data: dict[str, Any], reason: str, version: int | None
+    ) -> Any:
+        data.pop("assessment", None)
+        return type(self).update_row(
+            actor=self.request.user,
+            fields=data,
+            reason=reason,
+            expected_version=version,
+            **{self.row_argument: row},
+        )
+
+    @extend_schema(request=RemoveSerializer, responses={204: None})
+    @action(detail=True, methods=["post"])
+    def remove(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
+        body = RemoveSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        type(self).remove_row(
+            actor=request.user,
+            reason=body.validated_data["change_reason"],
+            expected_version=version_edited(body.validated_data, editing=True),
+            **{self.row_argument: self.get_object()},
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DatasetViewSet(_ListedViewSet):
+    # docs/rules/data-export.md#audit-facts (the docstring below is shown in the API's schema).
+    """The data inventory: each dataset leaving for the rented compute, with its size in
+    GB, format, sensitivity and sync window."""
+
+    serializer_class = DatasetSerializer
+    model_name = "exporteddataset"
+    add = staticmethod(services.dataset_add)
+    update_row = staticmethod(services.dataset_update)
+    remove_row = staticmethod(services.dataset_remove)
+    row_argument = "dataset"
+
+    def get_queryset(self) -> QuerySet[ExportedDataset]:
+        return dataset_list_for(self.request.user)
+
+
+class WeightFileViewSet(_ListedViewSet):
+    """The model-weight files deployed on the rented compute, each with its SHA-256 and size
+    in bytes."""
+
+    serializer_class = WeightFileSerializer
+    model_name = "modelweightfile"
+    add = staticmethod(services.weight_file_add)
+    update_row = staticmethod(services.weight_file_update)
+    remove_row = staticmethod(services.weight_file_remove)
+    row_argument = "weight_file"
+
+    def get_queryset(self) -> QuerySet[ModelWeightFile]:
+        return weight_file_list_for(self.request.user)
 
 
 class QuestionnaireView(APIView):
@@ -426,6 +704,10 @@ class PrcRegimeView(APIView):
 
 def register(router: BaseRouter) -> list[URLPattern]:
     router.register("data-export-assessments", AssessmentViewSet, basename="data-export-assessment")
+    router.register("data-export-datasets", DatasetViewSet, basename="data-export-dataset")
+    router.register(
+        "data-export-weight-files", WeightFileViewSet, basename="data-export-weight-file"
+    )
     return [
         path("data-export-questions/", QuestionnaireView.as_view(), name="data-export-questions"),
         path("prc-regimes/", PrcRegimeView.as_view(), name="prc-regimes"),

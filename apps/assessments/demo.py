@@ -2,10 +2,19 @@
 
 No customer personal data leaves (the case's requirement), access must be fully
 logged, and the exit path is ready: the derived constraints are "data may not
-leave" and "one audited entry point".
+leave" and "one audited entry point". The facts auditors ask for are recorded with
+no gap: the two datasets that leave, the model's weight files with their SHA-256
+(listed by Tariq), encryption at rest and in transit, and logs kept 180 days.
 """
 
-from apps.assessments.services import Answers, assessment_create, assessment_sign_off
+from apps.assessments.services import (
+    Answers,
+    assessment_create,
+    assessment_sign_off,
+    audit_facts_save,
+    dataset_add,
+    weight_file_add,
+)
 
 DEMO_ANSWERS = {
     "purpose": ("inference", "Online inference for the internal chat assistant."),
@@ -40,6 +49,42 @@ DEMO_NUMBERS = {
     "prc_individuals_sensitive": 0,
 }
 
+DEMO_DATASETS = (
+    {
+        "name": "Chat prompts, de-identified at the gateway",
+        "size_gb": "4.20",
+        "data_format": "JSON Lines",
+        "sensitivity": "internal",
+        "sync_window": "Streamed while in use; nothing kept remotely",
+    },
+    {
+        "name": "Internal wiki retrieval index",
+        "size_gb": "38.00",
+        "data_format": "Vector index files",
+        "sensitivity": "internal",
+        "sync_window": "Weekly, Sundays 02:00–04:00 UTC",
+    },
+)
+DEMO_WEIGHT_FILES = (
+    {
+        "file_name": "llama-3.1-70b-instruct-part-1-of-2.safetensors",
+        "sha256": "1165ab1fd55798b7d18f4981b3e0bf9aec52938de2d77545509bd4258003e88b",
+        "size_bytes": 70_560_000_000,
+    },
+    {
+        "file_name": "llama-3.1-70b-instruct-part-2-of-2.safetensors",
+        "sha256": "c193dc283c5ef63a330b25e1bbf63530f25ef2b45b6152962cb9ff99416be9ff",
+        "size_bytes": 70_560_000_000,
+    },
+)
+DEMO_FACTS = {
+    "encryption_at_rest": "yes",
+    "encryption_at_rest_mechanism": "AES-256 on the vendor's NVMe volumes; keys in our own KMS",
+    "encryption_in_transit": "yes",
+    "encryption_in_transit_mechanism": "TLS 1.3 from our gateway; WireGuard between sites",
+    "log_retention_days": 180,
+}
+
 
 def seed(*, case, users) -> None:
     answers: Answers = {
@@ -56,5 +101,15 @@ def seed(*, case, users) -> None:
             "identifiable form, so no export mechanism is needed under the 2024 provisions. "
             "All access goes through the audited bastion. Re-assess before any training use."
         ),
+    )
+    for dataset in DEMO_DATASETS:
+        dataset_add(actor=users["lena"], assessment=assessment, fields=dict(dataset))
+    for weight_file in DEMO_WEIGHT_FILES:
+        weight_file_add(actor=users["tariq"], assessment=assessment, fields=dict(weight_file))
+    audit_facts_save(
+        actor=users["lena"],
+        assessment=assessment,
+        fields=dict(DEMO_FACTS),
+        reason="Read from the vendors' security annexes",
     )
     assessment_sign_off(actor=users["lena"], assessment=assessment)

@@ -6,9 +6,11 @@ from django import forms
 from django.core.files.uploadedfile import UploadedFile
 from django.utils.translation import gettext_lazy as _
 
-from apps.assessments.models import validate_attachment_size
+from apps.assessments.audit_facts import ENCRYPTION_CHOICES, normal_sha256
+from apps.assessments.models import ExportedDataset, ModelWeightFile, validate_attachment_size
 from apps.assessments.questions import QUESTIONS, blocks
 from apps.assessments.rules import MECHANISM_STATUS_CHOICES
+from apps.core.formats import number
 from apps.core.storage import StoredFileInput
 from apps.core.uploads import EVIDENCE_DOCUMENTS
 
@@ -187,4 +189,129 @@ def sign_off_initial(assessment, check) -> dict:
         "mechanism_status": assessment.mechanism_status,
         "mechanism_expected_on": assessment.mechanism_expected_on,
         "mechanism_reference": assessment.mechanism_reference,
+    }
+
+
+# --- The facts auditors ask for (docs/rules/data-export.md#audit-facts) ----------------
+
+
+class _EditedRow:
+    """On an edit: the version edited and why; the service checks both."""
+
+    def add_edit_fields(self, editing: bool) -> None:
+        if not editing:
+            return
+        fields = self.fields  # type: ignore[attr-defined]
+        fields["version"] = forms.IntegerField(widget=forms.HiddenInput, required=False)
+        fields["change_reason"] = forms.CharField(
+            label=_("Reason for this change"),
+            max_length=500,
+            help_text=_("Kept in the audit history with your name and the time."),
+        )
+
+    def values(self) -> dict[str, Any]:
+        data = self.cleaned_data  # type: ignore[attr-defined]
+        return {name: data[name] for name in self.Meta.fields}  # type: ignore[attr-defined]
+
+
+class DatasetForm(_EditedRow, forms.ModelForm):
+    """A dataset leaving for the rented compute; the service checks its name is not listed."""
+
+    class Meta:
+        model = ExportedDataset
+        fields = ["name", "size_gb", "data_format", "sensitivity", "sync_window"]
+
+    def __init__(self, *args, editing: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_edit_fields(editing)
+
+
+class WeightFileForm(_EditedRow, forms.ModelForm):
+    """A model-weight file deployed, with its SHA-256 (upper-case hex is taken as well)."""
+
+    class Meta:
+        model = ModelWeightFile
+        fields = ["file_name", "sha256", "size_bytes"]
+
+    def __init__(self, *args, editing: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_edit_fields(editing)
+
+    def clean_sha256(self) -> str:
+        return normal_sha256(self.cleaned_data["sha256"])
+
+
+class RemoveForm(forms.Form):
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    change_reason = forms.CharField(
+        label=_("Why is it removed?"),
+        max_length=500,
+        help_text=_("Kept in the audit history with your name and the time."),
+    )
+
+
+class AuditFactsForm(forms.Form):
+    """Encryption at rest and in transit, and the days the vendor keeps its logs."""
+
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    encryption_at_rest = forms.ChoiceField(
+        label=_("Is the data encrypted at rest?"),
+        choices=[("", _("— not recorded —")), *ENCRYPTION_CHOICES],
+        required=False,
+    )
+    encryption_at_rest_mechanism = forms.CharField(
+        label=_("How, at rest"),
+        max_length=300,
+        required=False,
+        help_text=_(
+            "With a yes: e.g. 'AES-256 volume encryption, keys in our own key management'."
+        ),
+    )
+    encryption_in_transit = forms.ChoiceField(
+        label=_("Is the data encrypted in transit?"),
+        choices=[("", _("— not recorded —")), *ENCRYPTION_CHOICES],
+        required=False,
+    )
+    encryption_in_transit_mechanism = forms.CharField(
+        label=_("How, in transit"),
+        max_length=300,
+        required=False,
+        help_text=_("With a yes: e.g. 'TLS 1.3 on every link; WireGuard tunnel to the cluster'."),
+    )
+    log_retention_days = forms.IntegerField(
+        label=_("Days the vendor keeps its logs"),
+        min_value=0,
+        max_value=2**31 - 1,
+        required=False,
+    )
+    change_reason = forms.CharField(
+        label=_("Reason for this change"),
+        max_length=500,
+        help_text=_("Kept in the audit history with your name and the time."),
+    )
+
+    FACTS = (
+        "encryption_at_rest",
+        "encryption_at_rest_mechanism",
+        "encryption_in_transit",
+        "encryption_in_transit_mechanism",
+        "log_retention_days",
+    )
+
+    def __init__(self, *args, minimum_days: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["log_retention_days"].help_text = _(
+            "The organisation's minimum is %(days)s days."
+        ) % {"days": number(minimum_days)}
+
+    def facts(self) -> dict[str, Any]:
+        """The facts as the service takes them: nothing recorded is None."""
+        data = self.cleaned_data
+        return {name: (None if data.get(name) in ("", None) else data[name]) for name in self.FACTS}
+
+
+def audit_facts_initial(assessment) -> dict[str, Any]:
+    return {
+        "version": assessment.version,
+        **{name: getattr(assessment, name) for name in AuditFactsForm.FACTS},
     }

@@ -2,11 +2,12 @@
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator
+from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.assessments.audit_facts import ENCRYPTION_CHOICES, SENSITIVITY_CHOICES
 from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS_BY_KEY
 from apps.assessments.rules import MECHANISM_STATUS_CHOICES
 from apps.core.models import TrackedModel
@@ -104,12 +105,46 @@ class DataExportAssessment(TrackedModel):
         blank=True,
         editable=False,
     )
+    # The facts auditors ask for (docs/rules/data-export.md#audit-facts), recorded beside
+    # the questionnaire. Added after history rows were chained: nullable, and NULL where
+    # nothing was recorded (read as "not stated").
+    encryption_at_rest = models.CharField(
+        _("encrypted at rest"), max_length=20, choices=ENCRYPTION_CHOICES, null=True, blank=True
+    )
+    encryption_at_rest_mechanism = models.CharField(
+        _("how it is encrypted at rest"),
+        max_length=300,
+        null=True,
+        blank=True,
+        help_text=_("E.g. 'AES-256 volume encryption, keys in our own key management'."),
+    )
+    encryption_in_transit = models.CharField(
+        _("encrypted in transit"), max_length=20, choices=ENCRYPTION_CHOICES, null=True, blank=True
+    )
+    encryption_in_transit_mechanism = models.CharField(
+        _("how it is encrypted in transit"),
+        max_length=300,
+        null=True,
+        blank=True,
+        help_text=_("E.g. 'TLS 1.3 on every link; WireGuard tunnel to the cluster'."),
+    )
+    log_retention_days = models.PositiveIntegerField(
+        _("log retention (days)"),
+        null=True,
+        blank=True,
+        help_text=_("How many days the vendor keeps its access and operation logs."),
+    )
     history = HistoricalRecords()
     late_history_columns = (
         "mechanism_status",
         "mechanism_expected_on",
         "mechanism_reference",
         "mechanism_stated_for",
+        "encryption_at_rest",
+        "encryption_at_rest_mechanism",
+        "encryption_in_transit",
+        "encryption_in_transit_mechanism",
+        "log_retention_days",
     )
 
     class Meta:
@@ -201,3 +236,69 @@ class AssessmentAnswer(TrackedModel):
             raise ValidationError(
                 {("number" if k.endswith("__number") else "value"): v for k, v in errors.items()}
             )
+
+
+class ExportedDataset(TrackedModel):
+    """One dataset that leaves for the rented compute: the data inventory auditors ask for
+    (docs/rules/data-export.md#audit-facts)."""
+
+    assessment = models.ForeignKey(
+        DataExportAssessment,
+        on_delete=models.CASCADE,
+        related_name="datasets",
+        verbose_name=_("assessment"),
+    )
+    name = models.CharField(_("dataset"), max_length=200)
+    size_gb = models.DecimalField(
+        _("size (GB)"), max_digits=12, decimal_places=2, validators=[MinValueValidator(0)]
+    )
+    data_format = models.CharField(
+        _("format"), max_length=100, help_text=_("E.g. Parquet, JSON Lines, WebDataset.")
+    )
+    sensitivity = models.CharField(_("sensitivity"), max_length=30, choices=SENSITIVITY_CHOICES)
+    sync_window = models.CharField(
+        _("sync window"),
+        max_length=200,
+        help_text=_("How often and when it syncs, e.g. 'nightly, 01:00–03:00 UTC'."),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["assessment_id", "pk"]
+        verbose_name = _("exported dataset")
+        verbose_name_plural = _("exported datasets")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelWeightFile(TrackedModel):
+    """One model-weight file deployed on the rented compute, with its SHA-256
+    (docs/rules/data-export.md#audit-facts)."""
+
+    assessment = models.ForeignKey(
+        DataExportAssessment,
+        on_delete=models.CASCADE,
+        related_name="weight_files",
+        verbose_name=_("assessment"),
+    )
+    file_name = models.CharField(_("file name"), max_length=300)
+    sha256 = models.CharField(
+        _("SHA-256"),
+        max_length=64,
+        validators=[
+            RegexValidator(
+                r"^[0-9a-f]{64}$", _("A SHA-256 is 64 hexadecimal characters (0–9, a–f).")
+            )
+        ],
+    )
+    size_bytes = models.PositiveBigIntegerField(_("size (bytes)"))
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["assessment_id", "pk"]
+        verbose_name = _("model-weight file")
+        verbose_name_plural = _("model-weight files")
+
+    def __str__(self) -> str:
+        return self.file_name

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
 
+from apps.assessments.audit_facts import AUDIT_FINDINGS
 from apps.assessments.questions import (
     EXIT_READINESS_KEYS,
     NO,
@@ -25,7 +26,9 @@ from apps.assessments.questions import (
 )
 from apps.assessments.regimes import Citation, PrcRegime
 
-REGISTER_FINDINGS: tuple[str, ...] = ()
+# The gaps of the facts auditors ask for, each a finding of the case's register
+# (docs/rules/data-export.md#audit-facts); the questionnaire's own gaps are the gates'.
+REGISTER_FINDINGS: tuple[str, ...] = AUDIT_FINDINGS
 # docs/rules/data-export.md#review-by-date: regulation changes fast, so every sign-off holds for 90
 # days by default.
 REVIEW_PERIOD_DAYS = 90

@@ -3,11 +3,18 @@
 from dataclasses import dataclass
 from datetime import date
 
+from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from apps.assessments.models import AssessmentAnswer, DataExportAssessment
+from apps.assessments.audit_facts import AuditGap, audit_gaps
+from apps.assessments.models import (
+    AssessmentAnswer,
+    DataExportAssessment,
+    ExportedDataset,
+    ModelWeightFile,
+)
 from apps.assessments.questions import QUESTIONS, Question
 from apps.assessments.rules import (
     AssessmentState,
@@ -28,8 +35,24 @@ from apps.core.reads import shared_read
 
 
 def _with_answers(queryset: QuerySet) -> QuerySet:
+    """With its answers, its data inventory and its model-weight files."""
     return queryset.select_related("case", "offer__vendor", "signed_off_by").prefetch_related(
-        Prefetch("answers", queryset=AssessmentAnswer.objects.order_by("pk"))
+        Prefetch("answers", queryset=AssessmentAnswer.objects.order_by("pk")),
+        Prefetch("datasets", queryset=ExportedDataset.objects.order_by("pk")),
+        Prefetch("weight_files", queryset=ModelWeightFile.objects.order_by("pk")),
+    )
+
+
+def log_retention_min_days() -> int:
+    """The organisation's minimum retention of the vendor's logs
+    (docs/rules/data-export.md#audit-facts)."""
+    return settings.LOG_RETENTION_MIN_DAYS
+
+
+def assessment_audit_gaps(assessment: DataExportAssessment) -> list[AuditGap]:
+    """The gaps of the facts auditors ask for; each is a finding of the register."""
+    return audit_gaps(
+        assessment, answers=assessment.answer_map(), min_days=log_retention_min_days()
     )
 
 
@@ -48,6 +71,16 @@ def case_assessments(case) -> list[DataExportAssessment]:
     """The case's assessment (first) and its per-offer ones, answers prefetched."""
     rows = _with_answers(DataExportAssessment.objects.filter(case=case))
     return sorted(rows, key=lambda a: (a.offer_id is not None, a.offer_id or 0))
+
+
+def assessments_of_cases(case_ids) -> dict[int, list[DataExportAssessment]]:
+    """``case_assessments`` of many cases at once, by case, in a fixed number of queries."""
+    found: dict[int, list[DataExportAssessment]] = {pk: [] for pk in case_ids}
+    for row in _with_answers(DataExportAssessment.objects.filter(case_id__in=list(found))):
+        found[row.case_id].append(row)
+    for rows in found.values():
+        rows.sort(key=lambda a: (a.offer_id is not None, a.offer_id or 0))
+    return found
 
 
 def effective_assessment(case, offer=None) -> DataExportAssessment | None:
@@ -96,6 +129,9 @@ class AssessmentSummary:
     blockers: list[str]
     exit_readiness_answered: bool
     unanswered: int
+    # The facts auditors ask for: their gaps, and the organisation's log-retention minimum.
+    audit_gaps: list[AuditGap]
+    log_retention_min_days: int
 
     @property
     def status(self) -> str:
@@ -121,6 +157,8 @@ def assessment_summary(assessment: DataExportAssessment, *, today: date | None =
         blockers=sign_off_blockers(answers, conclusion=assessment.conclusion, aid=aid),
         exit_readiness_answered=exit_readiness_answered_in(answers),
         unanswered=sum(1 for row in rows if not row.display),
+        audit_gaps=assessment_audit_gaps(assessment),
+        log_retention_min_days=log_retention_min_days(),
     )
 
 
@@ -128,4 +166,18 @@ def assessment_history_querysets(assessment: DataExportAssessment) -> list:
     return [
         DataExportAssessment.history.filter(id=assessment.pk),
         AssessmentAnswer.history.filter(assessment_id=assessment.pk),
+        ExportedDataset.history.filter(assessment_id=assessment.pk),
+        ModelWeightFile.history.filter(assessment_id=assessment.pk),
     ]
+
+
+def dataset_list_for(actor) -> QuerySet[ExportedDataset]:
+    if not actor.has_perm("assessments.view_exporteddataset"):
+        return ExportedDataset.objects.none()
+    return ExportedDataset.objects.select_related("assessment").order_by("assessment_id", "pk")
+
+
+def weight_file_list_for(actor) -> QuerySet[ModelWeightFile]:
+    if not actor.has_perm("assessments.view_modelweightfile"):
+        return ModelWeightFile.objects.none()
+    return ModelWeightFile.objects.select_related("assessment").order_by("assessment_id", "pk")

@@ -1,4 +1,6 @@
-"""Writes to data-export assessments: create, save answers, sign off.
+"""Writes to data-export assessments: create, save answers, sign off; and the facts
+auditors ask for (the data inventory, the model-weight files, encryption and log
+retention), which are recorded without voiding the sign-off.
 
 Answers arrive as ``{question_key: {"value": str, "number": int | None, "note": str}}``
 (only the keys given are changed) and attachments as ``{question_key: file}``,
@@ -13,7 +15,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from apps.assessments.models import AssessmentAnswer, DataExportAssessment, validate_attachment_size
+from apps.assessments.audit_facts import fact_changes, normal_sha256
+from apps.assessments.models import (
+    AssessmentAnswer,
+    DataExportAssessment,
+    ExportedDataset,
+    ModelWeightFile,
+    validate_attachment_size,
+)
 from apps.assessments.questions import QUESTIONS, QUESTIONS_BY_KEY
 from apps.assessments.rules import (
     answers_errors,
@@ -25,7 +34,13 @@ from apps.assessments.rules import (
     sign_off_blockers,
     stated_fields,
 )
-from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
+from apps.core.services import (
+    ConcurrentEditError,
+    StateConflict,
+    tracked_create,
+    tracked_delete,
+    tracked_update,
+)
 from apps.core.uploads import EVIDENCE_DOCUMENTS, file_kind
 
 Answers = dict[str, dict[str, Any]]
@@ -260,3 +275,169 @@ def assessment_sign_off(
         },
         expected_version=expected_version,
     )
+
+
+# --- The facts auditors ask for (docs/rules/data-export.md#audit-facts) ----------------
+#
+# Each is a fact about the data and the vendor that the register judges on its own
+# (a finding for each gap), so recording one does not void the legal sign-off; an
+# approval relies on them, and a change after it makes the approval stale.
+
+
+class _Listed:
+    """What the data inventory and the list of model-weight files have in common."""
+
+    def __init__(self, model, fields: tuple[str, ...], name_field: str, code: str) -> None:
+        self.model, self.fields, self.name_field, self.code = model, fields, name_field, code
+
+    def permission(self, action: str) -> str:
+        return f"assessments.{action}_{self.model._meta.model_name}"
+
+    def values(self, given: dict[str, Any]) -> dict[str, Any]:
+        values = {name: given[name] for name in self.fields if name in given}
+        for name, value in values.items():
+            if isinstance(value, str):
+                values[name] = value.strip()
+        if "sha256" in values:
+            values["sha256"] = normal_sha256(values["sha256"])
+        return values
+
+    def check_unique(self, assessment_id: int, name: str, *, exclude: int | None = None) -> None:
+        """One row per name on an assessment; checked under the assessment's lock."""
+        same = self.model.objects.filter(assessment_id=assessment_id, **{self.name_field: name})
+        if exclude is not None:
+            same = same.exclude(pk=exclude)
+        if same.exists():
+            raise ValidationError(
+                {self.name_field: _("“%(name)s” is listed on this assessment already.")
+                 % {"name": name}}
+            )  # fmt: skip
+
+
+DATASETS = _Listed(
+    ExportedDataset,
+    ("name", "size_gb", "data_format", "sensitivity", "sync_window"),
+    "name",
+    "dataset",
+)
+WEIGHT_FILES = _Listed(ModelWeightFile, ("file_name", "sha256", "size_bytes"), "file_name", "file")
+
+
+def _lock(assessment_id: int) -> None:
+    # Two writes to one assessment's lists at once: the second waits, then sees the first.
+    DataExportAssessment.objects.select_for_update().get(pk=assessment_id)
+
+
+def _listed_add(kind: _Listed, *, actor, assessment, fields: dict[str, Any], reason: str):
+    _require(actor, kind.permission("add"), _("You may not add to this assessment's lists."))
+    values = kind.values(fields)
+    with transaction.atomic():
+        _lock(assessment.pk)
+        kind.check_unique(assessment.pk, values.get(kind.name_field, ""))
+        return tracked_create(
+            kind.model, actor=actor, reason=reason, assessment=assessment, **values
+        )
+
+
+def _listed_update(kind: _Listed, *, actor, row, fields, reason: str, expected_version):
+    _require(actor, kind.permission("change"), _("You may not change this assessment's lists."))
+    values = kind.values(fields)
+    with transaction.atomic():
+        _lock(row.assessment_id)
+        if kind.name_field in values:
+            kind.check_unique(row.assessment_id, values[kind.name_field], exclude=row.pk)
+        return tracked_update(
+            row, actor=actor, reason=reason, fields=values, expected_version=expected_version
+        )
+
+
+def _listed_remove(kind: _Listed, *, actor, row, reason: str, expected_version) -> None:
+    _require(
+        actor, kind.permission("delete"), _("You may not remove from this assessment's lists.")
+    )
+    if not (reason or "").strip():
+        raise ValidationError({"change_reason": _("Say why this is removed.")})
+    with transaction.atomic():
+        _lock(row.assessment_id)
+        current = kind.model.objects.filter(pk=row.pk).first()
+        if current is None:
+            raise StateConflict({kind.code: [_("Someone else removed it already.")]})
+        if expected_version is not None and current.version != expected_version:
+            raise ConcurrentEditError(current, expected_version)
+        tracked_delete(current, actor=actor, reason=reason)
+
+
+def dataset_add(*, actor, assessment, fields: dict[str, Any], reason: str = "Dataset listed"):
+    """List a dataset that leaves for the rented compute: name, size in GB, format,
+    sensitivity and sync window."""
+    return _listed_add(DATASETS, actor=actor, assessment=assessment, fields=fields, reason=reason)
+
+
+def dataset_update(*, actor, dataset, fields: dict[str, Any], reason: str, expected_version=None):
+    return _listed_update(
+        DATASETS,
+        actor=actor,
+        row=dataset,
+        fields=fields,
+        reason=reason,
+        expected_version=expected_version,
+    )
+
+
+def dataset_remove(*, actor, dataset, reason: str, expected_version=None) -> None:
+    _listed_remove(
+        DATASETS, actor=actor, row=dataset, reason=reason, expected_version=expected_version
+    )
+
+
+def weight_file_add(
+    *, actor, assessment, fields: dict[str, Any], reason: str = "Model-weight file listed"
+):
+    """List a model-weight file deployed: its file name, SHA-256 and size in bytes."""
+    return _listed_add(
+        WEIGHT_FILES, actor=actor, assessment=assessment, fields=fields, reason=reason
+    )
+
+
+def weight_file_update(
+    *, actor, weight_file, fields: dict[str, Any], reason: str, expected_version=None
+):
+    return _listed_update(
+        WEIGHT_FILES,
+        actor=actor,
+        row=weight_file,
+        fields=fields,
+        reason=reason,
+        expected_version=expected_version,
+    )
+
+
+def weight_file_remove(*, actor, weight_file, reason: str, expected_version=None) -> None:
+    _listed_remove(
+        WEIGHT_FILES, actor=actor, row=weight_file, reason=reason, expected_version=expected_version
+    )
+
+
+def audit_facts_save(
+    *,
+    actor,
+    assessment: DataExportAssessment,
+    fields: dict[str, Any],
+    reason: str,
+    expected_version: int | None = None,
+) -> DataExportAssessment:
+    """Record encryption at rest and in transit (yes, with how / no / not stated) and the
+    days the vendor keeps its logs; only the fields given change."""
+    _require(actor, "assessments.change_dataexportassessment", _("You may not edit assessments."))
+    if not (reason or "").strip():
+        raise ValidationError({"change_reason": _("Say why these facts are being changed.")})
+    with transaction.atomic():
+        current = DataExportAssessment.objects.select_for_update().get(pk=assessment.pk)
+        if expected_version is not None and current.version != expected_version:
+            raise ConcurrentEditError(current, expected_version)
+        changes, errors = fact_changes(vars(current), fields)
+        if errors:
+            raise ValidationError({name: [message] for name, message in errors.items()})
+        if not changes:
+            return current
+        return tracked_update(current, actor=actor, reason=reason, fields=changes)

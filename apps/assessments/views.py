@@ -1,23 +1,46 @@
-"""Browser pages for data-export self-assessments."""
+"""Browser pages for data-export self-assessments, and the facts auditors ask for."""
 
 import json
 import posixpath
+from collections.abc import Callable
+from typing import Any
 
 from django.contrib import messages
+from django.db.models import QuerySet
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _lazy
 
 from apps.assessments import services, spreadsheet
-from apps.assessments.forms import AssessmentForm, SignOffForm, initial_for, sign_off_initial
-from apps.assessments.models import MAX_ATTACHMENT_BYTES, DataExportAssessment
+from apps.assessments.forms import (
+    AssessmentForm,
+    AuditFactsForm,
+    DatasetForm,
+    RemoveForm,
+    SignOffForm,
+    WeightFileForm,
+    audit_facts_initial,
+    initial_for,
+    sign_off_initial,
+)
+from apps.assessments.models import (
+    MAX_ATTACHMENT_BYTES,
+    DataExportAssessment,
+    ExportedDataset,
+    ModelWeightFile,
+)
 from apps.assessments.questions import QUESTIONS_BY_KEY
 from apps.assessments.report import build_report, labelled_facts, report_markdown
 from apps.assessments.rules import default_review_by
 from apps.assessments.selectors import (
     assessment_get_for,
     assessment_summary,
+    dataset_list_for,
+    log_retention_min_days,
+    weight_file_list_for,
 )
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
@@ -81,12 +104,249 @@ def assessment_create(request: HttpRequest, case_pk: int) -> HttpResponse:
 
 @role_required("assessments.view_dataexportassessment")
 def assessment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    assessment = assessment_get_for(request.user, pk)
-    summary = assessment_summary(assessment)
+    return _detail_page(request, assessment_get_for(request.user, pk))
+
+
+def _detail_page(
+    request: HttpRequest,
+    assessment: DataExportAssessment,
+    *,
+    refused: tuple[str, DatasetForm | WeightFileForm] | None = None,
+) -> HttpResponse:
+    """The assessment; with the small forms that list a dataset or a weight file, one of
+    them bound and refused (400) where ``refused`` names it."""
+    context: dict = {
+        "assessment": assessment,
+        "case": assessment.case,
+        "summary": assessment_summary(assessment),
+    }
+    for name, kind in LISTS.items():
+        if request.user.has_perm(kind.permission("add")):
+            context[f"{name}_form"] = kind.form(prefix=name)
+    if refused is not None:
+        context[f"{refused[0]}_form"] = refused[1]
     return render(
         request,
         "assessments/assessment_detail.html",
-        {"assessment": assessment, "case": assessment.case, "summary": summary},
+        context,
+        status=400 if refused is not None else 200,
+    )
+
+
+# --- The facts auditors ask for (docs/rules/data-export.md#audit-facts) ----------------
+
+
+class _Kind:
+    """A list of an assessment's audit facts as its pages handle it."""
+
+    def __init__(
+        self,
+        model: type[ExportedDataset | ModelWeightFile],
+        form: type[DatasetForm | WeightFileForm],
+        rows: Callable[[Any], QuerySet],
+        add: Callable[..., Any],
+        update: Callable[..., Any],
+        remove: Callable[..., Any],
+        argument: str,
+        title: Any,
+        saved: Any,
+    ) -> None:
+        self.model, self.form, self.rows = model, form, rows
+        self.add, self.update, self.remove = add, update, remove
+        self.argument, self.title, self.saved = argument, title, saved
+
+    def permission(self, action: str) -> str:
+        return f"assessments.{action}_{self.model._meta.model_name}"
+
+    def get(self, request: HttpRequest, pk: int) -> Any:
+        return get_object_or_404(self.rows(request.user), pk=pk)
+
+
+LISTS = {
+    "dataset": _Kind(
+        ExportedDataset,
+        DatasetForm,
+        dataset_list_for,
+        services.dataset_add,
+        services.dataset_update,
+        services.dataset_remove,
+        "dataset",
+        _lazy("Dataset leaving for the rented compute"),
+        _lazy("Data inventory saved."),
+    ),
+    "weight": _Kind(
+        ModelWeightFile,
+        WeightFileForm,
+        weight_file_list_for,
+        services.weight_file_add,
+        services.weight_file_update,
+        services.weight_file_remove,
+        "weight_file",
+        _lazy("Model-weight file"),
+        _lazy("Model-weight files saved."),
+    ),
+}
+
+
+def _back(assessment_pk: int) -> HttpResponse:
+    return redirect(reverse("assessments:detail", args=[assessment_pk]) + "#audit-facts")
+
+
+def _listed_add(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+    kind = LISTS[name]
+    assessment = assessment_get_for(request.user, pk)
+    if request.method != "POST":
+        return _back(assessment.pk)
+    form = kind.form(request.POST, prefix=name)
+    if form.is_valid():
+        try:
+            kind.add(actor=request.user, assessment=assessment, fields=form.values())
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, kind.saved)
+            return _back(assessment.pk)
+    return _detail_page(request, assessment, refused=(name, form))
+
+
+def _listed_edit(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+    kind = LISTS[name]
+    row = kind.get(request, pk)
+    assessment = assessment_get_for(request.user, row.assessment_id)
+    posted = request.method == "POST"
+    form = kind.form(
+        request.POST if posted else None,
+        instance=row,
+        editing=True,
+        initial={"version": row.version},
+    )
+    if posted and form.is_valid():
+        try:
+            kind.update(
+                actor=request.user,
+                fields=form.values(),
+                reason=form.cleaned_data["change_reason"],
+                expected_version=form.cleaned_data["version"],
+                **{kind.argument: row},
+            )
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, kind.saved)
+            return _back(assessment.pk)
+    can_remove = request.user.has_perm(kind.permission("delete"))
+    return render(
+        request,
+        "assessments/listed_form.html",
+        {
+            "form": form,
+            "remove_form": RemoveForm(initial={"version": row.version}) if can_remove else None,
+            "row": row,
+            "name": name,
+            "title": kind.title,
+            "assessment": assessment,
+            "case": assessment.case,
+        },
+        status=400 if posted else 200,
+    )
+
+
+def _listed_remove(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+    kind = LISTS[name]
+    row = kind.get(request, pk)
+    assessment = assessment_get_for(request.user, row.assessment_id)
+    if request.method != "POST":
+        return redirect(f"assessments:{name}_edit", pk=row.pk)
+    form = RemoveForm(request.POST)
+    if form.is_valid():
+        try:
+            kind.remove(
+                actor=request.user,
+                reason=form.cleaned_data["change_reason"],
+                expected_version=form.cleaned_data["version"],
+                **{kind.argument: row},
+            )
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Removed: %(row)s.") % {"row": row})
+            return _back(assessment.pk)
+    edit_form = kind.form(instance=row, editing=True, initial={"version": row.version})
+    return render(
+        request,
+        "assessments/listed_form.html",
+        {
+            "form": edit_form if request.user.has_perm(kind.permission("change")) else None,
+            "remove_form": form,
+            "row": row,
+            "name": name,
+            "title": kind.title,
+            "assessment": assessment,
+            "case": assessment.case,
+        },
+        status=400,
+    )
+
+
+@role_required("assessments.add_exporteddataset")
+def dataset_add(request: HttpRequest, pk: int) -> HttpResponse:
+    return _listed_add(request, pk, "dataset")
+
+
+@role_required("assessments.change_exporteddataset")
+def dataset_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    return _listed_edit(request, pk, "dataset")
+
+
+@role_required("assessments.delete_exporteddataset")
+def dataset_remove(request: HttpRequest, pk: int) -> HttpResponse:
+    return _listed_remove(request, pk, "dataset")
+
+
+@role_required("assessments.add_modelweightfile")
+def weight_file_add(request: HttpRequest, pk: int) -> HttpResponse:
+    return _listed_add(request, pk, "weight")
+
+
+@role_required("assessments.change_modelweightfile")
+def weight_file_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    return _listed_edit(request, pk, "weight")
+
+
+@role_required("assessments.delete_modelweightfile")
+def weight_file_remove(request: HttpRequest, pk: int) -> HttpResponse:
+    return _listed_remove(request, pk, "weight")
+
+
+@role_required("assessments.change_dataexportassessment")
+def audit_facts_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Encryption at rest and in transit, and log retention; the sign-off stays."""
+    assessment = assessment_get_for(request.user, pk)
+    posted = request.method == "POST"
+    form = AuditFactsForm(
+        request.POST if posted else None,
+        initial=audit_facts_initial(assessment),
+        minimum_days=log_retention_min_days(),
+    )
+    if posted and form.is_valid():
+        try:
+            services.audit_facts_save(
+                actor=request.user,
+                assessment=assessment,
+                fields=form.facts(),
+                reason=form.cleaned_data["change_reason"],
+                expected_version=form.cleaned_data["version"],
+            )
+        except SERVICE_ERRORS as error:
+            apply_service_errors(form, error)
+        else:
+            messages.success(request, _("Encryption and log retention saved."))
+            return _back(assessment.pk)
+    return render(
+        request,
+        "assessments/audit_facts_form.html",
+        {"form": form, "assessment": assessment, "case": assessment.case},
+        status=400 if posted else 200,
     )
 
 

@@ -33,4 +33,16 @@ urlpatterns = [
         views.attachment_download,
         name="attachment",
     ),
+    # The facts auditors ask for (docs/rules/data-export.md#audit-facts).
+    path("data-export/<int:pk>/audit-facts/", views.audit_facts_edit, name="audit_facts"),
+    path("data-export/<int:pk>/datasets/add/", views.dataset_add, name="dataset_add"),
+    path("data-export/datasets/<int:pk>/", views.dataset_edit, name="dataset_edit"),
+    path("data-export/datasets/<int:pk>/remove/", views.dataset_remove, name="dataset_remove"),
+    path("data-export/<int:pk>/weight-files/add/", views.weight_file_add, name="weight_add"),
+    path("data-export/weight-files/<int:pk>/", views.weight_file_edit, name="weight_edit"),
+    path(
+        "data-export/weight-files/<int:pk>/remove/",
+        views.weight_file_remove,
+        name="weight_remove",
+    ),
 ]

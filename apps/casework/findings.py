@@ -28,6 +28,9 @@ from apps.access.selectors import (
     network_plans_of_cases,
 )
 from apps.approvals.findings import Finding, Rule, Severity
+from apps.assessments import audit_facts
+from apps.assessments import rules as assessment_rules
+from apps.assessments.selectors import assessment_audit_gaps, assessments_of_cases
 from apps.contracts import selectors as contracts_selectors
 from apps.contracts import terms
 from apps.core.roles import Role
@@ -67,6 +70,31 @@ ENTRY_MFA_SOURCE = gettext_lazy(
     "8.5, through one audited entry point with multi-factor authentication. That entry point "
     "guards the data as much as the machines, so going without it is accepted by legal "
     "together with the tech lead."
+)
+
+# The facts auditors ask of a data export (apps.assessments.audit_facts).
+INVENTORY_SOURCE = gettext_lazy(
+    "The data sent abroad described by its scale, type and sensitivity: the Measures for "
+    "the Security Assessment of Outbound Data Transfers, Art. 5(2)."
+)
+CONTRADICTION_SOURCE = gettext_lazy(
+    "The data sent abroad described by its scale, type and sensitivity: the Measures for "
+    "the Security Assessment of Outbound Data Transfers, Art. 5(2); personal information "
+    "goes abroad only on a legal basis, the Personal Information Protection Law, Art. 38."
+)
+WEIGHTS_SOURCE = gettext_lazy(
+    "An inventory of information and other associated assets: ISO/IEC 27001:2022, Annex A "
+    "5.9; the model weights deployed are named with their SHA-256, so what runs can be "
+    "checked against what was approved."
+)
+ENCRYPTION_SOURCE = gettext_lazy(
+    "Encryption, de-identification and other security measures: the Personal Information "
+    "Protection Law, Art. 51; the use of cryptography: ISO/IEC 27001:2022, Annex A 8.24."
+)
+LOG_RETENTION_SOURCE = gettext_lazy(
+    "Logs produced, kept and protected: ISO/IEC 27001:2022, Annex A 8.15; network logs kept "
+    "at least six months: the Cybersecurity Law, Art. 21(3); held against the "
+    "organisation's own minimum retention."
 )
 
 P, L, T, F = Role.PROCUREMENT, Role.LEGAL, Role.TECH_LEAD, Role.FINANCE
@@ -204,9 +232,79 @@ ENTRY_MFA_RULE = _rule(
 )
 ACCESS_RULES = (TRAINING_TRAFFIC_RULE, ENTRY_MFA_RULE)
 
+# --- The facts auditors ask of a data export (apps.assessments.audit_facts) ---------------
+# docs/rules/data-export.md#audit-facts: what each gap of the governing assessment's audit
+# facts weighs. Data sent in clear, or a dataset the answers deny, blocks; every other gap
+# awaits its owner's acceptance.
+Gap = audit_facts.Gap
+AUDIT_FACT_RULES: dict[audit_facts.Gap, Rule] = {
+    Gap.INVENTORY_MISSING: _rule(
+        Gap.INVENTORY_MISSING.value,
+        gettext_lazy("No data inventory"),
+        ACCEPT,
+        (L,),
+        "assessment",
+        INVENTORY_SOURCE,
+    ),
+    Gap.INVENTORY_CONTRADICTS_ANSWERS: _rule(
+        Gap.INVENTORY_CONTRADICTS_ANSWERS.value,
+        gettext_lazy("Dataset's sensitivity contradicts the assessment's answers"),
+        BLOCKS,
+        (L,),
+        "assessment",
+        CONTRADICTION_SOURCE,
+    ),
+    Gap.WEIGHT_HASHES_MISSING: _rule(
+        Gap.WEIGHT_HASHES_MISSING.value,
+        gettext_lazy("No model-weight hashes"),
+        ACCEPT,
+        (T,),
+        "assessment",
+        WEIGHTS_SOURCE,
+    ),
+    Gap.IN_TRANSIT_NOT_ENCRYPTED: _rule(
+        Gap.IN_TRANSIT_NOT_ENCRYPTED.value,
+        gettext_lazy("Data not encrypted in transit"),
+        BLOCKS,
+        (L,),
+        "assessment",
+        ENCRYPTION_SOURCE,
+    ),
+    Gap.AT_REST_NOT_ENCRYPTED: _rule(
+        Gap.AT_REST_NOT_ENCRYPTED.value,
+        gettext_lazy("Data not encrypted at rest"),
+        ACCEPT,
+        (L,),
+        "assessment",
+        ENCRYPTION_SOURCE,
+    ),
+    Gap.ENCRYPTION_NOT_STATED: _rule(
+        Gap.ENCRYPTION_NOT_STATED.value,
+        gettext_lazy("Encryption not stated"),
+        ACCEPT,
+        (L,),
+        "assessment",
+        ENCRYPTION_SOURCE,
+    ),
+    Gap.LOG_RETENTION_SHORT: _rule(
+        Gap.LOG_RETENTION_SHORT.value,
+        gettext_lazy("Logs kept for less than the organisation's minimum"),
+        ACCEPT,
+        (L,),
+        "assessment",
+        LOG_RETENTION_SOURCE,
+    ),
+}
+
 # Every area rule of the register, by code.
 AREA_RULES: dict[str, Rule] = {
-    rule.code: rule for rule in (*TERM_RULES.values(), *REQUIREMENT_RULES.values(), *ACCESS_RULES)
+    rule.code: rule
+    for rule in (
+        *TERM_RULES.values(),
+        *REQUIREMENT_RULES.values(),
+        *ACCESS_RULES,
+        *AUDIT_FACT_RULES.values(),
+    )
 }
 
 
@@ -220,15 +318,19 @@ class AreaRecords:
     requirement: Any  # the requirement spec, or None
     plan: Any  # the network plan with its links, or None
     matrix: Any  # the access matrix with its controls, or None
+    # The case's data-export assessments (its own, and those of single offers), with their
+    # answers, datasets and weight files prefetched.
+    assessments: tuple = ()
 
     @classmethod
-    def of_case(cls, case, *, matrix) -> AreaRecords:
-        """``matrix`` is the case's access matrix as the gates already loaded it."""
+    def of_case(cls, case, *, matrix, assessments) -> AreaRecords:
+        """``matrix`` and ``assessments`` are the case's as the gates already loaded them."""
         return cls(
             terms=contracts_selectors.case_contract_terms(case),
             requirement=requirement_of(case),
             plan=network_plan_of(case),
             matrix=matrix,
+            assessments=tuple(assessments),
         )
 
     @classmethod
@@ -240,6 +342,7 @@ class AreaRecords:
         requirements = requirements_of_cases(ids)
         plans = network_plans_of_cases(ids)
         matrices = access_matrices_of_cases(ids)
+        assessments = assessments_of_cases(ids)
         for plan in plans.values():
             plan.case = next(case for case in cases if case.pk == plan.case_id)
         return {
@@ -248,6 +351,7 @@ class AreaRecords:
                 requirement=requirements.get(pk),
                 plan=plans.get(pk),
                 matrix=matrices.get(pk),
+                assessments=tuple(assessments.get(pk, ())),
             )
             for pk in ids
         }
@@ -263,9 +367,19 @@ class AreaFindings:
         self.plan = records.plan
         # The access and network plan are the whole case's: the same for every offer.
         self.case_wide = [*self._training(), *self._entry_mfa(records.matrix, today)]
+        # The data-export assessments: the case's own, and those of single offers.
+        assessments = records.assessments
+        self.case_assessment = next((a for a in assessments if a.offer_id is None), None)
+        self.offer_assessments = {a.offer_id: a for a in assessments if a.offer_id is not None}
+        self._audit_gaps: dict[int, list] = {}
 
     def for_offer(self, offer) -> list[Finding]:
-        return [*self._terms(offer), *self._requirement(offer), *self.case_wide]
+        return [
+            *self._terms(offer),
+            *self._requirement(offer),
+            *self.case_wide,
+            *self._audit_facts(offer),
+        ]
 
     def _training(self) -> list[Finding]:
         plan = self.plan
@@ -341,6 +455,35 @@ class AreaFindings:
             )
             for field in check.checks
             if field.verdict in REQUIREMENT_RULES and field.shortfall
+        ]
+
+    # --- The facts auditors ask of a data export ----------------------------------------
+
+    def _audit_facts(self, offer) -> list[Finding]:
+        """The gaps of the audit facts of the assessment that governs the offer, as
+        ``apps.casework.gates._CaseRecords.assessment`` finds it; none without one (the
+        assessment gate's own finding says so)."""
+        governing = assessment_rules.governing_assessment(
+            case_assessment=self.case_assessment,
+            offer_assessment=self.offer_assessments.get(offer.pk),
+            vendor_jurisdiction=offer.vendor.jurisdiction,
+        )
+        if governing is None:
+            return []
+        if governing.pk not in self._audit_gaps:
+            self._audit_gaps[governing.pk] = assessment_audit_gaps(governing)
+        url = reverse("assessments:detail", args=[governing.pk]) + "#audit-facts"
+        return [
+            Finding(
+                rule=AUDIT_FACT_RULES[gap.gap],
+                offer_id=offer.pk,
+                message=gap.message,
+                facts=gap.facts,
+                key=gap.key,
+                subject=str(governing),
+                fix_url=url,
+            )
+            for gap in self._audit_gaps[governing.pk]
         ]
 
 

@@ -123,6 +123,14 @@ class _CaseRecords:
         scopes.append(
             Scope("assessments.assessmentanswer", "assessment_id", governing.pk, "answers")
         )
+        # The register reads its data inventory and model-weight files (their audit facts,
+        # docs/rules/data-export.md#audit-facts): a change to them is a change to what was judged.
+        scopes.append(
+            Scope("assessments.exporteddataset", "assessment_id", governing.pk, "data inventory")
+        )
+        scopes.append(
+            Scope("assessments.modelweightfile", "assessment_id", governing.pk, "model weights")
+        )
         state = assessment_rules.assessment_state(governing, self.today)
         answers = governing.answer_map()
         aid = assessment_rules.prc_aid(answers, on=self.today)
@@ -246,7 +254,9 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
     )
     max_age = verification_max_age_days()
     areas = AreaFindings(
-        case, AreaRecords.of_case(case, matrix=records.matrix), today=records.today
+        case,
+        AreaRecords.of_case(case, matrix=records.matrix, assessments=records.case_assessments),
+        today=records.today,
     )
     acceptances = acceptance_facts(case)
     requirement = areas.requirement

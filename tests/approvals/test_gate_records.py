@@ -156,8 +156,9 @@ def test_gate_queries_do_not_grow_with_offers(ready, people):
         make_offer(people["priya"], case, spec=FULL_SPEC)
     assert _queries(case) == few
     # The register adds the contract terms, requirement and acceptances, and the network
-    # plan with its workload links (2: the training-traffic findings).
-    assert few <= 26
+    # plan with its workload links (2: the training-traffic findings), and the assessments'
+    # data inventory and model-weight files, prefetched with them (2: their audit facts).
+    assert few <= 28
 
 
 def test_case_page_and_approval_page_query_counts_are_fixed(ready, people, browser_as):
