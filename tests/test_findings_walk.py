@@ -37,6 +37,7 @@ from apps.contracts.services import checklist_save
 from apps.sizing.services import requirement_spec_save
 from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case
+from tests.costs.factories import CLEAN, IDLE, TRAINING_HEADER, make_budget, make_import
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ROOT / "apps"
@@ -152,6 +153,21 @@ def _sla_not_stated(world: World) -> None:
     _terms(world, sla_availability_pct=None)
 
 
+# --- the cost guardrails against the bills -----------------------------------------------
+
+
+def _idle_gpus_on_the_bill(world: World) -> None:
+    # The budget picks the ready offer: the bills are about it. 62 % of the GPU-hours idle.
+    make_budget(world.people["priya"], world.case, offer=world.offer)
+    make_import(world.people["priya"], world.case, ("2026-01", IDLE))
+
+
+def _training_job_over_its_spend_cap(world: World) -> None:
+    priya = world.people["priya"]
+    make_budget(priya, world.case, offer=world.offer, training_max_spend=Decimal("25000"))
+    make_import(priya, world.case, ("2026-01", f"{CLEAN},,31000.00"), header=TRAINING_HEADER)
+
+
 # The ready case's contract terms (READY_TERMS) give 90 days to export the data, 99.99 %
 # and standard images; the case states no exit window or availability need; its offer is
 # priced per hour with 30 % prepaid; it has no requirement spec.
@@ -177,6 +193,9 @@ WORLDS: dict[str, Callable[[World], None]] = {
     "sizing.requirement_not_stated": lambda w: _requirement(w, throughput_tokens_per_s=1000),
     "access.training_traffic_outside_cluster": _training_over_the_internet,
     "access.entry_mfa_risk_accepted": _entry_mfa_on_the_tech_leads_word,
+    # --- the cost guardrails against the bills ------------------------------------------
+    "costs.idle_over_limit": _idle_gpus_on_the_bill,
+    "costs.training_cap_exceeded": _training_job_over_its_spend_cap,
 }
 
 

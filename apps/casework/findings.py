@@ -25,6 +25,8 @@ from apps.approvals.findings import Finding, Rule, Severity
 from apps.contracts import selectors as contracts_selectors
 from apps.contracts import terms
 from apps.core.roles import Role
+from apps.costs import rules as costs_rules
+from apps.costs import selectors as costs_selectors
 from apps.sizing import requirement as requirement_rules
 from apps.sizing.selectors import requirement_check_for, requirement_of
 
@@ -198,9 +200,48 @@ ENTRY_MFA_RULE = _rule(
 )
 ACCESS_RULES = (TRAINING_TRAFFIC_RULE, ENTRY_MFA_RULE)
 
+# --- the cost guardrails against the bills ----------------------------------------------
+# (docs/rules/findings.md#findings-of-the-areas). Bills come after an approval, so the
+# cost findings mostly weigh on a renewal or a decision taken again. They stand in the
+# red-flag gate, with the contract's other money findings: no gate is about the bills.
+IDLE_SOURCE = gettext_lazy(
+    "The case's budget guardrails: idle capacity is reclaimed, since idle instances left "
+    "running are the usual cause of a growing bill; paying on for idle GPUs is accepted "
+    "by procurement together with finance."
+)
+TRAINING_CAP_SOURCE = gettext_lazy(
+    "The case's budget guardrails: every training job is bound to the maximum run time and "
+    "the maximum spend its budget states; a job beyond them is accepted by finance "
+    "together with the tech lead, whose team runs it."
+)
+COST_RULES: dict[str, Rule] = {
+    costs_rules.IDLE_FINDING: _rule(
+        costs_rules.IDLE_FINDING,
+        gettext_lazy("Idle GPUs above the limit on the bills"),
+        ACCEPT,
+        (P, F),
+        "red_flags",
+        IDLE_SOURCE,
+    ),
+    costs_rules.TRAINING_CAP_FINDING: _rule(
+        costs_rules.TRAINING_CAP_FINDING,
+        gettext_lazy("Training job beyond its cap on the bills"),
+        ACCEPT,
+        (F, T),
+        "red_flags",
+        TRAINING_CAP_SOURCE,
+    ),
+}
 # Every area rule of the register, by code.
 AREA_RULES: dict[str, Rule] = {
-    rule.code: rule for rule in (*TERM_RULES.values(), *REQUIREMENT_RULES.values(), *ACCESS_RULES)
+    rule.code: rule
+    for rule in (
+        *TERM_RULES.values(),
+        *REQUIREMENT_RULES.values(),
+        *ACCESS_RULES,
+        # the cost guardrails against the bills
+        *COST_RULES.values(),
+    )
 }
 
 
@@ -219,9 +260,18 @@ class AreaFindings:
         self.plan = network_plan_of(case)
         # The access and network plan are the whole case's: the same for every offer.
         self.case_wide = [*self._training(), *self._entry_mfa(matrix, today)]
+        # The cost guardrails against the bills.
+        self.guardrails = costs_selectors.case_guardrails(case)
+        self.case_wide += self._guardrails(None)
 
     def for_offer(self, offer) -> list[Finding]:
-        return [*self._terms(offer), *self._requirement(offer), *self.case_wide]
+        return [
+            *self._terms(offer),
+            *self._requirement(offer),
+            *self.case_wide,
+            # the cost guardrails against the bills
+            *self._guardrails(offer.pk),
+        ]
 
     def _training(self) -> list[Finding]:
         plan = self.plan
@@ -297,6 +347,28 @@ class AreaFindings:
             )
             for field in check.checks
             if field.verdict in REQUIREMENT_RULES and field.shortfall
+        ]
+
+    # --- the cost guardrails against the bills ------------------------------------------
+
+    def _guardrails(self, offer_id: int | None) -> list[Finding]:
+        """The guardrails the bills broke, about the offer the bills are for (the approved
+        one, else the budget's pick), or the whole case where neither is."""
+        found = self.guardrails
+        if found.offer_id != offer_id:
+            return []
+        url = reverse("costs:case", args=[self.case.pk]) + "#guardrails"
+        return [
+            Finding(
+                rule=COST_RULES[breach.code],
+                offer_id=offer_id,
+                message=breach.message,
+                facts=breach.facts,
+                key=breach.key,
+                subject=gettext("Bills"),
+                fix_url=url,
+            )
+            for breach in found.breaches
         ]
 
 

@@ -17,6 +17,7 @@ from apps.offers.services import declared_spec_update
 from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case, make_verification
 from tests.contracts.factories import item, set_statuses
+from tests.costs.factories import CLEAN, make_budget, make_import
 from tests.factories import FULL_SPEC, make_offer
 
 
@@ -149,15 +150,19 @@ def _queries(case) -> int:
 
 
 def test_gate_queries_do_not_grow_with_offers(ready, people):
-    case, _offer = ready
+    case, offer = ready
     make_plan(people["tariq"], case)  # its links are read once for every offer
+    # The bills are read once for every offer.
+    make_budget(people["priya"], case, offer=offer)
+    make_import(people["priya"], case, ("2026-01", CLEAN))
     few = _queries(case)
     for _ in range(5):
         make_offer(people["priya"], case, spec=FULL_SPEC)
     assert _queries(case) == few
     # The register adds the contract terms, requirement and acceptances, and the network
-    # plan with its workload links (2: the training-traffic findings).
-    assert few <= 26
+    # plan with its workload links (2: the training-traffic findings); the cost guardrails
+    # (3: the budget, the months in force, the approved offer).
+    assert few <= 29
 
 
 def test_case_page_and_approval_page_query_counts_are_fixed(ready, people, browser_as):
