@@ -35,9 +35,11 @@ from apps.casework.findings import AREA_RULES
 from apps.contracts.models import ClauseChecklist
 from apps.contracts.services import checklist_save
 from apps.sizing.services import requirement_spec_save
+from tests.acceptance.factories import make_evidence
 from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case
 from tests.costs.factories import CLEAN, IDLE, TRAINING_HEADER, make_budget, make_import
+from tests.workloads.factories import BUILT_IN, load_test_summary, upload_set
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ROOT / "apps"
@@ -153,7 +155,7 @@ def _sla_not_stated(world: World) -> None:
     _terms(world, sla_availability_pct=None)
 
 
-# --- the cost guardrails against the bills -----------------------------------------------
+# --- the cost guardrails against the bills, and a representative load test -------------
 
 
 def _idle_gpus_on_the_bill(world: World) -> None:
@@ -166,6 +168,13 @@ def _training_job_over_its_spend_cap(world: World) -> None:
     priya = world.people["priya"]
     make_budget(priya, world.case, offer=world.offer, training_max_spend=Decimal("25000"))
     make_import(priya, world.case, ("2026-01", f"{CLEAN},,31000.00"), header=TRAINING_HEADER)
+
+
+def _load_test_on_built_in_prompts(world: World) -> None:
+    upload_set(world.people["tariq"], world.case)
+    make_evidence(
+        world.people["tariq"], world.offer, summary=load_test_summary(prompt_set=BUILT_IN)
+    )
 
 
 # The ready case's contract terms (READY_TERMS) give 90 days to export the data, 99.99 %
@@ -193,9 +202,10 @@ WORLDS: dict[str, Callable[[World], None]] = {
     "sizing.requirement_not_stated": lambda w: _requirement(w, throughput_tokens_per_s=1000),
     "access.training_traffic_outside_cluster": _training_over_the_internet,
     "access.entry_mfa_risk_accepted": _entry_mfa_on_the_tech_leads_word,
-    # --- the cost guardrails against the bills ------------------------------------------
+    # --- the cost guardrails against the bills, and a representative load test ---------
     "costs.idle_over_limit": _idle_gpus_on_the_bill,
     "costs.training_cap_exceeded": _training_job_over_its_spend_cap,
+    "workloads.load_not_representative": _load_test_on_built_in_prompts,
 }
 
 

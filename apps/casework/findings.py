@@ -27,8 +27,11 @@ from apps.contracts import terms
 from apps.core.roles import Role
 from apps.costs import rules as costs_rules
 from apps.costs import selectors as costs_selectors
+from apps.evidence import selectors as evidence_selectors
 from apps.sizing import requirement as requirement_rules
 from apps.sizing.selectors import requirement_check_for, requirement_of
+from apps.workloads import rules as workload_rules
+from apps.workloads.selectors import case_prompt_sets
 
 EXIT_SOURCE = gettext_lazy(
     "Exit strategies for ICT third-party services: the EU Digital Operational Resilience "
@@ -200,7 +203,7 @@ ENTRY_MFA_RULE = _rule(
 )
 ACCESS_RULES = (TRAINING_TRAFFIC_RULE, ENTRY_MFA_RULE)
 
-# --- the cost guardrails against the bills ----------------------------------------------
+# --- the cost guardrails against the bills, and a representative load test -------------
 # (docs/rules/findings.md#findings-of-the-areas). Bills come after an approval, so the
 # cost findings mostly weigh on a renewal or a decision taken again. They stand in the
 # red-flag gate, with the contract's other money findings: no gate is about the bills.
@@ -213,6 +216,11 @@ TRAINING_CAP_SOURCE = gettext_lazy(
     "The case's budget guardrails: every training job is bound to the maximum run time and "
     "the maximum spend its budget states; a job beyond them is accepted by finance "
     "together with the tech lead, whose team runs it."
+)
+LOAD_SOURCE = gettext_lazy(
+    "The case's own workload: a load test measures the service for the traffic it sends, "
+    "so it runs the case's own prompt set with each length tier at its share of the set; "
+    "its safe level and throughput decide the capacity and the unit costs."
 )
 COST_RULES: dict[str, Rule] = {
     costs_rules.IDLE_FINDING: _rule(
@@ -232,6 +240,16 @@ COST_RULES: dict[str, Rule] = {
         TRAINING_CAP_SOURCE,
     ),
 }
+# The load test the verification gate reads, accepted by the tech lead who runs it.
+LOAD_RULE = _rule(
+    workload_rules.LOAD_NOT_REPRESENTATIVE,
+    gettext_lazy("Load test not representative of the case's workload"),
+    ACCEPT,
+    (T,),
+    "verification",
+    LOAD_SOURCE,
+)
+
 # Every area rule of the register, by code.
 AREA_RULES: dict[str, Rule] = {
     rule.code: rule
@@ -239,8 +257,9 @@ AREA_RULES: dict[str, Rule] = {
         *TERM_RULES.values(),
         *REQUIREMENT_RULES.values(),
         *ACCESS_RULES,
-        # the cost guardrails against the bills
+        # the cost guardrails and a representative load test
         *COST_RULES.values(),
+        LOAD_RULE,
     )
 }
 
@@ -251,7 +270,7 @@ class AreaFindings:
     ``matrix`` is the case's access matrix as the gates already loaded it (with its
     controls), or None where it has none."""
 
-    def __init__(self, case, *, matrix, today: date) -> None:
+    def __init__(self, case, *, matrix, today: date, verifications=None) -> None:
         self.case = case
         self.terms = {
             entry.offer.pk: entry for entry in contracts_selectors.case_contract_terms(case)
@@ -260,8 +279,16 @@ class AreaFindings:
         self.plan = network_plan_of(case)
         # The access and network plan are the whole case's: the same for every offer.
         self.case_wide = [*self._training(), *self._entry_mfa(matrix, today)]
-        # The cost guardrails against the bills.
+        # The cost guardrails against the bills, and each offer's load test against the
+        # case's own prompt sets (``verifications``: each offer's newest, as the gates
+        # read them).
         self.guardrails = costs_selectors.case_guardrails(case)
+        self.prompt_sets = case_prompt_sets(case)
+        if verifications is None:
+            verifications = evidence_selectors.case_verifications(case)
+        self.loadtests = (
+            evidence_selectors.loadtest_summaries(verifications) if self.prompt_sets else {}
+        )
         self.case_wide += self._guardrails(None)
 
     def for_offer(self, offer) -> list[Finding]:
@@ -269,8 +296,9 @@ class AreaFindings:
             *self._terms(offer),
             *self._requirement(offer),
             *self.case_wide,
-            # the cost guardrails against the bills
+            # the cost guardrails and a representative load test
             *self._guardrails(offer.pk),
+            *self._load(offer),
         ]
 
     def _training(self) -> list[Finding]:
@@ -349,7 +377,7 @@ class AreaFindings:
             if field.verdict in REQUIREMENT_RULES and field.shortfall
         ]
 
-    # --- the cost guardrails against the bills ------------------------------------------
+    # --- the cost guardrails and a representative load test ----------------------------
 
     def _guardrails(self, offer_id: int | None) -> list[Finding]:
         """The guardrails the bills broke, about the offer the bills are for (the approved
@@ -369,6 +397,29 @@ class AreaFindings:
                 fix_url=url,
             )
             for breach in found.breaches
+        ]
+
+    def _load(self, offer) -> list[Finding]:
+        summary = self.loadtests.get(offer.pk)
+        if not summary:
+            return []
+        shortfall = workload_rules.load_shortfall(
+            self.prompt_sets,
+            (summary.get("workload_sets") or {}).get("prompt_set"),
+            list(summary.get("cells") or []),
+        )
+        if shortfall is None:
+            return []
+        return [
+            Finding(
+                rule=LOAD_RULE,
+                offer_id=offer.pk,
+                message=shortfall.message,
+                facts=shortfall.facts,
+                key=shortfall.key,
+                subject=str(offer),
+                fix_url=reverse("evidence:case", args=[self.case.pk]),
+            )
         ]
 
 

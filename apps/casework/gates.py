@@ -237,7 +237,9 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
         not_counted=tuple(left_out.values()),
     )
     max_age = verification_max_age_days()
-    areas = AreaFindings(case, matrix=records.matrix, today=records.today)
+    areas = AreaFindings(
+        case, matrix=records.matrix, today=records.today, verifications=records.verifications
+    )
     acceptances = acceptance_facts(case)
     requirement = areas.requirement
     result = []
