@@ -43,8 +43,11 @@ from apps.casework.registers import area_registers
 from apps.contracts.models import ClauseChecklist
 from apps.contracts.services import checklist_save
 from apps.sizing.services import requirement_spec_save
+from tests.acceptance.factories import make_evidence
 from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case
+from tests.costs.factories import CLEAN, IDLE, TRAINING_HEADER, make_budget, make_import
+from tests.workloads.factories import BUILT_IN, load_test_summary, upload_set
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ROOT / "apps"
@@ -201,6 +204,28 @@ def _no_weight_file(world: World) -> None:
     )
 
 
+# --- the cost guardrails against the bills, and a representative load test -------------
+
+
+def _idle_gpus_on_the_bill(world: World) -> None:
+    # The budget picks the ready offer: the bills are about it. 62 % of the GPU-hours idle.
+    make_budget(world.people["priya"], world.case, offer=world.offer)
+    make_import(world.people["priya"], world.case, ("2026-01", IDLE))
+
+
+def _training_job_over_its_spend_cap(world: World) -> None:
+    priya = world.people["priya"]
+    make_budget(priya, world.case, offer=world.offer, training_max_spend=Decimal("25000"))
+    make_import(priya, world.case, ("2026-01", f"{CLEAN},,31000.00"), header=TRAINING_HEADER)
+
+
+def _load_test_on_built_in_prompts(world: World) -> None:
+    upload_set(world.people["tariq"], world.case)
+    make_evidence(
+        world.people["tariq"], world.offer, summary=load_test_summary(prompt_set=BUILT_IN)
+    )
+
+
 # The ready case's contract terms (READY_TERMS) give 90 days to export the data, 99.99 %
 # and standard images; the case states no exit window or availability need; its offer is
 # priced per hour with 30 % prepaid; it has no requirement spec.
@@ -235,6 +260,10 @@ WORLDS: dict[str, Callable[[World], None]] = {
     "assessments.encryption_not_stated": lambda w: _facts(w, encryption_at_rest="not_stated"),
     # Fewer days than LOG_RETENTION_MIN_DAYS (180).
     "assessments.log_retention_short": lambda w: _facts(w, log_retention_days=90),
+    # --- the cost guardrails against the bills, and a representative load test ---------
+    "costs.idle_over_limit": _idle_gpus_on_the_bill,
+    "costs.training_cap_exceeded": _training_job_over_its_spend_cap,
+    "workloads.load_not_representative": _load_test_on_built_in_prompts,
 }
 
 

@@ -11,6 +11,7 @@ The re-run after maintenance compares the offer's newest run after its pinned
 baseline with it (``apps.evidence.baselines``), with the plan's tolerances.
 """
 
+import math
 from dataclasses import dataclass
 
 from django.utils.translation import gettext
@@ -141,6 +142,28 @@ def measured_versions(verification) -> tuple[MeasuredVersions | None, tuple]:
             used[environment.pk] = environment.sha256
     versions = MeasuredVersions(inventory=inventory is not None, driver=driver, software=software)
     return versions, tuple(sorted(used.items()))
+
+
+def level_throughput(summary: dict, concurrency: int) -> tuple[float | None, float | None]:
+    """(requests/s, output tokens/s) the load test served at one concurrency level.
+
+    Output tokens per second are the level's own figure (the mean over rounds of its
+    cells' mean), as the evidence pages show it; requests per second, which the levels do
+    not carry, are the mean of the same cells' completed requests per second. None where
+    the summary has no such figure.
+    """
+    level = next(
+        (lvl for lvl in summary.get("levels") or [] if lvl.get("concurrency") == concurrency),
+        None,
+    )
+    tokens = ((level or {}).get("output_tok_s") or {}).get("mean")
+    rates = [
+        cell["req_s"]
+        for cell in summary.get("cells") or []
+        if cell.get("concurrency") == concurrency and cell.get("req_s") is not None
+    ]
+    requests = math.fsum(rates) / len(rates) if rates else None
+    return requests, tokens
 
 
 def verification_checks(verification) -> tuple[VerificationCheck, ...]:

@@ -34,8 +34,14 @@ from apps.assessments.selectors import assessment_audit_gaps, assessments_of_cas
 from apps.contracts import selectors as contracts_selectors
 from apps.contracts import terms
 from apps.core.roles import Role
+from apps.costs import rules as costs_rules
+from apps.costs import selectors as costs_selectors
+from apps.evidence import selectors as evidence_selectors
 from apps.sizing import requirement as requirement_rules
 from apps.sizing.selectors import requirement_check_for, requirement_of, requirements_of_cases
+from apps.workloads import rules as workload_rules
+from apps.workloads import selectors as workloads_selectors
+from apps.workloads.selectors import case_prompt_sets
 
 EXIT_SOURCE = gettext_lazy(
     "Exit strategies for ICT third-party services: the EU Digital Operational Resilience "
@@ -296,6 +302,54 @@ AUDIT_FACT_RULES: dict[audit_facts.Gap, Rule] = {
     ),
 }
 
+
+# --- the cost guardrails against the bills, and a representative load test -------------
+# (docs/rules/findings.md#findings-of-the-areas). Bills come after an approval, so the
+# cost findings mostly weigh on a renewal or a decision taken again. They stand in the
+# red-flag gate, with the contract's other money findings: no gate is about the bills.
+IDLE_SOURCE = gettext_lazy(
+    "The case's budget guardrails: idle capacity is reclaimed, since idle instances left "
+    "running are the usual cause of a growing bill; paying on for idle GPUs is accepted "
+    "by procurement together with finance."
+)
+TRAINING_CAP_SOURCE = gettext_lazy(
+    "The case's budget guardrails: every training job is bound to the maximum run time and "
+    "the maximum spend its budget states; a job beyond them is accepted by finance "
+    "together with the tech lead, whose team runs it."
+)
+LOAD_SOURCE = gettext_lazy(
+    "The case's own workload: a load test measures the service for the traffic it sends, "
+    "so it runs the case's own prompt set with each length tier at its share of the set; "
+    "its safe level and throughput decide the capacity and the unit costs."
+)
+COST_RULES: dict[str, Rule] = {
+    costs_rules.IDLE_FINDING: _rule(
+        costs_rules.IDLE_FINDING,
+        gettext_lazy("Idle GPUs above the limit on the bills"),
+        ACCEPT,
+        (P, F),
+        "red_flags",
+        IDLE_SOURCE,
+    ),
+    costs_rules.TRAINING_CAP_FINDING: _rule(
+        costs_rules.TRAINING_CAP_FINDING,
+        gettext_lazy("Training job beyond its cap on the bills"),
+        ACCEPT,
+        (F, T),
+        "red_flags",
+        TRAINING_CAP_SOURCE,
+    ),
+}
+# The load test the verification gate reads, accepted by the tech lead who runs it.
+LOAD_RULE = _rule(
+    workload_rules.LOAD_NOT_REPRESENTATIVE,
+    gettext_lazy("Load test not representative of the case's workload"),
+    ACCEPT,
+    (T,),
+    "verification",
+    LOAD_SOURCE,
+)
+
 # Every area rule of the register, by code.
 AREA_RULES: dict[str, Rule] = {
     rule.code: rule
@@ -304,6 +358,9 @@ AREA_RULES: dict[str, Rule] = {
         *REQUIREMENT_RULES.values(),
         *ACCESS_RULES,
         *AUDIT_FACT_RULES.values(),
+        # the cost guardrails and a representative load test
+        *COST_RULES.values(),
+        LOAD_RULE,
     )
 }
 
@@ -321,16 +378,23 @@ class AreaRecords:
     # The case's data-export assessments (its own, and those of single offers), with their
     # answers, datasets and weight files prefetched.
     assessments: tuple = ()
+    # The guardrails the case's bills broke (apps.costs.selectors.CaseGuardrails), the
+    # case's prompt sets, and each offer's load-test summary where the case has a set.
+    guardrails: Any = None
+    prompt_sets: tuple = ()
+    loadtests: Any = None
 
     @classmethod
-    def of_case(cls, case, *, matrix, assessments) -> AreaRecords:
-        """``matrix`` and ``assessments`` are the case's as the gates already loaded them."""
+    def of_case(cls, case, *, matrix, assessments, verifications) -> AreaRecords:
+        """``matrix``, ``assessments`` and ``verifications`` (each offer's newest) are the
+        case's as the gates already loaded them."""
         return cls(
             terms=contracts_selectors.case_contract_terms(case),
             requirement=requirement_of(case),
             plan=network_plan_of(case),
             matrix=matrix,
             assessments=tuple(assessments),
+            **_bills_and_load(case, verifications),
         )
 
     @classmethod
@@ -343,6 +407,9 @@ class AreaRecords:
         plans = network_plans_of_cases(ids)
         matrices = access_matrices_of_cases(ids)
         assessments = assessments_of_cases(ids)
+        # Bills and prompt sets are read case by case, only for the cases that have them.
+        billed = costs_selectors.cases_with_budget(ids)
+        with_sets = workloads_selectors.cases_with_prompt_sets(ids)
         for plan in plans.values():
             plan.case = next(case for case in cases if case.pk == plan.case_id)
         return {
@@ -352,9 +419,26 @@ class AreaRecords:
                 plan=plans.get(pk),
                 matrix=matrices.get(pk),
                 assessments=tuple(assessments.get(pk, ())),
+                **_bills_and_load(
+                    case, None, billed=case.pk in billed, with_sets=case.pk in with_sets
+                ),
             )
-            for pk in ids
+            for case in cases
+            for pk in (case.pk,)
         }
+
+
+def _bills_and_load(case, verifications, *, billed=True, with_sets=True) -> dict[str, Any]:
+    """The case's guardrails against its bills, its prompt sets and, where it has one, each
+    offer's load-test summary (``verifications``: each offer's newest, read if None)."""
+    guardrails = costs_selectors.case_guardrails(case) if billed else None
+    prompt_sets = tuple(case_prompt_sets(case)) if with_sets else ()
+    loadtests = {}
+    if prompt_sets:
+        if verifications is None:
+            verifications = evidence_selectors.case_verifications(case)
+        loadtests = evidence_selectors.loadtest_summaries(verifications)
+    return {"guardrails": guardrails, "prompt_sets": prompt_sets, "loadtests": loadtests}
 
 
 class AreaFindings:
@@ -372,6 +456,12 @@ class AreaFindings:
         self.case_assessment = next((a for a in assessments if a.offer_id is None), None)
         self.offer_assessments = {a.offer_id: a for a in assessments if a.offer_id is not None}
         self._audit_gaps: dict[int, list] = {}
+        # The cost guardrails against the bills, and each offer's load test against the
+        # case's own prompt sets.
+        self.guardrails = records.guardrails
+        self.prompt_sets = records.prompt_sets
+        self.loadtests = records.loadtests
+        self.case_wide += self._guardrails(None)
 
     def for_offer(self, offer) -> list[Finding]:
         return [
@@ -379,6 +469,9 @@ class AreaFindings:
             *self._requirement(offer),
             *self.case_wide,
             *self._audit_facts(offer),
+            # the cost guardrails and a representative load test
+            *self._guardrails(offer.pk),
+            *self._load(offer),
         ]
 
     def _training(self) -> list[Finding]:
@@ -484,6 +577,51 @@ class AreaFindings:
                 fix_url=url,
             )
             for gap in self._audit_gaps[governing.pk]
+        ]
+
+    # --- the cost guardrails and a representative load test ----------------------------
+
+    def _guardrails(self, offer_id: int | None) -> list[Finding]:
+        """The guardrails the bills broke, about the offer the bills are for (the approved
+        one, else the budget's pick), or the whole case where neither is."""
+        found = self.guardrails
+        if found is None or found.offer_id != offer_id:
+            return []
+        url = reverse("costs:case", args=[self.case.pk]) + "#guardrails"
+        return [
+            Finding(
+                rule=COST_RULES[breach.code],
+                offer_id=offer_id,
+                message=breach.message,
+                facts=breach.facts,
+                key=breach.key,
+                subject=gettext("Bills"),
+                fix_url=url,
+            )
+            for breach in found.breaches
+        ]
+
+    def _load(self, offer) -> list[Finding]:
+        summary = (self.loadtests or {}).get(offer.pk)
+        if not summary:
+            return []
+        shortfall = workload_rules.load_shortfall(
+            list(self.prompt_sets),
+            (summary.get("workload_sets") or {}).get("prompt_set"),
+            list(summary.get("cells") or []),
+        )
+        if shortfall is None:
+            return []
+        return [
+            Finding(
+                rule=LOAD_RULE,
+                offer_id=offer.pk,
+                message=shortfall.message,
+                facts=shortfall.facts,
+                key=shortfall.key,
+                subject=str(offer),
+                fix_url=reverse("evidence:case", args=[self.case.pk]),
+            )
         ]
 
 

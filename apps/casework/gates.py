@@ -255,7 +255,12 @@ def gather_case_gates(case, offers: Sequence[Offer] | None = None) -> list[Offer
     max_age = verification_max_age_days()
     areas = AreaFindings(
         case,
-        AreaRecords.of_case(case, matrix=records.matrix, assessments=records.case_assessments),
+        AreaRecords.of_case(
+            case,
+            matrix=records.matrix,
+            assessments=records.case_assessments,
+            verifications=records.verifications,
+        ),
         today=records.today,
     )
     acceptances = acceptance_facts(case)

@@ -21,6 +21,7 @@ from apps.core.uploads import api_declared_over, refused_unread
 from apps.costs import services
 from apps.costs.bill_rows import MAX_FILE_BYTES, MAX_MONEY, BillFileRefused
 from apps.costs.models import CostImport, CostPeriod
+from apps.costs.rules import UnitCosts
 from apps.costs.selectors import CostView, budget_of, cost_imports_of, cost_view
 from apps.offers.models import Offer
 
@@ -128,6 +129,10 @@ class PeriodSerializer(serializers.Serializer):
     storage_gib_months = serializers.DecimalField(max_digits=14, decimal_places=4)
     cross_region_gib = serializers.DecimalField(max_digits=14, decimal_places=4)
     amount = _money()
+    training_job_hours_max = serializers.DecimalField(
+        max_digits=14, decimal_places=4, allow_null=True, help_text="The longest training job."
+    )
+    training_job_spend_max = _money(allow_null=True, help_text="The costliest training job.")
     import_sha256 = serializers.CharField()
     superseded_at = serializers.DateTimeField(allow_null=True)
 
@@ -178,6 +183,42 @@ class DailySpendSerializer(serializers.Serializer):
     crossings = CrossingSerializer(many=True)
 
 
+class BreachSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="The finding of the register it raises.")
+    key = serializers.CharField(help_text="idle, training_max_run_hours or training_max_spend.")
+    message = serializers.CharField()
+    periods = serializers.ListField(child=serializers.CharField(help_text="YYYY-MM"))
+
+
+class ThroughputSerializer(serializers.Serializer):
+    safe_concurrency = serializers.IntegerField(
+        allow_null=True, help_text="null: no level of the load test holds the service levels."
+    )
+    requests_per_s = _decimal_out(places=4)
+    output_tokens_per_s = _decimal_out(places=4)
+    # A field named "source" (see ImportSerializer): the load test read, in words.
+    source = serializers.CharField()  # type: ignore[assignment]
+
+
+class UnitCostSerializer(serializers.Serializer):
+    key = serializers.CharField(
+        help_text="per_request, per_million_tokens (output tokens, at the safe level), "
+        "per_request_served, per_million_tokens_served (from the bills' own counts)."
+    )
+    value = _decimal_out(places=6)
+    computable = serializers.BooleanField()
+    working = serializers.CharField(help_text="The formula with its numbers, or why not.")
+
+
+class UnitCostsSerializer(serializers.Serializer):
+    first_period = serializers.CharField(allow_null=True)
+    last_period = serializers.CharField(allow_null=True)
+    spend = _decimal_out()
+    seconds = serializers.IntegerField()
+    throughput = ThroughputSerializer(allow_null=True)
+    costs = UnitCostSerializer(many=True)
+
+
 class ReconciliationSerializer(serializers.Serializer):
     case = serializers.IntegerField()
     currency = serializers.CharField()
@@ -185,6 +226,8 @@ class ReconciliationSerializer(serializers.Serializer):
     expected_total = _decimal_out()
     periods = ReconciledPeriodSerializer(many=True)
     crossings = CrossingSerializer(many=True)
+    guardrail_breaches = BreachSerializer(many=True)
+    unit_costs = UnitCostsSerializer()
 
 
 def budget_payload(case: ProcurementCase) -> dict:
@@ -228,6 +271,8 @@ def period_payload(period: CostPeriod) -> dict:
                 "storage_gib_months",
                 "cross_region_gib",
                 "amount",
+                "training_job_hours_max",
+                "training_job_spend_max",
                 "superseded_at",
             )
         },
@@ -261,6 +306,40 @@ def reconciliation_payload(view: CostView) -> dict:
             for row in rec.periods
         ],
         "crossings": [{**vars(c), "period": f"{c.period:%Y-%m}"} for c in rec.crossings],
+        "guardrail_breaches": [
+            {
+                "code": b.code,
+                "key": b.key,
+                "message": b.message,
+                "periods": [f"{p:%Y-%m}" for p in b.periods],
+            }
+            for b in view.breaches
+        ],
+        "unit_costs": unit_costs_payload(view.unit_costs),
+    }
+
+
+def unit_costs_payload(costs: UnitCosts | None) -> dict:
+    """The unit costs of a view read with them (``cost_view(with_unit_costs=True)``)."""
+    assert costs is not None
+    throughput = costs.throughput
+    return {
+        "first_period": f"{costs.first:%Y-%m}" if costs.first else None,
+        "last_period": f"{costs.last:%Y-%m}" if costs.last else None,
+        "spend": costs.spend,
+        "seconds": costs.seconds,
+        "throughput": None
+        if throughput is None
+        else {
+            "safe_concurrency": throughput.concurrency,
+            "requests_per_s": throughput.requests_per_s,
+            "output_tokens_per_s": throughput.output_tokens_per_s,
+            "source": throughput.source,
+        },
+        "costs": [
+            {"key": c.key, "value": c.value, "computable": c.computable, "working": c.working}
+            for c in costs.costs
+        ],
     }
 
 
@@ -499,14 +578,15 @@ class PeriodsView(APIView):
 
 
 class ReconciliationView(APIView):
-    """Expected cost against the bill per month, the difference, its likely causes, crossings."""
+    """Expected cost against the bill per month, the difference, its likely causes, crossings;
+    the guardrails the newest bills broke, and the unit costs (docs/rules/costs.md)."""
 
     permission_classes = [RolePermission]
     required_permissions = {"GET": "costs.view_budget"}
 
     @extend_schema(responses=ReconciliationSerializer)
     def get(self, request: Request, case_pk: int) -> Response:
-        view = cost_view(case_get_for(request.user, case_pk))
+        view = cost_view(case_get_for(request.user, case_pk), with_unit_costs=True)
         if view.budget is None:
             raise Http404("This case has no budget yet.")
         return Response(ReconciliationSerializer(reconciliation_payload(view)).data)

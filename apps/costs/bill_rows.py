@@ -16,6 +16,11 @@ cross_region_gib       yes       traffic that crossed regions, GiB
 amount                 yes       the vendor's billed amount for the month
 requests               no        requests served (whole number); enables the
                                  long-context check
+training_job_hours_max no        the longest training job billed in the month,
+                                 hours of run time; checked against the
+                                 training jobs' maximum run time
+training_job_spend_max no        the costliest training job billed in the month;
+                                 checked against their maximum spend
 currency               no        ISO code; must equal the budget's currency
 =====================  ========  ==================================================
 
@@ -58,7 +63,8 @@ REQUIRED_COLUMNS = (
     "cross_region_gib",
     "amount",
 )
-OPTIONAL_COLUMNS = ("requests", "currency")
+TRAINING_COLUMNS = ("training_job_hours_max", "training_job_spend_max")
+OPTIONAL_COLUMNS = ("requests", *TRAINING_COLUMNS, "currency")
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DECIMAL_COLUMNS = ("instance_hours", "gpu_hours", "storage_gib_months", "cross_region_gib")
 INTEGER_COLUMNS = ("tokens_in", "tokens_out")
@@ -70,6 +76,7 @@ MONEY_WHOLE_DIGITS = 13
 MAX_MONEY = Decimal(10**MONEY_WHOLE_DIGITS) - Decimal("0.01")
 # (digits before the point, decimal places) the stored columns hold.
 DIGITS = {name: (10, 4) for name in DECIMAL_COLUMNS} | {"amount": (MONEY_WHOLE_DIGITS, 2)}
+DIGITS |= {"training_job_hours_max": (10, 4), "training_job_spend_max": (MONEY_WHOLE_DIGITS, 2)}
 MAX_COUNT = 2**63 - 1
 
 _PERIOD = re.compile(r"^(\d{4})-(\d{2})$")
@@ -288,9 +295,11 @@ def _parse_row(
         if period > this_month:
             refuse("period", _("%(text)s has not begun yet.") % {"text": period_text})
         values["period"] = period
-    for name in DECIMAL_COLUMNS + ("amount",):
+    for name in DECIMAL_COLUMNS + ("amount",) + TRAINING_COLUMNS:
         text = _text(cells.get(name))
-        if text.startswith("-"):
+        if name in TRAINING_COLUMNS and text == "":
+            values[name] = None  # the month lists no training job
+        elif text.startswith("-"):
             reason = (
                 _(
                     "negative amount: record a credit note with the vendor's next bill, "

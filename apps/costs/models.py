@@ -160,6 +160,13 @@ class CostPeriod(TrackedModel):
         _("cross-region traffic (GiB)"), max_digits=14, decimal_places=4
     )
     amount = _money(_("billed amount"))
+    # The vendor's list of the month's training jobs, where the bill gives one: the longest
+    # job's run time and the costliest job's charge, held against the budget's training
+    # caps (docs/rules/costs.md#guardrails-against-the-bills).
+    training_job_hours_max = models.DecimalField(
+        _("longest training job (hours)"), max_digits=14, decimal_places=4, null=True, blank=True
+    )
+    training_job_spend_max = _money(_("costliest training job"), null=True, blank=True)
     superseded_by = models.ForeignKey(
         CostImport,
         on_delete=models.PROTECT,
@@ -170,6 +177,7 @@ class CostPeriod(TrackedModel):
     )
     superseded_at = models.DateTimeField(_("replaced at"), null=True, blank=True)
     history = HistoricalRecords()
+    late_history_columns = ("training_job_hours_max", "training_job_spend_max")
 
     class Meta:
         ordering = ["case_id", "period", "pk"]

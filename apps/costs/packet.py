@@ -11,7 +11,7 @@ from apps.costs.selectors import cost_history_querysets, cost_view
 
 
 def packet_section(case):
-    view = cost_view(case)
+    view = cost_view(case, with_unit_costs=True)
     if view.budget is None and not view.imports:
         return None
     return PacketSection(

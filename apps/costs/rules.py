@@ -15,6 +15,7 @@ GiB-months; traffic in GiB; tokens are counts.
 
 from __future__ import annotations
 
+import calendar
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
@@ -30,8 +31,11 @@ from apps.scorecards.pricing import (
     cost_per_gpu_hour,
 )
 
-# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
-REGISTER_FINDINGS: tuple[str, ...] = ()
+# The guardrails checked against the bills (docs/rules/costs.md#guardrails-against-the-bills)
+# raise these findings of the register (docs/rules/findings.md#findings-of-the-areas).
+IDLE_FINDING = "costs.idle_over_limit"
+TRAINING_CAP_FINDING = "costs.training_cap_exceeded"
+REGISTER_FINDINGS: tuple[str, ...] = (IDLE_FINDING, TRAINING_CAP_FINDING)
 
 DEFAULT_THRESHOLDS_PCT = (70, 90, 100)
 MILLION = Decimal(1_000_000)
@@ -47,6 +51,11 @@ TRAFFIC_SHARE_LIMIT = Decimal("0.05")
 # A bill within this share of the expected cost (or one currency unit) agrees.
 PRICE_TOLERANCE_SHARE = Decimal("0.01")
 PRICE_TOLERANCE_ABSOLUTE = Decimal("1")
+
+# The guardrails and the unit costs read the newest months billed: a renewal asks how the
+# capacity is used now; older months stay in the reconciliation with their named causes.
+REVIEW_MONTHS = 3
+SECONDS_PER_DAY = 86400
 
 CENT = Decimal("0.01")
 
@@ -187,6 +196,10 @@ class PeriodUsage:
     cross_region_gib: Decimal
     amount: Decimal  # billed by the vendor
     requests: int | None = None
+    # From the vendor's list of training jobs billed in the month (optional columns):
+    # the longest job's run time and the costliest job's charge.
+    training_job_hours_max: Decimal | None = None
+    training_job_spend_max: Decimal | None = None
 
 
 @dataclass(frozen=True)
@@ -313,15 +326,25 @@ class Cause:
     amount: Decimal | None = None  # money it accounts for, when it can be priced
 
 
-def idle_instances(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) -> Cause | None:
-    """Billed GPU-hours well above those the GPUs were busy (docs/rules/costs.md: reclaim idle)."""
-    billed_gpu_hours = usage.instance_hours * card.gpus_per_instance
+def idle_share(usage: PeriodUsage, gpus_per_instance: int) -> Decimal | None:
+    """The share of the billed GPU-hours the GPUs were idle; None without billed hours."""
+    billed_gpu_hours = usage.instance_hours * gpus_per_instance
     if billed_gpu_hours <= 0:
         return None
-    idle_gpu_hours = billed_gpu_hours - usage.gpu_hours
-    share = idle_gpu_hours / billed_gpu_hours
-    if share < IDLE_SHARE_LIMIT:
+    return (billed_gpu_hours - usage.gpu_hours) / billed_gpu_hours
+
+
+def idle_over_limit(share: Decimal | None) -> bool:
+    """At or above the limit, idle capacity is a cause and a breach of the guardrail."""
+    return share is not None and share >= IDLE_SHARE_LIMIT
+
+
+def idle_instances(usage: PeriodUsage, card: RateCard, expected: ExpectedCost) -> Cause | None:
+    """Billed GPU-hours well above those the GPUs were busy (docs/rules/costs.md: reclaim idle)."""
+    share = idle_share(usage, card.gpus_per_instance)
+    if share is None or not idle_over_limit(share):
         return None
+    billed_gpu_hours = usage.instance_hours * card.gpus_per_instance
     amount = None
     if expected.instances is not None:
         amount = expected.instances * share
@@ -595,6 +618,318 @@ def training_guardrail_problems(
     if max_spend is None:
         problems.append(_("No maximum spend for training jobs."))
     return problems
+
+
+# Guardrails against the bills ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GuardrailBreach:
+    """A guardrail the bills broke: a finding of the register
+    (docs/rules/costs.md#guardrails-against-the-bills)."""
+
+    code: str
+    key: str  # which guardrail: "idle", or the training cap's budget field
+    message: str
+    facts: str  # the values it rests on, stable: an acceptance lapses when they change
+    periods: tuple[date, ...]
+
+
+def review_window(usages: Iterable[PeriodUsage]) -> list[PeriodUsage]:
+    """The newest months billed that the guardrails and unit costs read, oldest first."""
+    return sorted(usages, key=lambda u: u.period)[-REVIEW_MONTHS:]
+
+
+def idle_breach(usages: Iterable[PeriodUsage], gpus_per_instance: int) -> GuardrailBreach | None:
+    """Idle capacity not reclaimed: a month of the window with at least the limit of its
+    billed GPU-hours idle."""
+    over = []
+    for usage in review_window(usages):
+        share = idle_share(usage, gpus_per_instance)
+        if share is not None and idle_over_limit(share):
+            over.append((usage.period, share))
+    if not over:
+        return None
+    message = _(
+        "Idle GPUs are not reclaimed: %(months)s of the billed GPU-hours were idle, at or "
+        "above the limit of %(limit)s."
+    ) % {
+        "months": "; ".join(f"{period:%Y-%m}: {_percent(share)}" for period, share in over),
+        "limit": formats.percent(IDLE_SHARE_LIMIT),
+    }
+    facts = "; ".join(
+        [f"limit={IDLE_SHARE_LIMIT}"]
+        + [
+            f"{period:%Y-%m}={share.quantize(Decimal('0.001'), ROUND_HALF_UP)}"
+            for period, share in over
+        ]
+    )
+    return GuardrailBreach(IDLE_FINDING, "idle", message, facts, tuple(p for p, _s in over))
+
+
+def training_cap_breaches(
+    usages: Iterable[PeriodUsage],
+    *,
+    max_run_hours: Decimal | None,
+    max_spend: Decimal | None,
+    currency: str,
+) -> list[GuardrailBreach]:
+    """Each training cap a month of the window broke: the longest training job billed ran
+    longer than the run-time cap, or the costliest cost more than the spend cap. A cap
+    not stated, or a month that does not list its training jobs, breaks nothing."""
+    window = review_window(usages)
+    found = []
+    caps = (
+        ("training_max_run_hours", max_run_hours, "training_job_hours_max"),
+        ("training_max_spend", max_spend, "training_job_spend_max"),
+    )
+    for key, cap, column in caps:
+        if cap is None:
+            continue
+        over = [
+            (usage.period, value)
+            for usage in window
+            if (value := getattr(usage, column)) is not None and value > cap
+        ]
+        if not over:
+            continue
+        if key == "training_max_run_hours":
+            message = _(
+                "A training job ran longer than the cap of %(cap)s h: the longest billed ran "
+                "%(months)s."
+            ) % {
+                "cap": _plain(cap),
+                "months": "; ".join(f"{p:%Y-%m}: {_plain(v)} h" for p, v in over),
+            }
+        else:
+            message = _(
+                "A training job cost more than the cap of %(cap)s: the costliest billed cost "
+                "%(months)s."
+            ) % {
+                "cap": formats.money(cap, currency),
+                "months": "; ".join(f"{p:%Y-%m}: {formats.money(v, currency)}" for p, v in over),
+            }
+        facts = "; ".join([f"{key}={cap}"] + [f"{p:%Y-%m}={v}" for p, v in over])
+        found.append(
+            GuardrailBreach(TRAINING_CAP_FINDING, key, message, facts, tuple(p for p, _v in over))
+        )
+    return found
+
+
+def guardrail_breaches(
+    usages: Sequence[PeriodUsage],
+    *,
+    gpus_per_instance: int,
+    max_run_hours: Decimal | None,
+    max_spend: Decimal | None,
+    currency: str,
+) -> list[GuardrailBreach]:
+    """Every guardrail the newest bills broke (docs/rules/costs.md#guardrails-against-the-bills)."""
+    idle = idle_breach(usages, gpus_per_instance)
+    training = training_cap_breaches(
+        usages, max_run_hours=max_run_hours, max_spend=max_spend, currency=currency
+    )
+    return ([idle] if idle is not None else []) + training
+
+
+# Unit costs -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeasuredThroughput:
+    """What the offer's newest load test served at its safe level (the highest concurrency
+    at which every service level of the case holds)."""
+
+    concurrency: int | None  # None: no level holds the service levels
+    requests_per_s: Decimal | None
+    output_tokens_per_s: Decimal | None
+    source: str = ""  # the load test it was read from, in words
+
+
+@dataclass(frozen=True)
+class UnitCost:
+    """One unit cost, or why it cannot be computed (never a zero standing in for it)."""
+
+    key: str  # per_request, per_million_tokens, per_request_served, per_million_tokens_served
+    value: Decimal | None
+    working: str  # the formula with its numbers, or why it is not computable
+    shown: str = ""  # the value with its currency, to the places a unit cost needs
+
+    @property
+    def computable(self) -> bool:
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class UnitCosts:
+    """The unit costs of the newest months billed (docs/rules/costs.md#unit-costs)."""
+
+    first: date | None
+    last: date | None
+    spend: Decimal | None
+    seconds: int
+    throughput: MeasuredThroughput | None
+    costs: tuple[UnitCost, ...]
+
+    def get(self, key: str) -> UnitCost:
+        return next(cost for cost in self.costs if cost.key == key)
+
+
+# Places a unit cost is shown to: a request costs fractions of a cent.
+UNIT_COST_PLACES = {"per_request": 6, "per_million": 4}
+UNIT_COST_KEYS = (
+    "per_request",
+    "per_million_tokens",
+    "per_request_served",
+    "per_million_tokens_served",
+)
+
+
+def month_seconds(period: date) -> int:
+    return calendar.monthrange(period.year, period.month)[1] * SECONDS_PER_DAY
+
+
+def unit_costs(
+    usages: Sequence[PeriodUsage], throughput: MeasuredThroughput | None, *, currency: str
+) -> UnitCosts:
+    """Cost per request and per million output tokens of the newest months billed.
+
+    At the safe level: the bills ÷ (what the load test served per second at its safe level
+    × the seconds of those months), the cost of a request were the capacity billed kept
+    busy at that level. As served: the bills ÷ the requests or output tokens they count.
+    """
+    window = review_window(usages)
+    if not window:
+        missing = _("Not computable: no month is billed yet.")
+        return UnitCosts(
+            None,
+            None,
+            None,
+            0,
+            throughput,
+            tuple(UnitCost(key, None, missing) for key in UNIT_COST_KEYS),
+        )
+    spend = sum((u.amount for u in window), Decimal(0))
+    seconds = sum(month_seconds(u.period) for u in window)
+    billed = formats.money(spend, currency)
+    safe = [
+        _at_safe_level(
+            "per_request",
+            spend,
+            seconds,
+            throughput,
+            "requests_per_s",
+            per=Decimal(1),
+            words=(billed, _("requests/s"), _("per request")),
+            currency=currency,
+        ),
+        _at_safe_level(
+            "per_million_tokens",
+            spend,
+            seconds,
+            throughput,
+            "output_tokens_per_s",
+            per=MILLION,
+            words=(billed, _("output tokens/s"), _("per million output tokens")),
+            currency=currency,
+        ),
+    ]
+    served = [_served_per_request(window, spend, billed, currency)]
+    tokens_out = sum(u.tokens_out for u in window)
+    if tokens_out <= 0:
+        served.append(
+            UnitCost(
+                "per_million_tokens_served",
+                None,
+                _("Not computable: the bills count no output tokens."),
+            )
+        )
+    else:
+        value = spend * MILLION / tokens_out
+        shown = formats.money(value, currency, UNIT_COST_PLACES["per_million"])
+        served.append(
+            UnitCost(
+                "per_million_tokens_served",
+                value,
+                _("%(billed)s ÷ %(tokens)s output tokens × 1,000,000 = %(value)s")
+                % {"billed": billed, "tokens": formats.number(tokens_out), "value": shown},
+                shown,
+            )
+        )
+    return UnitCosts(
+        window[0].period, window[-1].period, spend, seconds, throughput, (*safe, *served)
+    )
+
+
+def _at_safe_level(
+    key: str,
+    spend: Decimal,
+    seconds: int,
+    throughput: MeasuredThroughput | None,
+    rate_name: str,
+    *,
+    per: Decimal,
+    words: tuple[str, str, str],
+    currency: str,
+) -> UnitCost:
+    billed, unit, per_words = words
+    if throughput is None:
+        return UnitCost(key, None, _("Not computable: the chosen offer has no load test."))
+    if throughput.concurrency is None:
+        return UnitCost(
+            key,
+            None,
+            _(
+                "Not computable: no concurrency level of the offer's newest load test holds "
+                "the case's service levels."
+            ),
+        )
+    rate = getattr(throughput, rate_name)
+    if rate is None or rate <= 0:
+        return UnitCost(
+            key,
+            None,
+            _("Not computable: the load test records no %(unit)s at its safe level.")
+            % {"unit": unit},
+        )
+    value = spend * per / (rate * seconds)
+    places = UNIT_COST_PLACES["per_request" if per == 1 else "per_million"]
+    working = _(
+        "%(billed)s ÷ (%(rate)s %(unit)s at the safe level of %(level)s concurrent requests × "
+        "%(seconds)s s)%(scale)s = %(value)s %(per)s"
+    ) % {
+        "billed": billed,
+        "rate": formats.number(rate, -2),
+        "unit": unit,
+        "level": throughput.concurrency,
+        "seconds": formats.number(seconds),
+        "scale": "" if per == 1 else " × 1,000,000",
+        "value": formats.money(value, currency, places),
+        "per": per_words,
+    }
+    return UnitCost(key, value, working, formats.money(value, currency, places))
+
+
+def _served_per_request(
+    window: Sequence[PeriodUsage], spend: Decimal, billed: str, currency: str
+) -> UnitCost:
+    key = "per_request_served"
+    if any(u.requests is None for u in window):
+        return UnitCost(
+            key, None, _("Not computable: a month of the bills does not count its requests.")
+        )
+    requests = sum(u.requests or 0 for u in window)
+    if requests <= 0:
+        return UnitCost(key, None, _("Not computable: the bills count no requests."))
+    value = spend / requests
+    shown = formats.money(value, currency, UNIT_COST_PLACES["per_request"])
+    return UnitCost(
+        key,
+        value,
+        _("%(billed)s ÷ %(requests)s requests = %(value)s")
+        % {"billed": billed, "requests": formats.number(requests), "value": shown},
+        shown,
+    )
 
 
 def _plain(value: Decimal) -> str:

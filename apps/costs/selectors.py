@@ -6,23 +6,31 @@ from django.utils import timezone
 
 from apps.approvals.models import Approval
 from apps.cases.models import ProcurementCase
+from apps.core import formats
 from apps.costs.charts import SpendChart, spend_charts
 from apps.costs.models import Budget, CostImport, CostPeriod, SpendCharge, ThresholdAlert
 from apps.costs.rules import (
+    IDLE_SHARE_LIMIT,
+    REVIEW_MONTHS,
     BudgetLimits,
     CommittedSpend,
     Crossing,
     DaySpend,
+    GuardrailBreach,
     OfferTerms,
     PeriodUsage,
     RateCard,
     Reconciliation,
+    UnitCosts,
     committed_spend,
     daily_spend,
+    guardrail_breaches,
     reconcile,
     training_guardrail_problems,
+    unit_costs,
 )
 from apps.costs.rules import SpendCharge as RuleCharge  # the model has the same name
+from apps.costs.throughput import measured_throughput
 from apps.offers.models import Offer
 
 
@@ -116,6 +124,8 @@ def usage_of(period: CostPeriod) -> PeriodUsage:
         storage_gib_months=period.storage_gib_months,
         cross_region_gib=period.cross_region_gib,
         amount=period.amount,
+        training_job_hours_max=period.training_job_hours_max,
+        training_job_spend_max=period.training_job_spend_max,
     )
 
 
@@ -141,6 +151,19 @@ class CostView:
     days: tuple[DaySpend, ...] = ()  # daily spend, oldest first, in settings.TIME_ZONE
     daily_crossings: tuple[Crossing, ...] = ()
     time_zone: str = ""  # where a day starts and ends
+    # The guardrails the newest bills broke (each a finding of the register), and the unit
+    # costs (only where asked for: they read the chosen offer's load test).
+    breaches: list[GuardrailBreach] = field(default_factory=list)
+    unit_costs: UnitCosts | None = None
+
+    @property
+    def review_months(self) -> int:
+        """How many of the newest months billed the guardrails and unit costs read."""
+        return REVIEW_MONTHS
+
+    @property
+    def idle_limit(self) -> str:
+        return formats.percent(IDLE_SHARE_LIMIT)
 
     @property
     def recent_days(self) -> list[DaySpend]:
@@ -164,8 +187,11 @@ class CostView:
         )
 
 
-def cost_view(case) -> CostView:
-    """The case's costs, reconciled; 6 queries however many periods, charges and imports."""
+def cost_view(case, *, with_unit_costs: bool = False) -> CostView:
+    """The case's costs, reconciled; 6 queries however many periods, charges and imports.
+
+    ``with_unit_costs`` adds the unit costs, which read the chosen offer's newest load
+    test (a few queries more, never more with more months)."""
     budget = budget_of(case)
     periods = current_periods(case)
     imports = cost_imports_of(case)
@@ -193,7 +219,55 @@ def cost_view(case) -> CostView:
         max_run_hours=budget.training_max_run_hours,
         max_spend=budget.training_max_spend,
     )
+    view.breaches = budget_breaches(budget, usages)
+    if with_unit_costs:
+        throughput = measured_throughput(case, offer)
+        view.unit_costs = unit_costs(usages, throughput, currency=budget.currency)
     return view
+
+
+def budget_breaches(budget: Budget, usages: list[PeriodUsage]) -> list[GuardrailBreach]:
+    return guardrail_breaches(
+        usages,
+        gpus_per_instance=budget.gpus_per_instance,
+        max_run_hours=budget.training_max_run_hours,
+        max_spend=budget.training_max_spend,
+        currency=budget.currency,
+    )
+
+
+@dataclass(frozen=True)
+class CaseGuardrails:
+    """The guardrails the case's newest bills broke, and the offer the bills are for:
+    the approved one, else the one the budget picked (None: the whole case)."""
+
+    offer_id: int | None
+    breaches: list[GuardrailBreach]
+
+
+def cases_with_budget(case_ids) -> set[int]:
+    """Which of many cases have a budget, whose guardrails the bills are held to (1 query)."""
+    return set(Budget.objects.filter(case_id__in=list(case_ids)).values_list("case_id", flat=True))
+
+
+def case_guardrails(case) -> CaseGuardrails:
+    """For the register (docs/rules/findings.md#findings-of-the-areas), in at most 3 queries
+    however many months and offers."""
+    budget = Budget.objects.filter(case=case).first()
+    if budget is None:
+        return CaseGuardrails(None, [])
+    usages = [usage_of(p) for p in CostPeriod.objects.filter(case=case, superseded_at__isnull=True)]
+    if not usages:
+        return CaseGuardrails(None, [])
+    approved = (
+        Approval.objects.filter(
+            case=case, decision=Approval.Decision.APPROVED, superseded_at__isnull=True
+        )
+        .order_by("-decided_at", "-pk")
+        .values_list("offer_id", flat=True)
+        .first()
+    )
+    return CaseGuardrails(approved or budget.offer_id, budget_breaches(budget, usages))
 
 
 def cost_history_querysets(case) -> list:

@@ -29,7 +29,7 @@ def _page(
     daily_form: DailySpendImportForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    view = cost_view(case)
+    view = cost_view(case, with_unit_costs=True)
     user = request.user
     if budget_form is None and user.has_perm("costs.change_budget"):
         budget_form = BudgetForm(

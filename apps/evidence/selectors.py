@@ -303,6 +303,24 @@ def source_bundle(verification: SpecVerification | None, section: str) -> Eviden
     return EvidenceBundle.objects.filter(pk=entry["bundle"]).first()
 
 
+def loadtest_summaries(verifications: dict[int, SpecVerification]) -> dict[int, dict]:
+    """Each offer's load-test summary: that of the bundle its verification takes the load
+    test from (``verifications`` by offer id, as ``case_verifications`` gives them), in
+    one query however many offers."""
+    wanted: dict[int, int] = {}  # offer id → bundle id
+    for offer_id, verification in verifications.items():
+        if verification.sources is None:
+            wanted[offer_id] = verification.bundle_id
+        elif (entry := verification.sources.get(composition.LOADTEST)) is not None:
+            wanted[offer_id] = entry["bundle"]
+    if not wanted:
+        return {}
+    summaries = dict(
+        EvidenceBundle.objects.filter(pk__in=set(wanted.values())).values_list("pk", "summary")
+    )
+    return {offer_id: summaries.get(pk) or {} for offer_id, pk in wanted.items()}
+
+
 # --- what an approval relies on -----------------------------------------------
 
 

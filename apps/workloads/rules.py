@@ -28,8 +28,13 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-# Area findings of the register raised here: none (docs/rules/findings.md#findings-of-the-areas).
-REGISTER_FINDINGS: tuple[str, ...] = ()
+from apps.core import formats
+
+# Whether the offer's newest load test ran the case's own prompt set, each tier at its
+# share (docs/rules/evidence.md#a-representative-load-test), is a finding of the register
+# (docs/rules/findings.md#findings-of-the-areas).
+LOAD_NOT_REPRESENTATIVE = "workloads.load_not_representative"
+REGISTER_FINDINGS: tuple[str, ...] = (LOAD_NOT_REPRESENTATIVE,)
 
 PROMPTS = "prompts"
 SAMPLES = "samples"
@@ -481,3 +486,109 @@ def compare_answer(kind: str, expected: str, received: str) -> tuple[bool, str]:
         same = got == want
         return same, "" if same else "a different JSON value"
     return False, f"unknown comparison {kind!r}"
+
+
+# --- a representative load test ----------------------------------------------------------
+
+# A tier's share of the load test's requests may fall this far below its share of the set:
+# about two standard errors of a tier's share in a set of a few hundred prompts, which is
+# as closely as the set itself stands for the traffic.
+TIER_SHARE_TOLERANCE = 0.05
+
+
+@dataclass(frozen=True)
+class CasePromptSet:
+    """One version of the case's prompt sets, as the representativeness check reads it."""
+
+    name: str
+    version: int
+    sha256: str
+    tiers: dict[str, int]  # prompts of each tier (``untiered`` for those without one)
+
+
+@dataclass(frozen=True)
+class LoadShortfall:
+    """Why the load test does not stand for the case's own traffic."""
+
+    key: str  # "set": it ran another set; "tiers": a tier got less than its share
+    message: str
+    facts: str  # stable: an acceptance lapses when they change
+
+
+def tier_counts(statistics: dict) -> dict[str, int]:
+    """Prompts of each tier, from a stored prompt set's statistics."""
+    tiers = statistics.get("tiers") or {}
+    return {name: int(entry.get("count") or 0) for name, entry in tiers.items()}
+
+
+def _ran(recorded: dict | None) -> str:
+    if not recorded:
+        return _("no recorded prompt set")
+    if recorded.get("source") == "built-in":
+        return _("the harness's built-in prompts")
+    return _("the prompt set %(name)s (SHA-256 %(sha)s…), which is not one of the case's") % {
+        "name": repr(str(recorded.get("name") or "")),
+        "sha": str(recorded.get("sha256") or "")[:12],
+    }
+
+
+def load_shortfall(
+    case_sets: list[CasePromptSet], recorded: dict | None, cells: list[dict]
+) -> LoadShortfall | None:
+    """Whether the offer's newest load test ran one of the case's prompt sets, each tier
+    with at least its share of the set's prompts (less ``TIER_SHARE_TOLERANCE``) among the
+    requests sent; None when it did, when the case holds no prompt set of its own (no mix
+    to hold it to), or when there is no load test (the verification gate says so).
+
+    ``recorded`` is the bundle's ``workload_sets.prompt_set``; ``cells`` its load test's
+    cells, each with the tier it sent (``prompt_set``) and its requests (``n``).
+    """
+    if not case_sets or not cells:
+        return None
+    sha = str((recorded or {}).get("sha256") or "")
+    used = next((s for s in case_sets if s.sha256 == sha), None)
+    if used is None:
+        held = sorted({s.sha256[:16] for s in case_sets})
+        names = sorted({s.name for s in case_sets})
+        message = _(
+            "The offer's newest load test did not run the case's own prompts: it ran "
+            "%(ran)s, while the case holds %(sets)s."
+        ) % {"ran": _ran(recorded), "sets": ", ".join(repr(n) for n in names)}
+        source = str((recorded or {}).get("source") or "none")
+        facts = f"ran={source}:{sha[:16] or '-'}; case sets=" + ",".join(held)
+        return LoadShortfall("set", message, facts)
+    prompts = sum(used.tiers.values())
+    sent: dict[str, int] = {}
+    for cell in cells:
+        tier = cell.get("prompt_set")
+        if tier is not None:
+            sent[str(tier)] = sent.get(str(tier), 0) + int(cell.get("n") or 0)
+    requests = sum(sent.values())
+    if prompts <= 0 or requests <= 0:
+        return None  # the load test does not say what it sent of each tier
+    short = []
+    for tier, count in used.tiers.items():
+        declared, share = count / prompts, sent.get(tier, 0) / requests
+        if share < declared - TIER_SHARE_TOLERANCE:
+            short.append((tier, declared, share))
+    if not short:
+        return None
+    message = _(
+        "The offer's newest load test ran the case's prompt set %(set)s, but gave %(tiers)s; "
+        "its throughput and safe level stand for another mix than the case's traffic."
+    ) % {
+        "set": f"{used.name!r} v{used.version}",
+        "tiers": "; ".join(
+            _("the %(tier)s prompts %(sent)s of the requests against %(declared)s of the set")
+            % {
+                "tier": tier,
+                "sent": formats.percent(share),
+                "declared": formats.percent(declared),
+            }
+            for tier, declared, share in short
+        ),
+    }
+    facts = f"set={used.sha256[:16]}; " + "; ".join(
+        f"{tier}={declared:.3f}/{share:.3f}" for tier, declared, share in short
+    )
+    return LoadShortfall("tiers", message, facts)

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 
 from apps.acceptance.models import AcceptancePlan
 from apps.core.downloads import StoredFile
+from apps.workloads import rules
 from apps.workloads.models import PlanWorkload, SetKind, WorkloadSet
 
 
@@ -30,6 +31,29 @@ def case_sets(case) -> list[WorkloadSet]:
         .select_related("uploaded_by")
         .order_by("kind", "name", "-set_version")
     )
+
+
+def cases_with_prompt_sets(case_ids) -> set[int]:
+    """Which of many cases hold a prompt set of their own (1 query)."""
+    return set(
+        WorkloadSet.objects.filter(case_id__in=list(case_ids), kind=SetKind.PROMPTS).values_list(
+            "case_id", flat=True
+        )
+    )
+
+
+def case_prompt_sets(case) -> list[rules.CasePromptSet]:
+    """Every version of the case's prompt sets, with its prompts per tier (1 query)."""
+    return [
+        rules.CasePromptSet(
+            name=name, version=version, sha256=sha256, tiers=rules.tier_counts(statistics or {})
+        )
+        for name, version, sha256, statistics in WorkloadSet.objects.filter(
+            case=case, kind=SetKind.PROMPTS
+        )
+        .order_by("name", "-set_version")
+        .values_list("name", "set_version", "sha256", "statistics")
+    ]
 
 
 def set_stored_file(workload_set: WorkloadSet) -> StoredFile:

@@ -17,7 +17,9 @@ from apps.offers.services import declared_spec_update
 from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case, make_verification
 from tests.contracts.factories import item, set_statuses
+from tests.costs.factories import CLEAN, make_budget, make_import
 from tests.factories import FULL_SPEC, make_offer
+from tests.workloads.factories import upload_set
 
 
 def _gate(case, offer, key):
@@ -149,16 +151,23 @@ def _queries(case) -> int:
 
 
 def test_gate_queries_do_not_grow_with_offers(ready, people):
-    case, _offer = ready
+    case, offer = ready
     make_plan(people["tariq"], case)  # its links are read once for every offer
+    # The bills are read once for every offer, and so are the case's prompt sets and the
+    # offers' load tests.
+    make_budget(people["priya"], case, offer=offer)
+    make_import(people["priya"], case, ("2026-01", CLEAN))
+    upload_set(people["tariq"], case)
     few = _queries(case)
     for _ in range(5):
         make_offer(people["priya"], case, spec=FULL_SPEC)
     assert _queries(case) == few
     # The register adds the contract terms, requirement and acceptances, and the network
-    # plan with its workload links (2: the training-traffic findings), and the assessments'
-    # data inventory and model-weight files, prefetched with them (2: their audit facts).
-    assert few <= 28
+    # plan with its workload links (2: the training-traffic findings), the assessments'
+    # data inventory and model-weight files, prefetched with them (2: their audit facts),
+    # the cost guardrails (3: the budget, the months in force, the approved offer) and a
+    # representative load test (2: the case's prompt sets, the offers' load-test summaries).
+    assert few <= 33
 
 
 def test_case_page_and_approval_page_query_counts_are_fixed(ready, people, browser_as):

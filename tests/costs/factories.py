@@ -9,6 +9,9 @@ HEADER = (
     "period,instance_hours,gpu_hours,tokens_in,tokens_out,requests,"
     "storage_gib_months,cross_region_gib,amount"
 )
+# With the vendor's list of training jobs: the longest job's hours, the costliest job's charge.
+TRAINING_HEADER = HEADER + ",training_job_hours_max,training_job_spend_max"
+
 # 8 instances × 8 GPUs × 730 h at 3.10 + 20,000 GiB-months × 0.02 + 400 GiB × 0.05
 CLEAN = "5840,41200,1850000000,310000000,462000,20000,400,145252.00"
 IDLE = "5840,17800,720000000,120000000,181000,20000,400,145252.00"
@@ -31,17 +34,17 @@ def make_budget(actor, case, *, offer=None, **fields):
     )
 
 
-def bill_csv(*rows: tuple[str, str]) -> bytes:
+def bill_csv(*rows: tuple[str, str], header: str = HEADER) -> bytes:
     """rows: (period, cells after the period)."""
-    lines = [HEADER] + [f"{period},{cells}" for period, cells in rows]
+    lines = [header] + [f"{period},{cells}" for period, cells in rows]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def make_import(actor, case, *rows, replace=False):
+def make_import(actor, case, *rows, replace=False, header=HEADER):
     return cost_import_create(
         actor=actor,
         case=case,
-        raw=bill_csv(*rows),
+        raw=bill_csv(*rows, header=header),
         file_name="bill.csv",
         source=CostImport.Source.UPLOAD,
         replace=replace,

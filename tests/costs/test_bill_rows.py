@@ -58,7 +58,7 @@ def test_columns_in_any_order_and_case():
             [
                 "row 1: unknown column(s): discount (allowed: period, instance_hours, gpu_hours, "
                 "tokens_in, tokens_out, storage_gib_months, cross_region_gib, amount, requests, "
-                "currency)."
+                "training_job_hours_max, training_job_spend_max, currency)."
             ],
         ),
         (
