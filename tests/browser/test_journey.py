@@ -268,6 +268,34 @@ def legal_review(page, case_url, sign_in, screenshot) -> None:
     expect(page.locator(".badge.ok")).to_contain_text("Signed off, review by")
     expect(page.locator("dt:has-text('Signed off by') + dd")).to_have_text("Lena")
 
+    # The facts auditors ask for: the data that leaves, the weights deployed, encryption
+    # and log retention (each gap would be a finding holding up the approval).
+    page.click("summary:has-text('List a dataset')")
+    dataset = page.locator("form[action*='dataset']")
+    dataset.locator("[name=dataset-name]").fill("Inference request logs (de-identified)")
+    dataset.locator("[name=dataset-size_gb]").fill("120")
+    dataset.locator("[name=dataset-data_format]").fill("JSON Lines")
+    dataset.locator("[name=dataset-sensitivity]").select_option("internal")
+    dataset.locator("[name=dataset-sync_window]").fill("nightly, 01:00–03:00 UTC")
+    dataset.locator("button:has-text('Add the dataset')").click()
+    expect(page.locator("body")).to_contain_text("Inference request logs (de-identified)")
+    page.click("summary:has-text('List a model-weight file')")
+    weights = page.locator("form[action*='weight']")
+    weights.locator("[name=weight-file_name]").fill("model-00001-of-00002.safetensors")
+    weights.locator("[name=weight-sha256]").fill("ab" * 32)
+    weights.locator("[name=weight-size_bytes]").fill("4998000000")
+    weights.locator("button:has-text('Add the file')").click()
+    expect(page.locator("body")).to_contain_text("model-00001-of-00002.safetensors")
+    page.click("text=Edit encryption and log retention")
+    page.locator("[name=encryption_at_rest]").select_option("yes")
+    page.locator("[name=encryption_at_rest_mechanism]").fill("AES-256 volume encryption")
+    page.locator("[name=encryption_in_transit]").select_option("yes")
+    page.locator("[name=encryption_in_transit_mechanism]").fill("TLS 1.3 on every link")
+    page.locator("[name=log_retention_days]").fill("365")
+    page.locator("[name=change_reason]").fill("From the vendor's security annex")
+    page.click("button:has-text('Save')")
+    expect(page.locator(".messages")).to_contain_text("Encryption and log retention saved")
+
 
 def tech_lead_prepares(page, case_url, sign_in, screenshot) -> None:
     sign_in("tariq")
