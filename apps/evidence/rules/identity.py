@@ -8,10 +8,12 @@ from apps.evidence.wording import phrase
 REGISTER_FINDINGS: tuple[str, ...] = ()
 
 # Stored in English and worded for the reader where shown (apps.evidence.wording).
-SEED_004_2 = phrase(
+RUNTIME_CROSS_CHECK = phrase(
     "CUDA runtime device query (cudaGetDeviceCount) cross-checked against NVML; the runtime wins"
 )
-ANCHORS_33 = phrase("NVIDIA nvidia-smi and NVML documentation: the same GPU read from each source")
+NVML_SAME_GPU = phrase(
+    "NVIDIA nvidia-smi and NVML documentation: the same GPU read from each source"
+)
 # The datasheet's sources, cited by their titles beside each figure.
 for _source in datasheet.SOURCES:
     phrase(datasheet.Fact(None, _source).citation)
@@ -90,7 +92,7 @@ def check_device_count(facts: Facts, context: Context) -> Check:
         measured=measured,
         expected=expected,
         tolerance=EXACT,
-        source=SEED_004_2,
+        source=RUNTIME_CROSS_CHECK,
     )
     if measured is None:
         check.detail = phrase("The bundle has no inventory.")
@@ -119,7 +121,7 @@ def check_sku(facts: Facts, context: Context) -> Check:
         NOT_MEASURED,
         expected=declared.name if declared else declared_text,
         tolerance=phrase("same SKU from PCI id, name and declaration"),
-        source=f"{ANCHORS_33}; " + phrase("the vendor's datasheet for the card"),
+        source=f"{NVML_SAME_GPU}; " + phrase("the vendor's datasheet for the card"),
     )
     records = [_record(g) for g in facts.gpus]
     if not records:
@@ -317,7 +319,7 @@ def check_sources_agree(facts: Facts) -> Check:
         NOT_MEASURED,
         expected=phrase("same count, names, PCI ids and memory from every source"),
         tolerance=phrase("exact; runtime memory within the driver's reservation"),
-        source=ANCHORS_33,
+        source=NVML_SAME_GPU,
     )
     counts = {
         s: n

@@ -14,8 +14,8 @@ from apps.evidence.wording import phrase
 REGISTER_FINDINGS: tuple[str, ...] = ()
 
 # Stored in English and worded for the reader where shown (apps.evidence.wording).
-SEED_000_ENV = phrase("environment items to verify on the rented machine before use")
-SEED_004_SPEC = phrase("the vendor's written spec: driver and runtime versions")
+ENVIRONMENT_ITEMS = phrase("environment items to verify on the rented machine before use")
+WRITTEN_SPEC_VERSIONS = phrase("the vendor's written spec: driver and runtime versions")
 SAME_VERSION = phrase("same version; same major is a warning")
 AT_LEAST = phrase("at least")
 CUDA_MEASURED = phrase("runtime %(runtime)s, driver supports %(driver)s")
@@ -80,7 +80,7 @@ def check_driver(facts: Facts, context: Context) -> Check:
         measured=measured,
         expected=declared or None,
         tolerance=SAME_VERSION,
-        source=SEED_004_SPEC,
+        source=WRITTEN_SPEC_VERSIONS,
     )
     if not declared:
         check.detail = phrase("The offer declares no driver version.")
@@ -108,7 +108,9 @@ def check_cuda(facts: Facts, context: Context) -> Check:
         else None,
         expected=declared or None,
         tolerance=SAME_VERSION,
-        source=SEED_004_SPEC + "; " + phrase("NVIDIA CUDA toolkit and driver release notes"),
+        source=WRITTEN_SPEC_VERSIONS
+        + "; "
+        + phrase("NVIDIA CUDA toolkit and driver release notes"),
     )
     if status == NOT_MEASURED and declared and not measured:
         check.detail = phrase("Neither the runtime nor the driver reported a CUDA version.")
@@ -123,7 +125,7 @@ def check_shm(env: dict | None, required: dict) -> Check:
         NOT_MEASURED,
         expected=f"≥ {required['shm_min_bytes'] / 2**30:.1f} GiB",
         tolerance=AT_LEAST,
-        source=SEED_000_ENV,
+        source=ENVIRONMENT_ITEMS,
     )
     total = ((env or {}).get("dev_shm") or {}).get("total_bytes")
     if total is None:
@@ -141,7 +143,7 @@ def check_ulimits(env: dict | None, required: dict, context: Context) -> Check:
         NOT_MEASURED,
         expected=OPEN_FILES % {"least": required["open_files_min"]},
         tolerance=AT_LEAST,
-        source=SEED_000_ENV,
+        source=ENVIRONMENT_ITEMS,
     )
     limits = (env or {}).get("ulimits")
     if not limits:
@@ -169,7 +171,7 @@ def check_clock_sync(env: dict | None, required: dict) -> Check:
         phrase("Clock synchronised (NTP)"),
         NOT_MEASURED,
         expected=SYNCHRONISED if required["clock_sync_required"] else phrase("not required"),
-        source=SEED_000_ENV,
+        source=ENVIRONMENT_ITEMS,
     )
     sync = (env or {}).get("clock_sync") or {}
     flags = [
