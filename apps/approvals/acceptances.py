@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 
 from apps.approvals import findings as rules
 from apps.approvals.models import FindingAcceptance
-from apps.approvals.selectors import case_register
+from apps.approvals.selectors import case_gates, register_of
 from apps.cases.lifecycle import case_lock
 from apps.cases.models import ProcurementCase
 from apps.core.roles import Role
@@ -29,9 +29,14 @@ def actor_roles(actor) -> set[str]:
 
 
 def _find(case, *, code: str, offer_id: int | None, key: str) -> rules.Entry | None:
+    """The finding, read from its offer's register alone (a finding of the whole case
+    stands in every offer's, so any offer of the case will do)."""
+    offer = case.offers.filter(pk=offer_id).first() if offer_id is not None else case.offers.first()
+    if offer is None:
+        return None
+    wanted = (code, offer_id, key)
     return next(
-        (e for e in case_register(case) if e.finding.identity == (code, offer_id, key)),
-        None,
+        (e for e in register_of(case_gates(case, [offer])) if e.finding.identity == wanted), None
     )
 
 

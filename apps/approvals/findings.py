@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import date, timedelta
 from enum import StrEnum
 
 from django.utils.functional import Promise
@@ -357,7 +357,7 @@ def accept_errors(
             _("An acceptance runs at most %(n)s days; choose %(date)s or earlier.")
             % {
                 "n": ACCEPTANCE_MAX_DAYS,
-                "date": date.fromordinal(today.toordinal() + ACCEPTANCE_MAX_DAYS).isoformat(),
+                "date": (today + timedelta(days=ACCEPTANCE_MAX_DAYS)).isoformat(),
             }
         )
     return errors

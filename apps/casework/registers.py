@@ -14,7 +14,7 @@ queries whatever the number of cases.
 from dataclasses import dataclass
 from datetime import date
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
 from apps.approvals.findings import Entry, judge
 from apps.approvals.selectors import acceptance_facts_of_cases
@@ -33,12 +33,8 @@ OPEN_STATUSES = (
 
 
 def findings_url(case_pk: int) -> str:
-    """Where a case's findings are accepted: their own page, or until it is mounted, the
-    findings on the case's approval page."""
-    try:
-        return reverse("approvals:findings", args=[case_pk])
-    except NoReverseMatch:
-        return reverse("approvals:case", args=[case_pk]) + "#findings"
+    """Where a case's findings are accepted: their own page."""
+    return reverse("approvals:findings", args=[case_pk])
 
 
 @dataclass(frozen=True)
