@@ -79,7 +79,8 @@ S3_TESTS := tests/core/test_object_storage.py tests/core/test_stored_file_downlo
 	tests/audit/test_exports.py tests/audit/test_rewind.py tests/acceptance/test_services.py \
 	tests/assessments/test_services.py tests/contracts/test_waivers.py \
 	tests/contracts/test_object_storage.py tests/costs/test_imports.py tests/assessments/test_views.py \
-	tests/portal/test_vendor_documents.py tests/portal/test_review.py
+	tests/portal/test_vendor_documents.py tests/portal/test_review.py \
+	tests/approvals/test_acceptance_documents.py
 
 test-s3: $(VENV)/.runtime $(VENV)/.test messages
 	DILIGENCE_TEST_STORAGE=s3 $(BIN)/python -m pytest $(XDIST) $(S3_TESTS) -p no:cacheprovider $(PYTEST_ARGS)

@@ -6,9 +6,13 @@ again inside the transaction, under the case's row lock, so two owners accepting
 once take turns and the second is judged on what the first recorded.
 """
 
+import uuid
 from datetime import date
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -20,6 +24,15 @@ from apps.cases.lifecycle import case_lock
 from apps.cases.models import ProcurementCase
 from apps.core.roles import Role
 from apps.core.services import StateConflict, tracked_create, tracked_update
+from apps.core.uploads import EVIDENCE_DOCUMENTS, ReadFile, UploadPolicy
+
+
+def document_max_bytes() -> int:
+    return settings.WAIVER_EVIDENCE_MAX_BYTES
+
+
+# The document an acceptance carries: the kinds and size a red-flag waiver's evidence takes.
+DOCUMENT_POLICY = UploadPolicy(document_max_bytes, types=EVIDENCE_DOCUMENTS)
 
 
 def actor_roles(actor) -> set[str]:
@@ -50,46 +63,79 @@ def finding_accept(
     role: str,
     reason: str,
     expires_on: date | None,
+    evidence=None,
 ) -> FindingAcceptance:
-    """Record ``actor``'s acceptance, as ``role``, of one open finding of the case."""
+    """Record ``actor``'s acceptance, as ``role``, of one open finding of the case.
+
+    ``evidence``, an uploaded file, is the document the finding's rule asks for; it is
+    checked and stored under a name the server makes, with its SHA-256. A refusal, of
+    the file or of the acceptance, stores nothing."""
     if not actor.has_perm("approvals.add_findingacceptance"):
         raise PermissionDenied(_("Only an owner of a finding may accept it."))
     today = timezone.localdate()
-    with transaction.atomic():
-        case = case_lock(case)
-        entry = _find(case, code=code, offer_id=offer_id, key=key)
-        errors = rules.accept_errors(
-            entry,
-            actor_id=actor.pk,
-            actor_roles=actor_roles(actor),
-            role=role,
-            reason=reason,
-            expires_on=expires_on,
-            today=today,
-        )
-        if errors:
-            raise ValidationError(errors)
-        assert entry is not None and expires_on is not None  # accept_errors says otherwise
-        finding = entry.finding
-        return tracked_create(
-            FindingAcceptance,
-            actor=actor,
-            reason=(
-                f"Finding accepted as {Role(role).label} until {expires_on.isoformat()}: "
-                f"{finding.message} — {reason.strip()}"
-            ),
-            case=case,
-            offer_id=offer_id,
-            code=code,
-            finding_key=key,
-            role=role,
-            facts=finding.facts,
-            message=finding.message,
-            justification=reason.strip(),
-            accepted_by=actor,
-            accepted_at=timezone.now(),
-            expires_on=expires_on,
-        )
+    document = _document_read(evidence) if evidence is not None else None
+    saved = ""
+    try:
+        with transaction.atomic():
+            case = case_lock(case)
+            entry = _find(case, code=code, offer_id=offer_id, key=key)
+            errors = rules.accept_errors(
+                entry,
+                actor_id=actor.pk,
+                actor_roles=actor_roles(actor),
+                role=role,
+                reason=reason,
+                expires_on=expires_on,
+                today=today,
+                has_document=document is not None,
+            )
+            if errors:
+                raise ValidationError(errors)
+            assert entry is not None and expires_on is not None  # accept_errors says otherwise
+            fields = {}
+            if document is not None:
+                # A fresh name per upload: no file is ever overwritten, whatever it was called.
+                wanted = f"approvals/acceptances/{case.pk}/{uuid.uuid4().hex}{document.extension}"
+                saved = default_storage.save(wanted, ContentFile(document.raw))
+                fields = {
+                    "evidence_name": document.name,
+                    "evidence_content_type": document.content_type,
+                    "evidence_size_bytes": len(document.raw),
+                    "evidence_sha256": document.sha256,
+                    "evidence_storage_name": saved,
+                }
+            finding = entry.finding
+            return tracked_create(
+                FindingAcceptance,
+                actor=actor,
+                reason=(
+                    f"Finding accepted as {Role(role).label} until {expires_on.isoformat()}: "
+                    f"{finding.message} — {reason.strip()}"
+                ),
+                case=case,
+                offer_id=offer_id,
+                code=code,
+                finding_key=key,
+                role=role,
+                facts=finding.facts,
+                message=finding.message,
+                justification=reason.strip(),
+                accepted_by=actor,
+                accepted_at=timezone.now(),
+                expires_on=expires_on,
+                **fields,
+            )
+    except BaseException:
+        if saved:
+            default_storage.delete(saved)
+        raise
+
+
+def _document_read(upload) -> ReadFile:
+    try:
+        return DOCUMENT_POLICY.read(upload, default_name="document")
+    except ValidationError as error:
+        raise ValidationError({"evidence": error.messages}) from None
 
 
 def finding_acceptance_withdraw(

@@ -7,29 +7,44 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
+from django.http import FileResponse
 from django.urls import URLPattern, path
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.approvals import services
-from apps.approvals.acceptances import finding_accept, finding_acceptance_withdraw
+from apps.approvals.acceptances import (
+    document_max_bytes,
+    finding_accept,
+    finding_acceptance_withdraw,
+)
 from apps.approvals.binding import Change
 from apps.approvals.findings import AcceptanceFacts, Entry
 from apps.approvals.models import Approval, FindingAcceptance
 from apps.approvals.overview import approval_overview, stale_changes_of
-from apps.approvals.selectors import approval_list_for, case_register, finding_acceptance_list_for
+from apps.approvals.selectors import (
+    acceptance_document,
+    approval_list_for,
+    case_register,
+    finding_acceptance_list_for,
+)
 from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
+from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
 from apps.core.roles import Role
 from apps.core.second_factor import require_second_factor
+from apps.core.uploads import EVIDENCE_DOCUMENTS, api_declared_over, refused_unread
 from apps.offers.models import Offer
 
 if TYPE_CHECKING:
@@ -258,6 +273,10 @@ class FindingSerializer(serializers.Serializer):
     )
     gate = serializers.CharField(source="rule.gate")
     fix_url = serializers.CharField(source="finding.fix_url", allow_null=True)
+    document_required = serializers.CharField(
+        source="rule.document",
+        help_text="The document each acceptance must attach, in words; empty when none.",
+    )
     acceptances = AcceptanceInForceSerializer(many=True, help_text="The acceptances in force.")
 
     @extend_schema_field(serializers.CharField(allow_null=True))
@@ -289,6 +308,13 @@ class CaseFindingsView(APIView):
         return Response(FindingSerializer(entries, many=True, context=context).data)
 
 
+class AcceptanceDocumentSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    content_type = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    sha256 = serializers.CharField()
+
+
 class FindingAcceptanceSerializer(serializers.ModelSerializer):
     """An acceptance as recorded, withdrawn and expired ones included."""
 
@@ -303,6 +329,9 @@ class FindingAcceptanceSerializer(serializers.ModelSerializer):
     withdrawn = serializers.SerializerMethodField()
     expired = serializers.SerializerMethodField(
         help_text="Past its expiry date (it holds up to and including that day)."
+    )
+    document = serializers.SerializerMethodField(
+        help_text="The attached document (``document/`` downloads it); null when none."
     )
 
     class Meta:
@@ -326,9 +355,21 @@ class FindingAcceptanceSerializer(serializers.ModelSerializer):
             "withdrawn_at",
             "withdrawn_by",
             "withdraw_reason",
+            "document",
             "version",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(AcceptanceDocumentSerializer(allow_null=True))
+    def get_document(self, acceptance: FindingAcceptance) -> dict | None:
+        if not acceptance.evidence_storage_name:
+            return None
+        return {
+            "name": acceptance.evidence_name,
+            "content_type": acceptance.evidence_content_type,
+            "size_bytes": acceptance.evidence_size_bytes,
+            "sha256": acceptance.evidence_sha256,
+        }
 
     def get_withdrawn(self, acceptance: FindingAcceptance) -> bool:
         return acceptance.withdrawn_at is not None
@@ -352,6 +393,13 @@ class FindingAcceptSerializer(serializers.Serializer):
     )
     reason = serializers.CharField(max_length=4000)
     expires_on = serializers.DateField(help_text="The last day the acceptance holds.")
+    evidence = serializers.FileField(
+        required=False,
+        help_text=(
+            "The document the finding's rule asks for (its ``document_required``); send the "
+            "body as multipart/form-data."
+        ),
+    )
 
 
 class FindingAcceptanceWithdrawSerializer(serializers.Serializer):
@@ -363,6 +411,7 @@ class CaseFindingAcceptView(APIView):
 
     permission_classes = [RolePermission]
     required_permissions = {"POST": "approvals.add_findingacceptance"}
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     @extend_schema(request=FindingAcceptSerializer, responses={201: FindingAcceptanceSerializer})
     def post(self, request: Request, case_pk: int) -> Response:
@@ -381,6 +430,7 @@ class CaseFindingAcceptView(APIView):
             role=data["role"],
             reason=data["reason"],
             expires_on=data["expires_on"],
+            evidence=data.get("evidence"),
         )
         return Response(
             FindingAcceptanceSerializer(acceptance).data, status=status.HTTP_201_CREATED
@@ -422,6 +472,21 @@ class FindingAcceptanceViewSet(
         )
         return Response(self.get_serializer(self.get_queryset().get(pk=acceptance.pk)).data)
 
+    @extend_schema(
+        responses={
+            (200, content_type): OpenApiTypes.BINARY
+            for content_type in sorted({kind.content_type for kind in EVIDENCE_DOCUMENTS.values()})
+        }
+    )
+    @action(detail=True, methods=["get"])
+    def document(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> FileResponse:
+        acceptance = self.get_object()
+        if not acceptance.evidence_storage_name:
+            raise NotFound(_("This acceptance has no document."))
+        return stored_file_api_response(request, acceptance_document(acceptance))
+
 
 def register(router: BaseRouter) -> list[URLPattern]:
     router.register("approvals", ApprovalViewSet, basename="approval")
@@ -430,7 +495,9 @@ def register(router: BaseRouter) -> list[URLPattern]:
         path("cases/<int:case_pk>/findings/", CaseFindingsView.as_view(), name="case-findings"),
         path(
             "cases/<int:case_pk>/findings/accept/",
-            CaseFindingAcceptView.as_view(),
+            # A body over the document limit is refused from its declared length, before
+            # DRF's CSRF check or the multipart parser reads it (apps.core.uploads).
+            refused_unread(api_declared_over(document_max_bytes))(CaseFindingAcceptView.as_view()),
             name="case-finding-accept",
         ),
         path("cases/<int:case_pk>/gates/", CaseGatesView.as_view(), name="case-gates"),

@@ -79,6 +79,8 @@ class Rule:
     owners: tuple[str, ...]  # role values; each must accept a finding that needs acceptance
     gate: str  # the approval gate it stands in
     source: Promise | str  # the public law, standard or stated need, in plain words
+    # The document each acceptance must attach, in words ("" where none is asked).
+    document: Promise | str = ""
 
     @property
     def severity_label(self) -> str:
@@ -123,6 +125,8 @@ class AcceptanceFacts:
     reason: str
     expires_on: date
     withdrawn: bool = False
+    document: str = ""  # the attached document's name, "" when none
+    document_sha256: str = ""
 
     @property
     def identity(self) -> tuple[str, int | None, str]:
@@ -140,6 +144,11 @@ class AcceptanceFacts:
             "until": self.expires_on.isoformat(),
             "reason": self.reason,
         }
+        if self.document:
+            text += " " + _("Attached: %(name)s (SHA-256 %(sha)s).") % {
+                "name": self.document,
+                "sha": self.document_sha256,
+            }
         return text
 
 
@@ -314,8 +323,11 @@ def accept_errors(
     reason: str,
     expires_on: date | None,
     today: date,
+    has_document: bool = False,
 ) -> dict[str, str]:
-    """Why this person cannot accept this finding now, by field; empty when they can."""
+    """Why this person cannot accept this finding now, by field; empty when they can.
+    A rule that names a document takes no acceptance without one
+    (docs/rules/findings.md#accepting-a-finding)."""
     if entry is None:
         return {"code": str(_("No such finding is open on this case."))}
     rule = entry.rule
@@ -346,6 +358,11 @@ def accept_errors(
         )
     if not (reason or "").strip():
         errors["reason"] = str(_("An acceptance needs a reason."))
+    if rule.document and not has_document:
+        errors["evidence"] = str(
+            _("Attach %(document)s: this finding is accepted only with it.")
+            % {"document": rule.document}
+        )
     if expires_on is None:
         errors["expires_on"] = str(_("An acceptance needs an expiry date."))
     elif expires_on < today:

@@ -1,6 +1,8 @@
 from django import forms
+from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext_lazy as _
 
+from apps.approvals.acceptances import document_max_bytes
 from apps.approvals.findings import ACCEPTANCE_MAX_DAYS
 from apps.approvals.models import Approval
 from apps.core.roles import Role
@@ -102,15 +104,29 @@ class FindingAcceptForm(forms.Form):
     expires_on = forms.DateField(
         label=_("In force until"), widget=forms.DateInput(attrs={"type": "date"})
     )
+    evidence = forms.FileField(label=_("Document"), required=False)
 
-    def __init__(self, *args, roles=(), **kwargs):
-        """``roles``: the role values the person may accept as."""
+    def __init__(self, *args, roles=(), document="", **kwargs):
+        """``roles``: the role values the person may accept as; ``document``: what the
+        finding's rule asks the acceptance to attach, in words ("" where it asks none:
+        an unbound form then has no file field)."""
         super().__init__(*args, **kwargs)
         self.offer_roles(roles)
         self.fields["expires_on"].help_text = _(
             "The last day the acceptance holds, at most %(days)s days ahead. After it, the "
             "finding is open again."
         ) % {"days": ACCEPTANCE_MAX_DAYS}
+        if document:
+            self.fields["evidence"].help_text = _(
+                "Attach %(document)s (PDF, image, text, office document or ZIP, at most "
+                "%(limit)s); it is kept with its SHA-256."
+            ) % {"document": document, "limit": filesizeformat(document_max_bytes())}
+        elif not self.is_bound:
+            del self.fields["evidence"]
+
+    @property
+    def takes_files(self) -> bool:
+        return "evidence" in self.fields
 
     def offer_roles(self, roles) -> None:
         """Offer these role values (only those the person holds and the finding awaits)."""

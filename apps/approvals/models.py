@@ -170,6 +170,15 @@ class FindingAcceptance(TrackedModel):
         verbose_name=_("withdrawn by"),
     )
     withdraw_reason = models.TextField(_("why it was withdrawn"), blank=True)
+    # The document the rule asks the acceptance to carry, stored once under a name the
+    # server makes, with its SHA-256; empty where the rule asks for none.
+    evidence_name = models.CharField(_("attached document"), max_length=200, blank=True)
+    evidence_content_type = models.CharField(_("document type"), max_length=100, blank=True)
+    evidence_size_bytes = models.PositiveBigIntegerField(
+        _("document size (bytes)"), null=True, blank=True
+    )
+    evidence_sha256 = models.CharField(_("document SHA-256"), max_length=64, blank=True)
+    evidence_storage_name = models.CharField(_("document stored as"), max_length=300, blank=True)
     history = HistoricalRecords()
 
     class Meta:

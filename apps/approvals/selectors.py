@@ -12,6 +12,7 @@ from apps.approvals.findings import AcceptanceFacts, Entry
 from apps.approvals.gates import Gate, GateInputs
 from apps.approvals.gathering import gate_gatherer
 from apps.approvals.models import Approval, FindingAcceptance
+from apps.core.downloads import StoredFile
 from apps.offers.models import Offer
 
 
@@ -87,6 +88,19 @@ def finding_acceptance_get_for(actor, pk: int) -> FindingAcceptance:
     return get_object_or_404(finding_acceptance_list_for(actor), pk=pk)
 
 
+def acceptance_document(acceptance: FindingAcceptance) -> StoredFile:
+    """The document an acceptance carries, as a download sends it, checked against its
+    SHA-256."""
+    return StoredFile(
+        case_id=acceptance.case_id,
+        record=f"Document of the acceptance of {acceptance.code}",
+        name=acceptance.evidence_storage_name,
+        sha256=acceptance.evidence_sha256,
+        filename=acceptance.evidence_name or "document",
+        content_type=acceptance.evidence_content_type or None,
+    )
+
+
 def acceptance_facts(case) -> list[AcceptanceFacts]:
     """Every acceptance recorded on the case's findings, withdrawn ones included (1 query)."""
     return acceptance_facts_of_cases([case.pk])[case.pk]
@@ -115,6 +129,8 @@ def acceptance_facts_of_cases(case_ids: Iterable[int]) -> dict[int, list[Accepta
                 reason=row.justification,
                 expires_on=row.expires_on,
                 withdrawn=row.withdrawn_at is not None,
+                document=row.evidence_name,
+                document_sha256=row.evidence_sha256,
             )
         )
     return found

@@ -23,6 +23,11 @@ urlpatterns = [
         findings_views.case_acceptance_withdraw,
         name="acceptance-withdraw",
     ),
+    path(
+        "cases/<int:pk>/findings/acceptances/<int:acceptance_pk>/document/",
+        findings_views.case_acceptance_document,
+        name="acceptance-document",
+    ),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("dashboard/waiting/", views.waiting, name="waiting"),
     path("dashboard/digest/", views.digest_preference, name="digest"),

@@ -107,8 +107,18 @@ P, L, T, F = Role.PROCUREMENT, Role.LEGAL, Role.TECH_LEAD, Role.FINANCE
 BLOCKS, ACCEPT = Severity.BLOCKS, Severity.NEEDS_ACCEPTANCE
 
 
-def _rule(code, title, severity, owners, gate, source) -> Rule:
-    return Rule(code, title, severity, owners, gate, source)
+def _rule(code, title, severity, owners, gate, source, document="") -> Rule:
+    return Rule(code, title, severity, owners, gate, source, document)
+
+
+# What an acceptance must attach, where the rule asks for a document: the cost of leaving
+# early, worked out; the controls that stand in for the entry point's MFA, shown.
+EXIT_PENALTY_DOCUMENT = gettext_lazy(
+    "the calculation of what leaving early would cost under this penalty"
+)
+ENTRY_MFA_DOCUMENT = gettext_lazy(
+    "the evidence of the controls that stand in for MFA until it is in place"
+)
 
 
 # What each contract-term check weighs (apps.contracts.terms.Check).
@@ -160,6 +170,7 @@ TERM_RULES: dict[terms.Check, Rule] = {
         (L,),
         "exit_readiness",
         EXIT_SOURCE,
+        EXIT_PENALTY_DOCUMENT,
     ),
     terms.Check.PREMIUM_IN_RANGE: _rule(
         "contracts.premium_in_range",
@@ -235,6 +246,7 @@ ENTRY_MFA_RULE = _rule(
     (L,),
     "access_matrix",
     ENTRY_MFA_SOURCE,
+    ENTRY_MFA_DOCUMENT,
 )
 ACCESS_RULES = (TRAINING_TRAFFIC_RULE, ENTRY_MFA_RULE)
 

@@ -8,26 +8,34 @@ from datetime import timedelta
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from apps.approvals.acceptances import (
+    DOCUMENT_POLICY,
     actor_roles,
     finding_accept,
     finding_acceptance_withdraw,
 )
 from apps.approvals.findings import ACCEPTANCE_DAYS, AcceptanceFacts, Entry, Severity
 from apps.approvals.forms import AcceptanceWithdrawForm, FindingAcceptForm
-from apps.approvals.selectors import case_gates, finding_acceptance_list_for, register_of
+from apps.approvals.selectors import (
+    acceptance_document,
+    case_gates,
+    finding_acceptance_list_for,
+    register_of,
+)
 from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core.access import role_required
+from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.second_factor import second_factor_for_writes
 from apps.core.services import StateConflict
+from apps.core.uploads import refused_unread
 
 
 @dataclass
@@ -114,6 +122,7 @@ def _groups(
             else:
                 row.accept_form = FindingAcceptForm(
                     roles=roles,
+                    document=entry.rule.document,
                     auto_id=f"id_f{n}_%s",
                     initial={
                         "code": code,
@@ -172,13 +181,14 @@ def case_findings(request: HttpRequest, pk: int) -> HttpResponse:
     return _page(request, case)
 
 
+@refused_unread(DOCUMENT_POLICY.check())  # before the CSRF check reads the body
 @role_required("approvals.add_findingacceptance")
 @second_factor_for_writes
 def case_finding_accept(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk, offer_count=False)
     if request.method != "POST":
         return redirect("approvals:findings", pk=case.pk)
-    form = FindingAcceptForm(request.POST, roles=sorted(actor_roles(request.user)))
+    form = FindingAcceptForm(request.POST, request.FILES, roles=sorted(actor_roles(request.user)))
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -191,6 +201,7 @@ def case_finding_accept(request: HttpRequest, pk: int) -> HttpResponse:
                 role=data["role"],
                 reason=data["reason"],
                 expires_on=data["expires_on"],
+                evidence=data.get("evidence"),
             )
         except ValidationError as error:
             apply_service_errors(form, error)
@@ -231,3 +242,16 @@ def case_acceptance_withdraw(request: HttpRequest, pk: int, acceptance_pk: int) 
         status=status,
         bound_withdraw=(acceptance.pk, form),
     )
+
+
+@role_required("approvals.view_findingacceptance")
+def case_acceptance_document(
+    request: HttpRequest, pk: int, acceptance_pk: int
+) -> HttpResponse | FileResponse:
+    case = case_get_for(request.user, pk, offer_count=False)
+    acceptance = get_object_or_404(
+        finding_acceptance_list_for(request.user).filter(case=case), pk=acceptance_pk
+    )
+    if not acceptance.evidence_storage_name:
+        raise Http404(_("This acceptance has no document."))
+    return stored_file_response(request, acceptance_document(acceptance))

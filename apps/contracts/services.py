@@ -1,6 +1,5 @@
 """Writes to checklist templates, clause checklists and red-flag waivers."""
 
-import hashlib
 import os
 import uuid
 from datetime import date
@@ -13,7 +12,6 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Max
-from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
@@ -373,30 +371,16 @@ def red_flag_waive(
 
 def _evidence_read(upload) -> tuple[dict[str, Any], bytes]:
     """The evidence's recorded fields and bytes, or a ValidationError on ``evidence``."""
-    limit = evidence_max_bytes()
-    too_large = _("The file is larger than %(limit)s.") % {"limit": filesizeformat(limit)}
-    # The size is checked before a byte is read: a file over the limit is never loaded.
-    if upload.size is not None and upload.size > limit:
-        raise ValidationError({"evidence": too_large})
-    if upload.size == 0:
-        raise ValidationError({"evidence": _("The file is empty.")})
     try:
-        name, extension, kind = EVIDENCE_POLICY.file_kind(upload)
+        read = EVIDENCE_POLICY.read(upload, default_name="evidence")
     except ValidationError as error:
         raise ValidationError({"evidence": error.messages}) from None
-    raw = upload.read(limit + 1)
-    if len(raw) > limit:
-        raise ValidationError({"evidence": too_large})
-    if not raw:
-        raise ValidationError({"evidence": _("The file is empty.")})
-    # Shown and offered back as the download's name: printable, and never a path.
-    name = "".join(ch for ch in name if ch.isprintable()).strip() or f"evidence{extension}"
     return {
-        "evidence_name": name[:200],
-        "evidence_content_type": kind.content_type,
-        "evidence_size_bytes": len(raw),
-        "evidence_sha256": hashlib.sha256(raw).hexdigest(),
-    }, raw
+        "evidence_name": read.name,
+        "evidence_content_type": read.content_type,
+        "evidence_size_bytes": len(read.raw),
+        "evidence_sha256": read.sha256,
+    }, read.raw
 
 
 def _who(user) -> str:

@@ -16,6 +16,7 @@ view ``as_view()`` returns): DRF parses a session client's body during its CSRF 
 multipart parsing spools the whole body to disk, both before the endpoint's code runs.
 """
 
+import hashlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -127,6 +128,17 @@ def file_kind(upload, allowed: Mapping[str, FileKind]) -> tuple[str, str, FileKi
 
 
 @dataclass(frozen=True)
+class ReadFile:
+    """An uploaded file as read and checked, before it is stored."""
+
+    name: str  # printable, never a path
+    extension: str
+    content_type: str
+    raw: bytes
+    sha256: str
+
+
+@dataclass(frozen=True)
 class UploadPolicy:
     """How large a body a page or endpoint takes, judged before anything reads it.
 
@@ -166,6 +178,32 @@ class UploadPolicy:
     def file_kind(self, upload) -> tuple[str, str, FileKind]:
         """``(name, extension, kind)`` of a file this policy takes; ``ValidationError`` if not."""
         return file_kind(upload, self.types)
+
+    def read(self, upload, *, default_name: str) -> "ReadFile":
+        """The file's bytes with its shown name, type, size and SHA-256, or a
+        ``ValidationError`` saying why it is refused: over the limit (judged before a byte
+        is read, and again on what was read), empty, or not a kind this policy takes."""
+        limit = self.limit()
+        too_large = _("The file is larger than %(limit)s.") % {"limit": filesizeformat(limit)}
+        if upload.size is not None and upload.size > limit:
+            raise ValidationError(too_large)
+        if upload.size == 0:
+            raise ValidationError(_("The file is empty."))
+        name, extension, kind = self.file_kind(upload)
+        raw = upload.read(limit + 1)
+        if len(raw) > limit:
+            raise ValidationError(too_large)
+        if not raw:
+            raise ValidationError(_("The file is empty."))
+        # Shown and offered back as the download's name: printable, and never a path.
+        name = "".join(ch for ch in name if ch.isprintable()).strip() or default_name + extension
+        return ReadFile(
+            name=name[:200],
+            extension=extension,
+            content_type=kind.content_type,
+            raw=raw,
+            sha256=hashlib.sha256(raw).hexdigest(),
+        )
 
     def check(self, respond: Respond = upload_refused) -> "UploadCheck":
         """The pre-read check a view names with ``@refused_unread``."""

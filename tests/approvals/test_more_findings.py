@@ -16,6 +16,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from apps.access.rules import ENTRY_MFA, ENTRY_MFA_FINDING, TRAINING_TRAFFIC_FINDING
@@ -183,8 +184,12 @@ def _accept_risk(api, case, key: str, days: int):
     assert response.status_code == 200, response.content
 
 
-def _legal_accepts(people, case, *, who="lena", role=Role.LEGAL):
+def _legal_accepts(people, case, *, who="lena", role=Role.LEGAL, document=True):
+    evidence = None
+    if document:
+        evidence = SimpleUploadedFile("controls.txt", b"VPN-only access, logged", "text/plain")
     return finding_accept(
+        evidence=evidence,
         actor=people[who],
         case=case,
         code=ENTRY_MFA_FINDING,
@@ -216,6 +221,10 @@ def test_the_entry_points_mfa_needs_legal_besides_the_tech_leads_risk_acceptance
         with pytest.raises(ValidationError) as refused:
             _legal_accepts(people, case, who="tariq", role=role)
         assert field in refused.value.message_dict
+    # Legal's acceptance carries the evidence of the controls standing in for MFA.
+    with pytest.raises(ValidationError) as refused:
+        _legal_accepts(people, case, document=False)
+    assert "controls that stand in for MFA" in str(refused.value.message_dict["evidence"])
     _legal_accepts(people, case)
     gate = _gates(tech, case, offer)["access_matrix"]
     assert gate["held"] is True
