@@ -248,6 +248,10 @@ WORLDS: dict[str, Callable[[World], None]] = {
     "contracts.prepayment_differs": lambda w: _terms(w, prepayment_pct="50"),
     # The offer has 64 cards and states no throughput.
     "sizing.requirement_short": lambda w: _requirement(w, card_count=128),
+    # 64 cards against 70: 8.6 % short, within a tolerance of 10 %.
+    "sizing.requirement_within_tolerance": lambda w: _requirement(
+        w, card_count=70, tolerance_pct=10
+    ),
     "sizing.requirement_not_stated": lambda w: _requirement(w, throughput_tokens_per_s=1000),
     "access.training_traffic_outside_cluster": _training_over_the_internet,
     "access.entry_mfa_risk_accepted": _entry_mfa_on_the_tech_leads_word,

@@ -64,6 +64,10 @@ PRICE_SOURCE = gettext_lazy(
 REQUIREMENT_SOURCE = gettext_lazy(
     "The case's own requirement spec, held against the vendor's declared spec."
 )
+REQUIREMENT_TOLERANCE_SOURCE = gettext_lazy(
+    "The case's own requirement spec, held against the vendor's declared spec: a shortfall "
+    "within the tolerance the spec states is weighed by the tech lead instead of refused."
+)
 TRAINING_SOURCE = gettext_lazy(
     "The organisation's network rule: the gradient traffic of distributed training or "
     "fine-tuning stays on one cluster's own network and never crosses the public internet. "
@@ -208,7 +212,8 @@ TERM_RULES: dict[terms.Check, Rule] = {
 }
 
 # What each requirement verdict weighs (apps.sizing.requirement.Verdict): an offer that
-# cannot meet the requirement blocks; one that does not say needs the tech lead's word.
+# cannot meet the requirement blocks; one short within the spec's tolerance, or one that
+# does not say, needs the tech lead's word (docs/rules/sizing.md#requirement-spec).
 REQUIREMENT_RULES: dict[requirement_rules.Verdict, Rule] = {
     requirement_rules.Verdict.SHORT: _rule(
         "sizing.requirement_short",
@@ -217,6 +222,14 @@ REQUIREMENT_RULES: dict[requirement_rules.Verdict, Rule] = {
         (T,),
         "demand_fit",
         REQUIREMENT_SOURCE,
+    ),
+    requirement_rules.Verdict.WITHIN_TOLERANCE: _rule(
+        "sizing.requirement_within_tolerance",
+        gettext_lazy("Offer short of the requirement spec, within its tolerance"),
+        ACCEPT,
+        (T,),
+        "demand_fit",
+        REQUIREMENT_TOLERANCE_SOURCE,
     ),
     requirement_rules.Verdict.NOT_STATED: _rule(
         "sizing.requirement_not_stated",
@@ -553,7 +566,7 @@ class AreaFindings:
                 rule=REQUIREMENT_RULES[field.verdict],
                 offer_id=offer.pk,
                 message=field.shortfall,
-                facts=f"{field.field}: required {field.required}, offered {field.offered}",
+                facts=self._requirement_facts(field),
                 key=field.field,
                 subject=str(offer),
                 fix_url=url,
@@ -561,6 +574,13 @@ class AreaFindings:
             for field in check.checks
             if field.verdict in REQUIREMENT_RULES and field.shortfall
         ]
+
+    def _requirement_facts(self, field) -> str:
+        facts = f"{field.field}: required {field.required}, offered {field.offered}"
+        if field.verdict == requirement_rules.Verdict.WITHIN_TOLERANCE:
+            # Accepted within this tolerance: a wider or narrower one is judged again.
+            facts += f", tolerance {self.requirement.tolerance_pct} %"
+        return facts
 
     # --- The facts auditors ask of a data export ----------------------------------------
 

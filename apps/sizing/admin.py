@@ -4,7 +4,7 @@ from apps.core.admin import TrackedAdmin
 from apps.sizing import services
 from apps.sizing.inputs import INPUT_MAX
 from apps.sizing.models import ComputeDemand, RequirementSpec
-from apps.sizing.requirement import REQUIREMENT_FIELDS
+from apps.sizing.requirement import SPEC_FIELDS
 
 
 @admin.register(ComputeDemand)
@@ -39,7 +39,7 @@ class RequirementSpecAdmin(TrackedAdmin):
 
     list_display = ["case", "card_count", "memory_per_card_gib", "card_tier"]
     list_select_related = ["case"]
-    editable_fields = REQUIREMENT_FIELDS
+    editable_fields = SPEC_FIELDS
 
     def update(self, request, obj, *, fields, reason, version):
         return services.requirement_spec_save(

@@ -23,9 +23,14 @@ from apps.offers.selectors import offers_of_case
 from apps.sizing import selectors, services
 from apps.sizing.calculator import InferenceSizing, SizingInputError
 from apps.sizing.inputs import HOURS_MAX, INPUT_MAX, demand_fields, size_from
-from apps.sizing.models import DTYPE_CHOICES, ComputeDemand, RequirementSpec
+from apps.sizing.models import (
+    DTYPE_CHOICES,
+    TOLERANCE_VALIDATORS,
+    ComputeDemand,
+    RequirementSpec,
+)
 from apps.sizing.presets import PRESETS
-from apps.sizing.requirement import REQUIREMENT_FIELDS, RequirementCheck
+from apps.sizing.requirement import SPEC_FIELDS, RequirementCheck
 from apps.sizing.training import TrainingSizing
 
 
@@ -244,7 +249,17 @@ class ComputeDemandView(APIView):
 
 
 class RequirementSpecWriteSerializer(serializers.ModelSerializer):
-    """The whole requirement spec: every item is a floor; one left out is cleared."""
+    """The whole requirement spec: every item is a floor; one left out is cleared, and a
+    tolerance left out is 0."""
+
+    tolerance_pct = serializers.IntegerField(
+        required=False,
+        validators=list(TOLERANCE_VALIDATORS),  # the page's words for a share out of range
+        help_text=(
+            "Percent, 0–50: an offer short of a numeric figure by at most this share needs "
+            "the tech lead's acceptance instead of blocking."
+        ),
+    )
 
     version = serializers.IntegerField(
         required=False,
@@ -259,7 +274,7 @@ class RequirementSpecWriteSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = RequirementSpec
-        fields = [*REQUIREMENT_FIELDS, "version", "change_reason"]
+        fields = [*SPEC_FIELDS, "version", "change_reason"]
 
 
 def _check_payload(offer: Offer, check: RequirementCheck | None) -> dict:
@@ -269,6 +284,7 @@ def _check_payload(offer: Offer, check: RequirementCheck | None) -> dict:
         "vendor": str(offer.vendor),
         "meets": check.meets,
         "shortfalls": check.shortfalls,
+        "within_tolerance": check.within_tolerance,
         "items": [
             {
                 "field": item.field,
@@ -316,7 +332,7 @@ class RequirementSpecView(APIView):
             )
         version = version_edited(data, editing=existing)
         data.pop("version", None)
-        fields = {name: data.get(name, _requirement_default(name)) for name in REQUIREMENT_FIELDS}
+        fields = {name: data.get(name, _requirement_default(name)) for name in SPEC_FIELDS}
         requirement = services.requirement_spec_save(
             actor=request.user,
             case=case,
@@ -364,6 +380,8 @@ def _raw(value: Any) -> Any:
 def _requirement_default(name: str) -> Any:
     field = RequirementSpec._meta.get_field(name)
     assert isinstance(field, models.Field)
+    if field.has_default():
+        return field.get_default()
     return "" if isinstance(field, models.CharField) else None
 
 

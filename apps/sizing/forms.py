@@ -4,9 +4,16 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from apps.sizing.inputs import HOURS_MAX, INPUT_MAX
-from apps.sizing.models import DTYPE_CHOICES, OPTIMIZER_LABELS, ComputeDemand, RequirementSpec
+from apps.sizing.models import (
+    DTYPE_CHOICES,
+    OPTIMIZER_LABELS,
+    TOLERANCE_MAX_PCT,
+    TOLERANCE_VALIDATORS,
+    ComputeDemand,
+    RequirementSpec,
+)
 from apps.sizing.presets import preset_choices
-from apps.sizing.requirement import REQUIREMENT_FIELDS
+from apps.sizing.requirement import SPEC_FIELDS
 from apps.sizing.training import Optimizer
 
 
@@ -203,7 +210,19 @@ class RequirementSpecForm(forms.ModelForm):
 
     class Meta:
         model = RequirementSpec
-        fields = REQUIREMENT_FIELDS
+        fields = SPEC_FIELDS
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Left blank, the spec states no tolerance: every shortfall blocks. Out of range,
+        # below 0 as above 50, it says the same.
+        tolerance = self.fields["tolerance_pct"]
+        tolerance.required = False
+        tolerance.validators = list(TOLERANCE_VALIDATORS)
+        tolerance.widget.attrs.update(min=0, max=TOLERANCE_MAX_PCT)
+
+    def clean_tolerance_pct(self) -> int:
+        return self.cleaned_data.get("tolerance_pct") or 0
 
     def edit_parts(self) -> tuple[dict, str, int | None]:
         fields = dict(self.cleaned_data)

@@ -145,6 +145,14 @@ class CardTier(models.TextChoices):
 
 # Far past any real plan, and within PostgreSQL's integer columns.
 COUNT_MAX = 10_000_000
+# The widest tolerance a requirement spec may state, in percent: past half, a figure is
+# no longer a floor.
+TOLERANCE_MAX_PCT = 50
+TOLERANCE_OUT_OF_RANGE = _("The tolerance is a share from 0 to 50 %%.")
+TOLERANCE_VALIDATORS = (
+    MinValueValidator(0, message=TOLERANCE_OUT_OF_RANGE),
+    MaxValueValidator(TOLERANCE_MAX_PCT, message=TOLERANCE_OUT_OF_RANGE),
+)
 
 
 def _count(label, help_text=""):
@@ -223,6 +231,17 @@ class RequirementSpec(TrackedModel):
         digits=10,
         places=2,
         help_text=_("At the case's service-level objectives."),
+    )
+    # Not a floor: how far below a numeric floor an offer may fall and still be weighed by
+    # the tech lead instead of blocking (docs/rules/sizing.md#requirement-spec).
+    tolerance_pct = models.PositiveSmallIntegerField(
+        _("tolerance (%)"),
+        default=0,
+        validators=list(TOLERANCE_VALIDATORS),
+        help_text=_(
+            "An offer short of a numeric figure by at most this share needs the tech lead's "
+            "acceptance instead of blocking."
+        ),
     )
     history = HistoricalRecords()
 

@@ -8,6 +8,11 @@ floor, local fast disk and the job's duration; for serving, also the
 targets (tokens/s, requests/s at the SLOs). Every item is a floor: an offer
 is short of it, equal to it, or over it, and a shortfall is named in words.
 
+The spec may state a tolerance (0–50 %): an offer short of a numeric figure by
+at most that share is within tolerance, for the tech lead to accept, instead of
+short. Classes (card tier, interconnect, network), the parallel strategy, the
+term and the endpoint's rate limit never take it (``TOLERANT_FIELDS``).
+
 Plain functions on plain values, so the page, the API, the packet and the
 tests all judge the same way.
 """
@@ -49,6 +54,24 @@ REQUIREMENT_FIELDS = (
     "throughput_tokens_per_s",
     "throughput_requests_per_s",
 )
+# What the spec states besides its items: the tolerance is no floor of its own.
+SPEC_FIELDS = (*REQUIREMENT_FIELDS, "tolerance_pct")
+# The numeric floors an offer may fall short of by the spec's tolerance and be weighed
+# instead of refused. Not the parallel strategy (a tensor-parallel group does not split
+# across nodes), the term (the capacity ends before the job does) or the endpoint's rate
+# limit (requests past it are refused, not served slower); never a class.
+TOLERANT_FIELDS = frozenset(
+    {
+        "memory_per_card_gib",
+        "card_count",
+        "cards_per_node",
+        "intra_node_bandwidth_gbps",
+        "inter_node_bandwidth_gbit",
+        "local_nvme_tb",
+        "throughput_tokens_per_s",
+        "throughput_requests_per_s",
+    }
+)
 
 # Dense BF16 TFLOP/s per card, from the card's datasheet, each tier's floor.
 TIER_FLOORS = {CardTier.ENTRY: 100, CardTier.MID: 300, CardTier.HIGH: 700, CardTier.TOP: 2000}
@@ -65,6 +88,7 @@ CARDS, MONTHS = "cards", "months"
 
 class Verdict(StrEnum):
     SHORT = "short"
+    WITHIN_TOLERANCE = "within_tolerance"  # short, but by no more than the spec's tolerance
     EQUAL = "equal"
     OVER = "over"
     NOT_STATED = "not_stated"  # required, but the offer does not say (or cannot be ranked)
@@ -72,11 +96,17 @@ class Verdict(StrEnum):
 
 
 # The codes of the case's findings register an offer's check raises
-# (docs/rules/findings.md): short of a floor, or not saying.
-REGISTER_FINDINGS = ("sizing.requirement_short", "sizing.requirement_not_stated")
+# (docs/rules/findings.md): short of a floor, short within the spec's tolerance, or not
+# saying.
+REGISTER_FINDINGS = (
+    "sizing.requirement_short",
+    "sizing.requirement_within_tolerance",
+    "sizing.requirement_not_stated",
+)
 
 VERDICT_LABELS = {
     Verdict.SHORT: gettext_lazy("Short"),
+    Verdict.WITHIN_TOLERANCE: gettext_lazy("Within tolerance"),
     Verdict.EQUAL: gettext_lazy("Equal"),
     Verdict.OVER: gettext_lazy("Over"),
     Verdict.NOT_STATED: gettext_lazy("Not stated"),
@@ -93,11 +123,16 @@ class FieldCheck:
     required: str  # as read, "—" when not required
     offered: str  # as read, "—" when not stated
     verdict: Verdict
-    shortfall: str = ""  # one sentence when short or not stated
+    shortfall: str = ""  # one sentence when short, within tolerance or not stated
+    tolerance: str = ""  # the spec's tolerance, as read, when the item is within it
 
     @property
     def is_short(self) -> bool:
         return bool(self.shortfall)
+
+    @property
+    def within_tolerance(self) -> bool:
+        return self.verdict == Verdict.WITHIN_TOLERANCE
 
     @property
     def verdict_label(self) -> str:
@@ -112,10 +147,18 @@ class RequirementCheck:
 
     @property
     def shortfalls(self) -> list[str]:
+        """Every item the offer falls short of, within tolerance or not, or does not state:
+        each one a finding of the register, none met silently."""
         return [check.shortfall for check in self.checks if check.shortfall]
 
     @property
+    def within_tolerance(self) -> list[str]:
+        """The shortfalls within the spec's tolerance: for the tech lead to accept."""
+        return [check.shortfall for check in self.checks if check.within_tolerance]
+
+    @property
     def meets(self) -> bool:
+        """Nothing short: an item within tolerance is still short of its figure."""
         return not self.shortfalls
 
 
@@ -338,9 +381,20 @@ def _n(value: Any, unit: str = "") -> str:
 
 
 def _numeric(
-    field: str, label: str, unit: str, required: Any, offered: Any, *, less: str = ""
+    field: str,
+    label: str,
+    unit: str,
+    required: Any,
+    offered: Any,
+    *,
+    less: str = "",
+    tolerance_pct: Any = 0,
 ) -> FieldCheck:
-    """A floor on a number: short, equal or over, with the gap named."""
+    """A floor on a number: short, within the tolerance, equal or over, with the gap named.
+
+    An offered ``v`` against a required ``r`` with a tolerance of ``t`` %: ``v >= r`` meets
+    it; ``r × (1 − t/100) <= v < r`` is within tolerance; below that, short.
+    """
     shown_required = _n(required, unit)
     if required is None:
         return FieldCheck(field, label, "—", _n(offered, unit), Verdict.NOT_REQUIRED)
@@ -351,6 +405,31 @@ def _numeric(
         return FieldCheck(field, label, shown_required, shown, Verdict.EQUAL)
     if Decimal(offered) > Decimal(required):
         return FieldCheck(field, label, shown_required, shown, Verdict.OVER)
+    gap = Decimal(required) - Decimal(offered)
+    tolerance = Decimal(tolerance_pct or 0) if field in TOLERANT_FIELDS else Decimal(0)
+    if tolerance > 0 and gap <= Decimal(required) * tolerance / 100:
+        shown_tolerance = formats.percent(tolerance, ratio=False)
+        within = _(
+            "%(label)s: the offer declares %(offered)s, %(short)s short of the %(required)s "
+            "required (%(share)s): within the spec's %(tolerance)s tolerance, so the tech "
+            "lead must accept it."
+        ) % {
+            "label": _capital(label),
+            "offered": shown,
+            "short": _n(gap, unit),
+            "required": shown_required,
+            "share": formats.percent(gap / Decimal(required)),
+            "tolerance": shown_tolerance,
+        }
+        return FieldCheck(
+            field,
+            label,
+            shown_required,
+            shown,
+            Verdict.WITHIN_TOLERANCE,
+            within,
+            tolerance=shown_tolerance,
+        )
     text = less or _(
         "%(label)s: needs at least %(required)s; the offer declares %(offered)s "
         "(short by %(short)s)."
@@ -359,7 +438,7 @@ def _numeric(
         "label": _capital(label),
         "required": shown_required,
         "offered": shown,
-        "short": _n(Decimal(required) - Decimal(offered), unit),
+        "short": _n(gap, unit),
     }
     return FieldCheck(field, label, shown_required, shown, Verdict.SHORT, shortfall)
 
@@ -439,6 +518,7 @@ def offer_tier(model_name: str) -> tuple[str | None, int | None, str]:
 def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> RequirementCheck:
     """Every item of the requirement against one offer's declared spec, field by field."""
     r = requirement
+    tolerance = r.get("tolerance_pct") or 0  # applied to TOLERANT_FIELDS only
     checks = [_tier_check(r.get("card_tier") or "", offer)]
     checks.append(
         _numeric(
@@ -447,10 +527,18 @@ def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> Require
             "GiB",
             r.get("memory_per_card_gib"),
             offer.memory_per_card_gib,
+            tolerance_pct=tolerance,
         )
     )
     checks.append(
-        _numeric("card_count", _("card count"), CARDS, r.get("card_count"), offer.card_count)
+        _numeric(
+            "card_count",
+            _("card count"),
+            CARDS,
+            r.get("card_count"),
+            offer.card_count,
+            tolerance_pct=tolerance,
+        )
     )
     checks.append(_parallel_check(r, offer))
     checks.append(
@@ -460,6 +548,7 @@ def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> Require
             CARDS,
             r.get("cards_per_node"),
             offer.cards_per_node,
+            tolerance_pct=tolerance,
         )
     )
     checks.append(
@@ -481,6 +570,7 @@ def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> Require
             "GB/s",
             r.get("intra_node_bandwidth_gbps"),
             offer.intra_node_bandwidth_gbps,
+            tolerance_pct=tolerance,
         )
     )
     checks.append(
@@ -502,6 +592,7 @@ def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> Require
             "Gbit/s",
             r.get("inter_node_bandwidth_gbit"),
             offer.inter_node_bandwidth_gbit,
+            tolerance_pct=tolerance,
         )
     )
     checks.append(
@@ -511,6 +602,7 @@ def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> Require
             "TB",
             r.get("local_nvme_tb"),
             offer.local_nvme_tb,
+            tolerance_pct=tolerance,
         )
     )
     checks.append(
@@ -533,6 +625,7 @@ def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> Require
             _("tokens/s"),
             r.get("throughput_tokens_per_s"),
             offer.throughput_tokens_per_s,
+            tolerance_pct=tolerance,
         )
     )
     checks.append(
@@ -542,6 +635,7 @@ def check_offer(requirement: Mapping[str, Any], offer: OfferDeclared) -> Require
             _("requests/s"),
             r.get("throughput_requests_per_s"),
             offer.throughput_requests_per_s,
+            tolerance_pct=tolerance,
         )
     )
     target_rps = r.get("throughput_requests_per_s")

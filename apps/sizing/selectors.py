@@ -11,6 +11,7 @@ from apps.sizing.inputs import demand_fields, size_from
 from apps.sizing.models import ComputeDemand, RequirementSpec
 from apps.sizing.requirement import (
     REQUIREMENT_FIELDS,
+    SPEC_FIELDS,
     Derivation,
     RequirementCheck,
     check_offer,
@@ -72,7 +73,8 @@ def requirements_of_cases(case_ids) -> dict[int, RequirementSpec]:
 
 
 def requirement_values(requirement: RequirementSpec) -> dict[str, Any]:
-    return {name: getattr(requirement, name) for name in REQUIREMENT_FIELDS}
+    """Every item of the saved spec, and its tolerance."""
+    return {name: getattr(requirement, name) for name in SPEC_FIELDS}
 
 
 def requirement_derivation(demand: ComputeDemand | None, result=None) -> Derivation | None:

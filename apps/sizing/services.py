@@ -10,7 +10,7 @@ from apps.core.services import ConcurrentEditError, tracked_create, tracked_upda
 from apps.sizing.calculator import SizingInputError
 from apps.sizing.inputs import size_from
 from apps.sizing.models import ComputeDemand, RequirementSpec
-from apps.sizing.requirement import REQUIREMENT_FIELDS, requirement_problems
+from apps.sizing.requirement import SPEC_FIELDS, requirement_problems
 
 DEMAND_FIELDS = (
     "mode",
@@ -70,13 +70,13 @@ def requirement_spec_save(
     *, actor, case, fields: dict[str, Any], reason: str = "", expected_version=None
 ) -> RequirementSpec:
     """Create or change the case's requirement spec; a spec that contradicts itself is refused."""
-    unknown = set(fields) - set(REQUIREMENT_FIELDS)
+    unknown = set(fields) - set(SPEC_FIELDS)
     if unknown:
         raise ValidationError(
             {name: _("This field cannot be set here.") for name in sorted(unknown)}
         )
     existing = RequirementSpec.objects.filter(case=case).first()
-    merged = {name: getattr(existing, name) for name in REQUIREMENT_FIELDS} if existing else {}
+    merged = {name: getattr(existing, name) for name in SPEC_FIELDS} if existing else {}
     problems = requirement_problems({**merged, **fields})
     if problems:
         raise ValidationError(problems)

@@ -304,6 +304,110 @@ def test_shortfalls_read_in_chinese():
             assert_chinese(line)
 
 
+# --- The spec's tolerance ----------------------------------------------------------------
+# docs/rules/sizing.md#requirement-spec: short of a numeric figure by at most the tolerance
+# is within it (for the tech lead to accept), below that short; classes never take it.
+WITHIN = Verdict.WITHIN_TOLERANCE
+
+# (item, requirement changes, declared 5 % short, declared 15 % short)
+TOLERANT = [
+    (
+        "memory_per_card_gib",
+        {},
+        {"memory_per_card_gib": Decimal("133")},
+        {"memory_per_card_gib": Decimal("119")},
+    ),
+    ("card_count", {"card_count": 60}, {"card_count": 57}, {"card_count": 51}),
+    ("cards_per_node", {"cards_per_node": 20}, {"cards_per_node": 19}, {"cards_per_node": 17}),
+    (
+        "intra_node_bandwidth_gbps",
+        {},
+        {"intra_node_bandwidth_gbps": Decimal("855")},
+        {"intra_node_bandwidth_gbps": Decimal("765")},
+    ),
+    (
+        "inter_node_bandwidth_gbit",
+        {},
+        {"inter_node_bandwidth_gbit": Decimal("3040")},
+        {"inter_node_bandwidth_gbit": Decimal("2720")},
+    ),
+    ("local_nvme_tb", {}, {"local_nvme_tb": Decimal("28.5")}, {"local_nvme_tb": Decimal("25.5")}),
+    (
+        "throughput_tokens_per_s",
+        {},
+        {"throughput_tokens_per_s": Decimal("19000")},
+        {"throughput_tokens_per_s": Decimal("17000")},
+    ),
+    (
+        "throughput_requests_per_s",
+        {},
+        {"throughput_requests_per_s": Decimal("38")},
+        {"throughput_requests_per_s": Decimal("34")},
+    ),
+]
+
+
+@pytest.mark.parametrize("field,required,five,fifteen", TOLERANT, ids=[r[0] for r in TOLERANT])
+def test_a_numeric_figure_short_within_the_tolerance_needs_acceptance(
+    field, required, five, fifteen
+):
+    def verdict(tolerance, declared):
+        spec = {**REQUIRED, **required, "tolerance_pct": tolerance}
+        return _item(check_offer(spec, replace(DECLARED, **declared)), field)
+
+    # At 0 % (the default) every shortfall is short, as without a tolerance.
+    assert verdict(0, five).verdict == SHORT
+    # At 10 %: 5 % short is within it, 15 % short is short.
+    within = verdict(10, five)
+    assert within.verdict == WITHIN and within.within_tolerance and within.tolerance == "10 %"
+    assert "within the spec's 10 % tolerance, so the tech lead must accept it." in within.shortfall
+    short = verdict(10, fifteen)
+    assert short.verdict == SHORT and "tolerance" not in short.shortfall
+
+
+def test_the_tolerance_reaches_its_edge_and_no_further():
+    # 140 GiB at 10 %: 126 GiB is exactly 10 % short, 125.9 GiB is past it.
+    spec = {**REQUIRED, "tolerance_pct": 10}
+    edge = check_offer(spec, replace(DECLARED, memory_per_card_gib=Decimal("126")))
+    past = check_offer(spec, replace(DECLARED, memory_per_card_gib=Decimal("125.9")))
+    assert _item(edge, "memory_per_card_gib").verdict == WITHIN
+    assert _item(past, "memory_per_card_gib").verdict == SHORT
+
+
+def test_within_tolerance_names_the_gap_its_share_and_the_tolerance_and_is_not_met():
+    check = check_offer({**REQUIRED, "tolerance_pct": 10}, replace(DECLARED, card_count=60))
+    item = _item(check, "card_count")
+    assert item.shortfall == (
+        "Card count: the offer declares 60 cards, 4 cards short of the 64 cards required "
+        "(6.3 %): within the spec's 10 % tolerance, so the tech lead must accept it."
+    )
+    assert item.verdict_label == "Within tolerance"
+    # Still short of the spec: listed with the shortfalls, never met silently.
+    assert not check.meets
+    assert check.shortfalls == [item.shortfall] == check.within_tolerance
+
+
+# (item, requirement changes, declared changes): short of a class, the parallel plan, the
+# term or the rate limit, by however little, even at the widest tolerance.
+NEVER_TOLERANT = [
+    ("card_tier", {"card_tier": "top"}, {}),
+    ("intra_node_interconnect", {}, {"intra_node_interconnect": "pcie"}),
+    ("inter_node_network", {}, {"inter_node_network": "ethernet"}),
+    ("parallel_strategy", {"tensor_parallel": 9, "cards_per_node": 9}, {}),
+    ("term_months", {"term_months": 13}, {}),
+    ("rate_limit_rps", {}, {"rate_limit_rps": Decimal("39")}),
+]
+
+
+@pytest.mark.parametrize(
+    "field,required,declared", NEVER_TOLERANT, ids=[r[0] for r in NEVER_TOLERANT]
+)
+def test_classes_the_plan_the_term_and_the_rate_limit_take_no_tolerance(field, required, declared):
+    spec = {**REQUIRED, **required, "tolerance_pct": 50}
+    item = _item(check_offer(spec, replace(DECLARED, **declared)), field)
+    assert item.verdict == SHORT and "tolerance" not in item.shortfall
+
+
 # --- Derived from the sizing -------------------------------------------------------------
 
 

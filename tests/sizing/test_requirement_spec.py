@@ -146,6 +146,37 @@ def test_a_spec_that_contradicts_itself_is_refused_with_the_reason(browser_as, w
     assert not RequirementSpec.objects.exists()
 
 
+OUT_OF_RANGE = "The tolerance is a share from 0 to 50 %."
+
+
+def test_the_tolerance_is_set_on_the_page_and_shown_with_the_items(browser_as, world):
+    client = browser_as("tariq")
+    assert b'name="tolerance_pct"' in client.get(_page(world)).content
+    assert client.post(_page(world), {**FROM_SIZING, "tolerance_pct": 50}).status_code == 302
+    assert RequirementSpec.objects.get(case=world["case"]).tolerance_pct == 50
+    html = browser_as("aude").get(_page(world)).content.decode()
+    assert 'data-tolerance="50"' in html and "<strong>Tolerance:</strong> 50 %." in html
+    # 32 cards against 64: 50 % short, within a tolerance of 50 %.
+    assert 'data-field="card_count" data-verdict="within_tolerance"' in html
+    assert "within the spec&#x27;s 50 % tolerance, so the tech lead must accept it." in html
+
+
+@pytest.mark.parametrize("tolerance", ["51", "-1"])
+def test_a_tolerance_outside_0_to_50_is_refused_on_the_page(browser_as, world, tolerance):
+    response = browser_as("tariq").post(_page(world), {**FROM_SIZING, "tolerance_pct": tolerance})
+    assert response.status_code == 400
+    assert response.context["form"].errors["tolerance_pct"] == [OUT_OF_RANGE]
+    assert not RequirementSpec.objects.exists()
+
+
+def test_a_tolerance_left_blank_on_the_page_is_none(browser_as, world):
+    response = browser_as("tariq").post(_page(world), {**FROM_SIZING, "tolerance_pct": ""})
+    assert response.status_code == 302
+    assert RequirementSpec.objects.get(case=world["case"]).tolerance_pct == 0
+    html = browser_as("aude").get(_page(world)).content.decode()
+    assert "<strong>Tolerance:</strong> none. Every shortfall blocks." in html
+
+
 def test_the_calculator_of_the_case_links_to_its_requirement_spec(browser_as, world):
     url = reverse("sizing:calculator") + f"?case={world['case'].pk}"
     assert _page(world) in browser_as("lena").get(url).content.decode()
@@ -181,10 +212,11 @@ def test_the_offer_page_says_when_no_spec_is_saved(browser_as, world):
 
 
 def test_the_declared_spec_chapter_carries_the_requirement_and_each_check(world, tariq):
-    _saved(tariq, world["case"], term_months=24)
+    _saved(tariq, world["case"], term_months=24, tolerance_pct=5)
     (chapter,) = [s for s in case_sections(world["case"]) if s.title == "Declared specs"]
     html = render_to_string(chapter.template, {**chapter.context, "section": chapter})
     assert "Requirement spec" in html
+    assert 'data-tolerance="5"' in html and "<strong>Tolerance:</strong> 5 %." in html
     assert 'data-field="card_count" data-source="sizing"' in html
     assert 'data-field="term_months" data-source="hand"' in html
     assert html.count('data-requirement="short"') == 2  # both offers have a 12-month term
@@ -268,6 +300,25 @@ def test_bad_input_is_refused_with_the_field_named(api_as, world, body, field):
         return
     assert response.status_code == 400 and field in response.json()
     assert not RequirementSpec.objects.exists()
+
+
+@pytest.mark.parametrize("tolerance", [51, -1, "7.5"])
+def test_a_tolerance_outside_0_to_50_is_refused_by_the_api(api_as, world, tolerance):
+    body = {**FROM_SIZING, "tolerance_pct": tolerance}
+    response = api_as("tariq").put(_api_url(world), body, format="json")
+    assert response.status_code == 400
+    expected = "A valid integer is required." if tolerance == "7.5" else OUT_OF_RANGE
+    assert response.json()["tolerance_pct"] == [expected]
+    assert not RequirementSpec.objects.exists()
+
+
+def test_the_api_sets_the_tolerance_and_a_whole_spec_left_without_it_has_none(api_as, world, tariq):
+    api = api_as("tariq")
+    created = api.put(_api_url(world), {**FROM_SIZING, "tolerance_pct": 10}, format="json")
+    assert created.status_code == 201 and created.json()["tolerance_pct"] == 10
+    body = {**FROM_SIZING, "version": 1, "change_reason": "No slack after all"}
+    changed = api.put(_api_url(world), body, format="json")
+    assert changed.status_code == 200 and changed.json()["tolerance_pct"] == 0
 
 
 def test_the_declared_throughput_is_part_of_the_declared_spec_api(api_as, world, tariq):
