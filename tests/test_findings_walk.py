@@ -31,6 +31,7 @@ from apps.approvals.findings import Severity, Status
 from apps.approvals.selectors import case_register
 from apps.assessments.models import DataExportAssessment
 from apps.assessments.services import (
+    assessment_save,
     audit_facts_save,
     dataset_remove,
     dataset_update,
@@ -153,6 +154,22 @@ def _entry_mfa_on_the_tech_leads_word(world: World) -> None:
     )
 
 
+def _raw_data_sent_where_it_stays(world: World) -> None:
+    # The assessment now says raw data is not to be sent abroad (data may not leave); the
+    # plan's data sync sends raw data. The edit voids the sign-off: a gate's own finding.
+    assessment_save(
+        actor=world.people["lena"],
+        assessment=DataExportAssessment.objects.get(case=world.case, offer=None),
+        answers={"raw_data_leaves": {"value": "no"}},
+        reason="Raw data stays",
+    )
+    make_plan(
+        world.people["tariq"],
+        world.case,
+        links=[{"workload": "data_sync", "link": "dedicated_line", "data_sent": "raw"}],
+    )
+
+
 def _export_window_not_stated(world: World) -> None:
     _case(world, exit_window_days=30)
     _terms(world, data_export_days=None)
@@ -255,6 +272,7 @@ WORLDS: dict[str, Callable[[World], None]] = {
     "sizing.requirement_not_stated": lambda w: _requirement(w, throughput_tokens_per_s=1000),
     "access.training_traffic_outside_cluster": _training_over_the_internet,
     "access.entry_mfa_risk_accepted": _entry_mfa_on_the_tech_leads_word,
+    "access.data_leaves_against_assessment": _raw_data_sent_where_it_stays,
     # --- the data-export assessment's audit facts ---------------------------------------
     "assessments.data_inventory_missing": _no_dataset,
     "assessments.inventory_contradicts_answers": _personal_dataset,

@@ -57,7 +57,7 @@ class NetworkPlanAdmin(TrackedAdmin):
     def update(self, request, obj, *, fields, reason, version):
         links = [
             {"workload": link.workload, "key_metric": link.key_metric, "link": link.link,
-             "notes": link.notes}
+             "data_sent": link.data_sent, "notes": link.notes}
             for link in obj.links.all()
         ]  # fmt: skip
         return services.network_plan_save(

@@ -16,6 +16,7 @@ from apps.access import services
 from apps.access.models import (
     AccessMatrix,
     ControlStatus,
+    DataSent,
     LinkChoice,
     NetworkPlan,
     PermissionKind,
@@ -144,6 +145,21 @@ class WorkloadLinkSerializer(serializers.Serializer):
         help_text="The recommended default when blank.",
     )
     link = serializers.ChoiceField(choices=LinkChoice.choices)
+    data_sent = serializers.ChoiceField(
+        choices=DataSent.choices,
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        default=None,
+        help_text=(
+            "What this link sends to the vendor: none (control and results only), "
+            "deidentified (de-identified, synthetic or feature data only) or raw; null when "
+            "not stated. Where the case's data-export assessment says data may not leave, a "
+            "link sending raw data, or a batch-inference, training or data-sync link that "
+            "does not say, blocks approval. Omitted, it is not stated: the list replaces "
+            "the plan's links."
+        ),
+    )
     notes = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
 
 

@@ -7,7 +7,8 @@ grant was then withdrawn, every control is in place with its evidence, and tariq
 the matrix reviewed. The network plan's typed RTT is an estimate of 210 ms against a 400
 ms first-token budget (over half of it); each offer's own RTT comes from the demo
 network probe (``apps.evidence.demo_network``), which puts one offer within target, one
-over target and one over half the budget.
+over target and one over half the budget. The assessment keeps raw data at home, and
+every link of the plan says it sends only de-identified or feature data.
 """
 
 from decimal import Decimal
@@ -85,9 +86,21 @@ def seed(*, case, users) -> None:
             "multi_node_training_in_one_cluster": True,
             "notes": "Inference only for now; fine-tuning would run inside one vendor cluster.",
         },
+        # The assessment concludes that raw data stays (apps.assessments.demo): each link
+        # says it sends only de-identified or feature data (docs/rules/access.md#data-paths).
         links=[
-            {"workload": "online_inference", "link": "encrypted_tunnel"},
-            {"workload": "batch_inference", "link": "public_internet"},
-            {"workload": "data_sync", "link": "dedicated_line"},
+            {
+                "workload": "online_inference",
+                "link": "encrypted_tunnel",
+                "data_sent": "deidentified",
+                "notes": "Prompts are de-identified at the gateway.",
+            },
+            {"workload": "batch_inference", "link": "public_internet", "data_sent": "deidentified"},
+            {
+                "workload": "data_sync",
+                "link": "dedicated_line",
+                "data_sent": "deidentified",
+                "notes": "The wiki retrieval index: embeddings, no documents.",
+            },
         ],
     )

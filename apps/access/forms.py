@@ -13,7 +13,14 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-from apps.access.models import ControlStatus, LinkChoice, NetworkPlan, PermissionKind, WorkloadType
+from apps.access.models import (
+    ControlStatus,
+    DataSent,
+    LinkChoice,
+    NetworkPlan,
+    PermissionKind,
+    WorkloadType,
+)
 from apps.access.payload import WRITE_KINDS
 from apps.access.rules import PERIOD_BOUNDS, period_label
 from apps.core.forms import EditReasonMixin, apply_service_errors
@@ -328,6 +335,12 @@ class WorkloadLinkForm(forms.Form):
     in_use = forms.BooleanField(label=_("in use"), required=False)
     key_metric = forms.CharField(label=_("Key metric"), max_length=200, required=False)
     link = forms.ChoiceField(label=_("Link"), choices=LinkChoice.choices)
+    # docs/rules/access.md#data-paths: held against the data-export assessment.
+    data_sent = forms.ChoiceField(
+        label=_("Data sent to the vendor over this link"),
+        choices=[("", _("Not stated")), *DataSent.choices],
+        required=False,
+    )
     notes = forms.CharField(label=_("Notes"), max_length=2000, required=False)
 
 

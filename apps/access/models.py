@@ -7,7 +7,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from apps.access.rules import PERIOD_BOUNDS
+from apps.access.rules import DATA_DEIDENTIFIED, DATA_NONE, DATA_RAW, PERIOD_BOUNDS
 from apps.core.models import TrackedModel
 
 
@@ -280,6 +280,14 @@ class LinkChoice(models.TextChoices):
     IN_CLUSTER_RDMA = "in_cluster_rdma", _("In-cluster RDMA / same-zone network")
 
 
+class DataSent(models.TextChoices):
+    """What a link sends to the vendor (docs/rules/access.md#data-paths)."""
+
+    NONE = DATA_NONE, _("No data: control and results only")
+    DEIDENTIFIED = DATA_DEIDENTIFIED, _("De-identified, synthetic or feature data only")
+    RAW = DATA_RAW, _("Raw data, which may include personal information or important data")
+
+
 class NetworkPlan(TrackedModel):
     """Workload links and the online-inference latency budget of one case
     (docs/rules/access.md#network-plan)."""
@@ -359,8 +367,22 @@ class WorkloadLink(TrackedModel):
     workload = models.CharField(_("workload"), max_length=30, choices=WorkloadType.choices)
     key_metric = models.CharField(_("key metric"), max_length=200)
     link = models.CharField(_("link"), max_length=30, choices=LinkChoice.choices)
+    # Held against the data-export assessment (docs/rules/access.md#data-paths). Added after
+    # history rows were chained: nullable, and NULL where the plan does not say.
+    data_sent = models.CharField(
+        _("data sent to the vendor over this link"),
+        max_length=20,
+        choices=DataSent.choices,
+        null=True,
+        blank=True,
+        help_text=_(
+            "Where the data-export assessment says data may not leave, no link may send raw "
+            "data, and batch inference, training and data sync must say what they send."
+        ),
+    )
     notes = models.TextField(_("notes"), blank=True)
     history = HistoricalRecords()
+    late_history_columns = ("data_sent",)
 
     class Meta:
         ordering = ["plan_id", "pk"]
@@ -371,3 +393,8 @@ class WorkloadLink(TrackedModel):
 
     def __str__(self) -> str:
         return self.get_workload_display()
+
+    @property
+    def data_sent_label(self) -> str:
+        """What the link sends, as every page and the packet print it."""
+        return str(self.get_data_sent_display()) if self.data_sent else str(_("Not stated"))

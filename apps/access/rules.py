@@ -2,7 +2,8 @@
 
 Segregation of duties and the quarterly review follow docs/rules/access.md#access-matrix;
 the latency budget and the training-traffic rule follow
-docs/rules/access.md#network-plan. The approval gates, the packet and the pages all call these.
+docs/rules/access.md#network-plan, the data paths against the data-export assessment
+docs/rules/access.md#data-paths. The approval gates, the packet and the pages all call these.
 """
 
 from dataclasses import dataclass, field
@@ -396,12 +397,14 @@ TRAINING = "multi_node_training"
 IN_CLUSTER = "in_cluster_rdma"
 
 # The codes of the case's findings register these rules raise (docs/rules/findings.md):
-# training traffic planned outside one cluster (docs/rules/access.md#training-traffic), and
+# training traffic planned outside one cluster (docs/rules/access.md#training-traffic),
 # the single entry point's MFA resting on a tech lead's acceptance alone
-# (docs/rules/access.md#access-controls).
+# (docs/rules/access.md#access-controls), and a data path of the plan sending what the
+# data-export assessment keeps at home (docs/rules/access.md#data-paths).
 TRAINING_TRAFFIC_FINDING = "access.training_traffic_outside_cluster"
 ENTRY_MFA_FINDING = "access.entry_mfa_risk_accepted"
-REGISTER_FINDINGS = (TRAINING_TRAFFIC_FINDING, ENTRY_MFA_FINDING)
+DATA_LEAVES_FINDING = "access.data_leaves_against_assessment"
+REGISTER_FINDINGS = (TRAINING_TRAFFIC_FINDING, ENTRY_MFA_FINDING, DATA_LEAVES_FINDING)
 
 # Which of the training-traffic problems a finding is about.
 LEAVES_CLUSTER = "leaves_cluster"
@@ -472,6 +475,84 @@ def training_traffic_problems(*, in_one_cluster: bool | None, links: list[Any]) 
         problem.message
         for problem in training_traffic_findings(in_one_cluster=in_one_cluster, links=links)
     ]
+
+
+# --- The data paths against the data-export assessment (docs/rules/access.md#data-paths) ---
+# What a workload link sends to the vendor (``WorkloadLink.data_sent``; None = not stated).
+DATA_NONE = "none"  # control and results only, no data
+DATA_DEIDENTIFIED = "deidentified"  # de-identified, synthetic or feature data only
+DATA_RAW = "raw"  # raw data, which may hold personal information or important data
+DATA_SENT_VALUES = (DATA_NONE, DATA_DEIDENTIFIED, DATA_RAW)
+# The workloads that move data to the vendor: each must say what it sends. Online
+# inference sends requests and gets answers back; it is held only when it says "raw".
+DATA_MOVING_WORKLOADS = ("batch_inference", TRAINING, "data_sync")
+# The derived constraint of the data-export assessment the paths are held against.
+DATA_STAYS = "data_stays"
+
+# Which of the data-path problems a finding is about (its key is ``<workload>:<problem>``).
+RAW_SENT = "raw"
+DATA_NOT_STATED = "not_stated"
+
+
+@dataclass(frozen=True)
+class DataPathProblem:
+    """One link of the plan that sends, or may send, what the assessment keeps at home."""
+
+    key: str  # "<workload>:raw" or "<workload>:not_stated"
+    workload: str
+    problem: str  # RAW_SENT or DATA_NOT_STATED
+    message: str
+    facts: str  # the values it was raised on
+
+
+def _display(link: Any, name: str) -> str:
+    getter = getattr(link, f"get_{name}_display", None)
+    return str(getter()) if getter is not None else str(getattr(link, name))
+
+
+def data_path_findings(*, data_stays: bool, links: list[Any]) -> list[DataPathProblem]:
+    """docs/rules/access.md#data-paths: where the governing data-export assessment concludes
+    that data may not leave (its derived constraints include "data_stays"), no link of the
+    plan sends raw data, and every link of a workload that moves data says what it sends.
+    None where data need not stay. ``links`` carry ``workload``, ``link`` and ``data_sent``
+    (None or "" = not stated), in the plan's order."""
+    if not data_stays:
+        return []
+    problems = []
+    for link in links:
+        sent = link.data_sent or None
+        if sent == DATA_RAW:
+            problem = RAW_SENT
+            message = _(
+                "%(workload)s over “%(link)s” sends raw data to the vendor, but the "
+                "data-export assessment concludes that data may not leave: send only "
+                "de-identified, synthetic or feature data over it, or nothing but control "
+                "and results."
+            )
+        elif sent is None and link.workload in DATA_MOVING_WORKLOADS:
+            problem = DATA_NOT_STATED
+            message = _(
+                "%(workload)s over “%(link)s” moves data to the vendor, and the plan does not "
+                "say what it sends, while the data-export assessment concludes that data may "
+                "not leave: state that it sends only de-identified, synthetic or feature data, "
+                "or nothing but control and results."
+            )
+        else:
+            continue
+        problems.append(
+            DataPathProblem(
+                key=f"{link.workload}:{problem}",
+                workload=link.workload,
+                problem=problem,
+                message=message
+                % {"workload": _display(link, "workload"), "link": _display(link, "link")},
+                facts=(
+                    f"{DATA_STAYS}=True; {link.workload}: link={link.link}, "
+                    f"data_sent={sent or DATA_NOT_STATED}"
+                ),
+            )
+        )
+    return problems
 
 
 # --- Access controls (docs/rules/access.md#access-controls) ----------------------

@@ -19,6 +19,7 @@ from apps.access.models import (
     AccessMatrix,
     AccessPermission,
     AccessRole,
+    DataSent,
     LinkChoice,
     NetworkPlan,
     WorkloadLink,
@@ -329,6 +330,13 @@ def clean_links(links: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 _("“%(value)s” is not a link choice; use one of %(choices)s.")
                 % {"value": link, "choices": ", ".join(LinkChoice.values)}
             ]
+        # docs/rules/access.md#data-paths: blank or absent = not stated.
+        data_sent = str(row.get("data_sent") or "").strip() or None
+        if data_sent is not None and data_sent not in DataSent.values:
+            errors[f"{where}.data_sent"] = [
+                _("“%(value)s” is not a choice of what the link sends; use one of %(choices)s.")
+                % {"value": data_sent, "choices": ", ".join(DataSent.values)}
+            ]
         default_metric = DEFAULT_WORKLOAD_LINKS.get(workload, ("", ""))[0]
         metric = str(row.get("key_metric") or "").strip() or str(default_metric)
         if not metric:
@@ -337,6 +345,7 @@ def clean_links(links: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "workload": workload,
             "key_metric": metric[:200],
             "link": link,
+            "data_sent": data_sent,
             "notes": str(row.get("notes") or "").strip(),
         }
     if errors:

@@ -263,6 +263,7 @@ def _link_rows(plan: NetworkPlan | None) -> list[dict]:
                 "in_use": link is not None,
                 "key_metric": link.key_metric if link else str(metric),
                 "link": link.link if link else choice,
+                "data_sent": (link.data_sent or "") if link else "",
                 "notes": link.notes if link else "",
             }
         )

@@ -75,6 +75,13 @@ TRAINING_SOURCE = gettext_lazy(
     "would expose model weights and training data; only job control, data sets going up "
     "and checkpoints coming back cross it."
 )
+DATA_PATHS_SOURCE = gettext_lazy(
+    "Personal information and important data leave the country only after the assessment "
+    "or other legal basis the law requires: the Personal Information Protection Law, Art. "
+    "38, and the Data Security Law, Art. 31. The case's own data-export assessment concluded "
+    "that data may not leave, so only de-identified, synthetic or feature data, or control "
+    "and results alone, may cross any link of the network plan."
+)
 ENTRY_MFA_SOURCE = gettext_lazy(
     "Secure authentication and access to the rented machines: ISO/IEC 27001:2022, Annex A "
     "8.5, through one audited entry point with multi-factor authentication. That entry point "
@@ -243,7 +250,8 @@ REQUIREMENT_RULES: dict[requirement_rules.Verdict, Rule] = {
 
 # What the access and network plan's rules weigh (apps.access.rules): training traffic
 # outside one cluster blocks; the entry point's MFA carried by the tech lead's risk
-# acceptance alone needs legal's acceptance as well.
+# acceptance alone needs legal's acceptance as well; a data path sending what the
+# governing data-export assessment keeps at home blocks (docs/rules/access.md#data-paths).
 TRAINING_TRAFFIC_RULE = _rule(
     access_rules.TRAINING_TRAFFIC_FINDING,
     gettext_lazy("Training traffic not kept inside one cluster"),
@@ -261,7 +269,15 @@ ENTRY_MFA_RULE = _rule(
     ENTRY_MFA_SOURCE,
     ENTRY_MFA_DOCUMENT,
 )
-ACCESS_RULES = (TRAINING_TRAFFIC_RULE, ENTRY_MFA_RULE)
+DATA_PATHS_RULE = _rule(
+    access_rules.DATA_LEAVES_FINDING,
+    gettext_lazy("Network plan sends data the data-export assessment keeps at home"),
+    BLOCKS,
+    (L, T),
+    "access_matrix",
+    DATA_PATHS_SOURCE,
+)
+ACCESS_RULES = (TRAINING_TRAFFIC_RULE, ENTRY_MFA_RULE, DATA_PATHS_RULE)
 
 # --- The facts auditors ask of a data export (apps.assessments.audit_facts) ---------------
 # docs/rules/data-export.md#audit-facts: what each gap of the governing assessment's audit
@@ -481,6 +497,7 @@ class AreaFindings:
         self.case_assessment = next((a for a in assessments if a.offer_id is None), None)
         self.offer_assessments = {a.offer_id: a for a in assessments if a.offer_id is not None}
         self._audit_gaps: dict[int, list] = {}
+        self._data_paths: dict[int, list] = {}
         # The cost guardrails against the bills, and each offer's load test against the
         # case's own prompt sets.
         self.guardrails = records.guardrails
@@ -494,6 +511,7 @@ class AreaFindings:
             *self._requirement(offer),
             *self.case_wide,
             *self._audit_facts(offer),
+            *self._data_paths_of(offer),
             # the cost guardrails and a representative load test
             *self._guardrails(offer.pk),
             *self._load(offer),
@@ -584,15 +602,19 @@ class AreaFindings:
 
     # --- The facts auditors ask of a data export ----------------------------------------
 
-    def _audit_facts(self, offer) -> list[Finding]:
-        """The gaps of the audit facts of the assessment that governs the offer, as
-        ``apps.casework.gates._CaseRecords.assessment`` finds it; none without one (the
-        assessment gate's own finding says so)."""
-        governing = assessment_rules.governing_assessment(
+    def _governing(self, offer):
+        """The assessment that governs the offer, as
+        ``apps.casework.gates._CaseRecords.assessment`` finds it, or None."""
+        return assessment_rules.governing_assessment(
             case_assessment=self.case_assessment,
             offer_assessment=self.offer_assessments.get(offer.pk),
             vendor_jurisdiction=offer.vendor.jurisdiction,
         )
+
+    def _audit_facts(self, offer) -> list[Finding]:
+        """The gaps of the audit facts of the assessment that governs the offer; none
+        without one (the assessment gate's own finding says so)."""
+        governing = self._governing(offer)
         if governing is None:
             return []
         if governing.pk not in self._audit_gaps:
@@ -609,6 +631,34 @@ class AreaFindings:
                 fix_url=url,
             )
             for gap in self._audit_gaps[governing.pk]
+        ]
+
+    def _data_paths_of(self, offer) -> list[Finding]:
+        """docs/rules/access.md#data-paths: the network plan's links held against the
+        derived constraints of the assessment that governs the offer, read from its
+        prefetched answers; none without a plan or an assessment."""
+        plan = self.plan
+        governing = self._governing(offer)
+        if plan is None or governing is None:
+            return []
+        if governing.pk not in self._data_paths:
+            constraints = assessment_rules.derived_constraints(governing.answer_map())
+            self._data_paths[governing.pk] = access_rules.data_path_findings(
+                data_stays=any(c.key == access_rules.DATA_STAYS for c in constraints),
+                links=list(plan.links.all()),
+            )
+        url = reverse("access:plan", args=[self.case.pk])
+        return [
+            Finding(
+                rule=DATA_PATHS_RULE,
+                offer_id=offer.pk,
+                message=problem.message,
+                facts=problem.facts,
+                key=problem.key,
+                subject=gettext("Network plan"),
+                fix_url=url,
+            )
+            for problem in self._data_paths[governing.pk]
         ]
 
     # --- the cost guardrails and a representative load test ----------------------------

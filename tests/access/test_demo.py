@@ -65,5 +65,24 @@ def test_packet_chapter_shows_the_matrix_the_plan_and_their_history():
     # Aurora: 8 + 118.3 measured + 260 estimated; Cumulus's RTT takes over half.
     assert "386.3 / 400 ms" in html and "closer to the users" in html
     assert "118.3 ms median" in html and "estimate" in html
+    # Every link says what it sends to the vendor.
+    assert html.count("De-identified, synthetic or feature data only") == 3
     assert any(qs.exists() for qs in section.history_querysets)
     assert packet_section(make_case(case.owner)) is None
+
+
+def test_demo_links_send_only_what_the_assessment_lets_leave():
+    """The demo's assessment keeps raw data at home; its plan's links say they send only
+    de-identified data, so no data path holds the demo case back
+    (docs/rules/access.md#data-paths)."""
+    from apps.access.rules import DATA_LEAVES_FINDING, DATA_STAYS
+    from apps.approvals.selectors import case_register
+    from apps.assessments.rules import derived_constraints
+    from apps.assessments.selectors import case_assessments
+
+    case = seed_demo()
+    [assessment] = case_assessments(case)
+    assert DATA_STAYS in {c.key for c in derived_constraints(assessment.answer_map())}
+    links = network_plan_of(case).links.all()
+    assert {link.data_sent for link in links} == {"deidentified"}
+    assert not [e for e in case_register(case) if e.rule.code == DATA_LEAVES_FINDING]
