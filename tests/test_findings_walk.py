@@ -253,6 +253,7 @@ WORLDS: dict[str, Callable[[World], None]] = {
     "contracts.sla_not_stated": _sla_not_stated,
     "contracts.image_not_portable": lambda w: _terms(w, image_format="proprietary"),
     "contracts.exit_penalty": lambda w: _terms(w, exit_penalty_pct="10"),
+    "contracts.exit_penalty_high": lambda w: _terms(w, exit_penalty_pct="30"),
     # 30 % against ordinary customers' 22 %: a premium of 36 %, within 30–50 %.
     "contracts.premium_in_range": lambda w: _terms(
         w, prepayment_pct="30", ordinary_prepayment_pct="22"

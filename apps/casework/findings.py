@@ -183,6 +183,16 @@ TERM_RULES: dict[terms.Check, Rule] = {
         EXIT_SOURCE,
         EXIT_PENALTY_DOCUMENT,
     ),
+    # Above the threshold a second person, from finance, confirms it.
+    terms.Check.EXIT_PENALTY_HIGH: _rule(
+        "contracts.exit_penalty_high",
+        gettext_lazy("Penalty for leaving early, above a fifth of the remaining contract"),
+        ACCEPT,
+        (L, F),
+        "exit_readiness",
+        EXIT_SOURCE,
+        EXIT_PENALTY_DOCUMENT,
+    ),
     terms.Check.PREMIUM_IN_RANGE: _rule(
         "contracts.premium_in_range",
         gettext_lazy("Prepayment premium within the market range"),

@@ -22,7 +22,8 @@ Decisions a reviewer or an auditor should know:
   a decision with finance and risk; above it, as beyond what the market reports.
   It cannot be computed when ordinary customers prepay nothing or are not stated.
 - A proprietary image format, or no image handed over, means the images cannot
-  be rebuilt elsewhere; a lock-in penalty makes leaving costly.
+  be rebuilt elsewhere; a lock-in penalty makes leaving costly, and above a
+  fifth of the remaining contract finance weighs it with legal.
 - Where the contract's billing basis or prepayment differs from the offer's, the
   offer's prices were compared on the wrong terms.
 """
@@ -126,6 +127,11 @@ class CaseNeeds:
     offer_prepayment_ratio: Decimal | None = None  # 0 to 1, as the offer holds it
 
 
+# docs/rules/contracts.md#contract-terms: above a fifth of the remaining contract, leaving
+# early is a financial commitment in its own right, accepted by finance beside legal.
+EXIT_PENALTY_FINANCE_PCT = Decimal(20)
+
+
 class Check(StrEnum):
     EXPORT_WINDOW_SHORT = "export_window_short"
     EXPORT_WINDOW_NOT_STATED = "export_window_not_stated"
@@ -135,6 +141,7 @@ class Check(StrEnum):
     PREMIUM_IN_RANGE = "premium_in_range"
     IMAGE_NOT_PORTABLE = "image_not_portable"
     EXIT_PENALTY = "exit_penalty"
+    EXIT_PENALTY_HIGH = "exit_penalty_high"
     BILLING_DIFFERS = "billing_differs"
     PREPAYMENT_DIFFERS = "prepayment_differs"
 
@@ -346,7 +353,25 @@ def _exit(values: TermValues) -> list[Finding]:
                 % {"format": IMAGE_FORMATS[values.image_format]},
             )
         )
-    if values.exit_penalty_pct is not None and values.exit_penalty_pct > 0:
+    penalty = values.exit_penalty_pct
+    if penalty is not None and penalty > EXIT_PENALTY_FINANCE_PCT:
+        found.append(
+            Finding(
+                Check.EXIT_PENALTY_HIGH,
+                Severity.WARN,
+                "exit_penalty_pct",
+                _(
+                    "Leaving early costs %(penalty)s of the remaining contract, more than "
+                    "%(threshold)s: a commitment of that size is accepted by finance as well "
+                    "as legal. A lock-in penalty ties the business's continuity to one vendor."
+                )
+                % {
+                    "penalty": formats.percent(penalty, ratio=False),
+                    "threshold": formats.percent(EXIT_PENALTY_FINANCE_PCT, ratio=False),
+                },
+            )
+        )
+    elif penalty is not None and penalty > 0:
         found.append(
             Finding(
                 Check.EXIT_PENALTY,
@@ -356,7 +381,7 @@ def _exit(values: TermValues) -> list[Finding]:
                     "Leaving early costs %(penalty)s of the remaining contract. A lock-in "
                     "penalty ties the business's continuity to one vendor."
                 )
-                % {"penalty": formats.percent(values.exit_penalty_pct, ratio=False)},
+                % {"penalty": formats.percent(penalty, ratio=False)},
             )
         )
     return found

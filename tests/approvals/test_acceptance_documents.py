@@ -155,3 +155,36 @@ def test_the_findings_page_takes_the_document_and_offers_it_back(browser_as, wor
         auditor.get(reverse("approvals:case", args=[world["case"].pk])).content.decode()
     )
     assert f"Attached: calc.txt, SHA-256 {hashlib.sha256(CALCULATION).hexdigest()}." in approval
+
+
+def test_above_a_fifth_of_the_contract_finance_confirms_with_its_own_document(
+    api_as, people, world
+):
+    checklist_save(
+        actor=people["lena"],
+        checklist=ClauseChecklist.objects.get(offer=world["offer"]),
+        items=[],
+        reason="The penalty was misread: 30 %",
+        contract_terms={"exit_penalty_pct": "30"},
+    )
+    legal = api_as("lena")
+    found = api_as("aude").get(f"/api/v1/cases/{world['case'].pk}/findings/").json()
+    assert PENALTY not in {f["code"] for f in found}
+    high = next(f for f in found if f["code"] == "contracts.exit_penalty_high")
+    assert high["owners"] == [Role.LEGAL, Role.FINANCE] and high["blocking"] is True
+
+    def accept(api, role):
+        upload = SimpleUploadedFile("calculation.txt", CALCULATION, "text/plain")
+        body = _body(world, code="contracts.exit_penalty_high", role=role, evidence=upload)
+        url = f"/api/v1/cases/{world['case'].pk}/findings/accept/"
+        return api.post(url, body, format="multipart")
+
+    assert accept(legal, Role.LEGAL).status_code == 201
+    found = api_as("aude").get(f"/api/v1/cases/{world['case'].pk}/findings/").json()
+    high = next(f for f in found if f["code"] == "contracts.exit_penalty_high")
+    assert high["status"] == "open" and high["awaiting"] == [Role.FINANCE]
+    assert accept(api_as("fiona"), Role.FINANCE).status_code == 201
+    found = api_as("aude").get(f"/api/v1/cases/{world['case'].pk}/findings/").json()
+    assert next(f for f in found if f["code"] == "contracts.exit_penalty_high")["status"] == (
+        "accepted"
+    )

@@ -184,6 +184,7 @@ EVERY_CHECK = [
     (TermValues(prepayment_pct=Decimal("80"), ordinary_prepayment_pct=Decimal("40")), CaseNeeds()),
     (TermValues(prepayment_pct=Decimal("56"), ordinary_prepayment_pct=Decimal("40")), CaseNeeds()),
     (TermValues(image_format="proprietary", exit_penalty_pct=Decimal("20")), CaseNeeds()),
+    (TermValues(exit_penalty_pct=Decimal("25")), CaseNeeds()),
     (
         TermValues(billing_basis="per_month", prepayment_pct=Decimal("50")),
         CaseNeeds(offer_billing_basis="per_second", offer_prepayment_ratio=Decimal("0.3")),

@@ -96,6 +96,8 @@ def test_premium_outside_the_range_says_so_with_the_numbers():
         ("proprietary", None, {Check.IMAGE_NOT_PORTABLE: Severity.BAD}),
         ("none", None, {Check.IMAGE_NOT_PORTABLE: Severity.BAD}),
         ("", D("15"), {Check.EXIT_PENALTY: Severity.WARN}),
+        ("", D("20"), {Check.EXIT_PENALTY: Severity.WARN}),
+        ("", D("20.5"), {Check.EXIT_PENALTY_HIGH: Severity.WARN}),
         (
             "none",
             D("5"),
