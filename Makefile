@@ -55,10 +55,11 @@ PYTEST_WORKERS ?= auto
 XDIST := -n $(PYTEST_WORKERS) --dist worksteal
 
 # Every test: the domain tier and the whole-case tier (real signed PDFs, real harness
-# runs, browsers, the route walk, fuzzing, migrations from scratch).
+# runs, browsers, the route walk, fuzzing, migrations from scratch). The 25 slowest are
+# listed at the end, to keep the suite's cost in view.
 test: test-deps $(VENV)/.runtime $(VENV)/.test messages lint
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) --durations=25 $(PYTEST_ARGS)
 
 # The domain tier alone: what to run while changing code.
 test-fast: $(VENV)/.runtime $(VENV)/.test messages
