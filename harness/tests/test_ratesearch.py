@@ -194,3 +194,21 @@ def test_the_search_finds_the_mocks_capacity():
         nonce=None, started_utc="2026-01-01T00:00:00Z",
     )  # fmt: skip
     assert schema.validate(json.loads(serialise(document, []))) == []
+
+
+def test_findings_name_a_client_behind_its_schedule_and_a_search_where_nothing_held():
+    step = {
+        "target_rps": 10.0,
+        "planned": 160,
+        "meets_slo": False,
+        "summary": {"send_rps": 8.5, "offered_rps": 10.0, "ttft_ms": {"n": 160}},
+    }
+    result = {"steps": [step], "best": None, "stopped": "max_steps", "search": {"max_rps": 64}}
+    found = ratesearch_findings(result)
+    assert [(f["id"], f["step"]) for f in found] == [
+        ("RS-CLIENT-LIMITED", "ratesearch"),
+        ("RS-NONE-PASSED", "ratesearch"),
+    ]
+    step["summary"]["send_rps"] = 9.5  # within 10 % of the schedule: not the client's doing
+    step["meets_slo"], result["best"], result["stopped"] = True, {"index": 1}, "max_rate"
+    assert [f["id"] for f in ratesearch_findings(result)] == ["RS-MAX-RATE"]

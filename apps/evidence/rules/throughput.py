@@ -199,11 +199,12 @@ def check_declared(judged: dict | None, context: Context, key: str, claim: str) 
         return check
     best = judged["best"]
     if best is None:
-        if judged["measured"] and declared is not None:
-            check.detail = NO_RATE_HELD
-            check.status = FAIL
-        elif not judged["measured"]:
+        if not judged["measured"]:
             check.detail = NO_STEP_SHORT
+            return check
+        check.detail = NO_RATE_HELD
+        if declared is not None:
+            check.status = FAIL
         return check
     value = best["goodput_req_s" if requests else "goodput_tok_s"] or 0.0
     check.measured = GOODPUT_MEASURED % {
