@@ -187,6 +187,14 @@ class AcceptanceState:
         return [(level, rules.level_holds(level, slo)) for level in performance.levels]
 
     @property
+    def goodput_at_slo(self) -> dict | None:
+        """The open-loop rate search's highest rate within the service levels and the goodput
+        there, as the offer's verification holds it (None: no rate search held)."""
+        headline = getattr(self.measurements.verification, "headline", None) or {}
+        goodput = headline.get("goodput_at_slo")
+        return goodput if isinstance(goodput, dict) else None
+
+    @property
     def layer_rows(self) -> "list[tuple[_StrOrPromise, rules.LayerState]]":
         titles = dict(Layer.choices)
         return [(titles[layer.layer], layer) for layer in self.layers]

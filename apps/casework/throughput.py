@@ -14,7 +14,7 @@ from apps.acceptance.rules import safe_operating_level
 from apps.acceptance.selectors import case_slo
 from apps.core import formats
 from apps.costs.rules import MeasuredThroughput
-from apps.evidence.rules.composition import LOADTEST
+from apps.evidence.rules.composition import LOADTEST, RATESEARCH
 from apps.evidence.selectors import latest_verification, source_bundle
 
 
@@ -23,10 +23,15 @@ def _decimal(value: float | None) -> Decimal | None:
 
 
 def offer_throughput(case, offer) -> MeasuredThroughput | None:
-    """The load test the offer's newest verification takes its ladder from, read at the
-    highest concurrency at which every service level of the case holds (the acceptance's
-    safe operating level); None when the offer has no load test."""
-    bundle = source_bundle(latest_verification(offer), LOADTEST)
+    """The open-loop rate search's goodput at the highest rate within the service levels
+    where the offer's newest verification holds one; else the load test it takes its ladder
+    from, read at the highest concurrency at which every service level of the case holds
+    (the acceptance's safe operating level); None when the offer has neither."""
+    verification = latest_verification(offer)
+    rated = rate_search_throughput(verification)
+    if rated is not None:
+        return rated
+    bundle = source_bundle(verification, LOADTEST)
     if bundle is None:
         return None
     summary = bundle.summary or {}
@@ -42,3 +47,27 @@ def offer_throughput(case, offer) -> MeasuredThroughput | None:
         return MeasuredThroughput(None, None, None, source)
     requests, tokens = level_throughput(summary, safe)
     return MeasuredThroughput(safe, _decimal(requests), _decimal(tokens), source)
+
+
+def rate_search_throughput(verification) -> MeasuredThroughput | None:
+    """The goodput the verification's rate search measured at its highest rate within the
+    case's service levels, as judged when the bundle was verified
+    (docs/rules/evidence.md#throughput-at-the-slo); None where it holds none."""
+    headline = verification.headline if verification is not None else None
+    goodput = (headline or {}).get("goodput_at_slo")
+    if not isinstance(goodput, dict) or goodput.get("rate_rps") is None:
+        return None
+    bundle = source_bundle(verification, RATESEARCH)
+    source = _("rate search of %(date)s, bundle %(sha)s…") % {
+        "date": formats.date(bundle.run_finished_at.date())
+        if bundle is not None and bundle.run_finished_at
+        else "—",
+        "sha": bundle.sha256[:12] if bundle is not None else "—",
+    }
+    return MeasuredThroughput(
+        None,
+        _decimal(goodput.get("goodput_req_s")),
+        _decimal(goodput.get("goodput_tok_s")),
+        source,
+        rate_rps=_decimal(goodput["rate_rps"]),
+    )

@@ -196,6 +196,13 @@ class ThroughputSerializer(serializers.Serializer):
     )
     requests_per_s = _decimal_out(places=4)
     output_tokens_per_s = _decimal_out(places=4)
+    rate_rps = serializers.DecimalField(
+        max_digits=None,
+        decimal_places=4,
+        allow_null=True,
+        help_text="The open-loop rate search's highest request rate within the service levels, "
+        "whose goodput the unit costs divide by; null: the load test's safe level is read.",
+    )
     # A field named "source" (see ImportSerializer): the load test read, in words.
     source = serializers.CharField()  # type: ignore[assignment]
 
@@ -334,6 +341,7 @@ def unit_costs_payload(costs: UnitCosts | None) -> dict:
             "safe_concurrency": throughput.concurrency,
             "requests_per_s": throughput.requests_per_s,
             "output_tokens_per_s": throughput.output_tokens_per_s,
+            "rate_rps": throughput.rate_rps,
             "source": throughput.source,
         },
         "costs": [

@@ -738,12 +738,15 @@ def guardrail_breaches(
 @dataclass(frozen=True)
 class MeasuredThroughput:
     """What the offer's newest load test served at its safe level (the highest concurrency
-    at which every service level of the case holds)."""
+    at which every service level of the case holds), or, where the offer's evidence holds an
+    open-loop rate search, its goodput at the highest request rate within the service levels
+    (``rate_rps``; docs/rules/costs.md#unit-costs)."""
 
-    concurrency: int | None  # None: no level holds the service levels
+    concurrency: int | None  # None: no level holds the service levels (or a rate search)
     requests_per_s: Decimal | None
     output_tokens_per_s: Decimal | None
     source: str = ""  # the load test it was read from, in words
+    rate_rps: Decimal | None = None  # the rate search's highest rate within the SLOs
 
 
 @dataclass(frozen=True)
@@ -875,7 +878,7 @@ def _at_safe_level(
     billed, unit, per_words = words
     if throughput is None:
         return UnitCost(key, None, _("Not computable: the chosen offer has no load test."))
-    if throughput.concurrency is None:
+    if throughput.concurrency is None and throughput.rate_rps is None:
         return UnitCost(
             key,
             None,
@@ -894,6 +897,22 @@ def _at_safe_level(
         )
     value = spend * per / (rate * seconds)
     places = UNIT_COST_PLACES["per_request" if per == 1 else "per_million"]
+    if throughput.rate_rps is not None:
+        working = _(
+            "%(billed)s ÷ (%(rate)s %(unit)s of goodput at %(arrivals)s requests/s, the highest "
+            "rate of the open-loop rate search within the service levels, × %(seconds)s s)"
+            "%(scale)s = %(value)s %(per)s"
+        ) % {
+            "billed": billed,
+            "rate": formats.number(rate, -2),
+            "unit": unit,
+            "arrivals": formats.number(throughput.rate_rps, -2),
+            "seconds": formats.number(seconds),
+            "scale": "" if per == 1 else " × 1,000,000",
+            "value": formats.money(value, currency, places),
+            "per": per_words,
+        }
+        return UnitCost(key, value, working, formats.money(value, currency, places))
     working = _(
         "%(billed)s ÷ (%(rate)s %(unit)s at the safe level of %(level)s concurrent requests × "
         "%(seconds)s s)%(scale)s = %(value)s %(per)s"

@@ -365,8 +365,13 @@ def interpret(document: dict) -> Reading:
     if (software := software_versions(facts.environment)) is not None:
         summary["software"] = software
     acceptance_disagreements = _acceptance_sections(document, summary)
+    rate_disagreements = _ratesearch_section(document, facts, summary)
     disagreements = [
-        d.as_dict() for d in lt_disagreements + bench_disagreements + acceptance_disagreements
+        d.as_dict()
+        for d in lt_disagreements
+        + bench_disagreements
+        + acceptance_disagreements
+        + rate_disagreements
     ]
     return Reading(facts=facts, summary=summary, disagreements=disagreements)
 
@@ -414,6 +419,17 @@ def _acceptance_sections(document: dict, summary: dict) -> list:
     if correctness is not None:
         summary["correctness"] = correctness
     return soak_disagreements + correctness_disagreements
+
+
+def _ratesearch_section(document: dict, facts: Facts, summary: dict) -> list:
+    """The open-loop rate search, recomputed: every request's timings for the rules, the
+    steps without them for the stored summary."""
+    rates, disagreements = recompute.ratesearch(_result(document, "ratesearch"))
+    facts.ratesearch = rates
+    if rates is not None:
+        steps = [{k: v for k, v in step.items() if k != "timings"} for step in rates["steps"]]
+        summary["ratesearch"] = rates | {"steps": steps}
+    return disagreements
 
 
 def _gpu_line(gpu: dict) -> dict:

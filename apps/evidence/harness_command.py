@@ -1,8 +1,9 @@
 """The command the token page gives: the harness's whole `run`, with the case's settings.
 
 One command runs everything the acceptance reads from a bundle: inventory,
-environment, benchmarks, the load ladder, the soak, the correctness set, and
-the network and authentication probes; then it uploads the bundle and waits
+environment, benchmarks, the load ladder, the rate search for the throughput at
+the SLO (the case's SLO starts it), the soak, the correctness set, and the
+network and authentication probes; then it uploads the bundle and waits
 for the server's verdict. What the app knows is filled in (the case's P95
 time-to-first-token SLO, the offer's acceptance ladder and soak, the upload
 URL, the token and its nonce); what only the person knows (the vendor's

@@ -277,3 +277,107 @@ def netprobe(result: dict | None) -> list[dict]:
             }
         )
     return probes
+
+
+# --- the open-loop rate search (docs/metrics.md#rate-search) --------------------------
+
+
+def arrival_rate(times) -> float | None:
+    """(n − 1) ÷ (last − first): the rate the times are spaced at; None below two times."""
+    clean = [t for t in times if t is not None]
+    if len(clean) < 2 or max(clean) == min(clean):
+        return None
+    return (len(clean) - 1) / ((max(clean) - min(clean)) / 1e9)
+
+
+def meets_slo(metrics: dict, slo: dict) -> bool:
+    """vLLM's goodput rule: every limit set (ms) is at least the request's value."""
+    for name, limit in slo.items():
+        if limit is None:
+            continue
+        value = metrics.get(name)
+        if value is None or value > limit:
+            return False
+    return True
+
+
+def goodput(step: dict, slo: dict) -> tuple[float | None, float | None]:
+    """Requests meeting every limit of ``slo``, and their output tokens, per second of the
+    step (``step`` as ``rate_step`` gives it)."""
+    duration = step["duration_s"]
+    if not duration:
+        return None, None
+    good = [r for r in step["timings"] if meets_slo(r, slo)]
+    return len(good) / duration, sum(r["osl"] or 0 for r in good) / duration
+
+
+def rate_step(step: dict) -> dict:
+    """One rate step recomputed from its requests: the cell aggregates, the rates the
+    requests were scheduled (``t_sched``) and sent at, and each completed request's timings
+    (``timings``, for goodput against whichever SLO judges it)."""
+    requests = step.get("requests") or []
+    summary = cell_summary(requests)
+    timings = [
+        {**{k: m[k] for k in ("ttft_ms", "tpot_ms")}, "osl": r.get("osl")}
+        for r in requests
+        if r.get("error") is None
+        for m in (request_metrics(r),)
+    ]
+    return {
+        "index": step.get("index"),
+        "target_rps": step.get("target_rps"),
+        "arrival": step.get("arrival"),
+        "offered_rps": arrival_rate(r.get("t_sched_ns") for r in requests),
+        "send_rps": arrival_rate(r.get("t_send_ns") for r in requests),
+        **summary,
+        "timings": timings,
+    }
+
+
+RATE_SCALARS = (*SCALARS, "offered_rps", "send_rps", "goodput_req_s", "goodput_tok_s")
+RATE_DISTRIBUTIONS = ("ttft_ms", "tpot_ms", "e2e_ms")
+
+
+def ratesearch(result: dict | None) -> tuple[dict | None, list[Disagreement]]:
+    """The rate search recomputed: every step from its requests, judged against the SLO the
+    run was given for the client's figures only (the rules judge the case's SLO), and every
+    client figure that disagrees, its best step included. None when the step did not run."""
+    if not result:
+        return None, []
+    run_slo = result.get("slo_ms") or {}
+    slo = {name: run_slo.get(name) for name in ("ttft_ms", "tpot_ms")}
+    disagreements: list[Disagreement] = []
+    steps = []
+    for step in result.get("steps") or []:
+        ours = rate_step(step)
+        ours["goodput_req_s"], ours["goodput_tok_s"] = goodput(ours, slo)
+        where = f"ratesearch/step{step.get('index')}"
+        theirs = step.get("summary") or {}
+        for name in RATE_SCALARS:
+            if name in theirs and _differs(theirs[name], ours[name]):
+                disagreements.append(Disagreement(where, name, theirs[name], ours[name]))
+        for name in RATE_DISTRIBUTIONS:
+            mine, client = ours[name], theirs.get(name) or {}
+            for stat in STATS:
+                if stat in client and _differs(client[stat], mine.get(stat)):
+                    disagreements.append(
+                        Disagreement(where, f"{name}.{stat}", client[stat], mine.get(stat))
+                    )
+        steps.append(ours)
+    best = result.get("best")
+    best = best if isinstance(best, dict) else {}
+    ours_best = next((s for s in steps if s["index"] == best.get("index")), None)
+    for name in ("offered_rps", "goodput_req_s", "goodput_tok_s"):
+        if name in best and _differs(best[name], ours_best[name] if ours_best else None):
+            server = ours_best[name] if ours_best else None
+            disagreements.append(Disagreement("ratesearch/best", name, best[name], server))
+    search = result.get("search")
+    search = search if isinstance(search, dict) else {}
+    return {
+        "arrival": result.get("arrival"),
+        "seed": result.get("seed"),
+        "slo_ms": slo,
+        "max_error_rate": search.get("max_error_rate"),
+        "stopped": result.get("stopped"),
+        "steps": steps,
+    }, disagreements

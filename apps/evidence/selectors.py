@@ -130,6 +130,7 @@ SECTION_TITLES = {
     composition.AUTHPROBE: gettext_lazy("Endpoint security probe"),
     composition.SOAK: gettext_lazy("Soak"),
     composition.CORRECTNESS: gettext_lazy("Correctness"),
+    composition.RATESEARCH: gettext_lazy("Rate search (throughput at the SLO)"),
 }
 
 

@@ -21,7 +21,7 @@ from apps.core.services import tracked_create, tracked_update
 from apps.evidence import bundle as bundle_reader
 from apps.evidence import composition
 from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken
-from apps.evidence.rules import Context, verify
+from apps.evidence.rules import Context, throughput, verify
 from apps.evidence.rules.versions import DEFAULT_ENVIRONMENT
 from apps.workloads.selectors import required_set_missed
 
@@ -98,6 +98,11 @@ def verification_context(case, offer) -> Context:
             "rate_limit_rps": spec.rate_limit_rps,
             "tokens_scoped": spec.tokens_scoped,
         }
+        # Checked against the open-loop rate search (docs/rules/evidence.md#throughput-at-the-slo).
+        declared |= {
+            "throughput_tokens_per_s": spec.throughput_tokens_per_s,
+            "throughput_requests_per_s": spec.throughput_requests_per_s,
+        }
     return Context(
         declared=declared,
         slo={
@@ -117,7 +122,7 @@ def _latency_target(case) -> float | None:
     return float(plan.target_latency_ms) if plan and plan.target_latency_ms else None
 
 
-def headline(reading, checks) -> dict:
+def headline(reading, checks, context: Context | None = None) -> dict:
     """The verified numbers an offer is compared on across a case."""
     by_key = {c.key: c for c in checks}
     levels = reading.facts.levels
@@ -140,7 +145,26 @@ def headline(reading, checks) -> dict:
         if "service.max_concurrency" in by_key
         else None,
         "at_slo": at_slo(reading, by_key.get("service.max_concurrency")),
+        "goodput_at_slo": goodput_at_slo(reading, context),
         "statuses": {c.key: c.status for c in checks},
+    }
+
+
+def goodput_at_slo(reading, context: Context | None) -> dict | None:
+    """The open-loop rate search at its highest rate within the case's service levels: the
+    rate offered, the goodput in requests and output tokens per second, and the GPUs of the
+    machine that ran it (docs/rules/evidence.md#throughput-at-the-slo). None where the
+    bundle has no rate search or no rate held."""
+    judged = throughput.at_slo(reading.facts, context) if context is not None else None
+    best = (judged or {}).get("best")
+    if not best:
+        return None
+    return {
+        "rate_rps": best["offered_rps"],
+        "goodput_req_s": best["goodput_req_s"],
+        "goodput_tok_s": best["goodput_tok_s"],
+        "limit_found": best["limit_found"],
+        "gpus": len(reading.facts.gpus),
     }
 
 
@@ -385,7 +409,8 @@ def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
     # The offer's acceptance may require the case's own sets: a run on other inputs is refused.
     if missed := required_set_missed(offer, reading.summary):
         raise bundle_reader.BundleRefused(missed[1], field=missed[0])
-    checks = verify(reading.facts, verification_context(token.case, offer))
+    context = verification_context(token.case, offer)
+    checks = verify(reading.facts, context)
     started, finished = bundle_reader.run_times(document)
     host_name, gpu_uuids = composition.machine_seen(document)
     try:
@@ -419,7 +444,7 @@ def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
         bundle=bundle,
         offer=offer,
         checks=[c.as_dict() for c in checks],
-        headline=headline(reading, checks),
+        headline=headline(reading, checks, context),
     )
     tracked_update(
         token,

@@ -190,6 +190,21 @@ TABLE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         ),
     ),
     (
+        "service.throughput_at_slo",
+        (
+            "The server queues requests past its capacity: batch size or KV cache too small "
+            "for the arrival rate",
+            "The declared throughput was measured closed-loop or without the service levels",
+            "Long or uneven prompts: prefill delays the first token of every request behind it",
+        ),
+        (
+            "Compare the rate steps: where the P95 time to first token starts to climb is "
+            "where the queue builds",
+            "Ask the vendor how the declared throughput was measured (arrival rate, SLO, "
+            "prompt lengths) and re-run the rate search on the case's own prompt set",
+        ),
+    ),
+    (
         "service.round_cv",
         (
             "Noisy neighbour or throttling between rounds",

@@ -363,6 +363,9 @@ MEASURED_BY = {
     "cuda_version": "versions.cuda",
     "rate_limit_rps": "security.rate_limit",
     "tokens_scoped": "security.forbidden_token",
+    # The goodput of the open-loop rate search at the case's service levels.
+    "throughput_requests_per_s": "service.throughput_at_slo.requests",
+    "throughput_tokens_per_s": "service.throughput_at_slo.tokens",
 }
 
 

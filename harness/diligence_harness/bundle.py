@@ -28,7 +28,7 @@ from diligence_harness.sources import read_text
 SECRET_FLAGS = ("--token", "--api-key")
 REDACTED = "[REDACTED]"
 STEP_NAMES = ("inventory", "environment", "bench", "loadtest", "calibrate", "netprobe", "authprobe")
-OPTIONAL_STEP_NAMES = ("correctness", "soak")  # present only when they ran
+OPTIONAL_STEP_NAMES = ("correctness", "soak", "ratesearch")  # present only when they ran
 
 
 # Secrets shorter than this are replaced only where a whole string equals them:

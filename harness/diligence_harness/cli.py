@@ -5,7 +5,7 @@ import json
 import os
 import sys
 
-from diligence_harness import __version__
+from diligence_harness import __version__, ratesearch
 from diligence_harness.loadtest import DEFAULT_LADDER, P95_MIN_SAMPLES
 
 
@@ -73,6 +73,55 @@ def _add_loadtest_args(parser: argparse.ArgumentParser, required: bool) -> None:
     parser.add_argument("--seed", type=int, default=1234, help="prompt-set seed")
     parser.add_argument(
         "--busy-poll", action="store_true", help="spin instead of sleeping (lower error, one core)"
+    )
+
+
+def _add_ratesearch_args(parser: argparse.ArgumentParser) -> None:
+    """The open-loop rate search's options; it runs when an SLO is given (in `run`, with an
+    endpoint)."""
+    parser.add_argument(
+        "--rate-arrival",
+        choices=ratesearch.ARRIVALS,
+        default="poisson",
+        help="open-loop arrivals: poisson (exponential gaps) or constant rate",
+    )
+    parser.add_argument("--rate-seed", type=int, default=1234, help="arrival schedule seed")
+    parser.add_argument(
+        "--rate-start", type=float, default=ratesearch.DEFAULT_START_RPS, help="first rate, req/s"
+    )
+    parser.add_argument(
+        "--rate-max", type=float, default=ratesearch.DEFAULT_MAX_RPS, help="highest rate, req/s"
+    )
+    parser.add_argument("--rate-max-steps", type=int, default=ratesearch.DEFAULT_MAX_STEPS)
+    parser.add_argument(
+        "--rate-requests",
+        type=int,
+        default=ratesearch.DEFAULT_REQUESTS_PER_STEP,
+        help=f"requests per step (a P95 needs {P95_MIN_SAMPLES} with a first token)",
+    )
+    parser.add_argument(
+        "--rate-resolution",
+        type=float,
+        default=ratesearch.DEFAULT_RESOLUTION,
+        help="stop once the lowest failing rate is within this share of the highest passing",
+    )
+    parser.add_argument(
+        "--rate-max-seconds",
+        type=float,
+        default=ratesearch.DEFAULT_MAX_SECONDS,
+        help="time budget of the whole search",
+    )
+    parser.add_argument(
+        "--rate-max-error-pct",
+        type=float,
+        default=ratesearch.DEFAULT_MAX_ERROR_RATE * 100,
+        help="a step with more errors fails",
+    )
+    parser.add_argument(
+        "--rate-max-in-flight",
+        type=int,
+        default=ratesearch.DEFAULT_MAX_IN_FLIGHT,
+        help="requests open at once (one connection each)",
     )
 
 
@@ -173,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="every step, then write (and upload) one bundle")
     _add_inventory_args(run)
     _add_loadtest_args(run, required=False)
+    _add_ratesearch_args(run)
     _add_bench_args(run)
     _add_probe_args(run)
     _add_authprobe_args(run)
@@ -197,6 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
             "load test an OpenAI-compatible endpoint",
             [lambda p: _add_loadtest_args(p, True)],
         ),
+        (
+            "ratesearch",
+            "highest request rate within the SLO, open-loop arrivals",
+            [lambda p: _add_loadtest_args(p, True), _add_ratesearch_args],
+        ),
         ("netprobe", "TCP-connect RTT, jitter and loss", [_add_probe_args]),
     ):
         step = sub.add_parser(name, help=helptext)
@@ -205,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         step.add_argument("--out", help="write a bundle here (default: print the step as JSON)")
         step.add_argument("--case")
         step.add_argument("--nonce")
-        if name == "loadtest":
+        if name in ("loadtest", "ratesearch"):
             step.add_argument("--token", help="harness token, to fetch the case's prompt set")
             _add_sets_url(step)
 
@@ -274,6 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     mock.add_argument("--error-kinds", type=_names, default=("http_500", "truncate"))
     mock.add_argument("--api-key")
     mock.add_argument("--rate-limit-rps", type=float)
+    mock.add_argument(
+        "--slots", type=int, default=0, help="completions served at once; more wait (0: no limit)"
+    )
     mock.add_argument("--forbidden-key", help="a known token without the permission: 403")
     mock.add_argument(
         "--unauthenticated-status",

@@ -27,6 +27,7 @@ def _seeds(args: argparse.Namespace) -> dict:
     return {
         "workload": getattr(args, "seed", None),
         "bench": getattr(args, "bench_seed", None),
+        "ratesearch": getattr(args, "rate_seed", None),
         "alloc_probe": ALLOC_PROBE_SEED,
     }
 
@@ -83,7 +84,8 @@ def _workload_sets(args: argparse.Namespace, steps: dict) -> dict:
     from diligence_harness.workload_sets import SOURCE_BUILT_IN
 
     found = {}
-    loadtest = steps.get("loadtest") or {}
+    ran = [steps.get(name) or {} for name in ("loadtest", "ratesearch")]
+    loadtest = next((step for step in ran if step.get("status") == "ok"), {})
     if loadtest.get("status") == "ok":
         given = getattr(args, "prompt_set_file", None)
         if given is not None:
@@ -151,7 +153,9 @@ def command_run(args: argparse.Namespace, argv: list[str]) -> int:
     if args.upload and not args.token:
         print("--upload needs --token", file=sys.stderr)  # before minutes of measuring
         return 2
-    problem = _acceptance_options_problem(args) or _resolve_sets(args)
+    problem = (
+        _acceptance_options_problem(args) or _run_ratesearch_problem(args) or _resolve_sets(args)
+    )
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -246,6 +250,35 @@ def command_loadtest(args, argv) -> int:
     return _single_step("loadtest", args, argv)
 
 
+def command_ratesearch(args, argv) -> int:
+    problem = _ratesearch_options_problem(args) or _resolve_sets(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    return _single_step("ratesearch", args, argv)
+
+
+def _run_ratesearch_problem(args: argparse.Namespace) -> str | None:
+    """In `run`, the rate search runs when an SLO and an endpoint are given: check its options."""
+    slo = args.slo_ttft_ms is not None or args.slo_tpot_ms is not None
+    if not slo or not args.endpoint or not args.model or "ratesearch" in args.skip:
+        return None
+    return _ratesearch_options_problem(args)
+
+
+def _ratesearch_options_problem(args: argparse.Namespace) -> str | None:
+    """Bad rate-search options, found before anything is measured."""
+    from diligence_harness.steps import Skip, ratesearch_config
+
+    try:
+        ratesearch_config(args)
+    except Skip as skip:
+        return f"the rate search needs an SLO: {skip}"
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def command_netprobe(args, argv) -> int:
     return _single_step("netprobe", args, argv)
 
@@ -327,6 +360,7 @@ def command_mock_server(args: argparse.Namespace, argv: list[str]) -> int:
         error_kinds=args.error_kinds,
         api_key=args.api_key,
         rate_limit_rps=args.rate_limit_rps,
+        slots=args.slots,
         forbidden_key=args.forbidden_key,
         unauthenticated_status=args.unauthenticated_status,
         forbidden_allowed=args.forbidden_allowed,

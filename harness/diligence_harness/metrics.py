@@ -49,6 +49,14 @@ METRIC_DEFINITIONS = {
     "goodput_req_s": "requests meeting every SLO / duration_s [§2.3; vLLM goodput]",
     "percentiles": "numpy 'linear' (type 7) with n stated; a percentile is flagged "
     "insufficient below n = 11/64/130/662 for P50/P90/P95/P99 [§2.3; MLPerf early stopping]",
+    # The open-loop rate search (docs/metrics.md#rate-search).
+    "offered_rps": "(n - 1) / (max(t_sched_ns) - min(t_sched_ns)) over a rate step's requests: "
+    "the rate they were scheduled at; send_rps the same over t_send_ns [rate search; vLLM "
+    "bench serve request rate, MLPerf server scenario]",
+    "goodput_tok_s": "sum(osl of requests meeting every SLO) / duration_s [rate search]",
+    "rate_at_slo": "the highest offered_rps of a rate step whose P95 ttft_ms and P95 tpot_ms are "
+    "within the SLO with n >= 130 requests with a first token and whose error_rate is within "
+    "the limit [rate search; MLPerf server scenario, vLLM goodput]",
 }
 
 
@@ -195,6 +203,50 @@ def cell_summary(records: list[dict], *, target_concurrency: int, slo: dict) -> 
         "icl_ms": distribution(gap for m in per_ok for gap in m["icl_ms"]),
         "e2e_ms": distribution(m["e2e_ms"] for m in per_ok if m["e2e_ms"] is not None),
     }
+
+
+def arrival_rate(times_ns: Iterable[int | None]) -> float | None:
+    """(n - 1) / (last - first): the rate the times are spaced at (None below two times)."""
+    times = [t for t in times_ns if t is not None]
+    if len(times) < 2 or max(times) == min(times):
+        return None
+    return (len(times) - 1) / ((max(times) - min(times)) / 1e9)
+
+
+def rate_step_summary(records: list[dict], slo: dict) -> dict:
+    """One open-loop rate step (docs/metrics.md#rate-search): the cell aggregates, the rate
+    the requests were scheduled and sent at, and the goodput in requests and output tokens."""
+    summary = cell_summary(records, target_concurrency=0, slo=slo)
+    del summary["target_concurrency"]  # an open loop sets a rate, not a concurrency
+    good_tokens = sum(
+        r.get("osl") or 0
+        for r in records
+        if r.get("error") is None and meets_slo(request_metrics(r), slo)
+    )
+    duration_s = summary["duration_s"]
+    summary.update(
+        offered_rps=arrival_rate(r.get("t_sched_ns") for r in records),
+        send_rps=arrival_rate(r.get("t_send_ns") for r in records),
+        goodput_tok_s=good_tokens / duration_s if duration_s else None,
+    )
+    return summary
+
+
+def rate_step_meets_slo(summary: dict, slo: dict, max_error_rate: float) -> bool | None:
+    """Whether a rate step meets the SLO: error rate within the limit, P95 TTFT and P95 TPOT
+    within theirs; None when a P95 has too few samples (and the errors do not already fail it)."""
+    if (summary["error_rate"] or 0) > max_error_rate:
+        return False
+    held = True
+    for name in ("ttft_ms", "tpot_ms"):
+        limit = slo.get(name)
+        if limit is None:
+            continue
+        dist = summary[name]
+        if dist["n"] < MIN_SAMPLES_FOR_PERCENTILE[95]:
+            return None
+        held = held and dist["p95"] <= limit
+    return held
 
 
 def _count_error_kinds(records: list[dict]) -> dict:

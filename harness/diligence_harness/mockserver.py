@@ -13,6 +13,18 @@ Chunk model with k tokens per event: chunk j (0-based) carries tokens
 [jk, jk+k) and is written at t_read + ttft + j*k*itl. So the first content
 arrives exactly at the injected TTFT, and tpot_corrected = itl.
 
+Capacity model (`slots` > 0): the mock serves at most `slots` completions at once,
+first come first served. A completion holds a slot for its nominal service time,
+S = ttft + (chunks - 1) * k * itl (a stream's last chunk is due then; with one token
+per chunk S = ttft + (n - 1) * itl), and a request that finds every slot booked
+starts when the first one comes free: its whole schedule shifts to that start
+(`t_start_ns` in the log), so its TTFT includes the wait. Slots are booked on the
+nominal times, not on when the loop got round to a write, so the mock serves
+exactly `slots / S` requests per second (`capacity_rps`): below that rate, with
+evenly spaced arrivals, nothing waits; above it every request waits longer than
+the one before. That makes the highest rate meeting a TTFT target known in advance
+(the rate search's test). `slots` = 0 (the default) starts every request at once.
+
 The sockets, the timer heap and the read stamps are in mockcore.py (one
 selectors loop, no asyncio); this module is the HTTP and OpenAI side: routing,
 faults, the request log and the SSE frames, which are encoded once per stream
@@ -20,6 +32,7 @@ shape and reused.
 """
 
 import gc
+import heapq
 import json
 import math
 import signal
@@ -54,8 +67,23 @@ class MockConfig:
     forbidden_key: str | None = None
     forbidden_allowed: bool = False
     rate_limit_rps: float | None = None  # token bucket, burst = one second's worth
+    slots: int = 0  # completions served at once; more wait for a slot (0: no limit)
     model: str = "mock-model"
     injections: Injections = Injections()  # downtime, restart, correctness answers
+
+    def service_ns(self, tokens: int, stream: bool = True) -> int:
+        """How long one completion of `tokens` holds its slot (the module docstring)."""
+        tokens = max(1, tokens)
+        if not stream:
+            return int((self.ttft_ms + (tokens - 1) * self.itl_ms) * 1e6)
+        k = max(1, self.tokens_per_chunk)
+        return int(self.ttft_ms * 1e6) + int((math.ceil(tokens / k) - 1) * k * self.itl_ms * 1e6)
+
+    def capacity_rps(self, output_tokens: int) -> float | None:
+        """Streamed requests per second the slots serve at this output length (None: no limit)."""
+        if not self.slots:
+            return None
+        return self.slots / (self.service_ns(output_tokens) / 1e9)
 
 
 @dataclass
@@ -116,6 +144,16 @@ class MockServer:
         self.port: int | None = None
         self._frames: dict[tuple, tuple[list[bytes], bytes]] = {}
         self.injected = InjectionState(config.injections)
+        self._slots_free_at = [0] * max(0, config.slots)  # a heap: when each slot comes free
+
+    def slot_start(self, t_read_ns: int, service_ns: int) -> int:
+        """Book the slot that comes free first; returns when the completion starts (its read
+        time when a slot is free, else when the slot is)."""
+        if not self._slots_free_at:
+            return t_read_ns
+        start = max(t_read_ns, heapq.heappop(self._slots_free_at))
+        heapq.heappush(self._slots_free_at, start + service_ns)
+        return start
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         """Bind and listen (nothing is served until `serve`); returns the bound port."""
@@ -301,12 +339,18 @@ class _MockProtocol:
             return
         tokens = int(body.get("max_tokens") or self.server.config.default_output_tokens)
         self.busy = True
+        cfg = self.server.config
+        answer = None if body.get("stream") else self.server.injected.answer(body)
+        service_ns = self.server.config.service_ns(
+            1 if answer is not None else tokens, stream=bool(body.get("stream"))
+        )
+        start_ns = self.server.slot_start(request.t_read_ns, service_ns)
+        if start_ns != request.t_read_ns:
+            entry["t_start_ns"] = start_ns  # waited for a slot
         if not body.get("stream"):
-            cfg = self.server.config
-            answer = self.server.injected.answer(body)  # a bundled correctness input?
-            if answer is not None:
+            if answer is not None:  # a bundled correctness input
                 self.call_at_ns(
-                    request.t_read_ns + int(cfg.ttft_ms * 1e6),
+                    start_ns + int(cfg.ttft_ms * 1e6),
                     self._complete_whole,
                     api,
                     1,
@@ -314,11 +358,13 @@ class _MockProtocol:
                     answer,
                 )
                 return
-            delay_ns = int((cfg.ttft_ms + (tokens - 1) * cfg.itl_ms) * 1e6)
-            self.call_at_ns(request.t_read_ns + delay_ns, self._complete_whole, api, tokens, entry)
+            self.call_at_ns(start_ns + service_ns, self._complete_whole, api, tokens, entry)
             return
         streamer = _Streamer(self, self.server.config, api, body, tokens, entry, fault)
-        streamer.start(request.t_read_ns)
+        if start_ns > request.t_read_ns:
+            self.call_at_ns(start_ns, streamer.start, start_ns)
+        else:
+            streamer.start(request.t_read_ns)
 
     def _complete_whole(self, api: str, tokens: int, entry: dict, text: str | None = None) -> None:
         if text is None:

@@ -409,6 +409,96 @@ def _cell_findings(cell: dict, max_tokens: int, preflight: dict) -> list[dict]:
     return found
 
 
+# --- the open-loop rate search (docs/metrics.md#rate-search) -------------------------
+
+
+def ratesearch_config(args: argparse.Namespace):
+    from diligence_harness.ratesearch import RateSearchConfig
+
+    if getattr(args, "slo_ttft_ms", None) is None and getattr(args, "slo_tpot_ms", None) is None:
+        raise Skip("no --slo-ttft-ms or --slo-tpot-ms given")
+    load = loadtest_config(args)
+    return RateSearchConfig(
+        load=load,
+        arrival=args.rate_arrival,
+        seed=args.rate_seed,
+        start_rps=args.rate_start,
+        max_rps=args.rate_max,
+        max_steps=args.rate_max_steps,
+        requests_per_step=args.rate_requests,
+        resolution=args.rate_resolution,
+        max_seconds=args.rate_max_seconds,
+        max_error_rate=args.rate_max_error_pct / 100,
+        max_in_flight=args.rate_max_in_flight,
+    )
+
+
+def step_ratesearch(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.ratesearch import run_ratesearch
+
+    result = run_ratesearch(ratesearch_config(args))
+    evidence.findings += ratesearch_findings(result)
+    return result
+
+
+def _rs_finding(check_id: str, severity: str, subject: str | None, message: str, **evidence):
+    return make_finding(check_id, severity, subject, message, step="ratesearch", **evidence)
+
+
+def ratesearch_findings(result: dict) -> list[dict]:
+    from diligence_harness.ratesearch import P95_MIN_SAMPLES
+
+    found = []
+    for step in result["steps"]:
+        summary, subject = step["summary"], f"{step['target_rps']:g} req/s"
+        # Against the schedule's own rate: a Poisson schedule's realised rate varies by itself.
+        send_rps, offered_rps = summary.get("send_rps"), summary.get("offered_rps")
+        if send_rps is not None and offered_rps and send_rps < 0.9 * offered_rps:
+            found.append(
+                _rs_finding(
+                    "RS-CLIENT-LIMITED",
+                    "warn",
+                    subject,
+                    "requests went out slower than scheduled: the client may be the bottleneck",
+                    send_rps=send_rps,
+                    offered_rps=offered_rps,
+                )
+            )
+        if step["meets_slo"] is None:
+            found.append(
+                _rs_finding(
+                    "RS-FEW-SAMPLES",
+                    "warn",
+                    subject,
+                    f"{summary['ttft_ms']['n']} requests with a first token; a P95 needs at "
+                    f"least {P95_MIN_SAMPLES} (raise --rate-requests)",
+                    samples=summary["ttft_ms"]["n"],
+                    needed=P95_MIN_SAMPLES,
+                )
+            )
+    if result["best"] is None and result["steps"]:
+        found.append(
+            _rs_finding(
+                "RS-NONE-PASSED",
+                "warn",
+                None,
+                "no rate step met the SLO: lower --rate-start or check the endpoint",
+                stopped=result["stopped"],
+            )
+        )
+    if result["stopped"] == "max_rate":
+        found.append(
+            _rs_finding(
+                "RS-MAX-RATE",
+                "info",
+                None,
+                "the highest rate tried still met the SLO: the capacity is above --rate-max",
+                max_rps=result["search"]["max_rps"],
+            )
+        )
+    return found
+
+
 def step_calibrate(args: argparse.Namespace, evidence: Evidence) -> dict:
     from diligence_harness.calibrate import measure_floor
 
@@ -493,6 +583,7 @@ STEPS = {
     "environment": step_environment,
     "bench": step_bench,
     "loadtest": step_loadtest,
+    "ratesearch": step_ratesearch,
     "calibrate": step_calibrate,
     "netprobe": step_netprobe,
     "authprobe": step_authprobe,
@@ -500,6 +591,7 @@ STEPS = {
     "soak": step_soak,
 }
 # Optional sections: `run` includes them only when their option is given.
-OPTIONAL_STEPS = {"correctness": "reference", "soak": "soak_duration"}
-# Other options that ask for an optional section: a case's sample set runs the correctness.
-OPTIONAL_STEPS_ALSO = {"correctness": ("sample_set",)}
+OPTIONAL_STEPS = {"correctness": "reference", "soak": "soak_duration", "ratesearch": "slo_ttft_ms"}
+# Other options that ask for an optional section: a case's sample set runs the correctness,
+# a TPOT SLO alone the rate search.
+OPTIONAL_STEPS_ALSO = {"correctness": ("sample_set",), "ratesearch": ("slo_tpot_ms",)}

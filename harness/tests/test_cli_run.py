@@ -127,13 +127,15 @@ def test_run_records_calibration_and_auth_findings(run_bundle):
 
 def test_run_without_inputs_skips_with_reasons(tmp_path):
     out = tmp_path / "b.json"
-    done = harness("run", "--skip", "bench,calibrate", "--out", str(out))
+    # An SLO asks for the rate search too; without an endpoint it is skipped, with its reason.
+    done = harness("run", "--skip", "bench,calibrate", "--slo-ttft-ms", "500", "--out", str(out))
     assert done.returncode == 0, done.stderr
     steps = json.loads(out.read_bytes())["steps"]
-    assert steps["loadtest"] == steps["loadtest"] | {
-        "status": "skipped",
-        "reason": "no --endpoint and --model given",
-    }
+    for name in ("loadtest", "ratesearch"):
+        assert steps[name] == steps[name] | {
+            "status": "skipped",
+            "reason": "no --endpoint and --model given",
+        }
     assert steps["authprobe"]["reason"] == "no --endpoint given"
     assert steps["bench"]["reason"] == "--skip bench"
     assert validate_cli(out).returncode == 0

@@ -21,6 +21,7 @@ from django.utils import timezone
 from apps.approvals.models import Approval
 from apps.approvals.services import case_submit_for_approval
 from apps.core.roles import Role
+from apps.core.services import tracked_update
 from apps.costs.packet import packet_section
 from apps.costs.rules import PeriodUsage, guardrail_breaches, unit_costs
 from tests.acceptance.factories import load_summary, make_evidence
@@ -289,6 +290,31 @@ def test_the_packet_chapter_shows_the_unit_costs_and_the_broken_guardrails(peopl
     assert "290,504.00 USD ÷ (16 requests/s at the safe level of 32" in chapter
     assert "5,270,400 s" in chapter
     assert "divided by what the offer's newest load test served per second" in chapter
+
+
+def test_a_rate_searchs_goodput_at_the_slo_is_what_the_unit_costs_divide_by(
+    api_as, browser_as, people, measured
+):
+    verification = make_evidence(people["tariq"], measured["offer"], summary=load_test_summary())
+    goodput = {"rate_rps": 20.0, "goodput_req_s": 18.0, "goodput_tok_s": 3600.0, "gpus": 8}
+    tracked_update(
+        verification,
+        actor=people["tariq"],
+        reason="Rate search",
+        fields={"headline": {"goodput_at_slo": goodput}},
+    )
+    case = measured["case"]
+    units = api_as("tariq").get(f"/api/v1/cases/{case.pk}/costs/reconciliation/").json()
+    throughput = units["unit_costs"]["throughput"]
+    assert throughput["safe_concurrency"] is None and Decimal(throughput["rate_rps"]) == 20
+    costs = {c["key"]: c for c in units["unit_costs"]["costs"]}
+    assert costs["per_request"]["working"] == (
+        "145,252.00 USD ÷ (18 requests/s of goodput at 20 requests/s, the highest rate of the "
+        "open-loop rate search within the service levels, × 2,592,000 s) = 0.003113 USD "
+        "per request"
+    )
+    page = html.unescape(browser_as("tariq").get(reverse("costs:case", args=[case.pk])).text)
+    assert "measured by the open-loop rate search at 20 requests/s" in page
 
 
 def test_unit_costs_are_not_computable_without_what_they_divide_by(api_as, people, world):

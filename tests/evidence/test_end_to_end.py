@@ -76,6 +76,8 @@ CPU_SIZE = [
     *("--ladder", "1,2", "--rounds", "1", "--prompt-sets", "short", "--max-tokens", "16"),
     *("--warmup-requests", "1", "--quick", "--bench-rounds", "2", "--sustained-s", "0.2"),
     *("--skip", "calibrate", "--net-count", "3", "--no-alloc-probe"),
+    # The case's SLO starts the rate search too: one step of the 130 requests a P95 needs.
+    *("--rate-start", "100", "--rate-max", "100", "--rate-requests", "130"),
     *("--soak-duration", "2s", "--soak-interval", "0.5s", "--gpu-interval", "1s"),
     *("--nvidia-smi-xml", str(FIXTURES / "rtx-4090-1x-v12.xml")),
 ]
@@ -124,12 +126,15 @@ def test_the_token_pages_command_runs_every_step_and_prints_the_verdict_and_page
         "authprobe": "ok",
         "correctness": "ok",
         "soak": "ok",
+        "ratesearch": "ok",
     }
     bundle = EvidenceBundle.objects.select_related("verification").get()
     assert bundle.case_id == case.pk and bundle.offer_id == offer.pk
     checks = {c["key"]: c for c in bundle.verification.checks}
     # By default every level sends enough requests for the server to state its P95.
     assert {checks[f"service.ttft_p95.c{c}"]["status"] for c in (1, 2)} <= {"pass", "fail"}
+    # The rate search's one step held the case's SLO on the mock: the capacity is above it.
+    assert checks["service.throughput_at_slo"]["status"] == "pass"
     evidence_page = f"{live_server.url}/evidence/{bundle.pk}/"
     assert result.stderr.splitlines()[-2:] == [
         f"[diligence-harness] verdict: {bundle.verification.verdict}",

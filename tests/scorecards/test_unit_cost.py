@@ -54,6 +54,24 @@ def test_without_what_it_needs_the_cost_per_unit_says_why(price, headline, probl
     assert unit is None and problem in why
 
 
+GOODPUT = {"rate_rps": 2.5, "goodput_req_s": 2.4, "goodput_tok_s": 1200.0, "gpus": 8}
+
+
+def test_the_rate_searchs_goodput_at_the_slo_comes_first_and_says_so():
+    headline = {"max_concurrency_within_slo": 32, "at_slo": AT_SLO, "goodput_at_slo": GOODPUT}
+    unit, problem = unit_cost(PRICE, headline)
+    assert problem == "" and unit.basis == "rate_search" and unit.concurrency is None
+    assert unit.rate_rps == Decimal("2.5")
+    # 20.00 an hour ÷ 4.32 million output tokens an hour, per million.
+    assert unit.per_million_output_tokens.quantize(Decimal("0.0001")) == Decimal("4.6296")
+    # A rate search run on its own saw no GPU: the cards the inventory counted serve it.
+    alone = {"gpus": 8, "goodput_at_slo": {**GOODPUT, "gpus": 0}}
+    assert unit_cost(PRICE, alone)[0].per_hour == Decimal("20.00")
+    # No GPU counted anywhere: the ladder's figures, as before.
+    unit, _problem = unit_cost(PRICE, {**headline, "goodput_at_slo": {**GOODPUT, "gpus": 0}})
+    assert unit.basis == "ladder" and unit.concurrency == 32
+
+
 def test_a_rate_not_measured_leaves_only_that_cost_out():
     unit, _problem = unit_cost(
         PRICE, {"max_concurrency_within_slo": 32, "at_slo": {**AT_SLO, "req_s": None}}
@@ -155,3 +173,12 @@ def test_the_packet_comparison_carries_the_cost_per_unit(verified_offer, priya, 
     )
     chapter = next(c for c in document.chapters if "Comparison of offers" in c.title)
     assert "Cost per million output tokens" in chapter.html and "5.56" in chapter.html
+
+
+def test_the_offer_page_says_the_cost_rests_on_the_rate_search(browser_as, verified_offer, tariq):
+    verification = verified_offer.spec_verifications.latest("created_at")
+    headline = {**verification.headline, "goodput_at_slo": GOODPUT}
+    tracked_update(verification, actor=tariq, reason="Rate search", fields={"headline": headline})
+    text = browser_as("priya").get(reverse("offers:detail", args=[verified_offer.pk])).text
+    assert "measured by the open-loop rate search at 2.50 requests/s" in text
+    assert "4.63" in text and "Measured at concurrency" not in text

@@ -56,6 +56,8 @@ class Facts:
     levels: list = field(default_factory=list)
     netprobe: list = field(default_factory=list)
     authprobe: dict | None = None  # the endpoint security probes (None: the step did not run)
+    # The open-loop rate search, recomputed (recompute.ratesearch; None: the step did not run).
+    ratesearch: dict | None = None
 
 
 @dataclass
@@ -79,10 +81,12 @@ def check_modules() -> tuple:
         raw_inventory,
         security,
         service,
+        throughput,  # the open-loop rate search
         versions,
     )
 
-    return (identity, raw_inventory, versions, performance, service, network, security)
+    modules = (identity, raw_inventory, versions, performance, service, network, security)
+    return modules + (throughput,)
 
 
 def verify(facts: Facts, context: Context) -> list[Check]:

@@ -4,7 +4,8 @@ The harness measures in parts — a full run, a soak alone, a correctness run
 alone — and each part of the verification takes the newest bundle that
 measured it: identity and inventory from the newest run that saw GPUs, the
 soak from the newest soak, correctness from the newest correctness run, the
-load ladder from the newest load test. A bundle that measured less never
+load ladder from the newest load test, the throughput at the SLO from the newest
+rate search. A bundle that measured less never
 erases what another measured. The parts must come from one machine: a part
 measured on another host or other GPUs is a finding that keeps the
 verification from being confirmed.
@@ -34,9 +35,11 @@ NETPROBE = "netprobe"
 AUTHPROBE = "authprobe"
 SOAK = "soak"
 CORRECTNESS = "correctness"
+RATESEARCH = "ratesearch"  # the open-loop rate search: throughput at the SLO
 
 # Parts judged by the verification's own checks, in the order they are listed.
-CHECK_SECTIONS = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
+CHECK_SECTIONS: tuple[str, ...] = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
+CHECK_SECTIONS += (RATESEARCH,)
 # Runs judged by the acceptance criteria: composed by presence, without checks here.
 RUN_SECTIONS = (SOAK, CORRECTNESS)
 SECTIONS = CHECK_SECTIONS + RUN_SECTIONS
@@ -52,6 +55,7 @@ _PREFIXES = (
     ("versions.cuda", INVENTORY),
     ("versions.", ENVIRONMENT),
     ("performance.", BENCH),
+    ("service.throughput_at_slo", RATESEARCH),  # before the load test's "service."
     ("service.", LOADTEST),
     ("network.", NETPROBE),
     ("security.", AUTHPROBE),
@@ -67,6 +71,7 @@ HEADLINE_SECTIONS = {
     "ttft_p50_ms_lowest_level": LOADTEST,
     "max_concurrency_within_slo": LOADTEST,
     "at_slo": LOADTEST,
+    "goodput_at_slo": RATESEARCH,
 }
 
 OTHER_MACHINE = "other_machine"
