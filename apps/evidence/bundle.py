@@ -19,7 +19,7 @@ import jsonschema_rs
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
-from apps.evidence import recompute, recompute_acceptance
+from apps.evidence import recompute, recompute_acceptance, recompute_node
 from apps.evidence.inventory import SmiLog, read_artifacts
 from apps.evidence.rules import Facts
 
@@ -365,6 +365,7 @@ def interpret(document: dict) -> Reading:
     if (software := software_versions(facts.environment)) is not None:
         summary["software"] = software
     acceptance_disagreements = _acceptance_sections(document, summary)
+    acceptance_disagreements += _node_sections(document, facts, summary)
     disagreements = [
         d.as_dict() for d in lt_disagreements + bench_disagreements + acceptance_disagreements
     ]
@@ -414,6 +415,33 @@ def _acceptance_sections(document: dict, summary: dict) -> list:
     if correctness is not None:
         summary["correctness"] = correctness
     return soak_disagreements + correctness_disagreements
+
+
+def artifact_named(document: dict, name: str) -> bytes | None:
+    """The raw bytes of the bundle's artifact called ``name`` (None: there is none)."""
+    for artifact in document.get("artifacts") or []:
+        if artifact.get("name") == name:
+            return artifact_bytes(artifact)
+    return None
+
+
+def _node_sections(document: dict, facts: Facts, summary: dict) -> list:
+    """Inside the node and the local disk (docs/metrics.md#inside-the-node), recomputed into
+    the facts and the stored summary; the topology from its raw artifact."""
+    node_result = _result(document, "node")
+    node, node_disagreements = recompute_node.node(node_result)
+    disk, disk_disagreements = recompute_node.disk(_result(document, "disk"))
+    facts.topology = recompute_node.topology(
+        document, node_result, lambda name: artifact_named(document, name)
+    )
+    facts.node, facts.disk = node, disk
+    if facts.topology is not None:
+        summary["topology"] = facts.topology
+    if node is not None:
+        summary["node"] = node
+    if disk is not None:
+        summary["disk"] = disk
+    return node_disagreements + disk_disagreements
 
 
 def _gpu_line(gpu: dict) -> dict:

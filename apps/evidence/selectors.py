@@ -131,6 +131,11 @@ SECTION_TITLES = {
     composition.SOAK: gettext_lazy("Soak"),
     composition.CORRECTNESS: gettext_lazy("Correctness"),
 }
+SECTION_TITLES |= {
+    composition.TOPOLOGY: gettext_lazy("Links between the cards"),
+    composition.NODE: gettext_lazy("Inside the node"),
+    composition.DISK: gettext_lazy("Local disk"),
+}
 
 
 def section_title(section: str) -> str:

@@ -363,6 +363,10 @@ MEASURED_BY = {
     "cuda_version": "versions.cuda",
     "rate_limit_rps": "security.rate_limit",
     "tokens_scoped": "security.forbidden_token",
+    # Inside the node and the local disk.
+    "intra_node_interconnect": "interconnect.topology",
+    "intra_node_bandwidth_gbps": "interconnect.bandwidth",
+    "local_nvme_tb": "disk.capacity",
 }
 
 

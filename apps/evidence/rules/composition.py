@@ -34,9 +34,15 @@ NETPROBE = "netprobe"
 AUTHPROBE = "authprobe"
 SOAK = "soak"
 CORRECTNESS = "correctness"
+# Inside the node and the local disk: the topology apart from the copies, as a run
+# without torch still reads it (docs/rules/evidence.md#inside-the-node).
+TOPOLOGY = "topology"
+NODE = "node"
+DISK = "disk"
 
 # Parts judged by the verification's own checks, in the order they are listed.
-CHECK_SECTIONS = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
+CHECK_SECTIONS: tuple[str, ...] = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
+CHECK_SECTIONS += (TOPOLOGY, NODE, DISK)
 # Runs judged by the acceptance criteria: composed by presence, without checks here.
 RUN_SECTIONS = (SOAK, CORRECTNESS)
 SECTIONS = CHECK_SECTIONS + RUN_SECTIONS
@@ -55,6 +61,9 @@ _PREFIXES = (
     ("service.", LOADTEST),
     ("network.", NETPROBE),
     ("security.", AUTHPROBE),
+    ("interconnect.topology", TOPOLOGY),
+    ("interconnect.", NODE),
+    ("disk.", DISK),
 )
 
 # The verified numbers compared across a case, by the part that measured them.
