@@ -1,12 +1,13 @@
 """The command the token page gives: the harness's whole `run`, with the case's settings.
 
 One command runs everything the acceptance reads from a bundle: inventory,
-environment, benchmarks, the load ladder, the soak, the correctness set, and
-the network and authentication probes; then it uploads the bundle and waits
-for the server's verdict. What the app knows is filled in (the case's P95
-time-to-first-token SLO, the offer's acceptance ladder and soak, the upload
-URL, the token and its nonce); what only the person knows (the vendor's
-endpoint and model, unless given on the form) stays a visible placeholder.
+environment, benchmarks, the load ladder, the soak, the correctness set, the
+network and authentication probes, inside the node and the local disk; then it
+uploads the bundle and waits for the server's verdict. What the app knows is
+filled in (the case's P95 time-to-first-token SLO, the offer's acceptance ladder
+and soak, the upload URL, the token and its nonce); what only the person knows
+(the vendor's endpoint and model, unless given on the form) stays a visible
+placeholder.
 """
 
 import shlex
@@ -65,6 +66,7 @@ def run_command(settings: RunSettings) -> str:
     if settings.sample_set_sha256:
         parts += ["--sample-set", f"case:{settings.sample_set_sha256}"]
     parts += ["--reference", REFERENCE_FILE]
+    parts += ["--node", "--disk"]  # inside the node, the local disk
     parts += ["--upload", settings.upload_url, "--token", settings.token]
     parts += ["--nonce", settings.nonce, "--out", BUNDLE_FILE]
     return _line(parts)
