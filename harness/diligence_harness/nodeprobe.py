@@ -481,7 +481,10 @@ def allreduce_worker(rank, ranks, backend, port, size, iterations, folder, timeo
         for _ in range(iterations):
             tensor.fill_(1.0)  # bounded values whatever the number of repetitions
             sync()
-            dist.barrier()
+            if cuda:
+                dist.barrier(device_ids=[rank])  # NCCL: on this rank's card
+            else:
+                dist.barrier()
             start = now_ns()
             dist.all_reduce(tensor)
             sync()
