@@ -19,7 +19,7 @@ import jsonschema_rs
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
-from apps.evidence import recompute, recompute_acceptance
+from apps.evidence import recompute, recompute_acceptance, recompute_node
 from apps.evidence.inventory import SmiLog, read_artifacts
 from apps.evidence.rules import Facts
 
@@ -366,6 +366,7 @@ def interpret(document: dict) -> Reading:
         summary["software"] = software
     acceptance_disagreements = _acceptance_sections(document, summary)
     rate_disagreements = _ratesearch_section(document, facts, summary)
+    acceptance_disagreements += _node_sections(document, facts, summary)
     disagreements = [
         d.as_dict()
         for d in lt_disagreements
@@ -430,6 +431,33 @@ def _ratesearch_section(document: dict, facts: Facts, summary: dict) -> list:
         steps = [{k: v for k, v in step.items() if k != "timings"} for step in rates["steps"]]
         summary["ratesearch"] = rates | {"steps": steps}
     return disagreements
+
+
+def artifact_named(document: dict, name: str) -> bytes | None:
+    """The raw bytes of the bundle's artifact called ``name`` (None: there is none)."""
+    for artifact in document.get("artifacts") or []:
+        if artifact.get("name") == name:
+            return artifact_bytes(artifact)
+    return None
+
+
+def _node_sections(document: dict, facts: Facts, summary: dict) -> list:
+    """Inside the node and the local disk (docs/metrics.md#inside-the-node), recomputed into
+    the facts and the stored summary; the topology from its raw artifact."""
+    node_result = _result(document, "node")
+    node, node_disagreements = recompute_node.node(node_result)
+    disk, disk_disagreements = recompute_node.disk(_result(document, "disk"))
+    facts.topology = recompute_node.topology(
+        document, node_result, lambda name: artifact_named(document, name)
+    )
+    facts.node, facts.disk = node, disk
+    if facts.topology is not None:
+        summary["topology"] = facts.topology
+    if node is not None:
+        summary["node"] = node
+    if disk is not None:
+        summary["disk"] = disk
+    return node_disagreements + disk_disagreements
 
 
 def _gpu_line(gpu: dict) -> dict:

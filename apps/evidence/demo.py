@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from apps.evidence import datasheet, demo_network, gpu_tables
+from apps.evidence import datasheet, demo_network, demo_node, gpu_tables
 from apps.evidence.models import EvidenceBundle
 from apps.evidence.recompute import bandwidth_gbps, matmul_tflops
 from apps.evidence.services import bundle_mark_demo, bundle_receive, harness_token_create
@@ -31,6 +31,7 @@ DEMO_NOTE = (
     "throughput), made-up network round trips and made-up endpoint answers, not measured on "
     "the vendor's machines."
 )
+DEMO_NOTE += " The copies between cards and the disk timings are made up from the declared spec."
 TOKEN_LABEL = "Demo evidence (datasheet values)"
 GPUS = 8
 ROUNDS = 3
@@ -162,11 +163,11 @@ def _step(result, started, *, reason=None) -> dict:
     }
 
 
-def _artifact(name: str, content: str) -> dict:
+def _artifact(name: str, content: str, media_type: str = "application/xml") -> dict:
     data = content.encode("utf-8")
     return {
         "name": name,
-        "media_type": "application/xml",
+        "media_type": media_type,
         "encoding": "utf-8",
         "content": content,
         "sha256": hashlib.sha256(data).hexdigest(),
@@ -211,6 +212,7 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
         "topology": None,
     }
     artifact = _artifact("nvidia-smi-q-x-demo.xml", _xml(sku, product, driver, cuda))
+    topology = _artifact("nvidia-smi-topo-m.txt", demo_node.topology_text(), "text/plain")
     stamp = when.isoformat().replace("+00:00", "Z")
     not_run = "demo data: not run"
     return {
@@ -232,13 +234,17 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
             "calibrate": _step(None, when, reason=not_run),
             "netprobe": _step(demo_network.netprobe_result(offer), when),
             "authprobe": _step(_authprobe(), when),
+            # Inside the node and the local disk, made up from the declared spec.
+            "node": _step(demo_node.node_result(spec, [str(g["uuid"]) for g in gpus]), when),
+            "disk": _step(demo_node.disk_result(spec), when),
         },
         "findings": [],
-        "artifacts": [artifact],
+        "artifacts": [artifact, topology],
         "manifest": {
             "algorithm": "sha256",
             "artifacts": [
-                {"name": artifact["name"], "sha256": artifact["sha256"], "size": artifact["size"]}
+                {"name": a["name"], "sha256": a["sha256"], "size": a["size"]}
+                for a in (artifact, topology)
             ],
         },
     }

@@ -132,6 +132,11 @@ SECTION_TITLES = {
     composition.CORRECTNESS: gettext_lazy("Correctness"),
     composition.RATESEARCH: gettext_lazy("Rate search (throughput at the SLO)"),
 }
+SECTION_TITLES |= {
+    composition.TOPOLOGY: gettext_lazy("Links between the cards"),
+    composition.NODE: gettext_lazy("Inside the node"),
+    composition.DISK: gettext_lazy("Local disk"),
+}
 
 
 def section_title(section: str) -> str:

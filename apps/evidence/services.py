@@ -103,6 +103,12 @@ def verification_context(case, offer) -> Context:
             "throughput_tokens_per_s": spec.throughput_tokens_per_s,
             "throughput_requests_per_s": spec.throughput_requests_per_s,
         }
+        # Inside the node and the local disk (docs/rules/evidence.md#inside-the-node).
+        declared |= {
+            "intra_node_interconnect": spec.intra_node_interconnect,
+            "intra_node_bandwidth_gbps": spec.intra_node_bandwidth_gbps,
+            "local_nvme_tb": spec.local_nvme_tb,
+        }
     return Context(
         declared=declared,
         slo={
@@ -113,7 +119,16 @@ def verification_context(case, offer) -> Context:
         latency_target_ms=_latency_target(case),
         matmul_bands=settings.EVIDENCE_MATMUL_BANDS,
         environment_requirements=DEFAULT_ENVIRONMENT | settings.EVIDENCE_ENVIRONMENT,
+        requirement=_requirement(case),
     )
+
+
+def _requirement(case) -> dict:
+    """The case's requirement spec figures the rules read (docs/rules/evidence.md#local-disk):
+    the local NVMe per node its checkpoint sizing needs. Read through the case's own
+    relation, so the evidence app takes no import of the sizing app."""
+    spec = getattr(case, "requirement_spec", None)
+    return {"local_nvme_tb": spec.local_nvme_tb} if spec is not None else {}
 
 
 def _latency_target(case) -> float | None:

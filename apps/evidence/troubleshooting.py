@@ -231,6 +231,69 @@ TABLE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
 )
 
 
+# Inside the node and the local disk.
+TABLE += (
+    (
+        "interconnect.topology",
+        (
+            "PCIe cards sold as an NVLink (SXM/HGX) board, or NVLink bridges joining only pairs",
+            "NVLink links down or the fabric manager not running on an NVSwitch system",
+            "The cards seen are a share of the node (CUDA_VISIBLE_DEVICES, a container)",
+        ),
+        (
+            "Read nvidia-smi topo -m and nvidia-smi nvlink -s on the host",
+            "Ask the vendor for the board model (SXM/HGX or PCIe) in writing",
+        ),
+    ),
+    (
+        "interconnect.bandwidth",
+        (
+            "Peer access between the cards disabled (ACS, IOMMU or a virtual machine): "
+            "copies go through host memory",
+            "NVLink links degraded or down; the cards on PCIe behind different sockets",
+            "A datasheet figure for both directions read as one direction",
+        ),
+        (
+            "Run nccl-tests all_reduce_perf on the node and compare the bus bandwidth",
+            "Check nvidia-smi nvlink -s for inactive links and nvidia-smi topo -p2p r",
+        ),
+    ),
+    (
+        "interconnect.integrity",
+        (
+            "A card computing wrong results without an error (silent data corruption)",
+            "Unstable memory or overheating; an ECC error not yet reported",
+        ),
+        (
+            "Run DCGM diagnostics (dcgmi diag -r 3) and gpu-burn on the card",
+            "Take the card out of service and ask the vendor for a replacement",
+        ),
+    ),
+    (
+        "disk.capacity",
+        (
+            "The checkpoint path is on the system disk, not on the NVMe drives",
+            "Fewer or smaller drives than declared; the drives not joined into one volume",
+        ),
+        (
+            "List the drives with lsblk and point --disk-path at the NVMe volume",
+            "Ask the vendor how the declared NVMe is mounted",
+        ),
+    ),
+    (
+        "disk.throughput",
+        (
+            "Network or cloud block storage behind the path instead of local NVMe",
+            "A SATA drive, or a drive full or worn out",
+            "Direct I/O refused: the filesystem is in memory or on the network",
+        ),
+        (
+            "Run fio with --direct=1 on the checkpoint path and compare",
+            "Check the device behind the path (lsblk, /sys/block/*/queue/rotational)",
+        ),
+    ),
+)
+
 # Stored on each check in English and worded for the reader where shown
 # (apps.evidence.wording).
 for _prefix, _causes, _steps in TABLE:

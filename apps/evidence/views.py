@@ -39,7 +39,8 @@ from apps.evidence.services import IssuedToken
 from apps.offers.selectors import offers_of_case
 from apps.workloads.selectors import bundle_sets
 
-GROUPS = ("identity", "versions", "performance", "service", "network", "security")
+GROUPS: tuple[str, ...] = ("identity", "versions", "performance", "service", "network", "security")
+GROUPS += ("interconnect", "disk")  # inside the node, the local disk
 
 
 @role_required("evidence.view_evidencebundle")

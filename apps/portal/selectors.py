@@ -366,6 +366,10 @@ MEASURED_BY = {
     # The goodput of the open-loop rate search at the case's service levels.
     "throughput_requests_per_s": "service.throughput_at_slo.requests",
     "throughput_tokens_per_s": "service.throughput_at_slo.tokens",
+    # Inside the node and the local disk.
+    "intra_node_interconnect": "interconnect.topology",
+    "intra_node_bandwidth_gbps": "interconnect.bandwidth",
+    "local_nvme_tb": "disk.capacity",
 }
 
 

@@ -29,6 +29,7 @@ SECRET_FLAGS = ("--token", "--api-key")
 REDACTED = "[REDACTED]"
 STEP_NAMES = ("inventory", "environment", "bench", "loadtest", "calibrate", "netprobe", "authprobe")
 OPTIONAL_STEP_NAMES = ("correctness", "soak", "ratesearch")  # present only when they ran
+OPTIONAL_STEP_NAMES += ("node", "disk")  # inside the node, the local disk
 
 
 # Secrets shorter than this are replaced only where a whole string equals them:

@@ -196,6 +196,60 @@ def _add_correctness_args(parser: argparse.ArgumentParser, standalone: bool) -> 
     parser.add_argument("--correctness-timeout-s", type=float, default=60.0, help="per input")
 
 
+def _size(text: str) -> int:
+    from diligence_harness.diskprobe import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _add_node_args(parser: argparse.ArgumentParser, standalone: bool) -> None:
+    """Inside the node (docs/metrics.md#inside-the-node); in `run`, --node asks for it."""
+    from diligence_harness import nodeprobe
+
+    if standalone:
+        parser.add_argument("--topo", help="captured `nvidia-smi topo -m` output to use")
+    else:
+        parser.add_argument(
+            "--node", action="store_true", help="measure inside the node (copies, all-reduce)"
+        )
+    parser.add_argument(
+        "--node-copy-bytes", type=_size, default=nodeprobe.COPY_BYTES, help="per copy, e.g. 256MiB"
+    )
+    parser.add_argument("--node-iters", type=int, default=nodeprobe.ITERATIONS)
+    parser.add_argument(
+        "--node-allreduce-bytes", type=_size, default=nodeprobe.ALLREDUCE_BYTES, help="buffer"
+    )
+    parser.add_argument("--node-matmul-n", type=int, default=nodeprobe.MATMUL_N)
+    parser.add_argument("--node-matmul-repeats", type=int, default=nodeprobe.MATMUL_REPEATS)
+    parser.add_argument(
+        "--node-timeout-s", type=float, default=nodeprobe.TIMEOUT_S, help="all-reduce limit"
+    )
+
+
+def _add_disk_args(parser: argparse.ArgumentParser, standalone: bool) -> None:
+    """The local disk (docs/metrics.md#local-disk); in `run`, --disk or --disk-path asks."""
+    from diligence_harness import diskprobe
+
+    if not standalone:
+        parser.add_argument("--disk", action="store_true", help="measure the local disk")
+    parser.add_argument(
+        "--disk-path", help="the checkpoint directory to measure (default: a temporary directory)"
+    )
+    parser.add_argument(
+        "--disk-bytes", type=_size, default=diskprobe.DEFAULT_BYTES, help="file size, e.g. 1GiB"
+    )
+    parser.add_argument("--disk-block-bytes", type=_size, default=diskprobe.DEFAULT_BLOCK)
+    parser.add_argument(
+        "--disk-seconds", type=float, default=diskprobe.DEFAULT_SECONDS, help="per phase"
+    )
+    parser.add_argument(
+        "--disk-random-ops", type=int, default=diskprobe.DEFAULT_RANDOM_OPS, help="4 KiB reads"
+    )
+
+
 def _add_bundle_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="where to write the bundle JSON")
     parser.add_argument("--case", help="case reference from the Diligence app")
@@ -230,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_soak_args(run, prefix="soak-")
     _add_correctness_args(run, standalone=False)
     _add_sets_url(run)
+    _add_node_args(run, standalone=False)
+    _add_disk_args(run, standalone=False)
     run.add_argument("--skip", type=_names, default=(), help="steps to skip, e.g. bench")
     run.add_argument("--calibrate-ladder", type=_ints, help="default: the load-test ladder")
     run.add_argument("--calibrate-requests-per-stream", type=int, default=2)
@@ -253,6 +309,16 @@ def build_parser() -> argparse.ArgumentParser:
             [lambda p: _add_loadtest_args(p, True), _add_ratesearch_args],
         ),
         ("netprobe", "TCP-connect RTT, jitter and loss", [_add_probe_args]),
+        (
+            "node",
+            "inside the node: copy and all-reduce bandwidth, matmul repeats, topology",
+            [lambda p: _add_node_args(p, True)],
+        ),
+        (
+            "disk",
+            "the local disk: sequential write and read, random 4 KiB reads, capacity",
+            [lambda p: _add_disk_args(p, True)],
+        ),
     ):
         step = sub.add_parser(name, help=helptext)
         for add in adders:

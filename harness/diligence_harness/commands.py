@@ -283,6 +283,14 @@ def command_netprobe(args, argv) -> int:
     return _single_step("netprobe", args, argv)
 
 
+def command_node(args, argv) -> int:
+    return _single_step("node", args, argv)
+
+
+def command_disk(args, argv) -> int:
+    return _single_step("disk", args, argv)
+
+
 def command_calibrate(args, argv) -> int:
     return _single_step("calibrate", args, argv)
 

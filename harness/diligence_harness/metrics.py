@@ -58,6 +58,16 @@ METRIC_DEFINITIONS = {
     "within the SLO with n >= 130 requests with a first token and whose error_rate is within "
     "the limit [rate search; MLPerf server scenario, vLLM goodput]",
 }
+# Inside the node and the local disk (docs/metrics.md#inside-the-node).
+METRIC_DEFINITIONS |= {
+    "copy_GBps": "bytes / iter_ns of each repetition (decimal GB/s, one direction), median and "
+    "best; host<->device from pinned memory, device->device per ordered pair of cards",
+    "busbw_GBps": "all-reduce bus bandwidth: bytes / t * 2(n - 1)/n, t the mean over the ranks "
+    "of a repetition's time, the median over the repetitions [nccl-tests]",
+    "disk_seq_GBps": "block_bytes * blocks / (sum(blocks_ns) + fsync_ns), O_DIRECT where the "
+    "filesystem takes it [fio --direct=1]",
+    "disk_rand_iops": "4 KiB reads at queue depth 1 from seeded offsets / sum(ops_ns) [fio]",
+}
 
 
 def percentile_linear(sorted_values: Sequence[float], pct: float) -> float:

@@ -566,6 +566,80 @@ def step_authprobe(args: argparse.Namespace, evidence: Evidence) -> dict:
     return result
 
 
+# --- inside the node and the local disk (docs/metrics.md#inside-the-node) ---------------
+
+
+def step_node(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.nodeprobe import Unavailable, run_node
+
+    try:
+        result = run_node(
+            topo_path=getattr(args, "topo", None),
+            evidence=evidence,
+            copy_bytes=args.node_copy_bytes,
+            iterations=args.node_iters,
+            allreduce_bytes=args.node_allreduce_bytes,
+            matmul_n=args.node_matmul_n,
+            matmul_repeats=args.node_matmul_repeats,
+            timeout_s=args.node_timeout_s,
+        )
+    except Unavailable as reason:
+        raise Skip(str(reason)) from None
+    integrity = result.get("integrity") or {}
+    for run in integrity.get("runs") or []:
+        if len(set(run["digests"])) > 1:
+            evidence.findings.append(
+                make_finding(
+                    "NODE-MATMUL-REPEATS",
+                    "fail",
+                    run["device"],
+                    "the same matmul gave different results on repeats (silent corruption?)",
+                    step="node",
+                    distinct=len(set(run["digests"])),
+                )
+            )
+    return result
+
+
+def step_disk(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.diskprobe import DiskProbeError, run_disk
+
+    try:
+        result = run_disk(
+            args.disk_path,
+            total_bytes=args.disk_bytes,
+            block_bytes=args.disk_block_bytes,
+            seconds=args.disk_seconds,
+            random_ops=args.disk_random_ops,
+        )
+    except DiskProbeError as reason:
+        raise Skip(str(reason)) from None
+    if result["mode"] != "direct":
+        evidence.findings.append(
+            make_finding(
+                "DISK-BUFFERED",
+                "info",
+                result["path"],
+                "direct I/O was refused here: buffered I/O with the page cache dropped",
+                step="disk",
+                reason=result["mode_reason"],
+            )
+        )
+    mismatched = result["phases"][1].get("mismatched_blocks")
+    if mismatched:
+        evidence.findings.append(
+            make_finding(
+                "DISK-READBACK",
+                "fail",
+                result["path"],
+                "blocks read back differ from what was written",
+                step="disk",
+                blocks=mismatched,
+            )
+        )
+    return result
+
+
 def step_correctness(args: argparse.Namespace, evidence: Evidence) -> dict:
     from diligence_harness.correctness import run_correctness
 
@@ -582,6 +656,8 @@ STEPS = {
     "inventory": step_inventory,
     "environment": step_environment,
     "bench": step_bench,
+    "node": step_node,
+    "disk": step_disk,
     "loadtest": step_loadtest,
     "ratesearch": step_ratesearch,
     "calibrate": step_calibrate,
@@ -595,3 +671,5 @@ OPTIONAL_STEPS = {"correctness": "reference", "soak": "soak_duration", "ratesear
 # Other options that ask for an optional section: a case's sample set runs the correctness,
 # a TPOT SLO alone the rate search.
 OPTIONAL_STEPS_ALSO = {"correctness": ("sample_set",), "ratesearch": ("slo_tpot_ms",)}
+OPTIONAL_STEPS |= {"node": "node", "disk": "disk"}  # inside the node, the local disk
+OPTIONAL_STEPS_ALSO |= {"disk": ("disk_path",)}

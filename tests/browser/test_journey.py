@@ -147,6 +147,7 @@ HARNESS_CPU_FLAGS = [
     *("--requests-per-stream", "2", "--min-requests-per-cell", "4", "--warmup-requests", "1"),
     *("--quick", "--bench-rounds", "2", "--sustained-s", "0.2", "--skip", "calibrate"),
     *("--net-count", "3", "--no-alloc-probe", "--min-requests-per-level", "0"),
+    *("--disk-bytes", "8MiB", "--disk-block-bytes", "1MiB", "--disk-random-ops", "50"),
 ]
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 NVIDIA_SMI_XML = HARNESS / "tests" / "fixtures" / "nvidia-smi" / "rtx-4090-1x-v12.xml"

@@ -81,6 +81,22 @@ def test_the_first_case_can_be_approved_on_aurora(demo, client):
     assert "Demo data" in detail.content.decode()
 
 
+def test_the_approvable_offers_interconnect_and_disk_claims_are_measured(demo, client):
+    case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
+    offer = Offer.objects.get(case=case, vendor__name="Aurora Compute Pte. Ltd.")
+    [bundle] = EvidenceBundle.objects.filter(offer=offer).select_related("verification")
+    checks = {c["key"]: c for c in bundle.verification.checks}
+    for key in ("interconnect.topology", "interconnect.bandwidth", "interconnect.integrity"):
+        assert checks[key]["status"] == "pass", checks[key]
+    for key in ("disk.capacity", "disk.throughput"):
+        assert checks[key]["status"] == "pass", checks[key]
+    client.force_login(get_user_model().objects.get(username="aude"))
+    claims = client.get(reverse("portal:claims", args=[offer.pk])).content.decode()
+    for label in ("Intra-node interconnect", "Intra-node bandwidth", "Local NVMe per node"):
+        row = next(r for r in claims.split("<tr>") if label in r)
+        assert '<span class="badge ok">pass</span>' in row, row
+
+
 def test_the_second_case_is_blocked_by_the_hard_rule(demo, client):
     case = ProcurementCase.objects.get(name=BLOCKED_CASE_NAME)
     [entry] = case_gates(case)

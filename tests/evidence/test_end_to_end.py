@@ -80,6 +80,7 @@ CPU_SIZE = [
     *("--rate-start", "100", "--rate-max", "100", "--rate-requests", "130"),
     *("--soak-duration", "2s", "--soak-interval", "0.5s", "--gpu-interval", "1s"),
     *("--nvidia-smi-xml", str(FIXTURES / "rtx-4090-1x-v12.xml")),
+    *("--disk-bytes", "8MiB", "--disk-block-bytes", "1MiB", "--disk-random-ops", "50"),
 ]
 
 
@@ -127,6 +128,8 @@ def test_the_token_pages_command_runs_every_step_and_prints_the_verdict_and_page
         "correctness": "ok",
         "soak": "ok",
         "ratesearch": "ok",
+        "node": "skipped",  # neither torch nor nvidia-smi on this machine
+        "disk": "ok",
     }
     bundle = EvidenceBundle.objects.select_related("verification").get()
     assert bundle.case_id == case.pk and bundle.offer_id == offer.pk

@@ -58,6 +58,10 @@ class Facts:
     authprobe: dict | None = None  # the endpoint security probes (None: the step did not run)
     # The open-loop rate search, recomputed (recompute.ratesearch; None: the step did not run).
     ratesearch: dict | None = None
+    # Inside the node and the local disk, recomputed (None: not in the bundle).
+    topology: dict | None = None  # from the raw `nvidia-smi topo -m`
+    node: dict | None = None
+    disk: dict | None = None
 
 
 @dataclass
@@ -69,13 +73,18 @@ class Context:
     latency_target_ms: float | None = None
     matmul_bands: dict = field(default_factory=dict)
     environment_requirements: dict = field(default_factory=dict)
+    # The case's requirement spec, where it states the figure (e.g. local_nvme_tb, the
+    # checkpoints' need per node).
+    requirement: dict = field(default_factory=dict)
 
 
 def check_modules() -> tuple:
     """The rule modules a verification runs, in the order their checks are listed; each has
     ``checks(facts, context) -> list[Check]``. Imported here, once: they import this module."""
     from apps.evidence.rules import (
+        disk,
         identity,
+        interconnect,
         network,
         performance,
         raw_inventory,
@@ -85,8 +94,8 @@ def check_modules() -> tuple:
         versions,
     )
 
-    modules = (identity, raw_inventory, versions, performance, service, network, security)
-    return modules + (throughput,)
+    found = (identity, raw_inventory, versions, performance, service, network, security)
+    return found + (throughput, interconnect, disk)  # the rate search; the node, the disk
 
 
 def verify(facts: Facts, context: Context) -> list[Check]:

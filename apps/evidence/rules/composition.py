@@ -36,10 +36,15 @@ AUTHPROBE = "authprobe"
 SOAK = "soak"
 CORRECTNESS = "correctness"
 RATESEARCH = "ratesearch"  # the open-loop rate search: throughput at the SLO
+# Inside the node and the local disk: the topology apart from the copies, as a run
+# without torch still reads it (docs/rules/evidence.md#inside-the-node).
+TOPOLOGY = "topology"
+NODE = "node"
+DISK = "disk"
 
 # Parts judged by the verification's own checks, in the order they are listed.
 CHECK_SECTIONS: tuple[str, ...] = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
-CHECK_SECTIONS += (RATESEARCH,)
+CHECK_SECTIONS += (RATESEARCH, TOPOLOGY, NODE, DISK)
 # Runs judged by the acceptance criteria: composed by presence, without checks here.
 RUN_SECTIONS = (SOAK, CORRECTNESS)
 SECTIONS = CHECK_SECTIONS + RUN_SECTIONS
@@ -59,6 +64,9 @@ _PREFIXES = (
     ("service.", LOADTEST),
     ("network.", NETPROBE),
     ("security.", AUTHPROBE),
+    ("interconnect.topology", TOPOLOGY),
+    ("interconnect.", NODE),
+    ("disk.", DISK),
 )
 
 # The verified numbers compared across a case, by the part that measured them.
