@@ -28,8 +28,8 @@ from diligence_harness.sources import read_text
 SECRET_FLAGS = ("--token", "--api-key")
 REDACTED = "[REDACTED]"
 STEP_NAMES = ("inventory", "environment", "bench", "loadtest", "calibrate", "netprobe", "authprobe")
-OPTIONAL_STEP_NAMES = ("correctness", "soak", "ratesearch")  # present only when they ran
-OPTIONAL_STEP_NAMES += ("node", "disk")  # inside the node, the local disk
+# Present only when they ran; the last two: inside the node, the local disk.
+OPTIONAL_STEP_NAMES = ("correctness", "soak", "ratesearch", "node", "disk")
 
 
 # Secrets shorter than this are replaced only where a whole string equals them:

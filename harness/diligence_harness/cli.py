@@ -13,6 +13,13 @@ def _ints(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(",") if part.strip())
 
 
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 def _names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
@@ -223,7 +230,9 @@ def _add_node_args(parser: argparse.ArgumentParser, standalone: bool) -> None:
         "--node-allreduce-bytes", type=_size, default=nodeprobe.ALLREDUCE_BYTES, help="buffer"
     )
     parser.add_argument("--node-matmul-n", type=int, default=nodeprobe.MATMUL_N)
-    parser.add_argument("--node-matmul-repeats", type=int, default=nodeprobe.MATMUL_REPEATS)
+    parser.add_argument(
+        "--node-matmul-repeats", type=_at_least_one, default=nodeprobe.MATMUL_REPEATS
+    )
     parser.add_argument(
         "--node-timeout-s", type=float, default=nodeprobe.TIMEOUT_S, help="all-reduce limit"
     )

@@ -161,7 +161,8 @@ def _write_phase(file, total, block, deadline_s, direct) -> dict:
     buffer = _aligned(block)
     _fill(buffer, RANDOM_SEED)
     fd = _open_write(file, direct)
-    blocks_ns, stopped = [], "size"
+    blocks_ns: list[int] = []
+    stopped = "size"
     try:
         started = now_ns()
         for index in range(total // block):
@@ -209,7 +210,8 @@ def _read_phase(file, blocks, block, deadline_s, direct) -> dict:
     buffer, expected = _aligned(block), _aligned(block)
     _fill(expected, RANDOM_SEED)
     fd = _open_read(file, direct)
-    blocks_ns, mismatched, stopped = [], 0, "size"
+    blocks_ns: list[int] = []
+    mismatched, stopped = 0, "size"
     try:
         started = now_ns()
         for index in range(blocks):
@@ -236,7 +238,8 @@ def _random_phase(file, size, ops, deadline_s, direct, seed) -> dict:
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no read-ahead into the cache
     generator = random.Random(seed)
     slots = max(size // RANDOM_IO, 1)
-    ops_ns, stopped = [], "count"
+    ops_ns: list[int] = []
+    stopped = "count"
     try:
         started = now_ns()
         for _ in range(ops):

@@ -379,6 +379,7 @@ def matmul_integrity(torch, devices: list, n: int, repeats: int, seed: int) -> d
                 first = product.detach().to("cpu")
         if reference is None:
             reference = first
+        assert first is not None and reference is not None  # repeats ≥ 1
         scale = float(reference.abs().max()) or 1.0
         difference = float((first - reference).abs().max()) / scale
         runs.append({"device": str(device), "digests": digests, "max_rel_diff": difference})
