@@ -29,6 +29,9 @@ SECRET_FLAGS = ("--token", "--api-key")
 REDACTED = "[REDACTED]"
 STEP_NAMES = ("inventory", "environment", "bench", "loadtest", "calibrate", "netprobe", "authprobe")
 OPTIONAL_STEP_NAMES = ("correctness", "soak")  # present only when they ran
+OPTIONAL_STEP_NAMES += ("netpeer", "gateway")  # between nodes; from the gateway
+# Where the run was made: the rented machine, or the customer's gateway (`gateway`).
+RUN_ROLES = ("machine", "gateway")
 
 
 # Secrets shorter than this are replaced only where a whole string equals them:
@@ -173,9 +176,11 @@ def assemble(
     case: str | None,
     nonce: str | None,
     started_utc: str,
+    run_role: str = "machine",
 ) -> dict:
     host_id, host = host_description()
     return {
+        "run_role": run_role,
         "format_version": FORMAT_VERSION,
         "metric_definitions_version": METRIC_DEFINITIONS_VERSION,
         "metric_definitions": METRIC_DEFINITIONS,
