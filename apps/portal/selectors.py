@@ -364,6 +364,12 @@ MEASURED_BY = {
     "rate_limit_rps": "security.rate_limit",
     "tokens_scoped": "security.forbidden_token",
 }
+# Between nodes (net-peer) and the environment's runtime versions.
+MEASURED_BY |= {
+    "inter_node_network": "network.inter_node",
+    "inter_node_bandwidth_gbit": "network.inter_node_bandwidth",
+    "runtime_versions": "versions.runtime",
+}
 
 
 @dataclass

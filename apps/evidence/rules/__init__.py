@@ -56,6 +56,9 @@ class Facts:
     levels: list = field(default_factory=list)
     netprobe: list = field(default_factory=list)
     authprobe: dict | None = None  # the endpoint security probes (None: the step did not run)
+    # Between nodes (None: not run) and, in a gateway bundle, the round trips from the gateway.
+    netpeer: dict | None = None
+    gateway: list = field(default_factory=list)
 
 
 @dataclass
@@ -67,6 +70,8 @@ class Context:
     latency_target_ms: float | None = None
     matmul_bands: dict = field(default_factory=dict)
     environment_requirements: dict = field(default_factory=dict)
+    # The case's requirement spec, as apps.evidence.requirement reads it (empty: none).
+    requirement: dict = field(default_factory=dict)
 
 
 def check_modules() -> tuple:

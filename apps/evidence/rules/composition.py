@@ -34,9 +34,15 @@ NETPROBE = "netprobe"
 AUTHPROBE = "authprobe"
 SOAK = "soak"
 CORRECTNESS = "correctness"
+# Between nodes (net-peer) and the round trip from the customer's gateway (a gateway bundle).
+NETPEER = "netpeer"
+GATEWAY = "gateway"
 
 # Parts judged by the verification's own checks, in the order they are listed.
-CHECK_SECTIONS = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
+CHECK_SECTIONS: tuple[str, ...] = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
+CHECK_SECTIONS += (NETPEER, GATEWAY)
+# Parts measured elsewhere than the rented machine by design: never "another machine".
+OFF_MACHINE_SECTIONS = frozenset({GATEWAY})
 # Runs judged by the acceptance criteria: composed by presence, without checks here.
 RUN_SECTIONS = (SOAK, CORRECTNESS)
 SECTIONS = CHECK_SECTIONS + RUN_SECTIONS
@@ -53,6 +59,8 @@ _PREFIXES = (
     ("versions.", ENVIRONMENT),
     ("performance.", BENCH),
     ("service.", LOADTEST),
+    ("network.inter_node", NETPEER),
+    ("network.gateway", GATEWAY),
     ("network.", NETPROBE),
     ("security.", AUTHPROBE),
 )
@@ -170,6 +178,9 @@ def machine_differences(reference: Machine, other: Machine) -> list[dict]:
 def machine_findings(chosen: dict[str, Contribution]) -> list[dict]:
     """A finding per composed bundle run on another machine than the reference one: the
     bundle whose inventory identifies the hardware, else the newest composed bundle."""
+    # The gateway probe runs on the customer's gateway on purpose
+    # (docs/rules/evidence.md#composition).
+    chosen = {s: c for s, c in chosen.items() if s not in OFF_MACHINE_SECTIONS}
     if not chosen:
         return []
     if INVENTORY in chosen:
