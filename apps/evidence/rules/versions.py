@@ -207,7 +207,6 @@ RUNTIME_NAMES = {
     "cuda": ("cuda_runtime", "torch_cuda"),
     "cudnn": ("cudnn",),
 }
-RUNTIME_MEASURED = phrase("%(name)s %(version)s")
 RUNTIME_NOT_FOUND = phrase("%(name)s not found where the harness ran")
 RUNTIME_NOT_REPORTED = phrase("%(name)s is not a version the harness reports")
 RUNTIME_DIFFERS = phrase("%(name)s: declared %(declared)s, measured %(measured)s")
@@ -277,7 +276,7 @@ def check_runtime(env: dict | None, context: Context) -> Check:
         if found is None:
             unmeasured.append(RUNTIME_NOT_FOUND % {"name": name})
             continue
-        measured.append(RUNTIME_MEASURED % {"name": name, "version": found})
+        measured.append(f"{name} {found}")  # a name and its version, no sentence to word
         status = compare_versions(found.split("+", 1)[0], version)
         statuses.append(status)
         if status != PASS:
