@@ -30,3 +30,13 @@ def test_gates_asked_for_with_no_gatherer_fail_loudly(monkeypatch):
     monkeypatch.setattr(gathering, "_gatherer", None)
     with pytest.raises(ImproperlyConfigured, match="apps.casework"):
         gathering.gate_gatherer()
+
+
+def test_the_layer_registers_the_requirement_the_verification_reads(monkeypatch):
+    from apps.casework import requirement as casework_requirement
+    from apps.evidence import requirement
+
+    assert requirement._reader is casework_requirement.case_requirement
+    monkeypatch.setattr(requirement, "_reader", None)
+    with pytest.raises(ImproperlyConfigured, match="apps.casework"):
+        requirement.requirement_values(object())

@@ -366,6 +366,8 @@ MEASURED_NAMES = {
     "nccl": "nccl",
     "cublas": "cublas",
 }
+# Serving runtimes, read from their installed distributions (harness README: environment).
+MEASURED_NAMES |= {"vllm": "vllm", "sglang": "sglang"}
 # The environment's software keys, per measured name (the driver comes from the inventory).
 _SOFTWARE_KEYS = {
     "cuda": ("cuda_runtime", "torch_cuda"),
@@ -375,6 +377,8 @@ _SOFTWARE_KEYS = {
     "nccl": ("nccl",),
     "cublas": ("cublas",),
 }
+_SOFTWARE_KEYS |= {"vllm": ("vllm",), "sglang": ("sglang",)}
+_SERVING_RUNTIMES = {"vllm", "sglang"}
 # Read through PyTorch on the machine: absent when the harness found none.
 _THROUGH_TORCH = {"cuda", "torch", "cudnn", "nccl", "cublas"}
 
@@ -452,6 +456,8 @@ def _measured_version(key: str, versions: MeasuredVersions) -> tuple[str, str]:
             return (_cudnn(value) if key == "cudnn" else str(value)), ""
     if key in _THROUGH_TORCH and not software.get("torch"):
         return "", _("read through PyTorch, which the harness did not find on the machine")
+    if key in _SERVING_RUNTIMES:
+        return "", _("not installed where the harness ran (run it where the runtime is)")
     return "", _("not read")
 
 

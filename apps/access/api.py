@@ -250,6 +250,11 @@ class LegSerializer(serializers.Serializer):
     probed_host = serializers.CharField(allow_blank=True)
     samples = serializers.IntegerField(allow_null=True, help_text="Connects behind an RTT.")
     demo = serializers.BooleanField(help_text="A demo bundle's value, not a measurement.")
+    origin = serializers.ChoiceField(
+        choices=["gateway", "rented_machine", ""],
+        help_text="A measured RTT's: from the customer's gateway (the only one that fills the "
+        "hop) or from the rented machine.",
+    )
 
 
 class OfferBudgetSerializer(serializers.Serializer):
@@ -262,6 +267,10 @@ class OfferBudgetSerializer(serializers.Serializer):
         choices=["within_target", "over_target", "rtt_over_half", "incomplete"]
     )
     budget = BudgetSerializer()
+    rented_machine_rtt = LegSerializer(
+        allow_null=True,
+        help_text="The rented machine's own round trip to its endpoint: shown, never the hop.",
+    )
 
 
 class PlanReadSerializer(PlanWriteSerializer):
@@ -354,6 +363,7 @@ def _leg_payload(leg: Leg) -> dict:
         "probed_host": leg.target,
         "samples": leg.samples,
         "demo": leg.demo,
+        "origin": leg.origin,
     }
 
 
@@ -366,6 +376,7 @@ def _offer_budget_payload(row: OfferBudget) -> dict:
         "queueing_and_first_token": _leg_payload(row.queueing),
         "verdict": row.verdict,
         "budget": _budget_payload(row.budget),
+        "rented_machine_rtt": _leg_payload(row.machine_rtt) if row.machine_rtt else None,
     }
 
 

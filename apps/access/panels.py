@@ -86,8 +86,8 @@ def plan_missing(view) -> list[str]:
         if not row.rtt.measured:
             missing.append(
                 _(
-                    "Network plan: %(offer)s: no RTT measured by the harness yet; the budget "
-                    "uses the estimate."
+                    "Network plan: %(offer)s: no RTT measured from the gateway yet (the "
+                    "harness's gateway step, run on the gateway); the budget uses the estimate."
                 )
                 % {"offer": row.offer}
             )

@@ -278,6 +278,10 @@ def _ms(value: Decimal) -> str:
 MEASURED = "measured"
 ESTIMATE = "estimate"
 UNKNOWN = "unknown"
+# Where a measured round trip was taken from: only the customer's gateway measures the
+# gateway → remote service hop; the rented machine's own probe is shown beside, never in it.
+FROM_GATEWAY = "gateway"
+FROM_MACHINE = "rented_machine"
 
 
 @dataclass(frozen=True)
@@ -297,6 +301,7 @@ class Leg:
     target: str = ""  # the host probed
     samples: int | None = None  # connects behind a measured RTT
     demo: bool = False  # a demo bundle's value, not measured on the vendor's machines
+    origin: str = ""  # a round trip's: FROM_GATEWAY or FROM_MACHINE
 
     @property
     def measured(self) -> bool:
@@ -330,6 +335,8 @@ class OfferBudget:
     rtt: Leg
     queueing: Leg
     budget: Budget
+    # The rented machine's own round trip to its endpoint: shown, never the hop's value.
+    machine_rtt: Leg | None = None
 
     @property
     def verdict(self) -> str:
@@ -371,6 +378,7 @@ def offer_budget(
     user_to_gateway_ms: Decimal | int | None,
     rtt: Leg,
     queueing: Leg,
+    machine_rtt: Leg | None = None,
 ) -> OfferBudget:
     """One offer's budget: the plan's user → gateway leg, the offer's RTT and first-token
     time (measured or estimated, as each leg says), against the plan's target."""
@@ -390,6 +398,7 @@ def offer_budget(
         rtt=rtt,
         queueing=queueing,
         budget=budget,
+        machine_rtt=machine_rtt,
     )
 
 

@@ -19,6 +19,8 @@ from apps.access.models import (
 )
 from apps.access.rules import (
     CONTROL_PERIOD,
+    FROM_GATEWAY,
+    FROM_MACHINE,
     MEASURED,
     Budget,
     ControlGap,
@@ -37,7 +39,7 @@ from apps.access.rules import (
 from apps.core.reads import shared_read
 from apps.evidence.composition import measured_at
 from apps.evidence.models import EvidenceBundle, SpecVerification
-from apps.evidence.rules.composition import LOADTEST, NETPROBE
+from apps.evidence.rules.composition import GATEWAY, LOADTEST, NETPROBE
 
 
 @shared_read
@@ -206,12 +208,15 @@ def _decimal(value) -> Decimal | None:
     return Decimal(str(value)).quantize(Decimal("0.1"))
 
 
-def rtt_of_summary(summary: dict) -> tuple[str, Decimal, Decimal | None, int] | None:
-    """The probed host with the slowest median RTT in a bundle's network section, with its
-    median, 95th percentile and number of connects; None when the bundle probed nothing."""
+def rtt_of_summary(
+    summary: dict, section: str = GATEWAY
+) -> tuple[str, Decimal, Decimal | None, int] | None:
+    """The probed host with the slowest median RTT in a bundle's network section (the
+    gateway probe's, or the rented machine's ``netprobe``), with its median, 95th
+    percentile and number of connects; None when the bundle probed nothing."""
     probes = [
         p
-        for p in (summary or {}).get("netprobe") or []
+        for p in (summary or {}).get(section) or []
         if isinstance(p, dict)
         and isinstance(p.get("rtt_ms"), dict)
         and p["rtt_ms"].get("n")
@@ -230,15 +235,18 @@ def rtt_of_summary(summary: dict) -> tuple[str, Decimal, Decimal | None, int] | 
 
 @dataclass(frozen=True)
 class OfferMeasurements:
-    rtt: Leg | None = None
+    rtt: Leg | None = None  # from the gateway: the hop gateway → remote service
     queueing: Leg | None = None
+    machine_rtt: Leg | None = None  # from the rented machine: shown, never the hop
 
 
 def offer_measurements(case) -> dict[int, OfferMeasurements]:
     """Per offer of the case, the RTT and first-token time its evidence measured (3 queries).
 
-    Each comes from the offer's newest composed verification: the network part from the
-    newest bundle with a network probe, the first-token time from the newest load test.
+    Each comes from the offer's newest composed verification: the round trip from the
+    newest gateway bundle (docs/rules/access.md#latency-budget), the first-token time from
+    the newest load test. The rented machine's own probe is read too, labelled so: it never
+    fills the gateway → remote service hop.
     """
     latest: dict[int, SpecVerification] = {}
     rows = (
@@ -256,7 +264,8 @@ def offer_measurements(case) -> dict[int, OfferMeasurements]:
         found = verification.sources.get(part)
         return found.get("bundle") if isinstance(found, dict) else None
 
-    wanted = {source(v, part) for v in latest.values() for part in (NETPROBE, LOADTEST)}
+    parts = (GATEWAY, NETPROBE, LOADTEST)
+    wanted = {source(v, part) for v in latest.values() for part in parts}
     bundles = {
         b.pk: b
         for b in EvidenceBundle.objects.filter(pk__in=[pk for pk in wanted if pk]).only(
@@ -275,19 +284,28 @@ def offer_measurements(case) -> dict[int, OfferMeasurements]:
             **extra,
         )
 
+    def probed_leg(verification, part: str, origin: str) -> Leg | None:
+        network = bundles.get(source(verification, part) or 0)
+        probed = rtt_of_summary(network.summary, part) if network is not None else None
+        if network is None or probed is None:
+            return None
+        host, median, p95, samples = probed
+        return measured_leg(
+            network, median, p95_ms=p95, target=host, samples=samples, origin=origin
+        )
+
     found: dict[int, OfferMeasurements] = {}
     for offer_id, verification in latest.items():
-        rtt = queueing = None
-        network = bundles.get(source(verification, NETPROBE) or 0)
-        probed = rtt_of_summary(network.summary) if network is not None else None
-        if network is not None and probed is not None:
-            host, median, p95, samples = probed
-            rtt = measured_leg(network, median, p95_ms=p95, target=host, samples=samples)
+        queueing = None
+        # Only a gateway bundle carries a "gateway" section: a verification recorded before
+        # composition names its own bundle for every part, and its netprobe is not read here.
+        rtt = probed_leg(verification, GATEWAY, FROM_GATEWAY)
+        machine_rtt = probed_leg(verification, NETPROBE, FROM_MACHINE)
         load = bundles.get(source(verification, LOADTEST) or 0)
         ttft = _decimal((verification.headline or {}).get("ttft_p50_ms_lowest_level"))
         if load is not None and ttft is not None:
             queueing = measured_leg(load, ttft)
-        found[offer_id] = OfferMeasurements(rtt=rtt, queueing=queueing)
+        found[offer_id] = OfferMeasurements(rtt=rtt, queueing=queueing, machine_rtt=machine_rtt)
     return found
 
 
@@ -308,6 +326,7 @@ def offer_budgets(plan: NetworkPlan) -> list[OfferBudget]:
                 user_to_gateway_ms=plan.user_to_gateway_ms,
                 rtt=leg_of(measured.rtt, plan.estimated_rtt_ms),
                 queueing=leg_of(measured.queueing, plan.queueing_and_first_token_ms),
+                machine_rtt=measured.machine_rtt,
             )
         )
     return budgets

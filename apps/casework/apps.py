@@ -2,6 +2,7 @@ from django.apps import AppConfig
 
 from apps.approvals.gathering import set_gate_gatherer
 from apps.costs.throughput import set_throughput_reader
+from apps.evidence.requirement import set_requirement_reader
 from apps.packets.composition import PacketComposer, set_composer
 
 
@@ -14,7 +15,7 @@ class CaseworkConfig(AppConfig):
 
     def ready(self) -> None:
         # Every tracked write raises the mark of the cases it touches (connected there).
-        from apps.casework import gates, standing, throughput  # noqa: F401  (standing: signals)
+        from apps.casework import gates, requirement, standing, throughput  # noqa: F401  (standing: signals)
         from apps.casework.packet import chapters
 
         # The approval gates and issuing a packet read every area; they ask the layer,
@@ -22,6 +23,8 @@ class CaseworkConfig(AppConfig):
         set_gate_gatherer(gates.gather_case_gates)
         # The unit costs divide the bills by what the chosen offer's load test served.
         set_throughput_reader(throughput.offer_throughput)
+        # The verification checks measured floors against the case's requirement spec.
+        set_requirement_reader(requirement.case_requirement)
         set_composer(
             PacketComposer(
                 document_sections=chapters.document_sections,

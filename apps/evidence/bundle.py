@@ -317,12 +317,23 @@ class Reading:
     disagreements: list[dict]
 
 
+GATEWAY_ROLE = "gateway"
+
+
+def run_role(document: dict) -> str:
+    """Where the run was made: "gateway" for the gateway probe, else the rented machine."""
+    return GATEWAY_ROLE if document.get("run_role") == GATEWAY_ROLE else "machine"
+
+
 def interpret(document: dict) -> Reading:
+    if run_role(document) == GATEWAY_ROLE:
+        return _interpret_gateway(document)
     inventory = _result(document, "inventory") or {}
     cells, levels, lt_disagreements = recompute.loadtest(_result(document, "loadtest"))
     bench, bench_disagreements = recompute.bench(_result(document, "bench"))
     probes = recompute.netprobe(_result(document, "netprobe"))
     smi_logs = nvidia_smi_logs(document)
+    between_nodes, netpeer_disagreements = recompute.netpeer(_result(document, "netpeer"))
     facts = Facts(
         gpus=inventory.get("gpus") or [],
         gpu_count=inventory.get("gpu_count") or {},
@@ -339,6 +350,7 @@ def interpret(document: dict) -> Reading:
         levels=levels,
         netprobe=probes,
         authprobe=_result(document, "authprobe"),
+        netpeer=between_nodes,
     )
     summary = {
         "metric_definitions_version": recompute.METRIC_DEFINITIONS_VERSION,
@@ -362,6 +374,8 @@ def interpret(document: dict) -> Reading:
     }
     if sets := workload_sets(document):
         summary["workload_sets"] = sets
+    if between_nodes is not None:
+        summary["netpeer"] = between_nodes
     if (software := software_versions(facts.environment)) is not None:
         summary["software"] = software
     acceptance_disagreements = _acceptance_sections(document, summary)
@@ -374,7 +388,33 @@ def interpret(document: dict) -> Reading:
         + acceptance_disagreements
         + rate_disagreements
     ]
+    disagreements += [d.as_dict() for d in netpeer_disagreements]
     return Reading(facts=facts, summary=summary, disagreements=disagreements)
+
+
+def _interpret_gateway(document: dict) -> Reading:
+    """A gateway bundle: only its round trips to the vendor's endpoint are read; it says
+    nothing of the rented machine (docs/rules/access.md#latency-budget)."""
+    probes = recompute.gateway(_result(document, "gateway"))
+    facts = Facts(client_findings=document.get("findings") or [], gateway=probes)
+    summary = {
+        "metric_definitions_version": recompute.METRIC_DEFINITIONS_VERSION,
+        "client_metric_definitions_version": document.get("metric_definitions_version"),
+        "run_role": GATEWAY_ROLE,
+        "steps": {name: (step or {}).get("status") for name, step in document["steps"].items()},
+        "gpus": [],
+        "cells": [],
+        "gateway": probes,
+        "client_findings": [
+            {k: f.get(k) for k in ("id", "severity", "subject", "message")}
+            for f in document.get("findings") or []
+        ],
+        "artifacts": [
+            {k: a[k] for k in ("name", "media_type", "size", "sha256")}
+            for a in document["artifacts"]
+        ],
+    }
+    return Reading(facts=facts, summary=summary, disagreements=[])
 
 
 SOFTWARE_TEXT = 200  # a version, or a tool's one-line answer; never a log
@@ -387,11 +427,17 @@ def software_versions(environment: dict | None) -> dict | None:
     software = (environment or {}).get("software") if isinstance(environment, dict) else None
     if not isinstance(software, dict):
         return None
-    return {
+    versions = {
         str(name)[:SOFTWARE_TEXT]: str(value)[:SOFTWARE_TEXT]
         for name, value in software.items()
         if isinstance(value, str | int | float) and not isinstance(value, bool)
     }
+    # The container image the run saw, where it could tell (harness README: environment).
+    container = environment.get("container") if isinstance(environment, dict) else None
+    digest = container.get("image_digest") if isinstance(container, dict) else None
+    if isinstance(digest, str) and digest:
+        versions["image_digest"] = digest[:SOFTWARE_TEXT]
+    return versions
 
 
 def workload_sets(document: dict) -> dict:

@@ -8,7 +8,8 @@ bandwidth at the healthy fraction of the datasheet peak. It is then uploaded
 with a harness token and verified like any bundle, and marked as demo data so
 that every page and packet chapter showing it says the numbers were not
 measured. The load test was not run, so its checks read "not measured"; the
-network probe is the made-up one of ``apps.evidence.demo_network``.
+environment states the declared runtime versions, and the rented machine's probe and the
+between-nodes run are the made-up ones of ``apps.evidence.demo_network``.
 """
 
 import hashlib
@@ -228,7 +229,7 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
         },
         "steps": {
             "inventory": _step(inventory, when),
-            "environment": _step(None, when, reason=not_run),
+            "environment": _step(_environment(spec), when),
             "bench": _step(_bench(sku), when),
             "loadtest": _step(None, when, reason=not_run),
             "calibrate": _step(None, when, reason=not_run),
@@ -237,6 +238,7 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
             # Inside the node and the local disk, made up from the declared spec.
             "node": _step(demo_node.node_result(spec, [str(g["uuid"]) for g in gpus]), when),
             "disk": _step(demo_node.disk_result(spec), when),
+            "netpeer": _step(demo_network.netpeer_result(offer), when),
         },
         "findings": [],
         "artifacts": [artifact, topology],
@@ -247,6 +249,38 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
                 for a in (artifact, topology)
             ],
         },
+    }
+
+
+def _environment(spec) -> dict:
+    """The environment step's answer on the demo node: the runtime versions the vendor
+    declares, a large /dev/shm, raised limits and a synchronised clock (demo data)."""
+    return {
+        "software": {
+            "python": "3.11.9",
+            "implementation": "CPython",
+            "torch": "2.5.1+cu124",
+            "cuda_runtime": spec.cuda_version or None,
+            "cudnn": "90100",
+            "nccl": "2.21.5",
+            "nccl_source": "torch",
+            "vllm": "0.6.4",
+            "sglang": None,
+        },
+        "container": {
+            "in_container": True,
+            "markers": {"dockerenv": True},
+            "image": "registry.demo.example/serving/vllm:0.6.4",
+            "image_digest": "sha256:" + hashlib.sha256(b"demo-serving-image").hexdigest(),
+            "image_digest_source": "--image-digest",
+            "image_digest_reason": None,
+        },
+        "dev_shm": {"total_bytes": 512 * 2**30, "free_bytes": 511 * 2**30},
+        "ulimits": {
+            "open_files": {"soft": 1048576, "hard": 1048576},
+            "locked_memory_bytes": {"soft": "unlimited", "hard": "unlimited"},
+        },
+        "clock_sync": {"adjtimex": {"state": 0, "synchronised": True}, "timedatectl": None},
     }
 
 

@@ -1,4 +1,5 @@
-"""The command the token page gives: the harness's whole `run`, with the case's settings.
+"""The commands the token page gives: the harness's whole `run`, with the case's settings, the
+gateway probe, and the between-nodes pair where the offer declares an inter-node network.
 
 One command runs everything the acceptance reads from a bundle: inventory,
 environment, benchmarks, the load ladder, the rate search for the throughput at
@@ -23,6 +24,13 @@ BASELINE_PLACEHOLDER = "<YOUR_BASELINE_URL>"
 PLACEHOLDERS = frozenset({ENDPOINT_PLACEHOLDER, MODEL_PLACEHOLDER, BASELINE_PLACEHOLDER})
 REFERENCE_FILE = "reference.json"
 BUNDLE_FILE = "bundle.json"
+# From the customer's gateway, and between two rented nodes (docs/rules/evidence.md#between-nodes).
+GATEWAY_FILE = "gateway.json"
+NETPEER_FILE = "netpeer.json"
+PEER_PORT = 5201
+PEER_PLACEHOLDER = f"<SECOND_NODE_ADDRESS>:{PEER_PORT}"
+PLACEHOLDERS |= {PEER_PLACEHOLDER}
+MULTI_NODE_NETWORKS = frozenset({"infiniband", "roce", "ethernet"})
 HARNESS = ("python3", "diligence-harness.pyz")
 
 
@@ -46,6 +54,12 @@ class RunSettings:
     # The declared spec says the API tokens are scoped: the 403 probe is required, and runs
     # only with a token without the permission (docs/rules/evidence.md#endpoint-security).
     tokens_scoped: bool = False
+    # The inter-node network the offer declares: between-nodes commands where it has one.
+    inter_node_network: str = ""
+
+    @property
+    def multi_node(self) -> bool:
+        return self.inter_node_network in MULTI_NODE_NETWORKS
 
 
 def _line(parts: list[str]) -> str:
@@ -81,6 +95,32 @@ def reference_command(settings: RunSettings) -> str:
     return _line(parts)
 
 
+def _upload_parts(settings: RunSettings, out: str) -> list[str]:
+    return [
+        *("--upload", settings.upload_url, "--token", settings.token),
+        *("--nonce", settings.nonce, "--out", out),
+    ]
+
+
+def gateway_command(settings: RunSettings) -> str:
+    """Run on the customer's gateway host: the round trip to the vendor's endpoint, the only
+    measurement that fills the network plan's gateway → remote service hop."""
+    parts = [*HARNESS, "gateway", "--case", str(settings.case_id)]
+    parts += ["--endpoint", settings.endpoint or ENDPOINT_PLACEHOLDER]
+    return _line(parts + _upload_parts(settings, GATEWAY_FILE))
+
+
+def serve_command(settings: RunSettings) -> str:
+    """Run first on a second rented node: the peer the between-nodes step measures against."""
+    return _line([*HARNESS, "net-serve", "--port", str(PEER_PORT)])
+
+
+def peer_command(settings: RunSettings) -> str:
+    """Run on the first node: throughput both ways, RTT, jitter and loss, and RDMA ports."""
+    parts = [*HARNESS, "net-peer", "--case", str(settings.case_id), "--peer", PEER_PLACEHOLDER]
+    return _line(parts + _upload_parts(settings, NETPEER_FILE))
+
+
 def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoint="", model=""):
     """The case's SLO and the offer's acceptance plan (its defaults where it has none)."""
     plan = getattr(offer, "acceptance_plan", None) if offer is not None else None
@@ -102,6 +142,7 @@ def run_settings(*, case, offer, upload_url: str, token: str, nonce: str, endpoi
         prompt_set_sha256=required[0],
         sample_set_sha256=required[1],
         tokens_scoped=getattr(spec, "tokens_scoped", None) is True,
+        inter_node_network=getattr(spec, "inter_node_network", "") or "",
     )
 
 

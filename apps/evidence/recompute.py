@@ -7,6 +7,7 @@ per-iteration timings, then lists every client figure that disagrees.
 """
 
 import math
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -381,3 +382,105 @@ def ratesearch(result: dict | None) -> tuple[dict | None, list[Disagreement]]:
         "stopped": result.get("stopped"),
         "steps": steps,
     }, disagreements
+
+
+# --- between nodes and from the gateway (docs/metrics.md#between-nodes) ------------------
+
+
+def jitter_ms(raw: list) -> float | None:
+    """The mean absolute difference of consecutive round trips (RFC 3550 style)."""
+    values = [v for v in raw if isinstance(v, int | float) and not isinstance(v, bool)]
+    gaps = [abs(b - a) for a, b in zip(values, values[1:])]
+    return math.fsum(gaps) / len(gaps) if gaps else None
+
+
+def round_trips(probe: dict) -> dict:
+    """A probe's round trips recomputed from its raw times: distribution, jitter, loss."""
+    raw = probe.get("rtt_ms_raw") or []
+    count = probe.get("count") or 0
+    return {
+        "host": f"{probe.get('host')}:{probe.get('port')}",
+        "method": probe.get("method"),
+        "rtt_ms": describe(raw),
+        "jitter_ms": jitter_ms(raw),
+        "loss": (count - len(raw)) / count if count else None,
+    }
+
+
+def transfer_gbit_s(transfer: dict) -> float | None:
+    """Every stream's last sample summed over the latest of their times (bits per ns are
+    Gbit/s); None when no stream moved bytes or a stream's samples run backwards."""
+    last = []
+    for stream in transfer.get("per_stream") or []:
+        samples = stream.get("samples") or []
+        for (t0, b0), (t1, b1) in zip(samples, samples[1:]):
+            if t1 < t0 or b1 < b0:
+                return None
+        if samples:
+            last.append(samples[-1])
+    elapsed = max((t for t, _bytes in last), default=0)
+    total = sum(b for _t, b in last)
+    if elapsed <= 0 or total <= 0:
+        return None
+    return total * 8 / elapsed
+
+
+_RATE_GBIT = re.compile(r"([\d.]+)\s*Gb/sec")
+
+
+def rdma_ports(rdma: dict | None) -> list[dict]:
+    """Each RDMA port sysfs listed, read from its raw text: link layer, rate, active."""
+    ports = []
+    for device in (rdma or {}).get("devices") or []:
+        for port in device.get("ports") or []:
+            rate = _RATE_GBIT.search(str(port.get("rate") or ""))
+            ports.append(
+                {
+                    "device": str(device.get("name") or ""),
+                    "port": str(port.get("port") or ""),
+                    "link_layer": str(port.get("link_layer") or ""),
+                    "rate_gbit": float(rate.group(1)) if rate else None,
+                    "active": "ACTIVE" in str(port.get("state") or "").upper(),
+                }
+            )
+    return ports
+
+
+def netpeer(result: dict | None) -> tuple[dict | None, list[Disagreement]]:
+    """The between-nodes figures recomputed from the raw round trips and byte samples,
+    and the client figures that disagree with them."""
+    if not result:
+        return None, []
+    disagreements = []
+    rtt = round_trips(result.get("rtt") or {})
+    client_rtt = result.get("rtt") or {}
+    for name, ours in (("loss", rtt["loss"]), ("jitter_ms", rtt["jitter_ms"])):
+        if name in client_rtt and _differs(client_rtt[name], ours):
+            disagreements.append(Disagreement("netpeer/rtt", name, client_rtt[name], ours))
+    throughput = {}
+    for transfer in result.get("throughput") or []:
+        direction = transfer.get("direction")
+        ours = transfer_gbit_s(transfer)
+        throughput[direction] = ours
+        if "gbit_s" in transfer and _differs(transfer["gbit_s"], ours):
+            disagreements.append(
+                Disagreement(f"netpeer/{direction}", "gbit_s", transfer["gbit_s"], ours)
+            )
+    streams = [t.get("streams") for t in result.get("throughput") or []]
+    peer = result.get("peer") or {}
+    summary = {
+        "peer": f"{peer.get('host')}:{peer.get('port')}",
+        "rtt_ms": rtt["rtt_ms"],
+        "jitter_ms": rtt["jitter_ms"],
+        "loss": rtt["loss"],
+        "send_gbit_s": throughput.get("send"),
+        "receive_gbit_s": throughput.get("receive"),
+        "streams": max((s for s in streams if isinstance(s, int)), default=None),
+        "rdma": rdma_ports(result.get("rdma")),
+    }
+    return summary, disagreements
+
+
+def gateway(result: dict | None) -> list[dict]:
+    """The round trips a gateway bundle measured from the customer's gateway."""
+    return [round_trips(probe) for probe in (result or {}).get("probes") or []]

@@ -21,6 +21,7 @@ from apps.core.services import tracked_create, tracked_update
 from apps.evidence import bundle as bundle_reader
 from apps.evidence import composition
 from apps.evidence.models import EvidenceBundle, EvidenceUpload, HarnessToken
+from apps.evidence.requirement import requirement_values
 from apps.evidence.rules import Context, throughput, verify
 from apps.evidence.rules.versions import DEFAULT_ENVIRONMENT
 from apps.workloads.selectors import required_set_missed
@@ -95,6 +96,8 @@ def verification_context(case, offer) -> Context:
             "driver_version": spec.driver_version,
             "cuda_version": spec.cuda_version,
             "inter_node_network": spec.inter_node_network,
+            "inter_node_bandwidth_gbit": spec.inter_node_bandwidth_gbit,
+            "runtime_versions": spec.runtime_versions,
             "rate_limit_rps": spec.rate_limit_rps,
             "tokens_scoped": spec.tokens_scoped,
         }
@@ -119,16 +122,8 @@ def verification_context(case, offer) -> Context:
         latency_target_ms=_latency_target(case),
         matmul_bands=settings.EVIDENCE_MATMUL_BANDS,
         environment_requirements=DEFAULT_ENVIRONMENT | settings.EVIDENCE_ENVIRONMENT,
-        requirement=_requirement(case),
+        requirement=requirement_values(case),
     )
-
-
-def _requirement(case) -> dict:
-    """The case's requirement spec figures the rules read (docs/rules/evidence.md#local-disk):
-    the local NVMe per node its checkpoint sizing needs. Read through the case's own
-    relation, so the evidence app takes no import of the sizing app."""
-    spec = getattr(case, "requirement_spec", None)
-    return {"local_nvme_tb": spec.local_nvme_tb} if spec is not None else {}
 
 
 def _latency_target(case) -> float | None:

@@ -6,6 +6,7 @@ from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from apps.cases.models import ProcurementCase
@@ -108,8 +109,31 @@ def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "blocked": blocking_reasons(verification),
             "against": baselines.comparison_for_bundle(bundle),
             "workload_sets": bundle_sets(bundle),
+            "versions": software_rows(bundle.summary.get("software")),
         },
     )
+
+
+# The versions the environment step reads, as the evidence page lists them.
+VERSION_ROWS = (
+    ("python", "Python"),
+    ("torch", "PyTorch"),
+    ("vllm", "vLLM"),
+    ("sglang", "SGLang"),
+    ("nccl", "NCCL"),
+    ("cuda_runtime", gettext_lazy("CUDA runtime")),
+    ("cudnn", "cuDNN"),
+)
+
+
+def software_rows(software: object) -> list[tuple[str, str, bool]]:
+    """(name, the version or "", whether it is the image digest) for the page; empty where
+    the bundle read no software."""
+    if not isinstance(software, dict):
+        return []
+    rows = [(str(label), str(software.get(key) or ""), False) for key, label in VERSION_ROWS]
+    rows.append((str(_("Container image")), str(software.get("image_digest") or ""), True))
+    return rows
 
 
 def _pin_offers(bundle: EvidenceBundle) -> list:
@@ -206,6 +230,9 @@ def harness_commands(
     return {
         "command": harness_command.run_command(settings),
         "reference_command": harness_command.reference_command(settings),
+        "gateway_command": harness_command.gateway_command(settings),
+        "serve_command": harness_command.serve_command(settings),
+        "peer_command": harness_command.peer_command(settings),
         "run_settings": settings,
     }
 

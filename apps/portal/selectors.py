@@ -371,6 +371,12 @@ MEASURED_BY = {
     "intra_node_bandwidth_gbps": "interconnect.bandwidth",
     "local_nvme_tb": "disk.capacity",
 }
+# Between nodes (net-peer) and the environment's runtime versions.
+MEASURED_BY |= {
+    "inter_node_network": "network.inter_node",
+    "inter_node_bandwidth_gbit": "network.inter_node_bandwidth",
+    "runtime_versions": "versions.runtime",
+}
 
 
 @dataclass

@@ -28,8 +28,11 @@ from diligence_harness.sources import read_text
 SECRET_FLAGS = ("--token", "--api-key")
 REDACTED = "[REDACTED]"
 STEP_NAMES = ("inventory", "environment", "bench", "loadtest", "calibrate", "netprobe", "authprobe")
-# Present only when they ran; the last two: inside the node, the local disk.
-OPTIONAL_STEP_NAMES = ("correctness", "soak", "ratesearch", "node", "disk")
+# Present only when they ran: inside the node, the local disk, between nodes, from the
+# gateway after the first three.
+OPTIONAL_STEP_NAMES = ("correctness", "soak", "ratesearch", "node", "disk", "netpeer", "gateway")
+# Where the run was made: the rented machine, or the customer's gateway (`gateway`).
+RUN_ROLES = ("machine", "gateway")
 
 
 # Secrets shorter than this are replaced only where a whole string equals them:
@@ -174,9 +177,11 @@ def assemble(
     case: str | None,
     nonce: str | None,
     started_utc: str,
+    run_role: str = "machine",
 ) -> dict:
     host_id, host = host_description()
     return {
+        "run_role": run_role,
         "format_version": FORMAT_VERSION,
         "metric_definitions_version": METRIC_DEFINITIONS_VERSION,
         "metric_definitions": METRIC_DEFINITIONS,

@@ -145,6 +145,54 @@ def _add_probe_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rate-limit-rps", type=float, help="declared rate limit to probe")
 
 
+def _add_peer_args(parser: argparse.ArgumentParser, required: bool) -> None:
+    """Between nodes (`net-peer`, or `run --peer`): the peer running `net-serve`."""
+    from diligence_harness.netpeer import DEFAULT_PORT, MAX_STREAMS, MAX_TRANSFER_S
+
+    parser.add_argument(
+        "--peer",
+        required=required,
+        help=f"host:port of another node running `diligence-harness net-serve` "
+        f"(default port {DEFAULT_PORT})" + ("" if required else "; runs the between-nodes step"),
+    )
+    parser.add_argument(
+        "--peer-duration-s",
+        type=float,
+        default=3.0,
+        help=f"seconds per direction of the throughput transfer (at most {MAX_TRANSFER_S:g})",
+    )
+    parser.add_argument(
+        "--peer-streams",
+        type=int,
+        default=4,
+        help=f"parallel TCP connections per direction (at most {MAX_STREAMS})",
+    )
+    parser.add_argument("--peer-count", type=int, default=20, help="round trips to the peer")
+    parser.add_argument(
+        "--sysfs-root", default="/sys", help="where sysfs is mounted (RDMA devices are read there)"
+    )
+
+
+def _add_image_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--image-digest",
+        help="the container image's digest (sha256:…), where the container cannot see it",
+    )
+
+
+def _add_upload_args(parser: argparse.ArgumentParser) -> None:
+    """A single step that uploads its bundle itself (`gateway`, `net-peer`)."""
+    parser.add_argument("--upload", help="URL to POST the bundle to (needs --out)")
+    parser.add_argument("--token", help="upload token (sent as 'Authorization: Token ...')")
+    parser.add_argument("--upload-attempts", type=int, default=5)
+    parser.add_argument(
+        "--upload-wait-s",
+        type=float,
+        default=600.0,
+        help="where the server verifies in the background (202), how long to wait for its verdict",
+    )
+
+
 def _add_authprobe_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--forbidden-token",
@@ -295,13 +343,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sets_url(run)
     _add_node_args(run, standalone=False)
     _add_disk_args(run, standalone=False)
+    _add_peer_args(run, required=False)
+    _add_image_args(run)
     run.add_argument("--skip", type=_names, default=(), help="steps to skip, e.g. bench")
     run.add_argument("--calibrate-ladder", type=_ints, help="default: the load-test ladder")
     run.add_argument("--calibrate-requests-per-stream", type=int, default=2)
 
     for name, helptext, adders in (
         ("inventory", "GPU inventory from NVML/nvidia-smi, runtime and PCI", [_add_inventory_args]),
-        ("environment", "software, limits, CPU, RAM, virtualisation", []),
+        (
+            "environment",
+            "software, image, limits, CPU, RAM, virtualisation",
+            [_add_image_args],
+        ),
         (
             "bench",
             "matmul TFLOP/s and memory bandwidth (CPU backend without a GPU)",
@@ -355,6 +409,26 @@ def build_parser() -> argparse.ArgumentParser:
         step.add_argument("--out", help="write a bundle here (default: print the step as JSON)")
         step.add_argument("--case")
         step.add_argument("--nonce")
+
+    peer = sub.add_parser(
+        "net-peer", help="throughput, RTT, jitter and loss to a node running net-serve; RDMA"
+    )
+    _add_peer_args(peer, required=True)
+    gateway = sub.add_parser(
+        "gateway", help="run on your gateway host: RTT, jitter and loss to the vendor's endpoint"
+    )
+    gateway.add_argument("--endpoint", required=True, help="the vendor's endpoint URL")
+    gateway.add_argument("--net-count", type=int, default=130, help="TCP connects (130 give a P95)")
+    for step in (peer, gateway):
+        step.add_argument("--out", help="write a bundle here (default: print the step as JSON)")
+        step.add_argument("--case")
+        step.add_argument("--nonce")
+        _add_upload_args(step)
+
+    serve = sub.add_parser("net-serve", help="the peer for net-peer: echo, sink and source")
+    serve.add_argument("--host", default="0.0.0.0", help="address to listen on")  # noqa: S104
+    serve.add_argument("--port", type=int, default=5201)
+    serve.add_argument("--max-seconds", type=float, default=600.0, help="stop after this long")
 
     calibrate = sub.add_parser("calibrate", help="measure the client's floor on a loopback mock")
     calibrate.add_argument("--ladder", type=_ints, default=DEFAULT_LADDER)

@@ -10,7 +10,14 @@ from diligence_harness.bundle import assemble, serialise, write_bundle
 from diligence_harness.cli import print_json
 from diligence_harness.clock import utc_now
 from diligence_harness.mockserver import MockConfig, serve_forever
-from diligence_harness.steps import OPTIONAL_STEPS, OPTIONAL_STEPS_ALSO, STEPS, Evidence, run_step
+from diligence_harness.steps import (
+    NOT_IN_RUN,
+    OPTIONAL_STEPS,
+    OPTIONAL_STEPS_ALSO,
+    STEPS,
+    Evidence,
+    run_step,
+)
 from diligence_harness.torchprobe import ALLOC_PROBE_SEED
 from diligence_harness.upload import upload_bundle, verdict_lines
 
@@ -44,6 +51,7 @@ def _finish(args, argv, steps: dict, evidence: Evidence, started: str) -> int:
         case=getattr(args, "case", None),
         nonce=getattr(args, "nonce", None),
         started_utc=started,
+        run_role=getattr(args, "run_role", "machine"),
     )
     if workload_sets:
         document["workload_sets"] = workload_sets
@@ -161,6 +169,8 @@ def command_run(args: argparse.Namespace, argv: list[str]) -> int:
         return 2
     started, evidence, steps = utc_now(), Evidence(secrets=_secrets(args)), {}
     for name, step in STEPS.items():
+        if name in NOT_IN_RUN:
+            continue
         if name in OPTIONAL_STEPS and not any(
             getattr(args, option, None)
             for option in (OPTIONAL_STEPS[name], *OPTIONAL_STEPS_ALSO.get(name, ()))
@@ -224,6 +234,7 @@ def _fill_defaults(args: argparse.Namespace) -> None:
         "busy_poll": False,
         "token": None,
         "upload": None,
+        "image_digest": None,
     }
     for name, value in defaults.items():
         if not hasattr(args, name):
@@ -289,6 +300,39 @@ def command_node(args, argv) -> int:
 
 def command_disk(args, argv) -> int:
     return _single_step("disk", args, argv)
+
+
+def _upload_problem(args: argparse.Namespace) -> str | None:
+    if args.upload and not args.token:
+        return "--upload needs --token"
+    if args.upload and not args.out:
+        return "--upload needs --out (the bundle is written first, then uploaded)"
+    return None
+
+
+def command_net_peer(args, argv) -> int:
+    problem = _upload_problem(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    return _single_step("netpeer", args, argv)
+
+
+def command_gateway(args, argv) -> int:
+    """The gateway probe: a bundle of its own, marked as run from the gateway."""
+    problem = _upload_problem(args)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    args.run_role = "gateway"
+    return _single_step("gateway", args, argv)
+
+
+def command_net_serve(args, argv) -> int:
+    from diligence_harness.netpeer import serve
+
+    serve(args.host, args.port, args.max_seconds)
+    return 0
 
 
 def command_calibrate(args, argv) -> int:

@@ -85,28 +85,60 @@ def virtualisation() -> dict:
     }
 
 
-def container() -> dict:
+# Where a container runtime or CI system passes the image's digest, if at all; the
+# container's file system does not show it.
+DIGEST_VARS = ("IMAGE_DIGEST", "CONTAINER_IMAGE_DIGEST", "DOCKER_IMAGE_DIGEST", "OCI_IMAGE_DIGEST")
+IMAGE_VARS = ("CONTAINER_IMAGE", "IMAGE", "DOCKER_IMAGE")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_CONTAINER_ID = re.compile(r"(?:docker|containerd|crio|libpod)[-/:]([0-9a-f]{64})")
+
+
+def image_digest_of(text: str | None) -> str | None:
+    """The `sha256:…` digest in a digest or an image reference (`repo@sha256:…`)."""
+    match = _DIGEST.search((text or "").strip().lower())
+    return match.group(0) if match else None
+
+
+def container(image_digest: str | None = None) -> dict:
     cgroup = read_text("/proc/1/cgroup") or ""
+    own_cgroup = read_text("/proc/self/cgroup") or ""
     markers = {
         "dockerenv": os.path.exists("/.dockerenv"),
         "containerenv": os.path.exists("/run/.containerenv"),
         "kubernetes": "KUBERNETES_SERVICE_HOST" in os.environ,
-        "cgroup_mentions_container": bool(re.search(r"docker|kubepods|containerd|lxc", cgroup)),
+        "cgroup_mentions_container": bool(
+            re.search(r"docker|kubepods|containerd|lxc|libpod|crio", cgroup + own_cgroup)
+        ),
     }
-    # Inside a container the image digest is not visible from the file system; the
-    # common runtimes and CI systems pass it in an environment variable, if at all.
-    digest_vars = ("IMAGE_DIGEST", "CONTAINER_IMAGE_DIGEST", "DOCKER_IMAGE_DIGEST")
-    digest = next((os.environ[v] for v in digest_vars if os.environ.get(v)), None)
-    image = os.environ.get("CONTAINER_IMAGE") or os.environ.get("IMAGE")
+    mounts = read_text("/proc/self/mountinfo") or ""
+    container_id = _CONTAINER_ID.search(own_cgroup + "\n" + mounts)
+    digest, source = None, None
+    if image_digest:
+        digest, source = image_digest_of(image_digest), "--image-digest"
+    else:
+        for name in DIGEST_VARS:
+            if os.environ.get(name):
+                digest, source = image_digest_of(os.environ[name]), f"env:{name}"
+                break
+    image = next((os.environ[v] for v in IMAGE_VARS if os.environ.get(v)), None)
+    if digest is None and image_digest_of(image):
+        digest, source = image_digest_of(image), "image reference"
     in_container = any(markers.values())
     reason = None
-    if in_container and digest is None:
-        reason = "image digest not visible inside the container; pass IMAGE_DIGEST to record it"
+    if source and digest is None:
+        reason = f"{source} is not a sha256 digest"
+    elif in_container and digest is None:
+        reason = (
+            "image digest not visible inside the container; pass --image-digest (or "
+            "IMAGE_DIGEST) to record it"
+        )
     return {
         "in_container": in_container,
         "markers": markers,
+        "container_id": container_id.group(1) if container_id else None,
         "image": image,
         "image_digest": digest,
+        "image_digest_source": source,
         "image_digest_reason": reason,
     }
 
@@ -143,6 +175,50 @@ def clock_sync() -> dict:
     return result
 
 
+# Serving runtimes read by their installed distribution's metadata: importing them
+# would take seconds and initialise CUDA.
+RUNTIME_DISTRIBUTIONS = {"vllm": ("vllm",), "sglang": ("sglang",)}
+
+
+def distribution_version(*names: str) -> str | None:
+    """The installed version of the first of these distributions, without importing it."""
+    from importlib import metadata
+
+    for name in names:
+        try:
+            found = metadata.version(name)
+        except Exception:  # not installed, or a broken install's metadata: as good as none
+            found = None
+        if found:
+            return found
+    return None
+
+
+def nccl_version_code(code: int) -> str:
+    """ncclGetVersion's integer as a version: major·10000 + minor·100 + patch since NCCL
+    2.9, major·1000 + minor·100 + patch before."""
+    if code >= 10000:
+        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+    return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
+
+
+def libnccl_version() -> str | None:
+    """ncclGetVersion from libnccl, where the library loads (no torch needed)."""
+    names = ["libnccl.so.2", "libnccl.so"]
+    found = ctypes.util.find_library("nccl")
+    if found:
+        names.insert(0, found)
+    for name in names:
+        try:
+            library = ctypes.CDLL(name)
+            code = ctypes.c_int()
+            if library.ncclGetVersion(ctypes.byref(code)) == 0 and code.value > 0:
+                return nccl_version_code(code.value)
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
 def software() -> dict:
     torch, reason = load_torch()
     versions: dict[str, str | None] = {
@@ -150,16 +226,23 @@ def software() -> dict:
         "implementation": platform.python_implementation(),
     }
     if torch is None:
-        versions["torch"] = None
+        # Installed but not importable (a broken CUDA, say): its version is still known.
+        versions["torch"] = distribution_version("torch")
         versions["torch_reason"] = reason
     else:
         versions.update(runtime_versions(torch))
+    versions["nccl_source"] = "torch" if versions.get("nccl") else None
+    if not versions.get("nccl"):
+        versions["nccl"] = libnccl_version()
+        versions["nccl_source"] = "libnccl" if versions["nccl"] else None
+    for name, distributions in RUNTIME_DISTRIBUTIONS.items():
+        versions[name] = distribution_version(*distributions)
     smi = run_tool(["nvidia-smi", "--version"], timeout_s=20)
     versions["nvidia_smi_version"] = smi["stdout"].strip() or smi["reason"]
     return versions
 
 
-def collect_environment() -> dict:
+def collect_environment(image_digest: str | None = None) -> dict:
     return {
         "software": software(),
         "os": {
@@ -167,7 +250,7 @@ def collect_environment() -> dict:
             "platform": platform.platform(),
             "os_release": _os_release(),
         },
-        "container": container(),
+        "container": container(image_digest),
         "clock_sync": clock_sync(),
         "ulimits": ulimits(),
         "dev_shm": shm_size(),

@@ -35,7 +35,6 @@ def probe(
             errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
         if i + 1 < count:
             time.sleep(interval_s)
-    jitter = [abs(b - a) for a, b in zip(rtts, rtts[1:])]
     return {
         "host": host,
         "port": port,
@@ -43,11 +42,20 @@ def probe(
         "count": count,
         "interval_s": interval_s,
         "timeout_s": timeout_s,
+        **rtt_summary(rtts, count),
+        "errors": errors,
+    }
+
+
+def rtt_summary(rtts: list[float], count: int) -> dict:
+    """The raw round trips, their distribution, jitter (mean absolute difference of
+    consecutive round trips) and loss (the share of the `count` attempts without one)."""
+    jitter = [abs(b - a) for a, b in zip(rtts, rtts[1:])]
+    return {
         "rtt_ms_raw": rtts,
         "rtt_ms": metrics.distribution(rtts),
         "jitter_ms": statistics.fmean(jitter) if jitter else None,
         "loss": (count - len(rtts)) / count if count else None,
-        "errors": errors,
     }
 
 

@@ -223,7 +223,7 @@ def _alloc_probes(args: argparse.Namespace, torch, cuda: list[dict] | None) -> l
 def step_environment(args: argparse.Namespace, evidence: Evidence) -> dict:
     from diligence_harness.environment import collect_environment
 
-    return collect_environment()
+    return collect_environment(image_digest=getattr(args, "image_digest", None))
 
 
 def step_bench(args: argparse.Namespace, evidence: Evidence) -> dict:
@@ -550,6 +550,77 @@ def step_netprobe(args: argparse.Namespace, evidence: Evidence) -> dict:
     return {"probes": probes, "summary_method": metrics.PERCENTILE_METHOD}
 
 
+def step_netpeer(args: argparse.Namespace, evidence: Evidence) -> dict:
+    """Between nodes: throughput both ways, RTT, jitter and loss to a peer running
+    `net-serve`, and the RDMA devices sysfs lists (docs/metrics.md#between-nodes)."""
+    from diligence_harness.netpeer import run_netpeer
+
+    if not getattr(args, "peer", None):
+        raise Skip("no --peer given (run `diligence-harness net-serve` on another node)")
+    result = run_netpeer(
+        args.peer,
+        duration_s=args.peer_duration_s,
+        streams=args.peer_streams,
+        count=args.peer_count,
+        sysfs_root=args.sysfs_root,
+    )
+    subject = f"{result['peer']['host']}:{result['peer']['port']}"
+    if result["rtt"]["loss"]:
+        evidence.findings.append(
+            make_finding(
+                "NET-PEER-LOSS",
+                "warn",
+                subject,
+                "round trips to the peer were lost",
+                step="netpeer",
+                loss=result["rtt"]["loss"],
+            )
+        )
+    for transfer in result["throughput"]:
+        failed = [s["error"] for s in transfer["per_stream"] if s["error"]]
+        if failed or not transfer["gbit_s"]:
+            evidence.findings.append(
+                make_finding(
+                    "NET-PEER-TRANSFER",
+                    "warn",
+                    subject,
+                    f"the {transfer['direction']} transfer did not complete on every stream",
+                    step="netpeer",
+                    errors=failed[:4],
+                )
+            )
+    return result
+
+
+def step_gateway(args: argparse.Namespace, evidence: Evidence) -> dict:
+    """Run on the customer's gateway host: RTT, jitter and loss to the vendor's endpoint,
+    the hop gateway → remote service of the latency budget (docs/metrics.md#from-the-gateway)."""
+    from diligence_harness.netprobe import probe
+    from diligence_harness.streamclient import parse_endpoint
+
+    if not getattr(args, "endpoint", None):
+        raise Skip("no --endpoint given")
+    endpoint = parse_endpoint(args.endpoint)
+    measured = probe(endpoint.host, endpoint.port, count=args.net_count)
+    if measured["loss"]:
+        evidence.findings.append(
+            make_finding(
+                "NET-GATEWAY-LOSS",
+                "warn",
+                f"{endpoint.host}:{endpoint.port}",
+                "TCP connects from the gateway failed",
+                step="gateway",
+                loss=measured["loss"],
+            )
+        )
+    return {
+        "role": "gateway",
+        "endpoint": f"{endpoint.scheme}://{endpoint.host}:{endpoint.port}",
+        "probes": [measured],
+        "summary_method": metrics.PERCENTILE_METHOD,
+    }
+
+
 def step_authprobe(args: argparse.Namespace, evidence: Evidence) -> dict:
     from diligence_harness.authprobe import run_authprobe
 
@@ -666,6 +737,8 @@ STEPS = {
     "correctness": step_correctness,
     "soak": step_soak,
 }
+# Between nodes (`--peer`) and from the gateway: their own sections.
+STEPS |= {"netpeer": step_netpeer, "gateway": step_gateway}
 # Optional sections: `run` includes them only when their option is given.
 OPTIONAL_STEPS = {"correctness": "reference", "soak": "soak_duration", "ratesearch": "slo_ttft_ms"}
 # Other options that ask for an optional section: a case's sample set runs the correctness,
@@ -673,3 +746,7 @@ OPTIONAL_STEPS = {"correctness": "reference", "soak": "soak_duration", "ratesear
 OPTIONAL_STEPS_ALSO = {"correctness": ("sample_set",), "ratesearch": ("slo_tpot_ms",)}
 OPTIONAL_STEPS |= {"node": "node", "disk": "disk"}  # inside the node, the local disk
 OPTIONAL_STEPS_ALSO |= {"disk": ("disk_path",)}
+OPTIONAL_STEPS |= {"netpeer": "peer"}
+# Steps `run` never runs: the gateway probe runs on the customer's gateway, not the rented
+# machine (`diligence-harness gateway`).
+NOT_IN_RUN = ("gateway",)

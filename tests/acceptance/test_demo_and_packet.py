@@ -29,10 +29,10 @@ def test_demo_prepares_an_acceptance_honestly_and_runs_twice():
     assert state.approval is None and not state.accepted
     statuses = [layer.status for layer in state.layers]
     assert statuses == [rules.IN_PROGRESS] * 4 + [rules.NOT_APPLICABLE]  # no baseline pinned
-    # The plan expects vLLM, which the harness does not measure: never passed on it.
+    # The plan's versions, vLLM among them, as the demo node's environment states them.
     [versions] = [c for c in state.layers[0].criteria if c.key == "plan_versions"]
-    assert versions.status == rules.NOT_MEASURED
-    assert "vLLM: the harness does not report the vLLM version" in versions.reason
+    assert versions.status == rules.PASSED
+    assert "vLLM 0.6.4" in versions.measured and "NCCL 2.21.5" in versions.measured
     counts = (
         AcceptancePlan.objects.count(),
         AcceptanceResult.objects.count(),

@@ -90,17 +90,35 @@ def test_every_version_as_measured_passes():
 
 
 def test_a_name_the_harness_does_not_measure_is_never_a_pass():
+    criterion = _criterion("TensorRT-LLM 0.9, NCCL 2.21.5")
+    assert criterion.status == NOT_MEASURED
+    assert criterion.reason == "TensorRT-LLM: the harness does not report the TensorRT-LLM version"
+    assert "TensorRT-LLM not measured" in criterion.measured
+    assert "NCCL 2.21.5" in criterion.measured
+
+
+def test_serving_runtimes_are_measured_where_the_harness_found_them():
     criterion = _criterion(DEMO)
     assert criterion.status == NOT_MEASURED
-    assert criterion.reason == "vLLM: the harness does not report the vLLM version"
+    assert criterion.reason == (
+        "vLLM: not installed where the harness ran (run it where the runtime is)"
+    )
     assert "vLLM not measured" in criterion.measured and "NCCL 2.21.5" in criterion.measured
+    found = MeasuredVersions(
+        inventory=True, driver="550.127.05", software={**SOFTWARE, "vllm": "0.6.4.post1"}
+    )
+    assert _criterion(DEMO, found).status == PASSED
+    assert _criterion("SGLang 0.3", found).status == NOT_MEASURED
+    other = MeasuredVersions(software={**SOFTWARE, "sglang": "0.4.1"})
+    assert _criterion("SGLang 0.3", other).status == FAILED
 
 
 def test_a_mismatch_fails_naming_stated_and_measured():
     criterion = _criterion("driver 550.127.05, CUDA 12.1, vLLM 0.6.4")
     assert criterion.status == FAILED
     assert criterion.reason == (
-        "CUDA: stated 12.1, measured 12.4; vLLM: the harness does not report the vLLM version"
+        "CUDA: stated 12.1, measured 12.4; vLLM: not installed where the harness ran (run it "
+        "where the runtime is)"
     )
     assert "measured driver 550.127.05; CUDA 12.4" in criterion.explanation
 
@@ -182,7 +200,9 @@ def test_the_plans_versions_through_the_api_the_page_and_the_report(api_as, brow
     assert "correctness_tolerance" not in plan  # never applied, so not offered
     criterion = _plan_versions(tariq, plan["id"])
     assert criterion["status"] == "not_measured"
-    assert criterion["reason"] == "vLLM: the harness does not report the vLLM version"
+    assert criterion["reason"] == (
+        "vLLM: not installed where the harness ran (run it where the runtime is)"
+    )
     assert any(
         r.startswith("Versions the plan expects: measured driver 550.127.05; CUDA 12.4")
         for r in _connectivity(tariq, plan["id"])["reasons"]

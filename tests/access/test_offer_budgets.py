@@ -1,5 +1,6 @@
-"""Each offer's latency budget: the RTT its newest network probe measured, the first-token
-time its newest load test measured, the plan's typed values only as labelled estimates."""
+"""Each offer's latency budget: the RTT its newest gateway probe measured, the first-token
+time its newest load test measured, the plan's typed values only as labelled estimates; the
+rented machine's own probe is shown beside, never in the gateway → remote service hop."""
 
 from datetime import timedelta
 from decimal import Decimal
@@ -17,16 +18,23 @@ from tests.factories import make_case, make_offer, make_vendor
 pytestmark = pytest.mark.django_db
 
 
-def probe_summary(*medians_and_p95, n=130):
-    """A bundle's stored network section: one probed host per (median, p95)."""
+def probe_summary(*medians_and_p95, n=130, section="gateway"):
+    """A bundle's stored network section: one probed host per (median, p95); a gateway
+    bundle's by default, else the rented machine's ``netprobe``."""
     probes = []
     for i, (median, p95) in enumerate(medians_and_p95):
         rtt = {"n": n, "p50": median, "p95": p95, "insufficient": [] if n >= 130 else ["p95"]}
         probes.append({"host": f"api-{i}.vendor.example:443", "rtt_ms": rtt, "loss": 0.0})
-    return {"cells": [], "netprobe": probes}
+    return {"cells": [], section: probes}
 
 
 RTT_CHECK = {
+    "key": "network.gateway_rtt",
+    "group": "network",
+    "status": "pass",
+    "measured": "measured",
+}
+MACHINE_RTT_CHECK = {
     "key": "network.rtt",
     "group": "network",
     "status": "pass",
@@ -91,7 +99,7 @@ def test_the_newest_probe_and_load_test_fill_the_offer_budget(tariq, case, offer
     make_plan(tariq, case, estimated_rtt_ms=Decimal("210"), queueing_and_first_token_ms=260)
     rows = rows_of(case)
     row = rows[aurora.pk]
-    assert row.rtt.measured and row.rtt.bundle == network.pk
+    assert row.rtt.measured and row.rtt.bundle == network.pk and row.rtt.origin == "gateway"
     assert (row.rtt.ms, row.rtt.p95_ms) == (Decimal("118.3"), Decimal("139.2"))
     assert row.rtt.target == "api-1.vendor.example:443" and row.rtt.samples == 130
     assert row.rtt.bundle_label == network.sha256[:12]
@@ -143,6 +151,7 @@ def test_plan_page_shows_each_offer_with_its_bundle(browser_as, tariq, case, off
     page = browser_as("tariq").get(reverse("access:plan", kwargs={"pk": case.pk})).content.decode()
     assert "Aurora Compute" in page and "Borealis GPU" in page
     assert "118.3 ms median" in page and "139.2 ms P95" in page
+    assert "measured from the gateway" in page
     assert reverse("evidence:detail", args=[network.pk]) in page
     assert network.sha256[:12] in page and load.sha256[:12] in page
     assert "TTFT median at the lowest load-test concurrency" in page
@@ -170,6 +179,7 @@ def test_api_exposes_each_offer_budget(api_as, tariq, case, offers, measured):
     rows = {row["offer"]: row for row in body["offer_budgets"]}
     rtt = rows[aurora.pk]["gateway_to_remote_service"]
     assert rtt["kind"] == "measured" and rtt["ms"] == "118.3" and rtt["p95_ms"] == "139.2"
+    assert rtt["origin"] == "gateway" and rows[aurora.pk]["rented_machine_rtt"] is None
     assert rtt["bundle"] == network.pk and rtt["bundle_sha256_prefix"] == network.sha256[:12]
     assert rtt["measured_at"] and rtt["probed_host"] == "api-1.vendor.example:443"
     assert rows[aurora.pk]["queueing_and_first_token"]["bundle"] == load.pk
@@ -206,3 +216,33 @@ def test_query_counts_do_not_grow_with_the_offers(
     with django_assert_max_num_queries(14):
         page = client.get(reverse("access:plan", kwargs={"pk": case.pk}))
     assert page.content.decode().count("80 ms median") == probed_offers
+
+
+def test_a_probe_from_the_rented_machine_never_fills_the_gateway_hop(
+    tariq, case, offers, browser_as, api_as
+):
+    aurora, _ = offers
+    token = make_token(tariq, case, aurora).record
+    machine = record_composed(
+        aurora,
+        token,
+        n=20,
+        checks=[MACHINE_RTT_CHECK],
+        summary=probe_summary((0.3, 0.4), section="netprobe"),
+    )
+    make_plan(tariq, case, estimated_rtt_ms=Decimal("120"))
+    row = rows_of(case)[aurora.pk]
+    # The estimate stays: 0.3 ms on the machine itself says nothing of the gateway's hop.
+    assert row.rtt.estimate and row.rtt.ms == Decimal("120")
+    assert row.machine_rtt.ms == Decimal("0.3") and row.machine_rtt.origin == "rented_machine"
+    assert row.machine_rtt.bundle == machine.pk
+    page = browser_as("tariq").get(reverse("access:plan", kwargs={"pk": case.pk})).content.decode()
+    assert "From the rented machine: 0.3 ms median" in page
+    assert "not measured for this offer: the plan&#x27;s estimate" in page or (
+        "not measured for this offer: the plan's estimate" in page
+    )
+    body = api_as("aude").get(f"/api/v1/cases/{case.pk}/network-plan/").json()
+    [budget] = [b for b in body["offer_budgets"] if b["offer"] == aurora.pk]
+    assert budget["gateway_to_remote_service"]["kind"] == "estimate"
+    assert budget["rented_machine_rtt"]["origin"] == "rented_machine"
+    assert budget["rented_machine_rtt"]["ms"] == "0.3"

@@ -23,6 +23,7 @@ from apps.costs.models import CostImport
 from apps.evidence.models import EvidenceBundle
 from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
+from apps.portal.selectors import offer_claims
 from apps.scorecards.models import Scorecard
 from apps.sizing.selectors import demand_result
 from apps.vendors.models import Vendor
@@ -66,8 +67,16 @@ def test_the_first_case_can_be_approved_on_aurora(demo, client):
     assert case.status == ProcurementCase.Status.PENDING_APPROVAL
     ready = [entry for entry in case_gates(case) if entry.all_held]
     assert [str(entry.offer.vendor) for entry in ready] == ["Aurora Compute Pte. Ltd."]
-    [bundle] = EvidenceBundle.objects.filter(offer=ready[0].offer).select_related("verification")
+    bundles = EvidenceBundle.objects.filter(offer=ready[0].offer).select_related("verification")
+    [bundle] = [b for b in bundles if b.summary.get("run_role") != "gateway"]
     assert bundle.verification.verdict == "verified" and bundle.demo_note.startswith("Demo data")
+    # The probe from the office gateway composes with it: another host, on purpose.
+    [gateway] = [b for b in bundles if b.summary.get("run_role") == "gateway"]
+    assert gateway.verification.verdict == "verified" and gateway.verification.findings == []
+    # The between-nodes run and the environment measure the network and runtime claims.
+    claims = {row.claim.name: row for row in offer_claims(ready[0].offer)[0]}
+    for name in ("inter_node_network", "inter_node_bandwidth_gbit", "runtime_versions"):
+        assert claims[name].measured_status == "pass", name
     # Nothing is billed, and nothing accepted, before an approval.
     assert not CostImport.objects.filter(case=case).exists()
     client.force_login(get_user_model().objects.get(username="tariq"))

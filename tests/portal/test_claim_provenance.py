@@ -100,3 +100,31 @@ def test_a_decimal_claim_stays_the_vendors_whatever_its_trailing_zeros(browser_a
     text = _claims(browser_as("aude"), offer).text
     row = text.split("NVMe")[1].split("</tr>")[0]
     assert "15.3<" in row and "the vendor (Li Wei)" in row
+
+
+def test_the_network_and_runtime_claims_show_what_was_measured(browser_as, priya, tariq):
+    offer = make_offer(priya, make_case(priya), spec=FULL_SPEC)
+    make_verification(
+        tariq,
+        offer,
+        checks=[
+            {
+                "key": "network.inter_node",
+                "status": "pass",
+                "measured": "8 active InfiniBand RDMA port(s), 3,200 Gbit/s in all",
+            },
+            {"key": "network.inter_node_bandwidth", "status": "fail", "measured": "400"},
+            {
+                "key": "versions.runtime",
+                "status": "not_measured",
+                "measured": "vLLM not found where the harness ran",
+            },
+        ],
+    )
+    text = _claims(browser_as("aude"), offer).text
+    network = text.split("Inter-node network")[1].split("</tr>")[0]
+    assert "8 active InfiniBand RDMA port(s), 3,200 Gbit/s in all" in network and "pass" in network
+    floor = text.split("Inter-node bandwidth floor")[1].split("</tr>")[0]
+    assert "400" in floor and "fail" in floor
+    runtime = text.split("Runtime versions")[1].split("</tr>")[0]
+    assert "vLLM not found where the harness ran (measured, not judged)" in runtime

@@ -62,6 +62,9 @@ class Facts:
     topology: dict | None = None  # from the raw `nvidia-smi topo -m`
     node: dict | None = None
     disk: dict | None = None
+    # Between nodes (None: not run) and, in a gateway bundle, the round trips from the gateway.
+    netpeer: dict | None = None
+    gateway: list = field(default_factory=list)
 
 
 @dataclass
@@ -73,8 +76,8 @@ class Context:
     latency_target_ms: float | None = None
     matmul_bands: dict = field(default_factory=dict)
     environment_requirements: dict = field(default_factory=dict)
-    # The case's requirement spec, where it states the figure (e.g. local_nvme_tb, the
-    # checkpoints' need per node).
+    # The case's requirement spec, as apps.evidence.requirement reads it (empty: none): its
+    # floors (local_nvme_tb, inter_node_bandwidth_gbit…) and its tolerance.
     requirement: dict = field(default_factory=dict)
 
 

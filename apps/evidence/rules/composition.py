@@ -41,10 +41,15 @@ RATESEARCH = "ratesearch"  # the open-loop rate search: throughput at the SLO
 TOPOLOGY = "topology"
 NODE = "node"
 DISK = "disk"
+# Between nodes (net-peer) and the round trip from the customer's gateway (a gateway bundle).
+NETPEER = "netpeer"
+GATEWAY = "gateway"
 
 # Parts judged by the verification's own checks, in the order they are listed.
 CHECK_SECTIONS: tuple[str, ...] = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
-CHECK_SECTIONS += (RATESEARCH, TOPOLOGY, NODE, DISK)
+CHECK_SECTIONS += (RATESEARCH, TOPOLOGY, NODE, DISK, NETPEER, GATEWAY)
+# Parts measured elsewhere than the rented machine by design: never "another machine".
+OFF_MACHINE_SECTIONS = frozenset({GATEWAY})
 # Runs judged by the acceptance criteria: composed by presence, without checks here.
 RUN_SECTIONS = (SOAK, CORRECTNESS)
 SECTIONS = CHECK_SECTIONS + RUN_SECTIONS
@@ -62,6 +67,8 @@ _PREFIXES = (
     ("performance.", BENCH),
     ("service.throughput_at_slo", RATESEARCH),  # before the load test's "service."
     ("service.", LOADTEST),
+    ("network.inter_node", NETPEER),
+    ("network.gateway", GATEWAY),
     ("network.", NETPROBE),
     ("security.", AUTHPROBE),
     ("interconnect.topology", TOPOLOGY),
@@ -183,6 +190,9 @@ def machine_differences(reference: Machine, other: Machine) -> list[dict]:
 def machine_findings(chosen: dict[str, Contribution]) -> list[dict]:
     """A finding per composed bundle run on another machine than the reference one: the
     bundle whose inventory identifies the hardware, else the newest composed bundle."""
+    # The gateway probe runs on the customer's gateway on purpose
+    # (docs/rules/evidence.md#composition).
+    chosen = {s: c for s, c in chosen.items() if s not in OFF_MACHINE_SECTIONS}
     if not chosen:
         return []
     if INVENTORY in chosen:

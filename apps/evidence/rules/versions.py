@@ -47,6 +47,8 @@ def checks(facts: Facts, context: Context) -> list[Check]:
         check_shm(env, required),
         check_ulimits(env, required, context),
         check_clock_sync(env, required),
+        check_runtime(env, context),
+        check_image(env),
     ]
 
 
@@ -152,12 +154,13 @@ def check_ulimits(env: dict | None, required: dict, context: Context) -> Check:
     locked = (limits.get("locked_memory_bytes") or {}).get("soft")
     check.measured = LIMITS % {"open_files": open_files, "locked": locked if locked else UNLIMITED}
     problems = []
-    if open_files is not None and open_files < required["open_files_min"]:
+    if isinstance(open_files, int) and open_files < required["open_files_min"]:
         problems.append(FEW_FILES % {"open_files": open_files, "least": required["open_files_min"]})
     # RDMA registers memory: a capped memlock breaks InfiniBand/RoCE transfers.
     if context.declared.get("inter_node_network") in RDMA_NETWORKS:
         check.expected = RDMA_EXPECTED % {"expected": check.expected}
-        if locked is not None:
+        # The harness writes RLIM_INFINITY as "unlimited".
+        if locked is not None and locked != "unlimited":
             problems.append(MEMLOCK % {"locked": locked})
     check.status = WARN if problems else PASS
     check.detail = "; ".join(problems)
@@ -186,4 +189,129 @@ def check_clock_sync(env: dict | None, required: dict) -> Check:
     synced = any(known)
     check.measured = SYNCHRONISED if synced else NOT_SYNCHRONISED
     check.status = PASS if synced or not required["clock_sync_required"] else WARN
+    return check
+
+
+# --- runtime versions and the image (docs/rules/evidence.md#runtime-versions) ------------
+
+# "PyTorch 2.5.1" (or "name: version", "name=version"); the version starts with a digit.
+_RUNTIME_ITEM = re.compile(r"(?P<name>.*?[^\s:=])\s*[\s:=]\s*[vV]?(?P<version>\d[0-9A-Za-z.+-]*)")
+# The environment's software keys, by the names a declared spec gives them.
+RUNTIME_NAMES = {
+    "pytorch": ("torch",),
+    "torch": ("torch",),
+    "vllm": ("vllm",),
+    "sglang": ("sglang",),
+    "nccl": ("nccl",),
+    "python": ("python",),
+    "cuda": ("cuda_runtime", "torch_cuda"),
+    "cudnn": ("cudnn",),
+}
+RUNTIME_NOT_FOUND = phrase("%(name)s not found where the harness ran")
+RUNTIME_NOT_REPORTED = phrase("%(name)s is not a version the harness reports")
+RUNTIME_DIFFERS = phrase("%(name)s: declared %(declared)s, measured %(measured)s")
+
+
+def runtime_items(text: str) -> list[tuple[str, str]]:
+    """'PyTorch 2.5.1, vLLM 0.6.4' → [('PyTorch', '2.5.1'), ('vLLM', '0.6.4')]; an item
+    without a version is left out."""
+    found = []
+    for part in re.split(r"[,;]", text or ""):
+        match = _RUNTIME_ITEM.fullmatch(" ".join(part.split()))
+        if match is not None:
+            found.append((match.group("name"), match.group("version")))
+    return found
+
+
+def _dotted_cudnn(value: str) -> str:
+    """cuDNN as torch reports it (8902, 90100) in its dotted form (8.9.2, 9.1.0)."""
+    if not value.isdigit():
+        return value
+    number = int(value)
+    if number >= 10000:
+        return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
+    return f"{number // 1000}.{number // 100 % 10}.{number % 100}"
+
+
+def measured_runtime(name: str, software: dict) -> str | None:
+    """The version of a declared runtime the environment step read; None: not found."""
+    key = " ".join(name.lower().split())
+    for field in RUNTIME_NAMES.get(key, ()):
+        value = software.get(field)
+        if value not in (None, ""):
+            return _dotted_cudnn(str(value)) if key == "cudnn" else str(value)
+    return None
+
+
+def check_runtime(env: dict | None, context: Context) -> Check:
+    """The declared framework and serving runtime versions against the ones the
+    environment step read: each the same version or a refinement of it passes ("2.5"
+    matches "2.5.1" and "2.5.1+cu124"), the same major version warns, anything else fails.
+    A runtime not found where the harness ran is listed, never judged (it may run in a
+    container the harness was not started in)."""
+    declared = context.declared.get("runtime_versions") or ""
+    check = Check(
+        "versions.runtime",
+        "versions",
+        phrase("Runtime versions as declared"),
+        NOT_MEASURED,
+        expected=declared or None,
+        tolerance=SAME_VERSION,
+        source=WRITTEN_SPEC_VERSIONS,
+    )
+    software = (env or {}).get("software")
+    items = runtime_items(declared)
+    if not declared:
+        check.detail = phrase("The offer declares no runtime versions.")
+    if not isinstance(software, dict):
+        return check
+    if not items:
+        return check
+    measured, differs, unmeasured, statuses = [], [], [], []
+    for name, version in items:
+        if " ".join(name.lower().split()) not in RUNTIME_NAMES:
+            unmeasured.append(RUNTIME_NOT_REPORTED % {"name": name})
+            continue
+        found = measured_runtime(name, software)
+        if found is None:
+            unmeasured.append(RUNTIME_NOT_FOUND % {"name": name})
+            continue
+        measured.append(f"{name} {found}")  # a name and its version, no sentence to word
+        status = compare_versions(found.split("+", 1)[0], version)
+        statuses.append(status)
+        if status != PASS:
+            differs.append(RUNTIME_DIFFERS % {"name": name, "declared": version, "measured": found})
+    check.measured = "; ".join(measured + unmeasured) or None
+    check.detail = "; ".join(differs + unmeasured)
+    if FAIL in statuses:
+        check.status = FAIL
+    elif WARN in statuses:
+        check.status = WARN
+    elif statuses:
+        check.status = PASS
+    return check
+
+
+def check_image(env: dict | None) -> Check:
+    """The container image the run was in, by digest: recorded, not judged."""
+    check = Check(
+        "versions.image",
+        "versions",
+        phrase("Container image"),
+        NOT_MEASURED,
+        expected=phrase("the image digest, where the run is in a container"),
+        source=ENVIRONMENT_ITEMS,
+    )
+    container = (env or {}).get("container")
+    if not isinstance(container, dict):
+        return check
+    digest = container.get("image_digest")
+    if isinstance(digest, str) and digest:
+        check.measured = digest[:100]
+    elif container.get("in_container"):
+        check.detail = phrase(
+            "In a container whose image digest the run could not see: pass --image-digest."
+        )
+    else:
+        check.detail = phrase("Not run in a container.")
     return check
