@@ -378,6 +378,9 @@ MEASURED_BY |= {
     "runtime_versions": "versions.runtime",
 }
 
+# A reference to the vendor's own document, not a figure a harness could measure.
+NOT_MEASURABLE = frozenset({"source_document"})
+
 
 @dataclass
 class ClaimProvenance:
@@ -393,6 +396,10 @@ class ClaimProvenance:
     @property
     def label(self) -> str:
         return self.claim.label
+
+    @property
+    def measurable(self) -> bool:
+        return self.claim.name not in NOT_MEASURABLE
 
 
 def spec_provenance(offer: Offer, spec: DeclaredSpec | None, verification=None) -> list:
@@ -436,8 +443,26 @@ def spec_provenance(offer: Offer, spec: DeclaredSpec | None, verification=None) 
         if check is not None:
             row.measured = check.get("measured")
             row.measured_status = check.get("status") or ""
+        elif claim.name == "accelerator_count" and value:
+            cards = checks.get("identity.device_count")
+            if cards is not None and cards.get("expected") == held:  # one node: judged
+                row.measured, row.measured_status = cards.get("measured"), cards.get("status")
+            else:
+                row.measured = _cards_seen(cards, held)
         rows.append(row)
     return rows
+
+
+def _cards_seen(check: dict | None, declared: Any) -> str | None:
+    """The offer's card count as far as a run sees it: one node's cards. Shown, not judged,
+    where the offer spans several nodes (each bundle measures the node it ran on)."""
+    seen = check.get("measured") if check else None
+    if not isinstance(seen, int):
+        return None
+    return _("%(seen)s cards on the node measured, of the %(declared)s declared") % {
+        "seen": seen,
+        "declared": declared,
+    }
 
 
 def offer_claims(offer: Offer) -> tuple[list[ClaimProvenance], SpecVerification | None]:

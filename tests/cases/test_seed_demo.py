@@ -90,20 +90,37 @@ def test_the_first_case_can_be_approved_on_aurora(demo, client):
     assert "Demo data" in detail.content.decode()
 
 
-def test_the_approvable_offers_interconnect_and_disk_claims_are_measured(demo, client):
+def test_every_claim_of_the_approvable_offer_is_measured(demo, client):
     case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
     offer = Offer.objects.get(case=case, vendor__name="Aurora Compute Pte. Ltd.")
-    [bundle] = EvidenceBundle.objects.filter(offer=offer).select_related("verification")
+    bundles = EvidenceBundle.objects.filter(offer=offer).select_related("verification")
+    [bundle] = [b for b in bundles if b.summary.get("run_role") != "gateway"]
     checks = {c["key"]: c for c in bundle.verification.checks}
     for key in ("interconnect.topology", "interconnect.bandwidth", "interconnect.integrity"):
         assert checks[key]["status"] == "pass", checks[key]
     for key in ("disk.capacity", "disk.throughput"):
         assert checks[key]["status"] == "pass", checks[key]
+    # Every declared value has its measurement beside it: judged, or (the cards of a
+    # two-node offer, one node measured) shown; the vendor's document is no figure.
+    rows, _verification = offer_claims(offer)
+    for row in rows:
+        if not row.value or not row.measurable:
+            continue
+        if row.claim.name == "accelerator_count":
+            declared = offer.accelerator_count
+            assert row.measured == f"8 cards on the node measured, of the {declared} declared"
+            continue
+        assert row.measured_status == "pass", (row.claim.name, row.measured)
     client.force_login(get_user_model().objects.get(username="aude"))
     claims = client.get(reverse("portal:claims", args=[offer.pk])).content.decode()
+    assert "not measured yet" not in claims
     for label in ("Intra-node interconnect", "Intra-node bandwidth", "Local NVMe per node"):
         row = next(r for r in claims.split("<tr>") if label in r)
         assert '<span class="badge ok">pass</span>' in row, row
+    # An offer with nothing measured says so for each declared value.
+    other = Offer.objects.filter(case=case).exclude(pk=offer.pk).first()
+    page = client.get(reverse("portal:claims", args=[other.pk])).content.decode()
+    assert "not measured yet" in page or "Nothing has been measured" in page
 
 
 def test_the_second_case_is_blocked_by_the_hard_rule(demo, client):
