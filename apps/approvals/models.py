@@ -172,14 +172,26 @@ class FindingAcceptance(TrackedModel):
     withdraw_reason = models.TextField(_("why it was withdrawn"), blank=True)
     # The document the rule asks the acceptance to carry, stored once under a name the
     # server makes, with its SHA-256; empty where the rule asks for none.
-    evidence_name = models.CharField(_("attached document"), max_length=200, blank=True)
-    evidence_content_type = models.CharField(_("document type"), max_length=100, blank=True)
+    # The columns came after history rows were chained, so they are nullable (NULL: none).
+    evidence_name = models.CharField(_("attached document"), max_length=200, null=True, blank=True)
+    evidence_content_type = models.CharField(
+        _("document type"), max_length=100, null=True, blank=True
+    )
     evidence_size_bytes = models.PositiveBigIntegerField(
         _("document size (bytes)"), null=True, blank=True
     )
-    evidence_sha256 = models.CharField(_("document SHA-256"), max_length=64, blank=True)
-    evidence_storage_name = models.CharField(_("document stored as"), max_length=300, blank=True)
+    evidence_sha256 = models.CharField(_("document SHA-256"), max_length=64, null=True, blank=True)
+    evidence_storage_name = models.CharField(
+        _("document stored as"), max_length=300, null=True, blank=True
+    )
     history = HistoricalRecords()
+    late_history_columns = (
+        "evidence_name",
+        "evidence_content_type",
+        "evidence_size_bytes",
+        "evidence_sha256",
+        "evidence_storage_name",
+    )
 
     class Meta:
         ordering = ["-accepted_at", "-pk"]

@@ -94,8 +94,8 @@ def acceptance_document(acceptance: FindingAcceptance) -> StoredFile:
     return StoredFile(
         case_id=acceptance.case_id,
         record=f"Document of the acceptance of {acceptance.code}",
-        name=acceptance.evidence_storage_name,
-        sha256=acceptance.evidence_sha256,
+        name=acceptance.evidence_storage_name or "",
+        sha256=acceptance.evidence_sha256 or "",
         filename=acceptance.evidence_name or "document",
         content_type=acceptance.evidence_content_type or None,
     )
@@ -129,8 +129,8 @@ def acceptance_facts_of_cases(case_ids: Iterable[int]) -> dict[int, list[Accepta
                 reason=row.justification,
                 expires_on=row.expires_on,
                 withdrawn=row.withdrawn_at is not None,
-                document=row.evidence_name,
-                document_sha256=row.evidence_sha256,
+                document=row.evidence_name or "",
+                document_sha256=row.evidence_sha256 or "",
             )
         )
     return found

@@ -237,6 +237,8 @@ class RequirementSpec(TrackedModel):
     tolerance_pct = models.PositiveSmallIntegerField(
         _("tolerance (%)"),
         default=0,
+        null=True,  # a history column added after rows were chained (apps.audit.chain)
+        blank=True,
         validators=list(TOLERANCE_VALIDATORS),
         help_text=_(
             "An offer short of a numeric figure by at most this share needs the tech lead's "
@@ -244,6 +246,7 @@ class RequirementSpec(TrackedModel):
         ),
     )
     history = HistoricalRecords()
+    late_history_columns = ("tolerance_pct",)
 
     class Meta:
         verbose_name = _("requirement spec")
