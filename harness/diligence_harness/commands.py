@@ -310,22 +310,22 @@ def _upload_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def command_net_peer(args, argv) -> int:
+def _uploaded_step(name: str, args: argparse.Namespace, argv) -> int:
     problem = _upload_problem(args)
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    return _single_step("netpeer", args, argv)
+    return _single_step(name, args, argv)
+
+
+def command_net_peer(args, argv) -> int:
+    return _uploaded_step("netpeer", args, argv)
 
 
 def command_gateway(args, argv) -> int:
     """The gateway probe: a bundle of its own, marked as run from the gateway."""
-    problem = _upload_problem(args)
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
     args.run_role = "gateway"
-    return _single_step("gateway", args, argv)
+    return _uploaded_step("gateway", args, argv)
 
 
 def command_net_serve(args, argv) -> int:

@@ -229,16 +229,20 @@ async def run_cell(
         await monitor
     for stream in streams:
         stream.close()
+    return results, client_window(t_start, t_end, cpu_start, cpu_end, lag)
+
+
+def client_window(t_start, t_end, cpu_start, cpu_end, lag) -> dict:
+    """The client's own load over a run: wall and CPU time, event-loop lag, the window."""
     wall_s = (t_end - t_start) / 1e9
     cpu_s = None if cpu_start is None or cpu_end is None else cpu_end - cpu_start
-    client = {
+    return {
         "wall_s": wall_s,
         "cpu_s": cpu_s,
         "cpu_fraction": cpu_s / wall_s if cpu_s is not None and wall_s else None,
         "loop_lag_ms": metrics.distribution(lag),
         "window": {"t_start_ns": t_start, "t_end_ns": t_end},
     }
-    return results, client
 
 
 def finish_record(job: PreparedRequest, raw: dict, api: str) -> dict:

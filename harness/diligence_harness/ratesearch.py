@@ -41,6 +41,7 @@ from diligence_harness.loadtest import (
     _prompt_sets,
     _warmup,
     _workload_description,
+    client_window,
     finish_record,
     prepare,
 )
@@ -228,16 +229,8 @@ async def run_open_loop(
         stop.set()
         await monitor
     connections.close()
-    wall_s = (t_end - t_start) / 1e9
-    cpu_s = None if cpu_start is None or cpu_end is None else cpu_end - cpu_start
-    client = {
-        "wall_s": wall_s,
-        "cpu_s": cpu_s,
-        "cpu_fraction": cpu_s / wall_s if cpu_s is not None and wall_s else None,
-        "loop_lag_ms": metrics.distribution(lag),
-        "window": {"t_start_ns": t_start, "t_end_ns": t_end},
-        "connections_opened": len(connections.opened),
-    }
+    client = client_window(t_start, t_end, cpu_start, cpu_end, lag)
+    client["connections_opened"] = len(connections.opened)
     return results, client
 
 
