@@ -7,17 +7,16 @@ and ada the admin.
 
 import os
 import tempfile
-from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group
-from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.core.roles import Role
 from tests import database as test_database
+from tests import demo_snapshot
 from tests.s3 import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, bucket_keys, empty_bucket
 from tests.stored import StoredObject, stored_names
 
@@ -335,13 +334,20 @@ def demo_once(module_db, tmp_path_factory):
     from django.test import override_settings
 
     with override_settings(MEDIA_ROOT=tmp_path_factory.mktemp("demo-media")):
-        out = StringIO()
-        call_command("seed_demo", stdout=out)
-        yield out.getvalue()
+        yield demo_snapshot.seed_demo_here()
 
 
 @pytest.fixture
 def seeded_demo(db, settings, tmp_path):
     """The demo's four cases, as ``make run`` seeds them, with its files in a temporary folder."""
     settings.MEDIA_ROOT = tmp_path / "media"
-    call_command("seed_demo", stdout=StringIO())
+    demo_snapshot.seed_demo_here()
+
+
+@pytest.fixture
+def demo_case(seeded_demo):
+    """The demo's first case, the one that can be approved (what ``seed_demo()`` returns)."""
+    from apps.cases.models import ProcurementCase
+    from apps.casework.demo import DEMO_CASE_NAME
+
+    return ProcurementCase.objects.get(name=DEMO_CASE_NAME)

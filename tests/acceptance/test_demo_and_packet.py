@@ -18,8 +18,8 @@ from tests.acceptance.factories import approved_offer, make_plan, record_faults
 pytestmark = pytest.mark.django_db
 
 
-def test_demo_prepares_an_acceptance_honestly_and_runs_twice():
-    case = seed_demo()
+def test_demo_prepares_an_acceptance_honestly_and_runs_twice(demo_case):
+    case = demo_case
     case.refresh_from_db()
     plan = AcceptancePlan.objects.get(case=case)
     assert str(plan.offer.vendor) == "Aurora Compute Pte. Ltd."
@@ -51,8 +51,8 @@ def test_demo_prepares_an_acceptance_honestly_and_runs_twice():
     ) == counts
 
 
-def test_demo_packet_contains_the_acceptance_report(people):
-    case = seed_demo()
+def test_demo_packet_contains_the_acceptance_report(demo_case, people):
+    case = demo_case
     document = packet_document(
         case,
         number="DIL-2026-000009",

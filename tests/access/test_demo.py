@@ -21,8 +21,8 @@ def media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
-def test_demo_matrix_and_plan():
-    case = seed_demo()
+def test_demo_matrix_and_plan(demo_case):
+    case = demo_case
     assert access_matrix_state(case).holds
     # The version that granted cluster admin to data engineering stays in the history.
     matrix = access_matrix_of(case)
@@ -41,8 +41,8 @@ def test_demo_matrix_and_plan():
     assert seed_demo().pk == case.pk  # a second run changes nothing
 
 
-def test_demo_plan_page_shows_a_measured_rtt_per_offer(client, django_user_model):
-    case = seed_demo()
+def test_demo_plan_page_shows_a_measured_rtt_per_offer(demo_case, client, django_user_model):
+    case = demo_case
     client.force_login(django_user_model.objects.get(username="tariq"))
     page = client.get(reverse("access:plan", kwargs={"pk": case.pk})).content.decode()
     for row in plan_view(network_plan_of(case)).offers:
@@ -52,13 +52,13 @@ def test_demo_plan_page_shows_a_measured_rtt_per_offer(client, django_user_model
     assert "210 ms" in page and "estimate" in page  # the typed RTT, labelled
 
 
-def test_packet_chapter_shows_the_matrix_the_plan_and_their_history():
+def test_packet_chapter_shows_the_matrix_the_plan_and_their_history(demo_case):
     from django.template.loader import render_to_string
 
     from apps.access.packet import packet_section
     from tests.factories import make_case
 
-    case = seed_demo()
+    case = demo_case
     section = packet_section(case)
     html = render_to_string(section.template, {**section.context, "section": section})
     assert "No segregation-of-duties violation" in html
@@ -71,7 +71,7 @@ def test_packet_chapter_shows_the_matrix_the_plan_and_their_history():
     assert packet_section(make_case(case.owner)) is None
 
 
-def test_demo_links_send_only_what_the_assessment_lets_leave():
+def test_demo_links_send_only_what_the_assessment_lets_leave(demo_case):
     """The demo's assessment keeps raw data at home; its plan's links say they send only
     de-identified data, so no data path holds the demo case back
     (docs/rules/access.md#data-paths)."""
@@ -80,7 +80,7 @@ def test_demo_links_send_only_what_the_assessment_lets_leave():
     from apps.assessments.rules import derived_constraints
     from apps.assessments.selectors import case_assessments
 
-    case = seed_demo()
+    case = demo_case
     [assessment] = case_assessments(case)
     assert DATA_STAYS in {c.key for c in derived_constraints(assessment.answer_map())}
     links = network_plan_of(case).links.all()

@@ -11,7 +11,6 @@ from django.urls import reverse
 
 from apps.audit.export_check import unsafe_name, verify_export
 from apps.audit.exports import MANIFEST, SIGNATURE, build_case_export
-from apps.casework.demo import seed_demo
 from apps.offers.services import offer_update
 from tests.factories import FULL_SPEC, make_case, make_offer
 
@@ -19,8 +18,8 @@ pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
-def demo(db):
-    return seed_demo()
+def demo(demo_case):
+    return demo_case
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from django.urls import reverse
 from apps.audit.models import ChainVerification
 from apps.audit.verification import Kind, verify_chain
 from apps.cases.models import ProcurementCase
-from apps.casework.demo import seed_demo
 from apps.offers.models import Offer
 from tests.audit.tampering import raw_delete, raw_update
 from tests.factories import FULL_SPEC, make_case, make_offer
@@ -35,8 +34,7 @@ def _raw_edit_case(case) -> None:
     raw_update(ProcurementCase, case.pk, "name", "Quietly renamed")
 
 
-def test_an_untouched_database_verifies_clean(db, capsys):
-    seed_demo()
+def test_an_untouched_database_verifies_clean(seeded_demo, db, capsys):
     call_command("verify_audit_chain")
     out = capsys.readouterr().out
     report = verify_chain()

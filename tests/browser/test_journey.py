@@ -91,12 +91,17 @@ def test_a_case_from_opening_to_comparison(
         open_area(page, case_url, "Offers")
         page.locator("table a").nth(index).click()
         page.click("text=Score this offer")
+        # Wait for the form: ``all()`` takes what is on the page now, not what loads.
+        expect(page.locator("h1")).to_contain_text("Your scorecard for")
+        expect(page.locator("form.card select").first).to_be_visible()
         for select in page.locator("form.card select").all():
             select.select_option(score)
         page.click("button:has-text('Save scorecard')")
         expect(page.locator(".messages")).to_contain_text("Scorecard saved")
     screenshot("comparison")
     expect(page.locator("body")).to_contain_text("leader")
+    open_area(page, case_url, "Offers")
+    expect(page.locator("body")).not_to_contain_text("add offers or record a waiver")
 
     sign_in("tariq")
     page.goto(case_url)
@@ -119,7 +124,7 @@ def test_a_case_from_opening_to_comparison(
 
     sign_in("aude")
     page.goto(case_url)
-    expect(page.locator("text=Add offer")).to_have_count(0)
+    expect(page.get_by_role("link", name="Add offer", exact=True)).to_have_count(0)
     page.goto(f"{case_url}edit/")
     expect(page.locator("h1")).to_have_text("This page is not open to you")
 

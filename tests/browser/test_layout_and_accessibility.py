@@ -14,7 +14,6 @@ fails on any violation the browser reports (an inline style or script it refused
 
 import os
 from contextlib import ExitStack, contextmanager
-from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from django.core.management import call_command
 from django.test.testcases import LiveServerThread
 from django.test.utils import override_settings
 
+from tests import demo_snapshot
 from tests.browser.conftest import ARTIFACTS
 from tests.factories import restore_default_templates
 
@@ -125,7 +125,7 @@ def demo_server(browser, django_db_setup, django_db_blocker, tmp_path_factory):
             )
         )
         restore_default_templates()  # emptied by a transactional test that ran before
-        call_command("seed_demo", stdout=StringIO())
+        demo_snapshot.seed_demo_here()
         ids = _ids()
         server = LiveServerThread("localhost", static_handler=_StaticFilesHandler, port=0)
         server.daemon = True

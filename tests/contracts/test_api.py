@@ -2,7 +2,6 @@
 
 import pytest
 
-from apps.casework.demo import seed_demo
 from apps.contracts.models import ChecklistTemplate, ClauseChecklist, RedFlagWaiver
 from apps.contracts.selectors import open_red_flags
 from tests.contracts.factories import item, make_checklist, set_statuses
@@ -145,8 +144,8 @@ def test_publishing_a_template_version(api_as):
     assert ChecklistTemplate.objects.count() == 3
 
 
-def test_demo_has_a_checklist_per_offer_and_one_with_two_red_flags_one_waived(db):
-    case = seed_demo()
+def test_demo_has_a_checklist_per_offer_and_one_with_two_red_flags_one_waived(demo_case, db):
+    case = demo_case
     checklists = {c.offer.vendor.name: c for c in ClauseChecklist.objects.filter(offer__case=case)}
     assert len(checklists) == 3
     borealis = checklists["Borealis GPU Cloud K.K."]

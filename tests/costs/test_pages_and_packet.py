@@ -9,7 +9,6 @@ from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from apps.cases.models import ProcurementCase
 from apps.costs.charts import spend_charts
 from apps.costs.models import Budget, CostImport, CostPeriod, ThresholdAlert
 from apps.costs.packet import packet_section
@@ -120,12 +119,9 @@ def _import_demo_bills(case):
     threshold_alerts_send(case=case)
 
 
-def test_seed_demo_has_a_budget_and_its_bill_file_three_months_and_an_idle_one(db):
-    from apps.casework.demo import DEMO_CASE_NAME
-
-    call_command("seed_demo", stdout=StringIO())
-    call_command("seed_demo", stdout=StringIO())
-    case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
+def test_seed_demo_has_a_budget_and_its_bill_file_three_months_and_an_idle_one(demo_case):
+    call_command("seed_demo", stdout=StringIO())  # a second run adds nothing
+    case = demo_case
     assert Budget.objects.count() == 1 and not CostImport.objects.exists()
     _import_demo_bills(case)
     assert CostImport.objects.count() == 1
@@ -138,15 +134,16 @@ def test_seed_demo_has_a_budget_and_its_bill_file_three_months_and_an_idle_one(d
     assert section is not None and len(section.manifest_files) == 1
 
 
-def test_the_demo_packet_includes_the_reconciliation_and_the_bill_file(db, settings, tmp_path):
+def test_the_demo_packet_includes_the_reconciliation_and_the_bill_file(
+    demo_case, settings, tmp_path
+):
     from django.utils import timezone
 
-    from apps.casework.demo import seed_demo
     from apps.packets.document import packet_document
     from apps.packets.signing import get_signer
 
     settings.PACKET_SIGNING_DIR = tmp_path / "signing"
-    case = seed_demo()
+    case = demo_case
     _import_demo_bills(case)
     document = packet_document(
         case,

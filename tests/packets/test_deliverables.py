@@ -22,7 +22,6 @@ from pyhanko.sign.validation import validate_pdf_signature
 from pyhanko.sign.validation.status import SignatureCoverageLevel
 from pyhanko_certvalidator import ValidationContext
 
-from apps.casework.demo import seed_demo
 from apps.casework.packet.chapters import case_sections, document_sections
 from apps.packets.models import DocumentKind, PacketRequest
 from apps.packets.services import packet_request_create
@@ -94,9 +93,9 @@ def _pyhanko_status(content: bytes, packet):
 
 @pytest.mark.parametrize("kind", list(DELIVERABLES), ids=str)
 def test_the_demo_case_issues_each_deliverable_signed_and_verifiable(
-    people, kind, tmp_path, capsys, django_capture_on_commit_callbacks
+    demo_case, people, kind, tmp_path, capsys, django_capture_on_commit_callbacks
 ):
-    case = seed_demo()
+    case = demo_case
     issuer, code, chapters, left_out = DELIVERABLES[kind]
     packet = _issue(people, case, kind, django_capture_on_commit_callbacks)
     year = timezone.now().year
@@ -141,9 +140,9 @@ def test_the_demo_case_issues_each_deliverable_signed_and_verifiable(
 
 
 def test_a_deliverable_in_chinese_and_on_the_verify_page(
-    people, browser_as, tmp_path, django_capture_on_commit_callbacks
+    demo_case, people, browser_as, tmp_path, django_capture_on_commit_callbacks
 ):
-    case = seed_demo()
+    case = demo_case
     kind = DocumentKind.COMPLIANCE_RECORD
     packet = _issue(people, case, kind, django_capture_on_commit_callbacks, language="zh-hans")
     path = tmp_path / "record.pdf"
@@ -167,8 +166,8 @@ def test_a_deliverable_in_chinese_and_on_the_verify_page(
     assert "Compliance and risk self-check record" in body
 
 
-def test_the_whole_case_packet_holds_every_chapter_of_each_deliverable(people):
-    case = seed_demo()
+def test_the_whole_case_packet_holds_every_chapter_of_each_deliverable(demo_case, people):
+    case = demo_case
     with translation.override("en"):
         packet_titles = {section.title for section in case_sections(case)}
         for kind in DELIVERABLES:
@@ -176,8 +175,8 @@ def test_the_whole_case_packet_holds_every_chapter_of_each_deliverable(people):
             assert titles and titles <= packet_titles, kind
 
 
-def test_numbers_share_one_sequence_and_carry_their_kind(people):
-    case = seed_demo()
+def test_numbers_share_one_sequence_and_carry_their_kind(demo_case, people):
+    case = demo_case
     year = timezone.now().year
     numbers = [
         packet_request_create(actor=people["ada"], case=case, kind=kind, queue=False).number
@@ -201,8 +200,10 @@ def test_numbers_share_one_sequence_and_carry_their_kind(people):
 
 
 @pytest.mark.parametrize("role", list(MAY_ISSUE))
-def test_each_role_may_issue_the_documents_of_its_area_through_the_api(api_as, people, role):
-    case = seed_demo()
+def test_each_role_may_issue_the_documents_of_its_area_through_the_api(
+    demo_case, api_as, people, role
+):
+    case = demo_case
     api = api_as(role)
     for kind in DocumentKind.values:
         response = api.post(f"/api/v1/cases/{case.pk}/packets/", {"kind": kind}, format="json")
@@ -217,9 +218,9 @@ def test_each_role_may_issue_the_documents_of_its_area_through_the_api(api_as, p
 
 
 def test_the_api_lists_documents_by_kind_and_refuses_what_is_not_there(
-    api_as, people, django_capture_on_commit_callbacks
+    demo_case, api_as, people, django_capture_on_commit_callbacks
 ):
-    case = seed_demo()
+    case = demo_case
     _issue(people, case, DocumentKind.NETWORK_PLAN, django_capture_on_commit_callbacks)
     api = api_as("aude")
     listed = api.get(f"/api/v1/cases/{case.pk}/packets/").data
@@ -243,8 +244,10 @@ def test_the_api_lists_documents_by_kind_and_refuses_what_is_not_there(
     assert PacketRequest.objects.count() == before
 
 
-def test_the_case_page_and_the_packet_pages_offer_each_role_its_deliverables(browser_as, people):
-    case = seed_demo()
+def test_the_case_page_and_the_packet_pages_offer_each_role_its_deliverables(
+    demo_case, browser_as, people
+):
+    case = demo_case
     tariq = browser_as("tariq")
     packets = tariq.get(reverse("cases:area", args=[case.pk, "packets"])).content.decode()
     assert "Issue the network and access-control plan" in packets

@@ -19,7 +19,6 @@ from apps.approvals.models import FindingAcceptance, Reminder
 from apps.approvals.services import approval_decide
 from apps.audit.exports import build_case_export
 from apps.audit.sources import all_sources, case_sources
-from apps.casework.demo import seed_demo
 from apps.comments.services import comment_add
 from apps.core.models import FileIntegrityAlarm
 from apps.core.services import tracked_create
@@ -54,10 +53,9 @@ def test_every_tracked_model_is_tied_to_a_case_or_named_shared():
 
 
 @pytest.fixture
-def demo_case(settings, tmp_path):
+def demo_case(demo_case):
     """The demo case, with a row added to each tracked table the demo leaves empty."""
-    settings.MEDIA_ROOT = tmp_path / "media"
-    case = seed_demo()
+    case = demo_case
     users = {user.username: user for user in get_user_model().objects.all()}
     tariq, aude = users["tariq"], users["aude"]
     offer = case.offers.order_by("pk").first()

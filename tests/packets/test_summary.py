@@ -9,7 +9,6 @@ from django.utils import timezone, translation
 
 from apps.approvals.services import approval_decide, case_submit_for_approval
 from apps.audit.selectors import chain_status
-from apps.casework.demo import seed_demo
 from apps.core.services import tracked_update
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
@@ -100,9 +99,8 @@ def test_without_a_ready_offer_the_summary_lists_every_offers_blockers(people):
     assert "Waivers relied on None." in text
 
 
-def test_the_demo_summary_in_chinese_states_acceptance_cost_and_verdicts(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    case = seed_demo()
+def test_the_demo_summary_in_chinese_states_acceptance_cost_and_verdicts(demo_case):
+    case = demo_case
     auditor = get_user_model().objects.get(username="aude")
     with translation.override("zh-hans"):
         document = _document(case, auditor)
