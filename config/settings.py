@@ -123,6 +123,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "apps.core.middleware.OutOfRangeIsNotFoundMiddleware",
     "apps.core.middleware.StorageUnavailableMiddleware",
+    "apps.core.middleware.DuplicateIsConflictMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     # Last, as django-axes requires: it turns a lock-out into its response.
     "axes.middleware.AxesMiddleware",

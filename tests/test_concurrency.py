@@ -237,3 +237,108 @@ def test_two_imports_of_one_month_at_once_store_it_once(people, settings, tmp_pa
     assert "2026-09" in str(refused.json())
     assert CostImport.objects.filter(case=case).count() == 1
     assert CostPeriod.objects.filter(case=case).count() == 1
+
+
+# --- Two people creating the same record at once ------------------------------------------
+#
+# The serializers check uniqueness first; requests at the same moment all pass that check
+# and the database refuses all but one. The loser gets a 409 (or the 400 of the check,
+# when it ran after the winner's commit), never a 500, and nothing of it is kept.
+DUPLICATE_REFUSED = {400, 409}
+
+
+def _one_winner(responses, created: int = 201) -> None:
+    codes = statuses(responses)
+    assert codes[created] == 1, codes
+    assert set(codes) - {created} <= DUPLICATE_REFUSED, codes
+
+
+def test_vendors_of_one_name_created_at_once_give_one_vendor(people):
+    from apps.vendors.models import Vendor
+
+    def create(client):
+        return client.post(
+            "/api/v1/vendors/", {"name": "Nimbus GPU", "jurisdiction": "Japan"}, format="json"
+        )
+
+    _one_winner(race(people, [(("priya", "ada")[i % 2], create) for i in range(4)]))
+    assert Vendor.objects.filter(name="Nimbus GPU").count() == 1
+
+
+def test_offers_of_one_vendor_on_one_case_created_at_once_give_one_offer(people):
+    from tests.factories import make_vendor
+
+    case = make_case(people["priya"])
+    vendor = make_vendor(people["priya"])
+
+    def create(client):
+        return client.post(
+            "/api/v1/offers/",
+            {
+                "case": case.pk,
+                "vendor": vendor.pk,
+                "accelerator_model": "NVIDIA H200 SXM 141GB",
+                "accelerator_count": 64,
+                "unit_price": "3.10",
+                "currency": "USD",
+                "billing_basis": "per_hour",
+                "prepayment_ratio": "0.3",
+                "contract_term_months": 12,
+            },
+            format="json",
+        )
+
+    _one_winner(race(people, [(("priya", "ada")[i % 2], create) for i in range(4)]))
+    assert Offer.objects.filter(case=case, vendor=vendor).count() == 1
+
+
+def test_checklists_of_one_offer_created_at_once_give_one_checklist(people):
+    from apps.contracts.models import ClauseChecklist
+
+    case = make_case(people["priya"])
+    offer = make_offer(people["priya"], case)
+
+    def create(client):
+        return client.post("/api/v1/clause-checklists/", {"offer": offer.pk}, format="json")
+
+    _one_winner(race(people, [(("lena", "ada")[i % 2], create) for i in range(4)]))
+    assert ClauseChecklist.objects.filter(offer=offer).count() == 1
+
+
+def test_criteria_revisions_published_at_once_each_get_their_own_number(people):
+    from apps.scorecards.models import CriteriaSet
+
+    case = make_case(people["priya"])
+    criteria = [
+        {"key": "price", "label": "Price", "weight": 60},
+        {"key": "support", "label": "Support", "weight": 40},
+    ]
+
+    def publish(client):
+        return client.post(
+            "/api/v1/criteria-sets/", {"case": case.pk, "criteria": criteria}, format="json"
+        )
+
+    codes = statuses(race(people, [(("priya", "ada")[i % 2], publish) for i in range(4)]))
+    assert set(codes) <= {201} | DUPLICATE_REFUSED, codes
+    revisions = list(CriteriaSet.objects.filter(case=case).values_list("revision", flat=True))
+    assert sorted(revisions) == list(range(1, len(revisions) + 1))
+    assert len(revisions) == codes[201]
+
+
+def test_a_page_that_loses_a_race_to_create_answers_409(people, client, monkeypatch):
+    """The same race through a page: the loser's page says the record exists now."""
+    from django.db import IntegrityError
+
+    from apps.vendors import services
+
+    def lose(*args, **kwargs):
+        raise IntegrityError("UNIQUE constraint failed: vendors_vendor.name")
+
+    monkeypatch.setattr(services, "vendor_create", lose)
+    client.force_login(people["priya"])
+    response = client.post(
+        "/vendors/new/", {"name": "Nimbus GPU", "jurisdiction": "Japan", "regions": ""}
+    )
+    assert response.status_code == 409
+    assert b"exists already" in response.content

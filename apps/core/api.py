@@ -12,7 +12,12 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from apps.core.middleware import RETRY_AFTER_SECONDS, is_out_of_range
+from apps.core.middleware import (
+    RETRY_AFTER_SECONDS,
+    duplicate_message,
+    is_duplicate,
+    is_out_of_range,
+)
 from apps.core.parsers import BodyTooLarge
 from apps.core.services import ConcurrentEditError, StateConflict
 from apps.core.storage import StorageUnavailable, unavailable_message
@@ -29,6 +34,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
+    if is_duplicate(exc):
+        # Two clients created the same record at once: the second one lost, wholly.
+        return Response({"detail": duplicate_message()}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, RequestDataTooBig):
         exc = BodyTooLarge()
     elif isinstance(exc, SuspiciousFileOperation):

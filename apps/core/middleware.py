@@ -2,9 +2,10 @@
 
 import logging
 
-from django.db import DataError
+from django.db import DataError, IntegrityError
 from django.http import Http404
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 from apps.core.storage import StorageUnavailable, unavailable_message
 
@@ -22,6 +23,27 @@ def is_out_of_range(exc: BaseException) -> bool:
     if isinstance(exc, OverflowError):
         return True
     return isinstance(exc, DataError) and "out of range" in str(exc)
+
+
+def is_duplicate(exc: BaseException) -> bool:
+    """A write refused by a unique constraint: the same record was saved meanwhile.
+
+    The forms and serializers check uniqueness first; two people saving the same new
+    record at the same moment both pass that check, and the database refuses the
+    second. PostgreSQL says so by its error code (23505), SQLite in words.
+    """
+    if not isinstance(exc, IntegrityError):
+        return False
+    if getattr(exc.__cause__, "sqlstate", None) == "23505":
+        return True
+    return str(exc).startswith("UNIQUE constraint failed")
+
+
+def duplicate_message() -> str:
+    return _(
+        "Someone saved the same record at the same moment, so it exists already and "
+        "nothing was saved from this request. Reload the page to see it."
+    )
 
 
 class OutOfRangeIsNotFoundMiddleware:
@@ -64,3 +86,25 @@ class StorageUnavailableMiddleware:
         )
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
+
+
+class DuplicateIsConflictMiddleware:
+    """A page's write that lost a race to create the same record answers 409, not 500.
+
+    Its transaction was rolled back, so nothing of it was kept; the page says what
+    happened and the person reloads to see the record the other person saved.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not is_duplicate(exception):
+            return None
+        logger.warning("Duplicate record refused for %s: %s", request.path, exception)
+        return render(
+            request, "core/duplicate_refused.html", {"message": duplicate_message()}, status=409
+        )

@@ -17,7 +17,10 @@ def criteria_set_publish(
 ) -> CriteriaSet:
     """Publish a new revision; scorecards made against older revisions keep theirs."""
     with transaction.atomic():
-        latest = case.criteria_sets.select_for_update().aggregate(n=Max("revision"))["n"] or 0
+        # The case's row is the lock: two publications at once number themselves one
+        # after the other, even for the first revision, when no revision row exists.
+        type(case).objects.select_for_update().filter(pk=case.pk).exists()
+        latest = case.criteria_sets.aggregate(n=Max("revision"))["n"] or 0
         return tracked_create(
             CriteriaSet,
             actor=actor,
