@@ -12,8 +12,8 @@ ids and digests as a seeding in the test itself, in a fraction of a second.
 
 The record is kept per test run (a run's processes share it; the next run seeds
 afresh, as the demo's dates are relative to the day it is seeded). Where the demo
-cannot be copied this way — on PostgreSQL, or with the files in an S3 bucket — the
-fixtures seed it in the test as before.
+cannot be copied this way, on PostgreSQL, the fixtures seed it in the test as before;
+with the files in an S3 bucket, they are stored there under the same names.
 """
 
 import json
@@ -48,10 +48,8 @@ def run_id() -> str:
 
 
 def copyable() -> bool:
-    """Whether this test process can take the recorded demo: SQLite, files on disk."""
-    from django.core.files.storage import FileSystemStorage, default_storage
-
-    return connection.vendor == "sqlite" and isinstance(default_storage, FileSystemStorage)
+    """Whether this test process can take the recorded demo: its rows are SQLite's."""
+    return connection.vendor == "sqlite"
 
 
 def _folder() -> Path:
@@ -149,10 +147,28 @@ def restore() -> str:
                 f"VALUES ({marks})",
                 rows,
             )
-    media = folder / "media"
-    if media.is_dir():
-        shutil.copytree(media, Path(settings.MEDIA_ROOT), dirs_exist_ok=True)
+    _store_files(folder / "media")
     return json.loads((folder / "output.json").read_text())
+
+
+def _store_files(media: Path) -> None:
+    """The demo's stored files, under the names its rows give them: copied under the
+    media root on disk, or stored one by one where the default storage is a bucket (an
+    empty one per test, so each name is free)."""
+    from django.core.files import File
+    from django.core.files.storage import FileSystemStorage, default_storage
+
+    if not media.is_dir():
+        return
+    if isinstance(default_storage, FileSystemStorage):
+        shutil.copytree(media, Path(settings.MEDIA_ROOT), dirs_exist_ok=True)
+        return
+    for path in sorted(p for p in media.rglob("*") if p.is_file()):
+        name = path.relative_to(media).as_posix()
+        with open(path, "rb") as handle:
+            stored = default_storage.save(name, File(handle))
+        if stored != name:
+            raise RuntimeError(f"the demo's file {name} was stored as {stored}")
 
 
 def seed_demo_here() -> str:
