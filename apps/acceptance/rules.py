@@ -558,6 +558,22 @@ def correctness_criterion(
         return Criterion(
             "core_set", title, NOT_MEASURED, required=required, reason=_("no correctness run yet")
         )
+    if not measurement.verified:
+        # The expected answers came only inside the bundle: whoever ran it wrote them too
+        # (docs/rules/evidence.md#expected-answers).
+        return Criterion(
+            "core_set",
+            title,
+            NOT_MEASURED,
+            required=required,
+            reason=_(
+                "not verified: the expected answers (%(reference)s) came only inside the "
+                "bundle, so the run could not be judged; the server judges a run against the "
+                "case's own core sample set, matched by its digest, or against a reference "
+                "file a tech lead pinned with a baseline run"
+            )
+            % {"reference": measurement.reference_name or measurement.reference_sha256[:12]},
+        )
     core = [item for item in measurement.items if item.core]
     if not core:
         return Criterion(

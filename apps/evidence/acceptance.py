@@ -4,12 +4,21 @@ The evidence app owns the bundles; the acceptance app owns the pass criteria
 (docs/rules/acceptance.md). This module is the contract between them: plain, frozen values
 recomputed by the server from a bundle's raw soak probes and correctness answers,
 never the harness's own summary.
+
+A correctness run is ``verified`` when its expected answers are the server's own: the
+case's core sample set it used (read from the stored copy on upload), or a reference file
+a tech lead vouched for by pinning a baseline run that carried the very same file (same
+SHA-256), pinned now. A reference that only came inside the bundle judges nothing
+(docs/rules/evidence.md#expected-answers).
 """
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from apps.evidence.models import EvidenceBundle
+from django.db.models import Exists, OuterRef, QuerySet
+
+from apps.evidence.models import Baseline, EvidenceBundle
+from apps.evidence.recompute_acceptance import REFERENCE_CASE_SET
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,9 @@ class CorrectnessMeasurement:
     reference_sha256: str
     tolerance: str  # how answers were compared, in words (e.g. "exact after whitespace trim")
     items: tuple[CorrectnessItem, ...]
+    # The expected answers are the server's own (the case's sample set, or a reference a
+    # tech lead pinned); False: they came only inside the bundle, and judge nothing.
+    verified: bool
 
 
 def _measured_at(bundle: EvidenceBundle) -> datetime:
@@ -61,12 +73,51 @@ def _measured_at(bundle: EvidenceBundle) -> datetime:
     return min(t for t in (bundle.run_finished_at, bundle.received_at) if t is not None)
 
 
-def _bundles_with(offer, section: str) -> list[EvidenceBundle]:
+def _bundles_with(offer, section: str, queryset: QuerySet | None = None) -> list[EvidenceBundle]:
     """The offer's bundles whose server-recomputed summary has this section, newest first."""
     return list(
-        EvidenceBundle.objects.filter(offer=offer, summary__has_key=section)
+        (queryset if queryset is not None else EvidenceBundle.objects)
+        .filter(offer=offer, summary__has_key=section)
         .only("pk", "sha256", "received_at", "run_finished_at", "summary")
         .order_by("-received_at", "-pk")
+    )
+
+
+def _with_pinned_reference(queryset: QuerySet) -> QuerySet:
+    """Each bundle with ``reference_pinned``: a baseline in force in its case was a run
+    against the same correctness reference file (its SHA-256)."""
+    return queryset.annotate(
+        reference_pinned=Exists(
+            Baseline.objects.filter(
+                case_id=OuterRef("case_id"),
+                unpinned_at__isnull=True,
+                bundle__summary__correctness__reference_sha256=OuterRef(
+                    "summary__correctness__reference_sha256"
+                ),
+            )
+        )
+    )
+
+
+def _verified(run: dict, pinned: bool) -> bool:
+    if run.get("reference_source") == REFERENCE_CASE_SET:
+        return True  # judged on upload against the server's copy of the case's set
+    return pinned
+
+
+def correctness_verified(bundle: EvidenceBundle) -> bool | None:
+    """Whether the bundle's correctness run was judged against the server's own expected
+    answers (None: it has no correctness run)."""
+    run = (bundle.summary or {}).get("correctness")
+    if not run:
+        return None
+    if run.get("reference_source") == REFERENCE_CASE_SET:
+        return True
+    return (
+        _with_pinned_reference(EvidenceBundle.objects.filter(pk=bundle.pk))
+        .values_list("reference_pinned", flat=True)
+        .first()
+        or False
     )
 
 
@@ -98,7 +149,9 @@ def soak_measurements_for_offer(offer) -> list[SoakMeasurement]:
 def correctness_measurements_for_offer(offer) -> list[CorrectnessMeasurement]:
     """Every correctness run of the offer's evidence, newest first (one query)."""
     measurements = []
-    for bundle in _bundles_with(offer, "correctness"):
+    for bundle in _bundles_with(
+        offer, "correctness", _with_pinned_reference(EvidenceBundle.objects.all())
+    ):
         run = bundle.summary["correctness"]
         measurements.append(
             CorrectnessMeasurement(
@@ -119,6 +172,7 @@ def correctness_measurements_for_offer(offer) -> list[CorrectnessMeasurement]:
                     )
                     for item in run["items"]
                 ),
+                verified=_verified(run, bool(getattr(bundle, "reference_pinned", False))),
             )
         )
     return measurements

@@ -22,6 +22,7 @@ from django.utils.dateparse import parse_datetime
 from apps.evidence import recompute, recompute_acceptance, recompute_node
 from apps.evidence.inventory import SmiLog, read_artifacts
 from apps.evidence.rules import Facts
+from apps.workloads.selectors import SampleReference, case_sample_reference
 
 FORMAT_VERSIONS = ("diligence-evidence/1",)
 SCHEMA_PATH = Path("harness/diligence_harness/schema/evidence-1.schema.json")
@@ -325,7 +326,10 @@ def run_role(document: dict) -> str:
     return GATEWAY_ROLE if document.get("run_role") == GATEWAY_ROLE else "machine"
 
 
-def interpret(document: dict) -> Reading:
+def interpret(document: dict, sample_reference: SampleReference | None = None) -> Reading:
+    """The server's reading of a bundle. ``sample_reference``: the server's copy of the
+    case's core sample set the correctness run used (``correctness_reference``), whose
+    expected answers judge the run instead of the copy the bundle carries."""
     if run_role(document) == GATEWAY_ROLE:
         return _interpret_gateway(document)
     inventory = _result(document, "inventory") or {}
@@ -378,7 +382,7 @@ def interpret(document: dict) -> Reading:
         summary["netpeer"] = between_nodes
     if (software := software_versions(facts.environment)) is not None:
         summary["software"] = software
-    acceptance_disagreements = _acceptance_sections(document, summary)
+    acceptance_disagreements = _acceptance_sections(document, summary, sample_reference)
     rate_disagreements = _ratesearch_section(document, facts, summary)
     acceptance_disagreements += _node_sections(document, facts, summary)
     disagreements = [
@@ -452,12 +456,25 @@ def workload_sets(document: dict) -> dict:
     }
 
 
-def _acceptance_sections(document: dict, summary: dict) -> list:
+def correctness_reference(document: dict, case_id: int) -> SampleReference | None:
+    """The server's copy of the case's core sample set the bundle's correctness run used,
+    matched by its digest (None: no correctness run, or not one of the case's sets). Reads
+    the stored set: call it before any write transaction opens."""
+    result = _result(document, "correctness")
+    sha = recompute_acceptance.sample_set_used(document)
+    if not result or not sha:
+        return None
+    return case_sample_reference(case_id, sha, recompute_acceptance.correctness_item_ids(result))
+
+
+def _acceptance_sections(
+    document: dict, summary: dict, sample_reference: SampleReference | None
+) -> list:
     """The optional soak and correctness sections, recomputed into the stored summary."""
     soak, soak_disagreements = recompute_acceptance.soak(_result(document, "soak"))
     try:
         correctness, correctness_disagreements = recompute_acceptance.correctness(
-            document, _result(document, "correctness")
+            document, _result(document, "correctness"), sample_reference
         )
     except recompute_acceptance.ReferenceMissing as error:
         raise BundleRefused(str(error), field="steps/correctness/result/reference") from None

@@ -2,19 +2,25 @@
 
 Same definitions as the harness README ("soak", "correctness"), the server's
 own code: outages, restarts, Xid events and ECC rises come from the raw probes
-and samples; each answer is compared again with the reference file carried as
-an artifact (its digest checked), never with the harness's verdict. Every client
-figure that differs is listed like the load test's disagreements.
+and samples; each answer is compared again, never taken from the harness's
+verdict. The expected answers come from the server's own copy where it holds
+one: the case's core sample set the run used, matched by its digest. Otherwise
+the answers are compared with the reference file the bundle carries, and the
+section says so (``reference_source``): such a run judges nothing until a tech
+lead has pinned a baseline with the same reference (docs/rules/evidence.md#expected-answers).
+Every client figure that differs is listed like the load test's disagreements.
 """
 
 import hashlib
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from apps.evidence.recompute import Disagreement, _differs
 from apps.workloads import rules as workload_rules
+from apps.workloads.selectors import SampleReference
 
 XID = re.compile(r"NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)")
 NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
@@ -189,8 +195,22 @@ def _number(text: str) -> float | None:
     return float(match.group()) if match else None
 
 
-def compare(comparison: dict, expected: str, received: str | None) -> tuple[bool, str]:
-    """(passed, reason) by the item's comparison (harness README "correctness")."""
+def _tolerance(comparison: dict, name: str) -> float | None:
+    """A tolerance of the comparison (0 when absent); None when it is not a number."""
+    value = comparison.get(name) or 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def compare(
+    comparison: dict,
+    expected: str,
+    received: str | None,
+    budget: workload_rules.MatchBudget | None = None,
+) -> tuple[bool, str]:
+    """(passed, reason) by the item's comparison (harness README "correctness"); a pattern
+    is matched within ``budget`` (``workload_rules.MatchBudget``)."""
     if received is None:
         return False, "no answer"
     kind = comparison.get("kind")
@@ -198,15 +218,17 @@ def compare(comparison: dict, expected: str, received: str | None) -> tuple[bool
         same = _normalise(received) == _normalise(expected)
         return same, "" if same else "differs after whitespace normalisation"
     if kind in ("identical", "regex", "json"):
-        return workload_rules.compare_answer(kind, expected, received)
+        return workload_rules.compare_answer(kind, expected, received, budget)
     if kind == "numeric":
         want, got = _number(expected), _number(received)
         if want is None:
             return False, "the reference output holds no number"
         if got is None:
             return False, "the answer holds no number"
-        abs_tol = float(comparison.get("abs_tol") or 0)
-        limit = max(abs_tol, float(comparison.get("rel_tol") or 0) * abs(want))
+        abs_tol, rel_tol = _tolerance(comparison, "abs_tol"), _tolerance(comparison, "rel_tol")
+        if abs_tol is None or rel_tol is None:
+            return False, "the comparison's tolerance is not a number"
+        limit = max(abs_tol, rel_tol * abs(want))
         difference = abs(got - want)
         if math.isfinite(difference) and difference <= limit:
             return True, ""
@@ -217,8 +239,8 @@ def compare(comparison: dict, expected: str, received: str | None) -> tuple[bool
 def _describe(comparison: dict) -> str:
     if comparison.get("kind") == "numeric":
         return (
-            f"numeric within abs {float(comparison.get('abs_tol') or 0):g} "
-            f"or rel {float(comparison.get('rel_tol') or 0):g}"
+            f"numeric within abs {_tolerance(comparison, 'abs_tol') or 0:g} "
+            f"or rel {_tolerance(comparison, 'rel_tol') or 0:g}"
         )
     if comparison.get("kind") == "exact":
         return "exact after whitespace normalisation"
@@ -231,6 +253,14 @@ class ReferenceMissing(ValueError):
     """The correctness section's reference artifact is absent or unreadable."""
 
 
+# Where a correctness run's expected answers come from (the stored section's
+# ``reference_source``): the case's own core sample set, read from the server's copy; or
+# the reference file the bundle carries, which judges nothing unless a tech lead pinned a
+# baseline run with the very same file (``apps.evidence.acceptance``).
+REFERENCE_CASE_SET = "case_set"
+REFERENCE_BUNDLE = "bundle"
+
+
 def _reference(document: dict, result: dict) -> tuple[dict, str]:
     from apps.evidence.bundle import artifact_bytes
 
@@ -240,7 +270,7 @@ def _reference(document: dict, result: dict) -> tuple[dict, str]:
             raw = artifact_bytes(artifact)
             try:
                 reference = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
+            except (UnicodeDecodeError, ValueError, RecursionError):
                 raise ReferenceMissing(f"The reference artifact {name!r} is not JSON.") from None
             if not isinstance(reference, dict) or not isinstance(reference.get("items"), list):
                 raise ReferenceMissing(f"The reference artifact {name!r} lists no items.")
@@ -251,55 +281,152 @@ def _reference(document: dict, result: dict) -> tuple[dict, str]:
     )
 
 
-def correctness(document: dict, result: dict | None) -> tuple[dict | None, list[Disagreement]]:
-    """Each answer compared again with the carried reference file."""
+def sample_set_used(document: dict) -> str | None:
+    """The digest of the core sample set the bundle says its correctness run used."""
+    recorded = document.get("workload_sets")
+    entry = recorded.get("sample_set") if isinstance(recorded, dict) else None
+    sha = entry.get("sha256") if isinstance(entry, dict) else None
+    return sha if isinstance(sha, str) else None
+
+
+def correctness_item_ids(result: dict | None) -> set[str]:
+    """The ids the run answered (the server keeps only their expected answers)."""
+    return {str(item["id"]) for item in (result or {}).get("items") or []}
+
+
+@dataclass(frozen=True)
+class _Expected:
+    """One expected answer, whichever copy it comes from."""
+
+    item_id: str
+    core: bool
+    comparison: dict
+    output: str | None  # None: the reference has no text output for it
+    input_sha256: str | None
+
+
+def _from_case_set(reference: SampleReference) -> list[_Expected]:
+    return [
+        _Expected(a.item_id, a.core, a.comparison, a.expected, a.input_sha256)
+        for a in reference.answers
+    ]
+
+
+def _from_bundle(carried: dict) -> list[_Expected]:
+    found, seen = [], set()
+    for entry in carried["items"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            continue
+        if entry["id"] in seen:
+            continue
+        seen.add(entry["id"])
+        comparison = entry.get("comparison")
+        output = entry.get("output")
+        found.append(
+            _Expected(
+                item_id=entry["id"],
+                core=bool(entry.get("core", True)),
+                comparison=comparison if isinstance(comparison, dict) else {},
+                output=output if isinstance(output, str) else None,
+                input_sha256=entry.get("input_sha256"),
+            )
+        )
+    return found
+
+
+def _judge(
+    expected: _Expected | None, item: dict | None, budget: workload_rules.MatchBudget
+) -> dict:
+    """One item's verdict: the answer (``item``) against the expected one."""
+    if item is None:
+        assert expected is not None
+        return {
+            "id": expected.item_id,
+            "core": expected.core,
+            "passed": False,
+            "expected": expected.output or "",
+            "received": "",
+            "reason": "not answered in this run",
+            "comparison": expected.comparison,
+        }
+    comparison = item.get("comparison") or {}
+    if expected is None or expected.output is None:
+        passed, reason, output = False, "not in the reference file", ""
+    else:
+        output = expected.output
+        comparison = expected.comparison or comparison
+        passed, reason = compare(comparison, output, item.get("received"), budget)
+        if item.get("error"):
+            passed, reason = False, f"request failed: {item['error']}"
+        if expected.input_sha256 != item.get("input_sha256"):
+            passed, reason = False, "the reference was made for a different input"
+    return {
+        "id": item["id"],
+        "core": expected.core if expected is not None else bool(item.get("core")),
+        "passed": passed,
+        "expected": output,
+        "received": item.get("received") or "",
+        "reason": reason,
+        "comparison": comparison,
+    }
+
+
+def correctness(
+    document: dict, result: dict | None, sample_reference: SampleReference | None = None
+) -> tuple[dict | None, list[Disagreement]]:
+    """Each answer compared again with the expected one: from ``sample_reference`` (the
+    server's copy of the case's sample set the run used) where given, else from the
+    reference file the bundle carries. Every expected answer counts: one the run did not
+    answer does not pass. Patterns are matched within one ``MatchBudget`` for the run."""
     if not result:
         return None, []
-    reference, digest = _reference(document, result)
-    outputs = {e.get("id"): e for e in reference["items"] if isinstance(e, dict)}
+    carried, digest = _reference(document, result)
     found = []
     stated = (result.get("reference") or {}).get("sha256")
     if stated != digest:
         found.append(Disagreement("correctness", "reference.sha256", stated, digest))
+    if sample_reference is not None:
+        expected = _from_case_set(sample_reference)
+        source, reference_sha256 = REFERENCE_CASE_SET, sample_reference.sha256
+        reference_name = f"{sample_reference.name} (expected answers)"
+        baseline = None
+    else:
+        expected = _from_bundle(carried)
+        source, reference_sha256 = REFERENCE_BUNDLE, digest
+        reference_name = (result.get("reference") or {}).get("name") or ""
+        baseline = carried.get("baseline")
+    answers: dict[str, dict] = {}
+    for item in result.get("items") or []:
+        answers.setdefault(item["id"], item)
+    budget = workload_rules.MatchBudget()
+    judged = [_judge(e, answers.get(e.item_id), budget) for e in expected]
+    listed = {e.item_id for e in expected}
+    judged += [_judge(None, item, budget) for i, item in answers.items() if i not in listed]
     items: list[dict] = []
     kinds: dict[str, int] = {}  # how many answers each comparison judged
-    for item in result.get("items") or []:
-        entry = outputs.get(item["id"])
-        if entry is None or not isinstance(entry.get("output"), str):
-            passed, reason, expected = False, "not in the reference file", ""
-            comparison = item.get("comparison") or {}
-        else:
-            expected = entry["output"]
-            comparison = entry.get("comparison") or item.get("comparison") or {}
-            passed, reason = compare(comparison, expected, item.get("received"))
-            if item.get("error"):
-                passed, reason = False, f"request failed: {item['error']}"
-            if entry.get("input_sha256") != item.get("input_sha256"):
-                passed, reason = False, "the reference was made for a different input"
-        where = f"correctness/{item['id']}"
-        if item.get("passed") is not passed:
-            found.append(Disagreement(where, "passed", item.get("passed"), passed))
-        if item.get("expected") != expected:
-            found.append(Disagreement(where, "expected", item.get("expected"), expected))
-        description = _describe(comparison)
-        kinds[description] = kinds.get(description, 0) + 1
-        items.append(
-            {
-                "id": item["id"],
-                "core": bool(entry.get("core", item.get("core")) if entry else item.get("core")),
-                "passed": passed,
-                "expected": expected,
-                "received": item.get("received") or "",
-                "reason": reason,
-            }
-        )
+    for verdict in judged:
+        comparison = verdict.pop("comparison")
+        item = answers.get(verdict["id"])
+        if item is not None:
+            where = f"correctness/{verdict['id']}"
+            if item.get("passed") is not verdict["passed"]:
+                found.append(Disagreement(where, "passed", item.get("passed"), verdict["passed"]))
+            if item.get("expected") != verdict["expected"]:
+                found.append(
+                    Disagreement(where, "expected", item.get("expected"), verdict["expected"])
+                )
+            description = _describe(comparison)
+            kinds[description] = kinds.get(description, 0) + 1
+        items.append(verdict)
     core = [i for i in items if i["core"]]
     ours = {
         "endpoint": result.get("endpoint"),
         "input_set": result.get("input_set"),
-        "reference_name": (result.get("reference") or {}).get("name") or "",
-        "reference_sha256": digest,
-        "baseline": reference.get("baseline"),
+        "reference_source": source,
+        "reference_name": reference_name,
+        "reference_sha256": reference_sha256,
+        "reference_artifact_sha256": digest,
+        "baseline": baseline,
         "tolerance": "; ".join(f"{text} ({n})" for text, n in sorted(kinds.items())),
         "items": items,
         "total": len(items),

@@ -333,7 +333,25 @@ def upload_verify(upload_pk: int) -> EvidenceUpload:
     reason (and the stored bytes removed). A second delivery of the same task
     finds the upload finished and returns it. Errors other than a refusal
     propagate with nothing written (the caller retries or marks it failed).
+
+    The bundle is read and recomputed before the write transaction opens: its answers
+    are compared (patterns included, each within its time bound) and the case's sample
+    set is read with no lock held, so a slow bundle never holds up other requests
+    (docs/rules/evidence.md#expected-answers). The writes then happen in one
+    transaction, which finds the upload still unfinished.
     """
+    upload = EvidenceUpload.objects.select_related(
+        "token__case", "token__offer__declared_spec"
+    ).get(pk=upload_pk)
+    if upload.finished:
+        return upload
+    prepared: _Prepared | None = None
+    refusal: bundle_reader.BundleRefused | None = None
+    try:
+        if _stored_before(upload) is None:
+            prepared = _bundle_read(upload, _stored_bytes(upload))
+    except bundle_reader.BundleRefused as refused:
+        refusal = refused
     discard = None
     with transaction.atomic():
         upload = (
@@ -343,20 +361,22 @@ def upload_verify(upload_pk: int) -> EvidenceUpload:
         )
         if upload.finished:
             return upload
-        with default_storage.open(upload.storage_name, "rb") as handle:
-            raw = handle.read()
         try:
+            if refusal is not None:
+                raise refusal
             with transaction.atomic():
                 upload.bundle = _stored_before(upload)
                 if upload.bundle is None:
-                    upload.bundle = _bundle_create(upload, raw)
+                    # Read above, unless a bundle of these bytes went meanwhile (never seen).
+                    prepared = prepared or _bundle_read(upload, _stored_bytes(upload))
+                    upload.bundle = _bundle_store(upload, prepared)
                 elif upload.bundle.storage_name != upload.storage_name:
                     discard, upload.storage_name = upload.storage_name, upload.bundle.storage_name
-        except bundle_reader.BundleRefused as refusal:
+        except bundle_reader.BundleRefused as refused:
             upload.state = EvidenceUpload.State.REFUSED
-            upload.refusal = refusal.message
-            upload.refusal_field = (refusal.field or "")[:300]
-            upload.refusal_status = refusal.status
+            upload.refusal = refused.message
+            upload.refusal_field = (refused.field or "")[:300]
+            upload.refusal_status = refused.status
             discard = upload.storage_name
         else:
             upload.state = EvidenceUpload.State.VERIFIED
@@ -374,6 +394,11 @@ def upload_verify(upload_pk: int) -> EvidenceUpload:
         )
     _discard(discard)  # once recorded: a refused body, or a second copy of a stored one
     return upload
+
+
+def _stored_bytes(upload: EvidenceUpload) -> bytes:
+    with default_storage.open(upload.storage_name, "rb") as handle:
+        return handle.read()
 
 
 def upload_fail(upload_pk: int, *, error: str) -> EvidenceUpload | None:
@@ -404,8 +429,23 @@ def _stored_before(upload: EvidenceUpload) -> EvidenceBundle | None:
     return bundle
 
 
-def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
-    """The reading of the stored bytes; refusals (``BundleRefused``) write nothing."""
+@dataclass(frozen=True)
+class _Prepared:
+    """Everything the server makes of an upload's bytes before anything is written."""
+
+    document: dict
+    reading: bundle_reader.Reading
+    context: Context
+    checks: list
+    started: object
+    finished: object
+    host_name: str
+    gpu_uuids: list
+
+
+def _bundle_read(upload: EvidenceUpload, raw: bytes) -> _Prepared:
+    """The reading of the stored bytes, with reads of the database only (the case's sets,
+    the offer's spec): refusals (``BundleRefused``) come from here, before any write."""
     token = upload.token
     document = bundle_reader.read(raw)
     if document.get("nonce") != token.nonce:
@@ -414,7 +454,10 @@ def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
             "--nonce shown when the token was created.",
             field="nonce",
         )
-    reading = bundle_reader.interpret(document)
+    # Expected answers from the server's own copy of the case's sample set, where the run
+    # used one (docs/rules/evidence.md#expected-answers).
+    reference = bundle_reader.correctness_reference(document, token.case_id)
+    reading = bundle_reader.interpret(document, reference)
     offer = token.offer
     # The offer's acceptance may require the case's own sets: a run on other inputs is refused.
     if missed := required_set_missed(offer, reading.summary):
@@ -423,6 +466,22 @@ def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
     checks = verify(reading.facts, context)
     started, finished = bundle_reader.run_times(document)
     host_name, gpu_uuids = composition.machine_seen(document)
+    return _Prepared(
+        document=document,
+        reading=reading,
+        context=context,
+        checks=checks,
+        started=started,
+        finished=finished,
+        host_name=host_name,
+        gpu_uuids=gpu_uuids,
+    )
+
+
+def _bundle_store(upload: EvidenceUpload, prepared: _Prepared) -> EvidenceBundle:
+    """The bundle, its verification and the token's last use, written from its reading."""
+    token, document, reading = upload.token, prepared.document, prepared.reading
+    offer = token.offer
     try:
         bundle = tracked_create(
             EvidenceBundle,
@@ -437,12 +496,12 @@ def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
             format_version=document["format_version"],
             harness_version=document["harness"]["version"],
             bundle_uuid=document["bundle_id"],
-            run_started_at=started,
-            run_finished_at=finished,
+            run_started_at=prepared.started,
+            run_finished_at=prepared.finished,
             received_at=upload.received_at,
             host_id=document["host_id"],
-            host_name=host_name,
-            gpu_uuids=gpu_uuids,
+            host_name=prepared.host_name,
+            gpu_uuids=prepared.gpu_uuids,
             nonce=document["nonce"],
             summary=reading.summary,
             client_summary_disagreements=reading.disagreements,
@@ -453,8 +512,8 @@ def _bundle_create(upload: EvidenceUpload, raw: bytes) -> EvidenceBundle:
     composition.verification_record(
         bundle=bundle,
         offer=offer,
-        checks=[c.as_dict() for c in checks],
-        headline=headline(reading, checks, context),
+        checks=[c.as_dict() for c in prepared.checks],
+        headline=headline(reading, prepared.checks, prepared.context),
     )
     tracked_update(
         token,

@@ -17,6 +17,7 @@ from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
 from apps.core.services import SERVICE_ERRORS
 from apps.evidence import baselines, harness_command, inventory, services, zipapp
+from apps.evidence.acceptance import correctness_verified
 from apps.evidence.charts import load_charts
 from apps.evidence.filters import BundleListFilter, TokenListFilter, UploadListFilter
 from apps.evidence.forms import BaselinePinForm, BaselineUnpinForm, HarnessTokenForm, RevokeForm
@@ -104,6 +105,7 @@ def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "counts": counts,
             "charts": load_charts(bundle.summary.get("cells") or []),
             "summary": bundle.summary,
+            "correctness_verified": correctness_verified(bundle),
             "inventory_rows": inventory.page_rows(checks),
             "sources": verification_sources(verification),
             "blocked": blocking_reasons(verification),

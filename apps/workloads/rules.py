@@ -23,9 +23,12 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+import regex
 from django.utils.translation import gettext as _
 
 from apps.core import formats
@@ -55,6 +58,14 @@ MAX_TAG_CHARS = 100
 MAX_OUTPUT_TOKENS = 131072
 MAX_SAMPLE_TOKENS = 4096
 MAX_PATTERN_CHARS = 1000
+# A pattern is matched with a time bound (docs/rules/evidence.md#expected-answers): each
+# answer gets PATTERN_TIMEOUT_S, and one run's patterns PATTERN_BUDGET_S together. A pattern
+# written for an answer of a few lines matches in microseconds; one that backtracks without
+# end, such as (a+)+$, is cut off and its item does not pass.
+PATTERN_TIMEOUT_S = 0.1
+PATTERN_BUDGET_S = 1.0
+# What the harness sends when a sample does not say (its README, "--sample-set").
+SAMPLE_MAX_TOKENS_DEFAULT = 64
 # Refusals listed one by one; past this many only their number is kept.
 MAX_LISTED_REFUSALS = 500
 # Upper edges (estimated tokens) of the histogram's bins; the last bin is open-ended.
@@ -190,6 +201,121 @@ def _tolerance(comparison: dict, name: str) -> None:
         raise LineError(_("comparison '%(name)s' must be a number of at least 0") % {"name": name})
 
 
+class PatternRefused(ValueError):
+    """A pattern the server does not run: too long, or not the syntax Python's re reads."""
+
+    def __init__(self, too_long: bool, error: str = "") -> None:
+        self.too_long, self.error = too_long, error
+        super().__init__(self.english())
+
+    def english(self) -> str:
+        """As an item's stored reason (a bundle's reasons are kept in English)."""
+        if self.too_long:
+            return f"the expected pattern is refused: longer than {MAX_PATTERN_CHARS} characters"
+        return f"the expected pattern is refused: not a regular expression ({self.error})"
+
+    def translated(self) -> str:
+        """As a set upload's refusal, in the reader's language."""
+        if self.too_long:
+            return _("a pattern may be at most %(n)s characters") % {"n": MAX_PATTERN_CHARS}
+        return _("'expected' is not a regular expression: %(error)s") % {"error": self.error}
+
+
+_RE_QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")  # {m}, {m,}, {,n}, {m,n}, {,}: re's own
+_INLINE_FLAGS = re.compile(r"\(\?([aiLmsux-]+)[:)]")
+
+
+def _as_re_reads(text: str) -> str:
+    """The pattern (one ``re`` compiles) written so that ``regex`` reads it as ``re`` does:
+    where ``re`` takes a character literally but ``regex`` would not, it is escaped. That
+    is a brace opening no quantifier (``regex`` reads ``{e<=1}`` as fuzzy matching) and an
+    opening bracket inside a set (``regex`` reads ``[[:alpha:]]`` as a POSIX class).
+    Verbose mode, where white space and comments change what a character means, is
+    refused."""
+    out: list[str] = []
+    i, n, in_set = 0, len(text), False
+    while i < n:
+        char = text[i]
+        if char == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+        elif in_set:
+            in_set = char != "]"
+            out.append("\\[" if char == "[" else char)
+            i += 1
+        elif char == "[":
+            in_set = True
+            start = i + 1 + text.startswith("^", i + 1)
+            start += text.startswith("]", start)  # "[]" or "[^]" opens a set holding "]"
+            out.append(text[i:start].replace("]", "\\]"))
+            i = start
+        elif char == "{":
+            quantifier = _RE_QUANTIFIER.match(text, i)
+            if quantifier and quantifier.group() != "{}":
+                out.append(quantifier.group())
+                i = quantifier.end()
+            else:
+                out.append("\\{")
+                i += 1
+        elif text.startswith("(?#", i):  # a comment, to its first unescaped ")"
+            end = i + 3
+            while text[end] != ")":
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i : end + 1])
+            i = end + 1
+        else:
+            flags = _INLINE_FLAGS.match(text, i) if char == "(" else None
+            if flags and "x" in flags.group(1).partition("-")[0]:
+                raise PatternRefused(too_long=False, error="verbose mode (?x) is not taken")
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=256)
+def compile_pattern(text: str) -> regex.Pattern:
+    """The pattern of a ``regex`` comparison, checked as a set upload checks it: at most
+    MAX_PATTERN_CHARS characters, only the syntax Python's ``re`` reads (what the harness
+    matches with: no fuzzy matching, recursion or other extension of the ``regex``
+    module), and no verbose mode. Compiled by ``regex``, whose matching takes a time
+    bound, read as ``re`` reads it (``_as_re_reads``)."""
+    if len(text) > MAX_PATTERN_CHARS:
+        raise PatternRefused(too_long=True)
+    try:
+        re.compile(text)
+    except (re.error, OverflowError, RecursionError) as error:
+        raise PatternRefused(too_long=False, error=str(error)[:200]) from None
+    try:
+        return regex.compile(_as_re_reads(text), flags=regex.VERSION0)
+    except (regex.error, OverflowError, RecursionError) as error:
+        raise PatternRefused(too_long=False, error=str(error)[:200]) from None
+
+
+class MatchBudget:
+    """The time one run's patterns may take together; each match gets at most
+    PATTERN_TIMEOUT_S of it. Matching releases the interpreter lock, so other requests
+    go on meanwhile."""
+
+    def __init__(self, total_s: float = PATTERN_BUDGET_S, each_s: float = PATTERN_TIMEOUT_S):
+        self.total, self.left, self.each = total_s, total_s, each_s
+
+    def fullmatch(self, pattern: regex.Pattern, text: str) -> tuple[bool | None, str]:
+        """(matched, why not judged): None with the reason when the time ran out."""
+        if self.left <= 0:
+            return None, (
+                f"not judged: this run's patterns took their {self.total:g} s between them"
+            )
+        allowed = min(self.each, self.left)
+        start = time.monotonic()
+        try:
+            matched = pattern.fullmatch(text, timeout=allowed, concurrent=True) is not None
+        except TimeoutError:
+            return None, f"not judged: the pattern took longer than {allowed:g} s to match"
+        finally:
+            self.left -= time.monotonic() - start
+        return matched, ""
+
+
 def check_comparison(comparison, expected: str) -> None:
     if not isinstance(comparison, dict):
         raise LineError(_("'comparison' must be an object with a 'kind'"))
@@ -210,16 +336,10 @@ def check_comparison(comparison, expected: str) -> None:
         if _NUMBER.search(expected) is None:
             raise LineError(_("a numeric comparison needs a number in 'expected'"))
     elif kind == "regex":
-        if len(expected) > MAX_PATTERN_CHARS:
-            raise LineError(
-                _("a pattern may be at most %(n)s characters") % {"n": MAX_PATTERN_CHARS}
-            )
         try:
-            re.compile(expected)
-        except re.error as error:
-            raise LineError(
-                _("'expected' is not a regular expression: %(error)s") % {"error": error}
-            ) from None
+            compile_pattern(expected)
+        except PatternRefused as refused:
+            raise LineError(refused.translated()) from None
     elif kind == "json":
         try:
             json.loads(expected)
@@ -462,30 +582,104 @@ COMPARISON_WORDS = {
 }
 
 
-def compare_answer(kind: str, expected: str, received: str) -> tuple[bool, str]:
+def compare_answer(
+    kind: str, expected: str, received: str, budget: MatchBudget | None = None
+) -> tuple[bool, str]:
     """(passed, reason) of the comparisons a case's sample set adds to the harness's own
-    "exact" and "numeric" (harness README "correctness"; the harness applies the same)."""
+    "exact" and "numeric" (harness README "correctness"; the harness applies the same).
+
+    A pattern is checked as a set upload checks it and matched within ``budget`` (one
+    match's PATTERN_TIMEOUT_S without one): a refused pattern, or one that runs out of
+    time, does not pass, and the reason says so."""
     if kind == "identical":
         same = received == expected
         return same, "" if same else "differs character for character"
     if kind == "regex":
         try:
-            matched = re.fullmatch(expected, received.strip()) is not None
-        except re.error:
-            return False, "the expected pattern is not a regular expression"
+            pattern = compile_pattern(expected)
+        except PatternRefused as refused:
+            return False, refused.english()
+        matched, why = (budget or MatchBudget()).fullmatch(pattern, received.strip())
+        if matched is None:
+            return False, why
         return matched, "" if matched else "does not match the expected pattern"
     if kind == "json":
         try:
             want = json.loads(expected)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False, "the expected output is not JSON"
         try:
             got = json.loads(received.strip())
-        except ValueError:
+        except (ValueError, RecursionError):
             return False, "the answer is not JSON"
         same = got == want
         return same, "" if same else "a different JSON value"
     return False, f"unknown comparison {kind!r}"
+
+
+# --- the expected answers of a stored core sample set ------------------------------------
+
+
+def sample_item_digest(record: dict) -> str:
+    """The digest the harness gives a sample it sends (its ``input_sha256``): over the id,
+    the messages, ``max_tokens``, the comparison and the core flag, so a run's answer is
+    judged only if it was given to this very input (harness ``correctness_set.item_digest``)."""
+    messages = [{"role": "user", "content": record["input"]}]
+    if isinstance(record.get("system"), str):
+        messages.insert(0, {"role": "system", "content": record["system"]})
+    sent = {
+        "id": record["id"],
+        "messages": messages,
+        "max_tokens": int(record.get("max_tokens") or SAMPLE_MAX_TOKENS_DEFAULT),
+        "comparison": dict(record["comparison"]),
+        "core": bool(record.get("core", True)),
+    }
+    canonical = json.dumps(sent, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ExpectedAnswer:
+    """One sample of a stored set, as a correctness run is judged against it."""
+
+    item_id: str
+    core: bool
+    comparison: dict
+    expected: str | None  # None where the run did not answer the item (not kept)
+    input_sha256: str | None
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of bytes read in chunks, split at "\n" as the set was read on upload."""
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        yield from complete
+    if pending:
+        yield pending
+
+
+def expected_answers(chunks: Iterable[bytes], wanted: set[str]) -> Iterator[ExpectedAnswer]:
+    """Every sample of a stored core sample set, in file order, from its bytes (read whole
+    and accepted on upload, so every line is a sample). The expected answer and the input's
+    digest are kept only for the ``wanted`` ids: a set may be far larger than a run."""
+    for number, raw in enumerate(_lines(chunks), start=1):
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        text = raw.decode("utf-8")
+        if not text.strip():
+            continue
+        record = json.loads(text)
+        item_id = record["id"]
+        keep = item_id in wanted
+        yield ExpectedAnswer(
+            item_id=item_id,
+            core=bool(record.get("core", True)),
+            comparison=dict(record["comparison"]),
+            expected=record["expected"] if keep else None,
+            input_sha256=sample_item_digest(record) if keep else None,
+        )
 
 
 # --- a representative load test ----------------------------------------------------------

@@ -4,14 +4,18 @@ Sets can hold confidential text: a person reads them only with the view permissi
 the case's roles, and a harness token reads only the sets of its own case.
 """
 
+import logging
 from dataclasses import dataclass
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from apps.acceptance.models import AcceptancePlan
-from apps.core.downloads import StoredFile
+from apps.core.downloads import CHUNK_BYTES, StoredFile, StoredFileChanged, stored_file_read
 from apps.workloads import rules
 from apps.workloads.models import PlanWorkload, SetKind, WorkloadSet
+
+logger = logging.getLogger(__name__)
 
 
 def set_list_for(actor):
@@ -140,6 +144,37 @@ def harness_set(case, kind: str, sha256: str | None = None) -> WorkloadSet | Non
         if named is not None:
             return named
     return sets.order_by("-created_at", "-pk").first()
+
+
+@dataclass(frozen=True)
+class SampleReference:
+    """The expected answers of one of the case's core sample sets, from the server's copy."""
+
+    name: str  # "customer-samples v2"
+    sha256: str
+    answers: tuple[rules.ExpectedAnswer, ...]  # every sample of the set, in file order
+
+
+def case_sample_reference(case_id: int, sha256: str, wanted: set[str]) -> SampleReference | None:
+    """The case's core sample set with this digest, read from its stored bytes (checked
+    against the digest); None when the case holds no such set or its copy cannot be read.
+
+    A correctness run that used the set is judged against these answers, never against the
+    copy its bundle carries (docs/rules/evidence.md#expected-answers)."""
+    held = WorkloadSet.objects.filter(
+        case_id=case_id, kind=SetKind.SAMPLES, sha256=str(sha256 or "").strip().lower()[:64]
+    ).first()
+    if held is None:
+        return None
+    try:
+        spool = stored_file_read(set_stored_file(held), actor=None)
+    except (Http404, StoredFileChanged):
+        logger.error("The stored copy of workload set %s cannot be read", held.pk)
+        return None
+    with spool:
+        chunks = iter(lambda: spool.read(CHUNK_BYTES), b"")
+        answers = tuple(rules.expected_answers(chunks, wanted))
+    return SampleReference(name=str(held), sha256=held.sha256, answers=answers)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ def soak(
     )
 
 
-def correctness(passed: int, total: int, *, extra_non_core_failures=0, bundle_id=2):
+def correctness(passed: int, total: int, *, extra_non_core_failures=0, bundle_id=2, verified=True):
     items = [
         CorrectnessItem(
             f"core-{i:03d}",
@@ -59,6 +59,7 @@ def correctness(passed: int, total: int, *, extra_non_core_failures=0, bundle_id
         reference_sha256="c" * 64,
         tolerance="exact after whitespace trim",
         items=tuple(items),
+        verified=verified,
     )
 
 

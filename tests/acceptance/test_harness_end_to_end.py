@@ -1,6 +1,8 @@
 """Issue 9, end to end: the harness's own soak and correctness runs against its mock, with
 an injected outage, a restart and a wrong answer, uploaded as evidence for an approved
-offer — and the case's acceptance shows each failure with its reason."""
+offer — and the case's acceptance shows each failure with its reason. The correctness
+reference is one a tech lead vouched for: the baseline's own run against it is pinned
+as the case's baseline first (docs/rules/evidence.md#expected-answers)."""
 
 import re
 
@@ -16,12 +18,13 @@ from tests.evidence.test_soak_correctness import acceptance_bundles  # noqa: F40
 pytestmark = pytest.mark.whole_case
 
 
-def _upload(token, document) -> None:
+def _upload(token, document) -> int:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.token}")
     raw = serialise(bundle_for(document, token.record))
     response = client.post("/api/v1/evidence/", data=raw, content_type="application/json")
     assert response.status_code == 201, response.json()
+    return response.json()["id"]
 
 
 def test_injected_downtime_and_a_wrong_answer_fail_the_acceptance_with_reasons(
@@ -33,6 +36,15 @@ def test_injected_downtime_and_a_wrong_answer_fail_the_acceptance_with_reasons(
 ):
     case, offer = approved_offer(people)
     plan = make_plan(tariq, offer)
+    # The team's own baseline, run against the reference and pinned as the case's baseline.
+    own = harness_token_create(actor=tariq, case=case)
+    baseline = _upload(own, acceptance_bundles["baseline_correctness"])
+    pinned = api_as("tariq").post(
+        "/api/v1/baselines/",
+        {"bundle": baseline, "reason": "Our own hardware, same model and weights"},
+        format="json",
+    )
+    assert pinned.status_code == 201, pinned.json()
     token = harness_token_create(actor=tariq, case=case, offer=offer)
     _upload(token, acceptance_bundles["soak"])
     _upload(token, acceptance_bundles["correctness"])

@@ -57,7 +57,8 @@ def mock_process(*extra: str):
 @pytest.fixture(scope="session")
 def acceptance_bundles(tmp_path_factory):
     """A soak (outage 0.5–1.0 s, restart at 1.6 s) and a correctness run (one wrong
-    answer) written by the harness, with a reference recorded on a clean baseline."""
+    answer) written by the harness, with a reference recorded on a clean baseline, and
+    the correctness run of that baseline itself against the same reference."""
     work = tmp_path_factory.mktemp("acceptance")
     smi = work / "nvidia-smi"  # one A10G from a real capture, so ECC and Xid are measured
     smi.write_text(f'#!/bin/sh\ncat "{FIXTURES / "a10g-1x-v11.xml"}"\n')
@@ -89,6 +90,14 @@ def acceptance_bundles(tmp_path_factory):
             str(reference), "--nonce", "placeholder", "--out", str(correctness_out),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
+        # The same reference run on the baseline itself: the run a tech lead pins, which
+        # vouches for the reference file (docs/rules/evidence.md#expected-answers).
+        baseline_out = work / "baseline-correctness.json"
+        done = harness(
+            "correctness", "--endpoint", baseline_url, "--model", "m", "--reference",
+            str(reference), "--nonce", "placeholder", "--out", str(baseline_out),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
     finally:
         for process in (baseline, faulty):
             process.terminate()
@@ -96,6 +105,7 @@ def acceptance_bundles(tmp_path_factory):
     return {
         "soak": json.loads(soak_out.read_bytes()),
         "correctness": json.loads(correctness_out.read_bytes()),
+        "baseline_correctness": json.loads(baseline_out.read_bytes()),
         "reference": reference.read_bytes(),
     }
 
