@@ -14,6 +14,8 @@ named in ``BREAK_GLASS_USERS``; everyone else signs in through the provider.
 
 import logging
 
+import jwt
+import requests
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -22,8 +24,8 @@ from django.contrib.auth.models import Group
 from django.contrib.auth.views import LoginView
 from django.core.exceptions import PermissionDenied, SuspiciousOperation, ValidationError
 from django.db import IntegrityError, transaction
-from django.http import Http404
-from django.shortcuts import resolve_url
+from django.http import Http404, HttpResponse
+from django.shortcuts import render, resolve_url
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views import View
@@ -222,11 +224,49 @@ class SignInRequest(_Enabled, OIDCAuthenticationRequestView):
 
 
 class SignInCallback(_Enabled, OIDCAuthenticationCallbackView):
-    """Where the provider sends the browser back; a refusal returns to the sign-in page."""
+    """Where the provider sends the browser back; a refusal returns to the sign-in page.
+
+    A sign-in that cannot complete (the provider refuses the code, the state is not the
+    one this browser was given, the provider's answer does not verify, or the provider
+    cannot be reached) gets a page that says so, never a server error: 400, or 502 when
+    the provider did not answer.
+    """
 
     @property
     def failure_url(self) -> str:
         return resolve_url(settings.LOGIN_REDIRECT_URL_FAILURE)
+
+    def get(self, request):
+        if request.GET.get("error"):
+            logger.warning("Single sign-on: the provider answered %s", request.GET["error"][:100])
+            messages.error(request, _sign_in_failed_message())
+        try:
+            return super().get(request)
+        except (requests.ConnectionError, requests.Timeout) as error:
+            logger.warning("Single sign-on: the provider could not be reached: %s", error)
+            return self._failed(
+                _("%(name)s did not answer. Try again in a few minutes.")
+                % {"name": settings.OIDC_PROVIDER_NAME},
+                status=502,
+            )
+        except (SuspiciousOperation, requests.RequestException, jwt.PyJWTError) as error:
+            logger.warning("Single sign-on refused at the callback: %s", error)
+            return self._failed(_sign_in_failed_message(), status=400)
+
+    def _failed(self, message: str, *, status: int) -> HttpResponse:
+        return render(
+            self.request,
+            "accounts/sign_in_failed.html",
+            {"message": message, "sso_name": settings.OIDC_PROVIDER_NAME},
+            status=status,
+        )
+
+
+def _sign_in_failed_message() -> str:
+    return _(
+        "Signing in with %(name)s did not complete, and you are not signed in. "
+        "Start again from the sign-in page; if it happens again, tell an administrator."
+    ) % {"name": settings.OIDC_PROVIDER_NAME}
 
 
 class SignInForm(AuthenticationForm):

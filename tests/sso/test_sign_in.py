@@ -1,11 +1,13 @@
 """Single sign-on's code flow over HTTP against a real OpenID Connect provider (no browser):
 a person is found by their provider account (issuer and subject) alone; another provider
-account carrying the same display name or e-mail address takes nothing over.
+account carrying the same display name or e-mail address takes nothing over; a sign-in
+the provider refuses ends on a page that says so, never a server error.
 
 docs/roles.md#single-sign-on
 """
 
 import logging
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -14,6 +16,7 @@ from django.urls import reverse
 from apps.accounts.models import ExternalIdentity
 from tests.sso.oidc import (
     TEST_CLIENT_CALLBACK,
+    authorization_redirect,
     running_provider,
     sign_in_through,
 )
@@ -115,3 +118,41 @@ def test_an_administrator_links_an_existing_account_to_its_provider_account(clie
     assert added.status_code == 302
     response = sign_in_through(client, "priya")
     assert response.status_code == 302 and signed_in(client) == str(people["priya"].pk)
+
+
+def _state(client) -> str:
+    return parse_qs(urlsplit(authorization_redirect(client)).query)["state"][0]
+
+
+def test_a_refused_code_exchange_ends_on_a_page_that_says_so(client, db, issuer, caplog):
+    state = _state(client)
+    with caplog.at_level(logging.WARNING, logger="apps.accounts.sso"):
+        response = client.get("/oidc/callback/", {"code": "made-up", "state": state})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Signing in with Example SSO did not complete" in page
+    assert reverse("login") in page
+    assert signed_in(client) is None
+    assert "refused at the callback" in caplog.text
+
+
+def test_a_state_this_browser_was_not_given_ends_on_a_page_that_says_so(client, db, issuer):
+    _state(client)
+    response = client.get("/oidc/callback/", {"code": "made-up", "state": "someone-elses"})
+    assert response.status_code == 400
+    assert "did not complete" in response.content.decode()
+    assert signed_in(client) is None
+
+
+def test_an_unreachable_provider_ends_on_a_page_that_says_so(client, db, issuer, settings):
+    state = _state(client)
+    settings.OIDC_OP_TOKEN_ENDPOINT = "http://127.0.0.1:9/token"  # nothing listens there
+    response = client.get("/oidc/callback/", {"code": "made-up", "state": state})
+    assert response.status_code == 502
+    assert "Example SSO did not answer" in response.content.decode()
+
+
+def test_a_sign_in_the_provider_refused_returns_with_a_message(client, db, issuer):
+    state = _state(client)
+    response = client.get("/oidc/callback/", {"error": "access_denied", "state": state})
+    assert "did not complete, and you are not signed in" in refusal(client, response)
