@@ -7,4 +7,7 @@ def roles(request) -> dict:
     if user is None or not user.is_authenticated:
         return {"user_roles": []}
     labels = dict(Role.choices)
-    return {"user_roles": [str(labels.get(g.name, g.name)) for g in user.groups.all()]}
+    names = [group.name for group in user.groups.all()]
+    if user.is_superuser and Role.ADMIN not in names:
+        names.insert(0, Role.ADMIN)  # a superuser is an administrator, in a group or not
+    return {"user_roles": [str(labels.get(name, name)) for name in names]}

@@ -23,3 +23,33 @@ class WorkPreferences(models.Model):
 
     def __str__(self) -> str:
         return str(self.user)
+
+
+class ExternalIdentity(models.Model):
+    """A person's account at the organisation's sign-in provider, linked to their account
+    here: single sign-on finds a person by the provider (``iss``) and the account's
+    unchanging identifier there (``sub``), never by a name or an e-mail address, which
+    another account of the provider may also carry."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="external_identities",
+        verbose_name=_("user"),
+    )
+    issuer = models.CharField(_("provider"), max_length=255)
+    subject = models.CharField(_("account at the provider"), max_length=255)
+    linked_at = models.DateTimeField(_("linked"), auto_now_add=True)
+    last_sign_in_at = models.DateTimeField(_("last sign-in"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("single sign-on identity")
+        verbose_name_plural = _("single sign-on identities")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["issuer", "subject"], name="accounts_one_link_per_provider_account"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} @ {self.issuer}"

@@ -22,7 +22,7 @@ from apps.approvals.models import FindingAcceptance
 from apps.approvals.selectors import case_gates, register_of
 from apps.cases.lifecycle import case_lock
 from apps.cases.models import ProcurementCase
-from apps.core.roles import Role
+from apps.core.roles import Role, roles_of
 from apps.core.services import StateConflict, tracked_create, tracked_update
 from apps.core.uploads import EVIDENCE_DOCUMENTS, ReadFile, UploadPolicy
 
@@ -36,9 +36,8 @@ DOCUMENT_POLICY = UploadPolicy(document_max_bytes, types=EVIDENCE_DOCUMENTS)
 
 
 def actor_roles(actor) -> set[str]:
-    """The roles the person holds, as role values."""
-    names = set(actor.groups.values_list("name", flat=True))
-    return {role for role in Role.values if role in names}
+    """The roles the person holds, as role values (a superuser holds the administrator's)."""
+    return roles_of(actor)
 
 
 def _find(case, *, code: str, offer_id: int | None, key: str) -> rules.Entry | None:

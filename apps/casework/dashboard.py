@@ -34,7 +34,7 @@ from apps.comments import dashboard as comments_dashboard
 from apps.contracts.models import ChecklistItem, RedFlagWaiver
 from apps.contracts.rules import RED_STATUSES
 from apps.core.contributions import Item, Section
-from apps.core.roles import Role
+from apps.core.roles import Role, roles_of
 from apps.costs import dashboard as costs_dashboard
 
 if TYPE_CHECKING:
@@ -65,10 +65,10 @@ class Board:
 
 
 def _roles(user) -> set[str]:
-    names = set(user.groups.values_list("name", flat=True))
-    if user.is_superuser or Role.ADMIN in names:
+    held = roles_of(user)
+    if Role.ADMIN in held:
         return set(Role.values)
-    return names
+    return held
 
 
 def dashboard_for(user) -> Board:

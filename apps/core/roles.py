@@ -23,6 +23,21 @@ class Role(models.TextChoices):
     ADMIN = "admin", _("Administrator")
 
 
+def roles_of(user) -> set[str]:
+    """The roles a person holds: their role groups, and the administrator's for a
+    superuser, who holds every permission whatever their groups (as an account made with
+    ``createsuperuser`` does, in no group). Where the rules name a role (two-factor
+    sign-in, whose findings a person accepts, what their dashboard shows), this is the
+    answer. Groups that are not roles are left out."""
+    if user is None or not user.is_authenticated:
+        return set()
+    names = set(user.groups.values_list("name", flat=True))
+    held = {role for role in Role.values if role in names}
+    if user.is_superuser:
+        held.add(Role.ADMIN)
+    return held
+
+
 def view(*models_: str) -> list[str]:
     """``"app.model"`` → ``"app.view_model"``."""
     return [f"{m.split('.')[0]}.view_{m.split('.')[1]}" for m in models_]

@@ -2,10 +2,10 @@
 
 A permission check for pages and API endpoints, like the role checks beside it: an
 approval decision or a red-flag waiver made by a person whose role is in
-``TWO_FACTOR_REQUIRED_ROLES``, with a session (or a personal API token) that did not
-pass the second factor, is refused by :func:`require_second_factor`, the one check the
-pages and endpoints call. Signing in with the second factor itself is the accounts
-app's (``apps.accounts.twofactor``).
+``TWO_FACTOR_REQUIRED_ROLES`` (superusers and staff count as administrators), with a
+session (or a personal API token) that did not pass the second factor, is refused by
+:func:`require_second_factor`, the one check the pages and endpoints call. Signing in
+with the second factor itself is the accounts app's (``apps.accounts.twofactor``).
 """
 
 from collections.abc import Callable
@@ -15,6 +15,8 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from django.utils.translation import gettext as _
+
+from apps.core.roles import Role, roles_of
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
@@ -26,6 +28,10 @@ def required_roles() -> set[str]:
 def is_required_for(user) -> bool:
     """Whether the organisation requires a second factor of this person (by role).
 
+    A superuser, and anyone who may open the Django admin (staff), counts as an
+    administrator here whatever their groups: an account made with ``createsuperuser``
+    is in none, and must not slip past the administrators' requirement.
+
     Only of local accounts: a person who signs in through the organisation's provider
     (single sign-on; no password here) passes its own second factor there.
     """
@@ -34,7 +40,10 @@ def is_required_for(user) -> bool:
         return False
     if not user.has_usable_password():
         return False
-    return user.groups.filter(name__in=roles).exists()
+    held = roles_of(user)
+    if user.is_staff:
+        held.add(Role.ADMIN)
+    return bool(held & roles)
 
 
 def is_verified(request) -> bool:

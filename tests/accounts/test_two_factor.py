@@ -4,6 +4,7 @@ organisation's policy by role, and decisions and waivers refused without it."""
 import time
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
@@ -13,6 +14,8 @@ from django_otp.oath import TOTP
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 from django_otp.util import random_hex
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
 from apps.accounts.twofactor import TwoFactorMiddleware
 from apps.accounts.views import PENDING_KEY_SESSION_KEY
@@ -20,6 +23,7 @@ from apps.approvals.models import Approval
 from apps.approvals.services import case_submit_for_approval
 from apps.contracts.models import RedFlagWaiver
 from apps.contracts.services import red_flag_waive
+from apps.core.roles import roles_of
 from apps.core.second_factor import is_required_for
 from tests.contracts.factories import item, make_checklist, make_legal, set_statuses
 from tests.factories import FULL_SPEC, make_case, make_offer
@@ -517,3 +521,112 @@ def test_the_pages_speak_chinese(client, tariq):
     refused = client.post(reverse("accounts:two_factor_verify"), {"code": "00000a"}, **zh)
     assert "输入验证码" in refused.content.decode()
     assert "验证码不正确" in refused.content.decode()
+
+
+# --- Superusers and staff count as administrators ---------------------------------------
+# docs/roles.md#administrators-outside-the-role-groups
+
+
+@pytest.fixture
+def root(db, monkeypatch):
+    """The first administrator, made as the README says: ``createsuperuser``, in no group."""
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "pw")
+    call_command("createsuperuser", interactive=False, username="root", email="root@example.com")
+    user = get_user_model().objects.get(username="root")
+    assert user.is_superuser and not user.groups.exists()
+    return user
+
+
+def test_a_superuser_in_no_group_is_an_administrator(client, root):
+    assert roles_of(root) == {"admin"}
+    sign_in(client, "root")
+    page = client.get(reverse("approvals:dashboard")).content.decode()
+    assert "Administrator" in page
+
+
+def test_a_superuser_must_set_up_the_second_factor_before_the_admin(client, root, settings):
+    settings.TWO_FACTOR_REQUIRED_ROLES = ["admin"]
+    assert is_required_for(root)
+    sign_in(client, "root")
+    for path in ("/admin/", reverse("approvals:dashboard")):
+        sent = client.get(path)
+        assert sent.status_code == 302
+        assert sent["Location"].startswith(reverse("accounts:two_factor"))
+    device = enrol(root)
+    client.logout()
+    sign_in(client, "root")
+    assert client.get("/admin/")["Location"].startswith(reverse("accounts:two_factor_verify"))
+    verify(client, code_for(device))
+    assert client.get("/admin/").status_code == 200
+
+
+def test_staff_outside_the_role_groups_count_as_administrators(people, settings):
+    staff = get_user_model().objects.create_user(username="sam", password="pw", is_staff=True)
+    settings.TWO_FACTOR_REQUIRED_ROLES = ["admin"]
+    assert is_required_for(staff) and not is_required_for(people["tariq"])
+    settings.TWO_FACTOR_REQUIRED_ROLES = ["tech_lead"]
+    assert not is_required_for(staff)
+
+
+def test_a_superuser_decides_no_case_without_the_second_factor(client, root, decidable, settings):
+    settings.TWO_FACTOR_REQUIRED_ROLES = ["admin"]
+    case, offer = decidable
+    sign_in(client, "root")
+    sent = _decide(client, case, offer)
+    assert sent.status_code == 302
+    assert sent["Location"].startswith(reverse("accounts:two_factor"))
+    assert not Approval.objects.filter(case=case).exists()
+
+
+def test_the_decision_page_itself_refuses_an_unverified_superuser(
+    client, root, decidable, settings, without_the_middleware
+):
+    settings.TWO_FACTOR_REQUIRED_ROLES = ["admin"]
+    case, offer = decidable
+    sign_in(client, "root")
+    refused = _decide(client, case, offer)
+    assert refused.status_code == 403
+    assert "requires two-factor sign-in" in refused.content.decode()
+    assert not Approval.objects.filter(case=case).exists()
+
+
+def test_a_superusers_token_is_not_a_second_factor(root, decidable, settings):
+    settings.TWO_FACTOR_REQUIRED_ROLES = ["admin"]
+    case, offer = decidable
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=root).key}")
+    refused = api.post(
+        f"/api/v1/cases/{case.pk}/decision/",
+        {"offer": offer.pk, "decision": "rejected", "comment": "No"},
+        format="json",
+    )
+    assert refused.status_code == 403
+    assert not Approval.objects.filter(case=case).exists()
+
+
+def test_a_verified_superuser_decides_as_an_administrator_may(client, root, decidable, settings):
+    """The rules let an administrator decide a case they neither raised nor submitted."""
+    settings.TWO_FACTOR_REQUIRED_ROLES = ["admin"]
+    case, offer = decidable
+    device = enrol(root)
+    sign_in(client, "root")
+    verify(client, code_for(device))
+    assert _decide(client, case, offer).status_code == 302
+    case.refresh_from_db()
+    assert case.status == "rejected"
+    assert Approval.objects.get(case=case).decided_by == root
+
+
+def test_a_superuser_does_not_decide_a_case_they_submitted(client, root, people):
+    case = make_case(people["priya"])
+    offer = make_offer(people["priya"], case, spec=FULL_SPEC)
+    case_submit_for_approval(actor=root, case=case)
+    sign_in(client, "root")
+    refused = _decide(client, case, offer)
+    assert refused.status_code == 200
+    assert "You submitted this case for approval, so you cannot decide it" in (
+        refused.content.decode()
+    )
+    assert not Approval.objects.filter(case=case, decided_by=root).exists()
+    case.refresh_from_db()
+    assert case.status == "pending_approval"

@@ -1,8 +1,10 @@
 // A real OpenID Connect provider for the single sign-on tests (the oidc-provider
 // package, from npm), listening on 127.0.0.1. Its sign-in page accepts any user
 // name (the package's development interactions); each account's claims come from
-// the ACCOUNTS environment variable: {"user": {"groups": [...], "email": ...}}.
-// Usage: node provider.mjs PORT CLIENT_ID CLIENT_SECRET REDIRECT_URI
+// the ACCOUNTS environment variable: {"user": {"groups": [...], "email": ...}}. The
+// account's subject is the name signed in with; its display name ("preferred_username")
+// is the same unless the account gives another, as two people at a provider may share one.
+// Usage: node provider.mjs PORT CLIENT_ID CLIENT_SECRET REDIRECT_URI[,REDIRECT_URI...]
 import Provider from "oidc-provider";
 
 const [port, clientId, clientSecret, redirectUri] = process.argv.slice(2);
@@ -14,7 +16,7 @@ const provider = new Provider(issuer, {
     {
       client_id: clientId,
       client_secret: clientSecret,
-      redirect_uris: [redirectUri],
+      redirect_uris: redirectUri.split(","),
       token_endpoint_auth_method: "client_secret_post",
       id_token_signed_response_alg: "RS256",
     },
@@ -36,7 +38,7 @@ const provider = new Provider(issuer, {
       async claims() {
         return {
           sub: id,
-          preferred_username: id,
+          preferred_username: account.preferred_username || id,
           email: account.email || `${id}@example.com`,
           email_verified: true,
           name: account.name || id,
