@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.postgres
-
 APPS = Path(__file__).resolve().parents[2] / "apps"
 BULK_METHODS = {"bulk_create", "bulk_update"}
 QUERYSET_HINTS = {"objects", "filter", "exclude", "all", "select_for_update", "history"}

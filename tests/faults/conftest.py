@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.database import TEMPLATE_PREFIX, schema_digest
 from tests.faults.stack import DEFAULT_PG_URL, DEFAULT_REDIS_URL, ROOT, Stack, reachable
 
 ARTIFACTS = ROOT / "test-artifacts" / "faults"
@@ -65,9 +66,12 @@ def stack():
     workdir = Path(tempfile.mkdtemp(prefix="diligence-faults-"))
     stack = Stack(pg_url=pg_url, redis_url=redis_url, workdir=workdir)
     try:
-        stack.create_database()
+        # The migrated template of the tests on PostgreSQL, where they ran first (as in
+        # CI); migrated from scratch otherwise.
+        copied = stack.create_database(TEMPLATE_PREFIX + schema_digest())
         stack.flush_broker()
-        stack.manage("migrate", "--noinput", "-v0", timeout_s=300)
+        if not copied:
+            stack.manage("migrate", "--noinput", "-v0", timeout_s=300)
         stack.manage("seed_demo", timeout_s=180)
         yield stack
     finally:

@@ -190,10 +190,20 @@ class Stack:
         }
 
     # --- the database -------------------------------------------------------
-    def create_database(self) -> None:
+    def create_database(self, template: str) -> bool:
+        """Create the database, as a copy of ``template`` where that exists (a database
+        migrated by an earlier test run: tests/database.py); whether it was copied."""
         self.drop_database()
         with psycopg.connect(self.admin_url, autocommit=True, connect_timeout=5) as conn:
+            found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template])
+            if found.fetchone() is not None:
+                try:
+                    conn.execute(f'CREATE DATABASE "{DATABASE}" TEMPLATE "{template}"')
+                    return True
+                except psycopg.Error:  # in use by another session: migrate instead
+                    pass
             conn.execute(f'CREATE DATABASE "{DATABASE}"')
+            return False
 
     def drop_database(self) -> None:
         with psycopg.connect(self.admin_url, autocommit=True, connect_timeout=5) as conn:
