@@ -149,9 +149,10 @@ class RoleMappingOIDCBackend(OIDCAuthenticationBackend):
         if email and taken.exists():
             return self._collision(claims, "e-mail address", _email_taken_message())
         issuer, subject = provider_account(claims)
-        ExternalIdentity.objects.filter(issuer=issuer, subject=subject).update(
-            last_sign_in_at=timezone.now()
-        )
+        identity = ExternalIdentity.objects.filter(issuer=issuer, subject=subject).first()
+        if identity is not None:
+            identity.last_sign_in_at = timezone.now()
+            identity.save(update_fields=["last_sign_in_at"])
         return self._update(user, claims)
 
     def _update(self, user, claims):
