@@ -30,6 +30,7 @@ and the packet declares its language and shows its title.
 
 import contextlib
 import ctypes
+import gc
 import logging
 import math
 import mimetypes
@@ -38,6 +39,7 @@ import os
 import queue
 import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.context import ForkContext, ForkProcess
@@ -61,6 +63,14 @@ POINTS_PER_PX = 0.75
 FRONT_MATTER_PAGES = 2
 ATTACHMENTS_A_PAGE = 55
 POLL_SECONDS = 1.0
+
+# Pango, HarfBuzz, fontconfig and GLib, under WeasyPrint, keep locks of their own. A
+# process forked while another thread of this one holds one inherits it held, by a
+# thread that does not exist there, and waits on it for ever. So in this process
+# WeasyPrint lays out only under this lock, and layout processes are forked under it.
+# (WeasyPrint holds the interpreter's lock while it lays out: threads laying out at
+# the same time in one process do not finish sooner.)
+_IN_PROCESS = threading.RLock()
 
 
 class StaticOnlyFetcher(URLFetcher):
@@ -98,9 +108,10 @@ Link = tuple[int, str, tuple[float, float, float, float]]
 def render_part(html: str, target: str) -> tuple[int, list[Link]]:
     """Lay out one part and write it to ``target``; returns its page count and the links
     to anchors it does not hold (the joined packet resolves them)."""
-    document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
-    links = _outward_links(document)
-    document.write_pdf(target, pdf_tags=True)
+    with _IN_PROCESS:
+        document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
+        links = _outward_links(document)
+        document.write_pdf(target, pdf_tags=True)
     return len(document.pages), links
 
 
@@ -374,7 +385,8 @@ class ChapterLayout:
         """Each chapter's page count, once every chapter is laid out (their PDFs may
         still be being written)."""
         if self.messages is None:
-            lay_out_run(enumerate(self.htmls), self.targets[0], self._received)
+            with _IN_PROCESS:
+                lay_out_run(enumerate(self.htmls), self.targets[0], self._received)
         self._wait_until(lambda: None not in self.counts)
         return [count for count in self.counts if count is not None]
 
@@ -412,16 +424,17 @@ def warm_up() -> None:
     instead of loading them again, each on its own.
     """
     global _warmed_up
-    if _warmed_up:
-        return
-    stylesheet = BASE_URL + settings.STATIC_URL.lstrip("/") + "packets/packet.css"
-    HTML(
-        string=f'<html lang="zh-CN"><link rel="stylesheet" href="{stylesheet}">'
-        '<p>Warm 预热 <b>粗体 bold</b> <span class="digest">0a</span></p></html>',
-        base_url=BASE_URL,
-        url_fetcher=StaticOnlyFetcher(),
-    ).write_pdf()
-    _warmed_up = True
+    with _IN_PROCESS:
+        if _warmed_up:
+            return
+        stylesheet = BASE_URL + settings.STATIC_URL.lstrip("/") + "packets/packet.css"
+        HTML(
+            string=f'<html lang="zh-CN"><link rel="stylesheet" href="{stylesheet}">'
+            '<p>Warm 预热 <b>粗体 bold</b> <span class="digest">0a</span></p></html>',
+            base_url=BASE_URL,
+            url_fetcher=StaticOnlyFetcher(),
+        ).write_pdf()
+        _warmed_up = True
 
 
 def _start_workers(htmls: list[str], order: list[int], targets: list[str]):
@@ -434,8 +447,24 @@ def _start_workers(htmls: list[str], order: list[int], targets: list[str]):
     count in it, and the next layout started here (another packet laid out at
     the same time, in another thread) is handed the same block: both layouts'
     processes then count in one counter, and each skips chapters the other took.
+
+    The processes are forked while no thread of this one lays out (``_IN_PROCESS``),
+    and with every object this process holds out of their garbage collector's
+    reach: what another thread left to be collected (a closed database
+    connection, say) would otherwise be finalised in them, in a library whose
+    lock that thread may have held as they were forked, or over a connection
+    this process still uses.
     """
-    warm_up()
+    with _IN_PROCESS:
+        warm_up()
+        gc.freeze()
+        try:
+            return _fork_workers(htmls, order, targets)
+        finally:
+            gc.unfreeze()
+
+
+def _fork_workers(htmls: list[str], order: list[int], targets: list[str]):
     context = _RenderContext()
     messages = context.Queue()
     taken = context.Value("i", 0)  # how many chapters of ``order`` are taken
