@@ -18,6 +18,9 @@ a layer of their own, while the processes write their PDFs; each PDF is read
 back as soon as it is written. The parts are then joined with qpdf, each
 chapter's pages in the packet's order: the numbers printed over the pages,
 each entry of the contents linked to its chapter, the chapters' bookmarks kept.
+A layout process that ends before reporting its chapters (killed from outside,
+out of memory most likely) has the chapters laid out once more before the
+packet fails: a failed packet leaves its number unused for good.
 
 Every part is written as a tagged PDF, and the joined packet is one too: the
 parts' structure trees are joined under one ``Document`` element with one
@@ -27,6 +30,7 @@ and the packet declares its language and shows its title.
 
 import contextlib
 import ctypes
+import gc
 import logging
 import math
 import mimetypes
@@ -35,6 +39,7 @@ import os
 import queue
 import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.context import ForkContext, ForkProcess
@@ -58,6 +63,14 @@ POINTS_PER_PX = 0.75
 FRONT_MATTER_PAGES = 2
 ATTACHMENTS_A_PAGE = 55
 POLL_SECONDS = 1.0
+
+# Pango, HarfBuzz, fontconfig and GLib, under WeasyPrint, keep locks of their own. A
+# process forked while another thread of this one holds one inherits it held, by a
+# thread that does not exist there, and waits on it for ever. So in this process
+# WeasyPrint lays out only under this lock, and layout processes are forked under it.
+# (WeasyPrint holds the interpreter's lock while it lays out: threads laying out at
+# the same time in one process do not finish sooner.)
+_IN_PROCESS = threading.RLock()
 
 
 class StaticOnlyFetcher(URLFetcher):
@@ -95,9 +108,10 @@ Link = tuple[int, str, tuple[float, float, float, float]]
 def render_part(html: str, target: str) -> tuple[int, list[Link]]:
     """Lay out one part and write it to ``target``; returns its page count and the links
     to anchors it does not hold (the joined packet resolves them)."""
-    document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
-    links = _outward_links(document)
-    document.write_pdf(target, pdf_tags=True)
+    with _IN_PROCESS:
+        document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
+        links = _outward_links(document)
+        document.write_pdf(target, pdf_tags=True)
     return len(document.pages), links
 
 
@@ -143,34 +157,26 @@ def render_packet(
     with tempfile.TemporaryDirectory(prefix="parts-", dir=target.parent) as tmp:
         parts = Path(tmp)
         runs = max(1, min(processes, len(chapters)))
-        paths = [parts / f"chapters-{n:02d}.pdf" for n in range(runs)]
-        with ChapterLayout(
-            [chapter.html for chapter in chapters],
-            layout_order([chapter.weight for chapter in chapters]),
-            paths,
-            on_chapter,
-        ) as layout:
-            if meanwhile is not None:
-                meanwhile(layout.poll)
-            counts = layout.wait_for_pages()
-            # The front matter and the page numbers: one document laid out once every
-            # chapter is counted, and again should the front matter not be as long as
-            # assumed; meanwhile the layout processes write their chapters.
-            front_path = parts / "front.pdf"
-            listed = len(document.attachments) + 10  # the heading and the note take some room
-            front_pages = FRONT_MATTER_PAGES + math.ceil(listed / ATTACHMENTS_A_PAGE)
-            for _attempt in range(3):
-                starts = _first_pages(front_pages, counts)
-                total = front_pages + sum(counts)
-                laid_out, front_links = render_part(
-                    document.front_html(starts, total), str(front_path)
-                )
-                if laid_out == front_pages + total:
-                    break
-                front_pages = laid_out - total  # a long contents or cover: again with its length
-            else:
-                raise RuntimeError("The front matter's length does not settle.")
-            written = layout.wait()
+        front_path = parts / "front.pdf"
+        waited: list[bool] = []  # whether ``meanwhile`` ran to its end
+
+        def meanwhile_once(poll: Callable[[], None]) -> None:
+            if meanwhile is not None and not waited:
+                meanwhile(poll)
+            waited.append(True)
+
+        try:
+            front_pages, starts, total, front_links, written = _lay_out(
+                document, parts / "first", front_path, runs, on_chapter, meanwhile_once
+            )
+        except LayoutProcessLost:
+            # A process killed from outside (out of memory, an operator): the chapters
+            # are laid out once more before the packet fails, as its number would be
+            # left unused for good.
+            logger.warning("A layout process was lost; laying the chapters out again")
+            front_pages, starts, total, front_links, written = _lay_out(
+                document, parts / "again", front_path, runs, on_chapter, meanwhile_once
+            )
         # Each chapter's pages in the PDF its process wrote, in the packet's order; the
         # links out of each chapter, and the anchors each holds, at the packet's pages.
         placed: dict[int, tuple[Part, list[int]]] = {}
@@ -197,6 +203,44 @@ def render_packet(
             lang=document.context.get("pdf_lang", "en"),
         )
     return total
+
+
+def _lay_out(
+    document,
+    folder: Path,
+    front_path: Path,
+    runs: int,
+    on_chapter: Callable[[int, int], None] | None,
+    meanwhile: Callable[[Callable[[], None]], None],
+) -> tuple[int, list[int], int, list[Link], list["Part"]]:
+    """Lay out the chapters in ``runs`` PDFs under ``folder``, and the front matter at
+    ``front_path``; returns the front matter's length, each chapter's first page, the
+    packet's page count, the front matter's links out and the chapters' PDFs."""
+    chapters = document.chapters
+    folder.mkdir()
+    with ChapterLayout(
+        [chapter.html for chapter in chapters],
+        layout_order([chapter.weight for chapter in chapters]),
+        [folder / f"chapters-{n:02d}.pdf" for n in range(runs)],
+        on_chapter,
+    ) as layout:
+        meanwhile(layout.poll)
+        counts = layout.wait_for_pages()
+        # The front matter and the page numbers: one document laid out once every
+        # chapter is counted, and again should the front matter not be as long as
+        # assumed; meanwhile the layout processes write their chapters.
+        listed = len(document.attachments) + 10  # the heading and the note take some room
+        front_pages = FRONT_MATTER_PAGES + math.ceil(listed / ATTACHMENTS_A_PAGE)
+        for _attempt in range(3):
+            starts = _first_pages(front_pages, counts)
+            total = front_pages + sum(counts)
+            laid_out, front_links = render_part(document.front_html(starts, total), str(front_path))
+            if laid_out == front_pages + total:
+                break
+            front_pages = laid_out - total  # a long contents or cover: again with its length
+        else:
+            raise RuntimeError("The front matter's length does not settle.")
+        return front_pages, starts, total, front_links, layout.wait()
 
 
 def _first_pages(front_pages: int, counts: list[int]) -> list[int]:
@@ -263,6 +307,10 @@ def _outward_links(document) -> list[Link]:
     return outward
 
 
+class LayoutProcessLost(RuntimeError):
+    """A layout process ended (killed, most likely) before reporting all it was to."""
+
+
 class Part:
     """The PDF a process wrote, read back as soon as it is written (while other
     chapters may still be laid out), ready to join."""
@@ -293,10 +341,13 @@ class ChapterLayout:
         self.parts: dict[str, Part] = {}
         self.workers: list = []
         self.messages = None
+        self.taken = None
 
     def __enter__(self) -> "ChapterLayout":
         if len(self.targets) > 1:
-            self.workers, self.messages = _start_workers(self.htmls, self.order, self.targets)
+            self.workers, self.messages, self.taken = _start_workers(
+                self.htmls, self.order, self.targets
+            )
         return self
 
     def __exit__(self, *exc) -> None:
@@ -306,6 +357,9 @@ class ChapterLayout:
             worker.join()
         if self.messages is not None:
             self.messages.close()
+        # Only now, with every process ended and what they reported read, is the
+        # counter's shared memory given back (``_start_workers``).
+        self.taken = None
 
     def _received(self, message: tuple) -> None:
         if message[0] == "chapter":
@@ -331,7 +385,8 @@ class ChapterLayout:
         """Each chapter's page count, once every chapter is laid out (their PDFs may
         still be being written)."""
         if self.messages is None:
-            lay_out_run(enumerate(self.htmls), self.targets[0], self._received)
+            with _IN_PROCESS:
+                lay_out_run(enumerate(self.htmls), self.targets[0], self._received)
         self._wait_until(lambda: None not in self.counts)
         return [count for count in self.counts if count is not None]
 
@@ -351,7 +406,7 @@ class ChapterLayout:
                     continue  # still at work
                 self.poll()  # what a process sent just before it ended
                 if not done():
-                    raise RuntimeError(
+                    raise LayoutProcessLost(
                         f"A layout process ended before its chapters were laid out "
                         f"(exit codes {codes})."
                     ) from None
@@ -369,22 +424,47 @@ def warm_up() -> None:
     instead of loading them again, each on its own.
     """
     global _warmed_up
-    if _warmed_up:
-        return
-    stylesheet = BASE_URL + settings.STATIC_URL.lstrip("/") + "packets/packet.css"
-    HTML(
-        string=f'<html lang="zh-CN"><link rel="stylesheet" href="{stylesheet}">'
-        '<p>Warm 预热 <b>粗体 bold</b> <span class="digest">0a</span></p></html>',
-        base_url=BASE_URL,
-        url_fetcher=StaticOnlyFetcher(),
-    ).write_pdf()
-    _warmed_up = True
+    with _IN_PROCESS:
+        if _warmed_up:
+            return
+        stylesheet = BASE_URL + settings.STATIC_URL.lstrip("/") + "packets/packet.css"
+        HTML(
+            string=f'<html lang="zh-CN"><link rel="stylesheet" href="{stylesheet}">'
+            '<p>Warm 预热 <b>粗体 bold</b> <span class="digest">0a</span></p></html>',
+            base_url=BASE_URL,
+            url_fetcher=StaticOnlyFetcher(),
+        ).write_pdf()
+        _warmed_up = True
 
 
 def _start_workers(htmls: list[str], order: list[int], targets: list[str]):
-    """A forked process for each PDF to write, the chapters they share out (in ``order``,
-    each taken once) and the queue they report on."""
-    warm_up()
+    """A forked process for each PDF to write, the queue they report on, and the counter
+    of the chapters they share out (in ``order``, each taken once).
+
+    The counter lives in memory shared with the processes, allocated from this
+    process's shared heap: the caller keeps it referenced until they have
+    ended. Released sooner, its block goes back to the heap while they still
+    count in it, and the next layout started here (another packet laid out at
+    the same time, in another thread) is handed the same block: both layouts'
+    processes then count in one counter, and each skips chapters the other took.
+
+    The processes are forked while no thread of this one lays out (``_IN_PROCESS``),
+    and with every object this process holds out of their garbage collector's
+    reach: what another thread left to be collected (a closed database
+    connection, say) would otherwise be finalised in them, in a library whose
+    lock that thread may have held as they were forked, or over a connection
+    this process still uses.
+    """
+    with _IN_PROCESS:
+        warm_up()
+        gc.freeze()
+        try:
+            return _fork_workers(htmls, order, targets)
+        finally:
+            gc.unfreeze()
+
+
+def _fork_workers(htmls: list[str], order: list[int], targets: list[str]):
     context = _RenderContext()
     messages = context.Queue()
     taken = context.Value("i", 0)  # how many chapters of ``order`` are taken
@@ -404,7 +484,7 @@ def _start_workers(htmls: list[str], order: list[int], targets: list[str]):
             if worker.is_alive():
                 worker.kill()
         raise
-    return workers, messages
+    return workers, messages, taken
 
 
 def _taken_in_turn(htmls: list[str], order: list[int], taken) -> Iterator[tuple[int, str]]:

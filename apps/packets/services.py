@@ -137,17 +137,17 @@ def _reserve_number(
     kind: str = DocumentKind.PACKET,
 ) -> PacketRequest:
     org, year = organisation(), timezone.now().year
+    of_the_year = PacketRequest.objects.filter(organisation=org, year=year)
     for attempt in range(NUMBER_ATTEMPTS):
-        sequence = (
-            PacketRequest.objects.filter(organisation=org, year=year).aggregate(
-                last=Max("sequence")
-            )["last"]
-            or 0
-        ) + 1
         try:
             # Its own savepoint: on PostgreSQL a failed insert would otherwise
             # poison the surrounding transaction.
             with transaction.atomic():
+                # Requests made at once wait here for each other: the year's last
+                # request is locked, and the next number read once the one before it
+                # is taken (on SQLite, write transactions wait for each other).
+                list(of_the_year.select_for_update().order_by("-sequence")[:1])
+                sequence = (of_the_year.aggregate(last=Max("sequence"))["last"] or 0) + 1
                 return tracked_create(
                     PacketRequest,
                     actor=actor,
@@ -162,7 +162,8 @@ def _reserve_number(
                     kind=kind,
                 )
         except (IntegrityError, ValidationError):
-            # Another request took this number between our read and our insert.
+            # Another request took this number between our read and our insert: the
+            # year's first, when there was no request yet to wait on.
             if attempt == NUMBER_ATTEMPTS - 1:
                 raise
     raise AssertionError("unreachable")

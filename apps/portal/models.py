@@ -153,10 +153,17 @@ class ProposalStatus(models.TextChoices):
     EDITED = "edited", _("Accepted with changes")
     REJECTED = "rejected", _("Rejected")
     QUESTIONED = "questioned", _("Questioned")
+    # Still undecided when its invitation was revoked: closed with it, never accepted.
+    CLOSED = "closed", _("Closed with its invitation")
 
 
 # A proposal in one of these is settled: the vendor can no longer change it.
-SETTLED = (ProposalStatus.ACCEPTED, ProposalStatus.EDITED, ProposalStatus.REJECTED)
+SETTLED = (
+    ProposalStatus.ACCEPTED,
+    ProposalStatus.EDITED,
+    ProposalStatus.REJECTED,
+    ProposalStatus.CLOSED,
+)
 # Accepted answers went into the offer's records: the vendor can no longer change them.
 # A rejected one may be proposed again (unlike ``SETTLED``, which counts it settled).
 LOCKED = (ProposalStatus.ACCEPTED, ProposalStatus.EDITED)
@@ -224,6 +231,8 @@ class DocumentStatus(models.TextChoices):
     PENDING = "pending", _("Awaiting review")
     ACCEPTED = "accepted", _("Accepted")
     REJECTED = "rejected", _("Rejected")
+    # Still awaiting review when its invitation was revoked: closed with it.
+    CLOSED = "closed", _("Closed with its invitation")
 
 
 class VendorDocument(TrackedModel, StoredFileRecord):

@@ -414,7 +414,13 @@ def invitation_revoke_view(request: HttpRequest, offer_pk: int, pk: int) -> Http
         )
     except StateConflict as error:
         return _invitations_page(request, offer, problem=" ".join(error.messages), status=409)
-    messages.success(request, _("Invitation revoked: its link no longer opens anything."))
+    messages.success(
+        request,
+        _(
+            "Invitation revoked: its link no longer opens anything, and the answers and "
+            "documents it brought that were still awaiting review are closed."
+        ),
+    )
     return redirect("portal:invitations", offer_pk=offer.pk)
 
 

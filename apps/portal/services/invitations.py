@@ -19,7 +19,17 @@ from django.utils.translation import gettext as _
 from apps.core.services import StateConflict, tracked_create, tracked_update
 from apps.offers.models import Offer
 from apps.portal import access
-from apps.portal.models import InvitationState, InvitationUse, UseKind, VendorInvitation
+from apps.portal.models import (
+    DECIDABLE,
+    DocumentStatus,
+    InvitationState,
+    InvitationUse,
+    Proposal,
+    ProposalStatus,
+    UseKind,
+    VendorDocument,
+    VendorInvitation,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -104,22 +114,54 @@ def _send_invitation(invitation: VendorInvitation, secret: str) -> None:
 
 
 def invitation_revoke(*, actor, invitation: VendorInvitation, reason: str) -> VendorInvitation:
-    """Close ``invitation`` now: its link and any session opened with it stop working."""
+    """Close ``invitation`` now: its link and any session opened with it stop working.
+
+    What the vendor sent through it and no reviewer has settled yet (answers awaiting
+    review or questioned, documents awaiting review) is closed with it, each with the
+    revocation's reason in its history: none of it can be accepted any more.
+    """
     if not reason or not reason.strip():
         raise ValidationError({"reason": _("Say why the invitation is revoked.")})
+    reason = reason.strip()[:300]
     with transaction.atomic():
+        # Locked first, as the vendor's writes and the reviewers' decisions lock it: a
+        # decision or an answer made meanwhile is settled before, or refused after.
         current = VendorInvitation.objects.select_for_update().get(pk=invitation.pk)
         if current.state == InvitationState.REVOKED:
             raise StateConflict(_("This invitation was already revoked."))
+        now = timezone.now()
         revoked = tracked_update(
             current,
             actor=actor,
             reason=reason,
-            fields={
-                "revoked_at": timezone.now(),
-                "revoked_by": actor,
-                "revoke_reason": reason.strip()[:300],
-            },
+            fields={"revoked_at": now, "revoked_by": actor, "revoke_reason": reason},
         )
-        use_record(invitation=revoked, kind=UseKind.REVOKED, detail=reason.strip(), actor=actor)
+        use_record(invitation=revoked, kind=UseKind.REVOKED, detail=reason, actor=actor)
+        who = actor.get_full_name() or actor.username
+        closed = f"Closed with its invitation, revoked by {who}: {reason}"
+        fields = {
+            "reviewed_by": actor,
+            "reviewed_at": now,
+            "review_note": reason,
+        }
+        open_proposals = Proposal.objects.select_for_update().filter(
+            invitation=revoked, status__in=DECIDABLE
+        )
+        for proposal in open_proposals.order_by("pk"):
+            tracked_update(
+                proposal,
+                actor=actor,
+                reason=closed,
+                fields={**fields, "status": ProposalStatus.CLOSED},
+            )
+        pending_documents = VendorDocument.objects.select_for_update().filter(
+            invitation=revoked, status=DocumentStatus.PENDING
+        )
+        for document in pending_documents.order_by("pk"):
+            tracked_update(
+                document,
+                actor=actor,
+                reason=closed,
+                fields={**fields, "status": DocumentStatus.CLOSED},
+            )
     return revoked

@@ -21,6 +21,7 @@ from django.utils.translation import gettext_lazy
 
 from apps.contracts.models import ChecklistItem, ClauseChecklist
 from apps.contracts.services import checklist_item_update, checklist_save
+from apps.core import formats
 from apps.core.access import MissingPermission
 from apps.core.services import ConcurrentEditError, StateConflict, tracked_update
 from apps.offers.models import DeclaredSpec, Offer
@@ -30,9 +31,11 @@ from apps.portal.models import (
     DECIDABLE,
     ClaimSection,
     DocumentStatus,
+    InvitationState,
     Proposal,
     ProposalStatus,
     VendorDocument,
+    VendorInvitation,
 )
 from apps.portal.services.invitations import EmailNotSent
 
@@ -69,6 +72,47 @@ def _who(user) -> str:
     return user.get_full_name() or user.username
 
 
+def _invitation_lock(invitation_id: int) -> VendorInvitation:
+    """The invitation an answer or a document came through, locked before it (as its
+    revocation and the vendor's writes lock it): revoked meanwhile, its answers are closed
+    before the decision reads them."""
+    return VendorInvitation.objects.select_for_update().get(pk=invitation_id)
+
+
+def closed_invitation_refusal(invitation: VendorInvitation, what: str) -> str:
+    """Why what came through ``invitation`` can no longer be accepted; "" while it is open.
+
+    ``what`` is "answer" or "document". Only what is sent through an open invitation is
+    the vendor's word now: once it expired or was revoked, a reviewer may still reject
+    what it brought, never accept it (nor, for an answer, question the vendor about it).
+    """
+    state = invitation.state
+    if state == InvitationState.OPEN:
+        return ""
+    if state == InvitationState.REVOKED:
+        date = formats.datetime(invitation.revoked_at)
+        if what == "answer":
+            return _(
+                "This answer came through an invitation revoked on %(date)s: it can no "
+                "longer be accepted or questioned, only rejected."
+            ) % {"date": date}
+        return _(
+            "This document came through an invitation revoked on %(date)s: it can no "
+            "longer be accepted, only rejected."
+        ) % {"date": date}
+    date = formats.datetime(invitation.expires_at)
+    if what == "answer":
+        return _(
+            "This answer came through an invitation that expired on %(date)s: it can no "
+            "longer be accepted or questioned, only rejected. Invite the vendor again to "
+            "have it confirmed."
+        ) % {"date": date}
+    return _(
+        "This document came through an invitation that expired on %(date)s: it can no "
+        "longer be accepted, only rejected. Invite the vendor again to have it sent anew."
+    ) % {"date": date}
+
+
 def _reason(proposal: Proposal, *, actor, decision: str, note: str) -> str:
     """The record's history reason: the vendor's side and the reviewer's."""
     invitation = proposal.invitation
@@ -103,6 +147,7 @@ def proposal_decide(
     if decision == Decision.EDIT and not (value or "").strip():
         raise ValidationError({"value": _("Give the corrected value.")})
     with transaction.atomic():
+        invitation = _invitation_lock(proposal.invitation_id)
         current = (
             Proposal.objects.select_for_update()
             .select_related("invitation__offer__vendor")
@@ -115,6 +160,9 @@ def proposal_decide(
                 _("This answer was already decided (%(status)s).")
                 % {"status": current.get_status_display()}
             )
+        refusal = closed_invitation_refusal(invitation, "answer")
+        if refusal and decision != Decision.REJECT:
+            raise StateConflict(refusal)
         fields: dict[str, Any] = {
             "status": _STATUS_OF[Decision(decision)],
             "reviewed_by": actor,
@@ -234,12 +282,16 @@ def document_decide(
     if decision == Decision.REJECT and not note:
         raise ValidationError({"note": _("Say why the document is rejected.")})
     with transaction.atomic():
+        invitation = _invitation_lock(document.invitation_id)
         current = VendorDocument.objects.select_for_update().get(pk=document.pk)
         if current.status != DocumentStatus.PENDING:
             raise StateConflict(
                 _("This document was already decided (%(status)s).")
                 % {"status": current.get_status_display()}
             )
+        refusal = closed_invitation_refusal(invitation, "document")
+        if refusal and decision != Decision.REJECT:
+            raise StateConflict(refusal)
         status = DocumentStatus.ACCEPTED if decision == Decision.ACCEPT else DocumentStatus.REJECTED
         verb = "accepted" if status == DocumentStatus.ACCEPTED else "rejected"
         reason = f"Vendor's document {current.name} {verb} by {_who(actor)}"
