@@ -383,6 +383,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.casework.tasks.send_daily_digests_task",
         "schedule": crontab(hour=6, minute=45),
     },
+    "core-send-notification-digests": {
+        "task": "apps.core.tasks.send_notification_digests_task",
+        "schedule": crontab(hour=6, minute=50),
+    },
     "approvals-send-reminders-daily": {
         "task": "apps.casework.tasks.send_reminders_task",
         "schedule": crontab(hour=7, minute=0),
