@@ -86,6 +86,7 @@ def test_nobody_without_an_address_inactive_or_who_chose_nothing_is_e_mailed(
     assert set(Notification.objects.values_list("recipient__username", flat=True)) == {"tariq"}
 
 
+@pytest.mark.postgres
 def test_nothing_is_told_when_the_write_is_rolled_back(
     addresses, case, django_capture_on_commit_callbacks
 ):

@@ -244,3 +244,27 @@ def test_a_reply_to_a_question_is_told_too(client, portal, django_capture_on_com
     [message] = mail.outbox
     assert message.to == ["tariq@example.org"]
     assert "sent 1 answer to review (Declared spec)" in message.body
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_vendor_s_committed_answers_are_told_without_any_test_hook(client, people, settings):
+    """No captured callbacks: the portal's own transaction commits and the telling follows."""
+    settings.SITE_URL = SITE
+    for name, person in people.items():
+        person.email = f"{name}@example.org"
+        person.save(update_fields=["email"])
+    invitation, secret = make_invitation(people["priya"])
+    open_portal(client, invitation)
+    mail.outbox.clear()
+    receiver = Receiver(200).start()
+    try:
+        webhook = _webhook(receiver)
+        response = client.post(section_url(secret, "spec"), SPEC)
+    finally:
+        receiver.stop()
+    assert response.status_code == 302
+    assert [m.to for m in mail.outbox] == [["tariq@example.org"]]
+    [received] = receiver.received
+    assert signature_verifies(webhook.secret, received)
+    assert WebhookDelivery.objects.get().delivered
