@@ -31,9 +31,11 @@ migrate: $(VENV)/.runtime messages
 demo: migrate
 	$(BIN)/python manage.py seed_demo
 
+# E-mailed links point where this server listens (SITE_URL, unless set), and the e-mails
+# themselves are printed in this terminal (the console backend, unless EMAIL_BACKEND is set).
 run: system-deps demo
 	@echo "Diligence on http://$(HOST):$(PORT)/ — demo logins are listed above."
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	SITE_URL="$${SITE_URL:-http://$(HOST):$(PORT)}" $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 lint: $(VENV)/.test
 	$(BIN)/ruff check .

@@ -10,6 +10,7 @@ with a message naming the variable, rather than running half-configured.
 import os
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from celery.schedules import crontab
@@ -382,6 +383,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.casework.tasks.send_daily_digests_task",
         "schedule": crontab(hour=6, minute=45),
     },
+    "core-send-notification-digests": {
+        "task": "apps.core.tasks.send_notification_digests_task",
+        "schedule": crontab(hour=6, minute=50),
+    },
     "approvals-send-reminders-daily": {
         "task": "apps.casework.tasks.send_reminders_task",
         "schedule": crontab(hour=7, minute=0),
@@ -529,8 +534,22 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.Emai
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "diligence@localhost")
 
 ORGANISATION_NAME = env_str("ORGANISATION_NAME", "Example Organisation")
-# Where people reach the site (``https://diligence.example.org``): e-mails link to it.
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Where people reach the site (``https://diligence.example.org``): every link an e-mail or
+# a webhook carries is built from it, never from the host a request came in on. Required in
+# production: a default there would send everyone to a development server's address.
+SITE_URL = env_str("SITE_URL").strip().rstrip("/")
+if not SITE_URL:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SITE_URL must be set when DEBUG is off, e.g. https://diligence.example.org"
+        )
+    SITE_URL = "http://127.0.0.1:8000"
+_site = urlsplit(SITE_URL)
+if _site.scheme not in {"http", "https"} or not _site.netloc or _site.query or _site.fragment:
+    raise ImproperlyConfigured(
+        f"SITE_URL must be an absolute http or https address such as "
+        f"https://diligence.example.org, got {SITE_URL!r}"
+    )
 
 # Evidence uploads from the harness: refused above this size (413) before the
 # body is read; harness tokens expire after this many hours (at most 720).

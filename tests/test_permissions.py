@@ -65,6 +65,7 @@ BROWSER_PAGES = [
     ("comments:thread", lambda w: {"kind": "offer", "pk": w["offer"].pk}, EVERYONE),
     ("accounts:two_factor", lambda w: {}, EVERYONE),
     ("accounts:two_factor_verify", lambda w: {}, EVERYONE),  # without an authenticator: onward
+    ("accounts:notifications", lambda w: {}, EVERYONE),  # each person's own choice only
 ]
 
 

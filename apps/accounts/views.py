@@ -1,7 +1,8 @@
-"""Two-factor sign-in pages: set it up (or remove it), and enter the code after the password.
+"""A person's own account pages: two-factor sign-in (set it up or remove it, and enter the
+code after the password), and how they hear of events on cases.
 
-Both are open to every signed-in person (``login_required``): each acts only on
-the person's own devices.
+All are open to every signed-in person (``login_required``): each acts only on the
+person's own devices and choices, never on another's.
 """
 
 import time
@@ -28,9 +29,10 @@ from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 from django_otp.util import random_hex
 
-from apps.accounts.forms import AppCodeForm, CodeForm
+from apps.accounts.forms import AppCodeForm, CodeForm, NotificationChoiceForm
 from apps.accounts.twofactor import confirmed_device, remember_device
 from apps.core.access import AuthenticatedHttpRequest
+from apps.core.notifications import email_choice, email_choice_set
 from apps.core.second_factor import is_required_for, is_verified
 
 PENDING_KEY_SESSION_KEY = "two_factor_pending_key"
@@ -209,3 +211,21 @@ def _wrong_code() -> str:
 
 def _too_many() -> str:
     return _("Too many wrong codes. Wait a minute, then try again.")
+
+
+@login_required
+def notifications(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """How the signed-in person hears of events by e-mail: at once, once a day, or not."""
+    if request.method == "POST":
+        form = NotificationChoiceForm(request.POST)
+        if form.is_valid():
+            email_choice_set(user=request.user, email=form.cleaned_data["email"])
+            messages.success(request, _("Your choice is saved."))
+            return redirect("accounts:notifications")
+    else:
+        form = NotificationChoiceForm(initial={"email": email_choice(request.user)})
+    return render(
+        request,
+        "accounts/notifications.html",
+        {"form": form, "address": request.user.email},
+    )

@@ -14,14 +14,18 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.approvals import findings as rules
 from apps.approvals.models import FindingAcceptance
 from apps.approvals.selectors import case_gates, register_of
 from apps.cases.lifecycle import case_lock
 from apps.cases.models import ProcurementCase
+from apps.core import formats
+from apps.core.notifications import Event, notify, people_in_roles
 from apps.core.roles import Role, roles_of
 from apps.core.services import StateConflict, tracked_create, tracked_update
 from apps.core.uploads import EVIDENCE_DOCUMENTS, ReadFile, UploadPolicy
@@ -104,7 +108,7 @@ def finding_accept(
                     "evidence_storage_name": saved,
                 }
             finding = entry.finding
-            return tracked_create(
+            acceptance = tracked_create(
                 FindingAcceptance,
                 actor=actor,
                 reason=(
@@ -124,6 +128,8 @@ def finding_accept(
                 expires_on=expires_on,
                 **fields,
             )
+            _accepted_tell(acceptance, owners=finding.rule.owners, actor=actor)
+            return acceptance
     except BaseException:
         if saved:
             default_storage.delete(saved)
@@ -157,7 +163,7 @@ def finding_acceptance_withdraw(
                 _("Only the person who accepted it, or another %(role)s, may withdraw it.")
                 % {"role": Role(current.role).label}
             )
-        return tracked_update(
+        withdrawn = tracked_update(
             current,
             actor=actor,
             reason=f"Acceptance withdrawn; the finding is open again: {reason.strip()}",
@@ -167,6 +173,15 @@ def finding_acceptance_withdraw(
                 "withdraw_reason": reason.strip(),
             },
         )
+        _opened_tell(
+            withdrawn,
+            text=gettext_lazy(
+                "%(who)s withdrew the acceptance of a finding on %(case)s; it is open "
+                "again: %(finding)s"
+            ),
+            actor=actor,
+        )
+        return withdrawn
 
 
 def record_expired_acceptances(*, today: date | None = None) -> int:
@@ -191,5 +206,60 @@ def record_expired_acceptances(*, today: date | None = None) -> int:
                 ),
                 fields={"expired_at": timezone.now()},
             )
+            _opened_tell(
+                current,
+                text=gettext_lazy(
+                    "The acceptance of a finding on %(case)s ran out on %(until)s; it is open "
+                    "again: %(finding)s"
+                ),
+                actor=None,
+            )
             count += 1
     return count
+
+
+def _who(person) -> str:
+    return person.get_full_name() or person.get_username()
+
+
+def _accepted_tell(acceptance: FindingAcceptance, *, owners, actor) -> None:
+    """The case's owner and the finding's owners hear of an acceptance
+    (docs/notifications.md#who-is-told)."""
+    case = acceptance.case
+    notify(
+        Event.FINDING_ACCEPTED,
+        case=case,
+        text=gettext_lazy(
+            "%(who)s accepted a finding on %(case)s as %(role)s until %(until)s: %(finding)s"
+        ),
+        params={
+            "who": _who(actor),
+            "case": case.name,
+            "role": Role(acceptance.role).label,
+            "until": formats.date(acceptance.expires_on),
+            "finding": acceptance.message,
+        },
+        path=reverse("approvals:findings", args=[case.pk]),
+        recipients=[case.owner, *people_in_roles(owners)],
+        actor=actor,
+    )
+
+
+def _opened_tell(acceptance: FindingAcceptance, *, text, actor) -> None:
+    """The case's owner and the holders of the role whose acceptance lapsed hear that the
+    finding is open again (docs/notifications.md#who-is-told)."""
+    case = acceptance.case
+    notify(
+        Event.FINDING_OPENED,
+        case=case,
+        text=text,
+        params={
+            "who": _who(actor) if actor is not None else "",
+            "case": case.name,
+            "until": formats.date(acceptance.expires_on),
+            "finding": acceptance.message,
+        },
+        path=reverse("approvals:findings", args=[case.pk]),
+        recipients=[case.owner, *people_in_roles([acceptance.role])],
+        actor=actor,
+    )

@@ -8,6 +8,7 @@ re-checks its status, so each move happens once and is in the history with who a
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -17,6 +18,7 @@ from apps.approvals.models import Approval
 from apps.approvals.selectors import offer_gates
 from apps.cases.lifecycle import case_lock, case_transition
 from apps.cases.models import ProcurementCase
+from apps.core.notifications import Event, notify, people_holding
 from apps.core.services import tracked_create, tracked_update
 from apps.evidence import selectors as evidence_selectors
 
@@ -143,7 +145,37 @@ def approval_decide(
                 reason=f"Superseded by decision #{approval.pk}",
                 fields={"superseded_by": approval, "superseded_at": approval.decided_at},
             )
+        _decision_tell(approval, actor=actor)
     return approval
+
+
+def _decision_tell(approval: Approval, *, actor) -> None:
+    """The case's owner, whoever submitted it and the approvers hear of the decision
+    (docs/notifications.md#who-is-told)."""
+    case = approval.case
+    who = actor.get_full_name() or actor.get_username()
+    if approval.decision == Approval.Decision.APPROVED:
+        text = gettext_lazy("%(who)s approved %(vendor)s's offer on %(case)s: %(comment)s")
+    else:
+        text = gettext_lazy("%(who)s rejected %(case)s: %(comment)s")
+    notify(
+        Event.DECISION,
+        case=case,
+        text=text,
+        params={
+            "who": who,
+            "vendor": approval.offer.vendor.name if approval.offer else "",
+            "case": case.name,
+            "comment": approval.comment,
+        },
+        path=reverse("approvals:case", args=[case.pk]),
+        recipients=[
+            case.owner,
+            case.submitted_by,
+            *people_holding("approvals.decide_approval"),
+        ],
+        actor=actor,
+    )
 
 
 def bound_verification(gates) -> dict | None:

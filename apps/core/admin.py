@@ -12,6 +12,10 @@ Two kinds of page, one for each kind of record:
   bumps the version and writes one history row. Nothing is deleted, and only
   a model whose admin names a create service (``create``) can be added.
 
+Webhooks are the administrators' own settings, not records: they add, change and
+delete them; each attempt at a delivery is shown read-only, on its webhook's page and
+in its own list.
+
 simple-history's "revert" page saves a past version with a plain ``save()``
 and, even on POST, checks only that the user may view the record: both kinds
 refuse it.
@@ -29,7 +33,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
 from apps.core.forms import stale_edit_message
-from apps.core.models import FileIntegrityAlarm
+from apps.core.models import FileIntegrityAlarm, NotificationEvent, Webhook, WebhookDelivery
 from apps.core.services import ConcurrentEditError, tracked_update
 
 
@@ -215,3 +219,88 @@ class FileIntegrityAlarmAdmin(RecordAdmin):
     list_display = ["record", "case", "detected_at", "resolved_at"]
     list_select_related = ["case"]
     list_filter = ["resolved_at"]
+
+
+class WebhookForm(forms.ModelForm):
+    url = forms.URLField(
+        label=_("address"),
+        max_length=500,
+        assume_scheme="https",
+        help_text=Webhook._meta.get_field("url").help_text,
+    )
+    events = forms.MultipleChoiceField(
+        label=_("events"),
+        choices=NotificationEvent.choices,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text=_("What is posted to this address."),
+    )
+
+    class Meta:
+        model = Webhook
+        fields = ["name", "url", "secret", "events", "active"]
+
+
+# The webhook's page shows its latest attempts; the delivery log lists them all.
+SHOWN_ATTEMPTS = 50
+
+
+class WebhookDeliveryInline(admin.TabularInline):
+    """The latest attempts, newest first; each read-only."""
+
+    model = WebhookDelivery
+    shown = ("attempted_at", "event", "attempt", "status_code", "delivered", "error", "retry_at")
+    fields = shown
+    readonly_fields = shown
+    ordering = ["-attempted_at", "-pk"]
+    extra = 0
+    max_num = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def get_queryset(self, request):
+        rows = super().get_queryset(request)
+        match = request.resolver_match
+        webhook = match.kwargs.get("object_id") if match is not None else None
+        if webhook is None or _holds_no_key(Webhook, webhook):
+            return rows.none()
+        latest = rows.filter(webhook_id=unquote(webhook)).order_by("-attempted_at", "-pk")
+        return rows.filter(pk__in=list(latest.values_list("pk", flat=True)[:SHOWN_ATTEMPTS]))
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin):
+    form = WebhookForm
+    list_display = ["name", "url", "active", "created_at"]
+    list_filter = ["active"]
+    search_fields = ["name", "url"]
+    inlines = [WebhookDeliveryInline]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    """The delivery log: every attempt, with the receiver's answer. Nobody edits it."""
+
+    list_display = ["attempted_at", "webhook", "event", "attempt", "status_code", "delivered"]
+    list_select_related = ["webhook"]
+    list_filter = ["delivered", "event", "webhook"]
+    search_fields = ["delivery", "error"]
+    date_hierarchy = "attempted_at"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -17,11 +17,14 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.audit.services import chain_head_record
 from apps.core.background import dispatch_on_commit
+from apps.core.notifications import Event, notify
 from apps.core.services import tracked_create, tracked_update
 from apps.packets.composition import packet_composer
 from apps.packets.document import nothing_to_issue_message, packet_document
@@ -292,6 +295,24 @@ def _issue(packet_request: PacketRequest) -> AuditPacket:
         )
 
 
+def _issued_tell(packet_request: PacketRequest, packet: AuditPacket) -> None:
+    """Whoever asked for the document, and the case's owner, hear it is issued (it is made
+    in the background) (docs/notifications.md#who-is-told)."""
+    case = packet_request.case
+    notify(
+        Event.PACKET_ISSUED,
+        case=case,
+        text=gettext_lazy("%(kind)s %(number)s of %(case)s is signed and issued."),
+        params={
+            "kind": DocumentKind(packet_request.document_kind).label,
+            "number": packet.number,
+            "case": case.name,
+        },
+        path=reverse("packets:list", args=[case.pk]),
+        recipients=[packet_request.requested_by, case.owner],
+    )
+
+
 def _signed_as(kind: str) -> str:
     # What the document is, in the signature's reason (every PDF reader shows it) and
     # in the history's reasons: in English, as every reason recorded here.
@@ -346,6 +367,7 @@ def _store(
                 head_seq=chain_head["head_seq"],
                 head_hash=chain_head["head_hash"],
             )
+            _issued_tell(packet_request, packet)
     except Exception:
         default_storage.delete(stored)
         # A redelivered attempt at the same request may have committed first.

@@ -13,12 +13,13 @@ PRODUCTION_ENV = {
     "DEBUG": "0",
     "SECRET_KEY": "x" * 64 + "-a-long-random-production-secret-key",
     "ALLOWED_HOSTS": "diligence.example.org",
+    "SITE_URL": "https://diligence.example.org",
     "DATABASE_URL": "sqlite:///:memory:",
 }
 
 
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    ignored = {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE", "DATABASE_URL"}
+    ignored = {"DEBUG", "SECRET_KEY", "SITE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE", "DATABASE_URL"}
     clean = {k: v for k, v in os.environ.items() if k not in ignored}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
@@ -43,6 +44,21 @@ def test_production_refuses_to_start_without_a_secret_key():
     assert "SECRET_KEY must be set" in result.stderr
 
 
+def test_production_refuses_to_start_without_the_address_people_reach_it_at():
+    """Without SITE_URL, e-mailed links would point at a development server's address."""
+    env = {**PRODUCTION_ENV, "SITE_URL": ""}
+    result = manage("check", env=env)
+    assert result.returncode != 0
+    assert "SITE_URL must be set" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["diligence.example.org", "ftp://files.example.org", "https://"])
+def test_a_site_url_that_is_not_an_absolute_web_address_names_its_variable(value):
+    result = manage("check", env={"SITE_URL": value})
+    assert result.returncode != 0
+    assert "SITE_URL must be an absolute http or https address" in result.stderr
+
+
 def test_a_malformed_value_names_its_variable():
     result = manage("check", env={"DEBUG": "perhaps"})
     assert result.returncode != 0
@@ -63,3 +79,30 @@ def test_the_embedded_default_migrates_in_a_checkout_without_its_var_folder(tmp_
     result = manage("migrate", "--noinput", "-v0", env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (var / "diligence.sqlite3").is_file()
+
+
+def test_make_run_links_e_mails_to_where_the_server_listens():
+    """`make run HOST=… PORT=…` serves elsewhere than 127.0.0.1:8000: its e-mails link there."""
+    env = {k: v for k, v in os.environ.items() if k != "SITE_URL"}
+    shown = subprocess.run(
+        ["make", "-n", "run", "HOST=diligence.internal", "PORT=9000"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    [line] = [line for line in shown.splitlines() if "runserver" in line]
+    command = line.replace(".venv/bin/python manage.py runserver", "printenv SITE_URL #")
+    printed = subprocess.run(
+        ["sh", "-c", command], env=env, capture_output=True, text=True, timeout=10
+    ).stdout
+    assert printed.strip() == "http://diligence.internal:9000"
+    chosen = subprocess.run(
+        ["sh", "-c", command],
+        env={**env, "SITE_URL": "https://diligence.example.org"},
+        capture_output=True,
+        text=True,
+        timeout=10,
+    ).stdout
+    assert chosen.strip() == "https://diligence.example.org"

@@ -18,12 +18,15 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext_lazy
 
+from apps.core.notifications import Event, notify, people_holding
 from apps.core.services import StateConflict, tracked_create, tracked_update
 from apps.core.uploads import UploadPolicy, kinds
-from apps.portal.claims import BY_SECTION, claim_label, clause_items
+from apps.portal.claims import BY_SECTION, SECTION_PERMISSION, claim_label, clause_items
 from apps.portal.models import (
     LOCKED,
     ClaimSection,
@@ -197,7 +200,31 @@ def proposals_submit(
                 detail=f"{_english(ClaimSection(section).label)}: {len(saved)} "
                 f"answer{'s' if len(saved) != 1 else ''}",
             )
+            _reviewers_tell(current, section, count=len(saved))
     return saved
+
+
+def _reviewers_tell(invitation: VendorInvitation, section: str, *, count: int) -> None:
+    """Once the answers are stored, the reviewers of their section hear of them
+    (docs/notifications.md#who-is-told)."""
+    offer = invitation.offer
+    notify(
+        Event.VENDOR_ANSWERS_SUBMITTED,
+        case=offer.case,
+        text=ngettext_lazy(
+            "%(vendor)s sent %(count)s answer to review (%(section)s) on %(case)s.",
+            "%(vendor)s sent %(count)s answers to review (%(section)s) on %(case)s.",
+            "count",
+        ),
+        params={
+            "vendor": offer.vendor.name,
+            "count": count,
+            "section": ClaimSection(section).label,
+            "case": offer.case.name,
+        },
+        path=reverse("portal:answers", args=[offer.pk]),
+        recipients=people_holding(SECTION_PERMISSION[section]),
+    )
 
 
 def _proposal_write(
@@ -274,6 +301,7 @@ def proposal_reply(
             detail=f"{_english(ClaimSection(locked.section).label)}: {_english_claim(locked)}"
             + (" (new answer)" if value else ""),
         )
+        _reviewers_tell(current, locked.section, count=1)
     return replied
 
 
