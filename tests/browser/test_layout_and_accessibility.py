@@ -6,8 +6,9 @@ width (1440 px) and a phone width (390 px): the document may not be wider than
 the window (a wide table scrolls inside its own container, never the page), and
 axe-core, injected from ``node_modules`` (``make test-deps`` installs it from
 npm), may report no violation of impact serious or critical. Every chart
-names the table that holds its figures. A full-page screenshot of each goes to
-``test-artifacts/screenshots/``. The walk injects axe, so it bypasses the site's
+names the table that holds its figures. A full-page screenshot of each page that
+fails goes to ``test-artifacts/screenshots/`` (of every page with
+``DILIGENCE_SCREENSHOTS=1``). The walk injects axe, so it bypasses the site's
 Content-Security-Policy; a second walk opens every page under the policy and
 fails on any violation the browser reports (an inline style or script it refused).
 """
@@ -33,6 +34,9 @@ WIDTHS = {"desktop": 1440, "phone": 390}
 LANGUAGES = {"en": "en-GB", "zh": "zh-CN"}
 ROLES = ("priya", "lena", "tariq", "aude", "admin")
 SERIOUS = ("serious", "critical")
+# Full-page screenshots cost about as much as the checks: taken of failing pages only,
+# unless asked for.
+SCREENSHOTS = os.environ.get("DILIGENCE_SCREENSHOTS") == "1"
 
 # Each main page, as a path built from the demo's records (see ``demo_server``).
 PAGES = {
@@ -227,8 +231,10 @@ def _walk(page, url: str, name: str) -> list[str]:
         overflow = _overflow(page)
         if overflow:
             problems.append(f"{label}: {overflow}")
-        problems += [f"{label}: {v}" for v in _serious_violations(page)]
-        page.screenshot(path=str(ARTIFACTS / f"{name}-{label}.png"), full_page=True)
+        found = [f"{label}: {v}" for v in _serious_violations(page)]
+        if problems or found or SCREENSHOTS:
+            page.screenshot(path=str(ARTIFACTS / f"{name}-{label}.png"), full_page=True)
+        problems += found
     page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
     return problems
 
