@@ -8,6 +8,7 @@ with a message naming the variable, rather than running half-configured.
 """
 
 import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -107,6 +108,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a request waits for its slot before anything opens a database connection.
+    # Only under runserver on PostgreSQL (RUNSERVER_MAX_REQUESTS); elsewhere it steps aside.
+    "apps.core.middleware.DevServerConcurrencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -175,6 +179,25 @@ try:
     }
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
+# ``manage.py runserver`` serves each request in a thread of its own, and each thread opens
+# a database connection of its own: on PostgreSQL, 200 people at once would ask for 200,
+# past its max_connections (100 by default), and requests would fail. There it serves at
+# most this many requests at once and the others wait for a slot
+# (apps.core.middleware.DevServerConcurrencyMiddleware); 0 lifts the bound. Production runs
+# gunicorn with a bounded number of workers instead (README, "Web server and database
+# connections").
+RUNSERVER = sys.argv[1:2] == ["runserver"]
+RUNSERVER_MAX_REQUESTS = (
+    env_int("RUNSERVER_MAX_REQUESTS", 10)
+    if RUNSERVER and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    else 0
+)
+if RUNSERVER_MAX_REQUESTS < 0:
+    raise ImproperlyConfigured("RUNSERVER_MAX_REQUESTS must be 0 (no bound) or more.")
+if RUNSERVER_MAX_REQUESTS:
+    # A kept connection would outlive its request's thread, uncounted by the slots
+    # (Django: persistent connections are of no use under the development server).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     _sqlite_options = DATABASES["default"].setdefault("OPTIONS", {})
     # A second writer waits (up to 20 s) for the lock instead of failing at once.

@@ -14,7 +14,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
@@ -56,6 +56,7 @@ from apps.contracts.selectors import (
 )
 from apps.core.api import version_edited
 from apps.core.downloads import stored_file_api_response
+from apps.core.parsers import JSONParser
 from apps.core.permissions import RolePermission
 from apps.core.second_factor import require_second_factor
 from apps.core.uploads import EVIDENCE_DOCUMENTS, api_declared_over, refused_unread

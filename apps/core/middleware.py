@@ -1,9 +1,13 @@
 """Request-level safety nets."""
 
 import logging
+import threading
 
+from django.conf import settings
+from django.core.exceptions import MiddlewareNotUsed
+from django.core.signals import request_finished
 from django.db import DataError, IntegrityError
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
@@ -12,6 +16,8 @@ from apps.core.storage import StorageUnavailable, unavailable_message
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 60
+# How long a request waits for a slot of the development server before a 503.
+SLOT_WAIT_SECONDS = 120
 
 
 def is_out_of_range(exc: BaseException) -> bool:
@@ -108,3 +114,50 @@ class DuplicateIsConflictMiddleware:
         return render(
             request, "core/duplicate_refused.html", {"message": duplicate_message()}, status=409
         )
+
+
+class DevServerConcurrencyMiddleware:
+    """``manage.py runserver`` on PostgreSQL serves at most ``RUNSERVER_MAX_REQUESTS``
+    requests at once; the others wait for a slot (up to SLOT_WAIT_SECONDS, then 503).
+
+    The development server runs every request in a thread of its own, and every thread
+    opens a database connection of its own, so without a bound the connections follow the
+    number of people and run past PostgreSQL's ``max_connections``. A slot is freed when
+    the response is finished, after Django has closed the request's connection (its own
+    ``request_finished`` receiver runs first), so the connections never exceed the slots.
+    Anywhere else (gunicorn, SQLite, the tests) the setting is 0 and this steps aside.
+    """
+
+    def __init__(self, get_response):
+        limit = settings.RUNSERVER_MAX_REQUESTS
+        if limit <= 0:
+            raise MiddlewareNotUsed
+        self.get_response = get_response
+        self.slots = threading.BoundedSemaphore(limit)
+        self.held = threading.local()
+        request_finished.connect(self._finished)
+
+    def __call__(self, request):
+        if not self.slots.acquire(timeout=SLOT_WAIT_SECONDS):
+            response = HttpResponse(
+                _(
+                    "The development server is serving as many requests as it may at once; "
+                    "try again in a moment."
+                ),
+                status=503,
+                content_type="text/plain; charset=utf-8",
+            )
+            response["Retry-After"] = "5"
+            return response
+        self.held.slot = True
+        try:
+            return self.get_response(request)
+        except BaseException:
+            self._finished()
+            raise
+
+    def _finished(self, **kwargs) -> None:
+        """Frees this thread's slot, once (the response's close sends request_finished)."""
+        if getattr(self.held, "slot", False):
+            self.held.slot = False
+            self.slots.release()

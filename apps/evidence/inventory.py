@@ -450,7 +450,17 @@ def findings(logs: list[SmiLog], declared: dict) -> list[Finding]:
 # --- the client's findings beside the server's ------------------------------------------------
 
 # The harness's finding ids that mean what the server's do; others are the harness's own.
-COMPARED = {"INV-DUP-UUID", "INV-ATTACHED", "INV-SKU-NAME", "INV-SKU-MEMORY", "INV-MIG", "INV-VIRT"}
+COMPARED = {
+    "INV-DUP-UUID",
+    "INV-ATTACHED",
+    "INV-SKU-NAME",
+    "INV-SKU-MEMORY",
+    "INV-MIG",
+    "INV-VIRT",
+    # The harness's own check of the pair (harness/diligence_harness/driver_cuda.py).
+    "INV-DRIVER-CUDA",
+    "INV-CUDA-UNKNOWN",
+}
 CLIENT_MESSAGE_CHARS = 300
 
 

@@ -4,8 +4,9 @@ import tempfile
 from tempfile import SpooledTemporaryFile
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
-from django.http import FileResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.template.defaultfilters import filesizeformat
 from django.urls import URLPattern, path
 from django.utils.translation import gettext as _
@@ -15,15 +16,18 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
+from rest_framework.utils.mediatypes import media_type_matches
 from rest_framework.views import APIView
 
 from apps.cases.selectors import case_get_for
 from apps.core.downloads import stored_file_api_response
+from apps.core.parsers import UnreadBodyParser
 from apps.core.permissions import RolePermission
-from apps.core.uploads import api_declared_over, refused_unread
+from apps.core.uploads import MULTIPART_SLACK_BYTES, api_declared_over, refused_unread
 from apps.evidence.api import HarnessTokenOnly
 from apps.evidence.authentication import HarnessTokenAuthentication
 from apps.evidence.models import HarnessToken
@@ -98,17 +102,41 @@ def _refusal(error: ValidationError) -> Response:
     return Response(body, status=status.HTTP_400_BAD_REQUEST)
 
 
+class SetBodyParser(UnreadBodyParser):
+    """Any body but a multipart form is the set itself, which the view reads as it comes.
+
+    A session client's CSRF check parses the body before the view runs: without a parser
+    for its type that is a 415, and a JSON parser would consume the set (a JSONL file of
+    more than one line is not one JSON document). This one reads nothing.
+    """
+
+    media_type = "*/*"
+
+
+class WorkloadSetFormSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="The JSONL set")
+    kind = serializers.ChoiceField(choices=SetKind.values, required=False)
+    name = serializers.CharField(required=False)
+
+
 class CaseSetUploadView(APIView):
-    """POST a JSONL set as the body: ``?kind=prompts|samples&name=…``."""
+    """POST a JSONL set as the body: ``?kind=prompts|samples&name=…``; or as a multipart
+    form's ``file`` (``kind`` and ``name`` as fields or in the query), as a page sends it.
+    Token and session clients alike; a session client sends its CSRF token."""
 
     permission_classes = [RolePermission]
     required_permissions = {"POST": "workloads.add_workloadset"}
+    parser_classes = [MultiPartParser, SetBodyParser]
 
     @extend_schema(
-        request={"text/plain": str},
+        request={
+            "application/x-ndjson": OpenApiTypes.BINARY,
+            "text/plain": str,
+            "multipart/form-data": WorkloadSetFormSerializer,
+        },
         parameters=[
-            OpenApiParameter("kind", str, enum=SetKind.values, required=True),
-            OpenApiParameter("name", str, required=True),
+            OpenApiParameter("kind", str, enum=SetKind.values),
+            OpenApiParameter("name", str),
         ],
         responses={
             201: WorkloadSetSerializer,
@@ -119,8 +147,20 @@ class CaseSetUploadView(APIView):
     def post(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk, offer_count=False)
         limit = services.set_max_bytes()
-        body = _spooled_body(request, limit)
-        if body is None:
+        form = media_type_matches("multipart/form-data", request.content_type)
+        body: UploadedFile | SpooledTemporaryFile[bytes] | None
+        if form:
+            attached: UploadedFile | None = request.FILES.get("file")
+            if attached is None:
+                return Response(
+                    {"file": [_("Attach the set as the form's 'file'.")]},
+                    status=status.HTTP_400_BAD_REQUEST,
+                )
+            body, too_large = attached, (attached.size or 0) > limit
+        else:
+            body = _spooled_body(request, limit)
+            too_large = body is None
+        if body is None or too_large:
             return Response(
                 {
                     "detail": _("The set is larger than %(limit)s.")
@@ -128,13 +168,19 @@ class CaseSetUploadView(APIView):
                 },
                 status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
             )
+
+        fields = request.POST if form else {}
+
+        def given(name: str) -> str:
+            return str(fields.get(name) or request.query_params.get(name) or "")
+
         try:
             with body:
                 workload_set = services.workload_set_upload(
                     actor=request.user,
                     case=case,
-                    kind=str(request.query_params.get("kind") or ""),
-                    name=str(request.query_params.get("name") or "")[:100],
+                    kind=given("kind"),
+                    name=given("name")[:100],
                     upload=body,
                 )
         except ValidationError as error:
@@ -179,15 +225,22 @@ class HarnessSetView(APIView):
         return stored_file_api_response(request, set_stored_file(workload_set))
 
 
+def _declared_over(request: HttpRequest) -> HttpResponse | None:
+    """A set sent as the body is refused when its declared length is over the limit; one in
+    a multipart form gets room for the form's envelope too."""
+    form = (request.content_type or "").startswith("multipart/")
+    slack = MULTIPART_SLACK_BYTES if form else 0
+    return api_declared_over(services.set_max_bytes, slack_bytes=slack)(request)
+
+
 def register(router: BaseRouter) -> list[URLPattern]:
     router.register("workload-sets", WorkloadSetViewSet, basename="workload-set")
     return [
         path(
             "cases/<int:case_pk>/workload-sets/",
-            # Refused from the declared length, before anything (the CSRF check) reads it.
-            refused_unread(api_declared_over(services.set_max_bytes, slack_bytes=0))(
-                CaseSetUploadView.as_view()
-            ),
+            # Refused from the declared length, before anything (the CSRF check, the multipart
+            # parser) reads it.
+            refused_unread(_declared_over)(CaseSetUploadView.as_view()),
             name="workload-set-upload",
         ),
         path("harness/sets/", HarnessSetView.as_view(), name="harness-set"),

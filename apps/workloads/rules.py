@@ -58,6 +58,10 @@ MAX_TAG_CHARS = 100
 MAX_OUTPUT_TOKENS = 131072
 MAX_SAMPLE_TOKENS = 4096
 MAX_PATTERN_CHARS = 1000
+# An expected answer compared as JSON nests at most this deep. Answers are records of a few
+# levels; far deeper is an attack on the parser (Python's recursion limit is 1,000 frames),
+# and one bound, whatever the stack, makes the upload and every later judgement agree.
+MAX_EXPECTED_JSON_DEPTH = 64
 # A pattern is matched with a time bound (docs/rules/evidence.md#expected-answers): each
 # answer gets PATTERN_TIMEOUT_S, and one run's patterns PATTERN_BUDGET_S together. A pattern
 # written for an answer of a few lines matches in microseconds; one that backtracks without
@@ -342,11 +346,34 @@ def check_comparison(comparison, expected: str) -> None:
             raise LineError(refused.translated()) from None
     elif kind == "json":
         try:
-            json.loads(expected)
+            too_deep = _deeper_than(json.loads(expected), MAX_EXPECTED_JSON_DEPTH)
         except ValueError:
             raise LineError(
                 _("'expected' is not JSON, so a JSON comparison cannot read it")
             ) from None
+        except RecursionError:  # deeper than the parser goes: over the bound too
+            too_deep = True
+        if too_deep:
+            raise LineError(
+                _("'expected' is JSON nested more than %(n)s levels deep")
+                % {"n": MAX_EXPECTED_JSON_DEPTH}
+            )
+
+
+def _deeper_than(document, limit: int) -> bool:
+    """Whether the containers nest more than ``limit`` levels (the document itself is 1);
+    walked without recursion."""
+    stack = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend(
+            (item, depth + 1) for item in (value.values() if isinstance(value, dict) else value)
+        )
+    return False
 
 
 class SetReader:

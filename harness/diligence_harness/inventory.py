@@ -12,6 +12,7 @@ finding; where they disagree the runtime's answer is what software will see
 """
 
 from diligence_harness import skus
+from diligence_harness.driver_cuda import MESSAGES, version_findings
 from diligence_harness.findings import finding as make_finding
 from diligence_harness.nvsmi import parse_nvlink_status, parse_topology
 
@@ -239,6 +240,11 @@ def _check_nvml_document(doc: dict) -> list[dict]:
         found.append(
             finding("INV-DUP-UUID", "fail", None, "several GPUs share a UUID", uuids=duplicates)
         )
+    printed = doc.get("printed") or {}
+    for check_id, severity, key, params in version_findings(
+        printed.get("driver_version"), printed.get("cuda_version")
+    ):
+        found.append(finding(check_id, severity, None, MESSAGES[key] % params, **params))
     if doc.get("attached_gpus") is not None and doc["attached_gpus"] != len(doc["gpus"]):
         found.append(
             finding(

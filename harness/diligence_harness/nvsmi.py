@@ -12,6 +12,13 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# What nvidia-smi prints where it has no value ("N/A", "Not Found" for the CUDA version when
+# the driver's CUDA library is missing, ...): the server's list. No value, never a value.
+PLACEHOLDER = re.compile(
+    r"\[?(n/?a|not found|not supported|not available|unknown( error)?|"
+    r"insufficient permissions|redacted)\]?",
+    re.IGNORECASE,
+)
 
 
 def normalise_bus_id(bus_id: str | None) -> str | None:
@@ -27,16 +34,22 @@ def normalise_bus_id(bus_id: str | None) -> str | None:
     return f"{int(domain or '0', 16):04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{function}"
 
 
+def _printed(element: ET.Element, path: str) -> str | None:
+    """The text as printed, placeholders included; None where absent or empty."""
+    found = element.find(path)
+    if found is None:
+        return None
+    return " ".join((found.text or "").split()) or None
+
+
 def _text(element: ET.Element | None, *paths: str) -> str | None:
-    """First non-empty, non-N/A text among the given paths."""
+    """First text among the given paths that is a value: not empty, not a placeholder."""
     if element is None:
         return None
     for path in paths:
-        found = element.find(path)
-        if found is not None and found.text and found.text.strip():
-            value = " ".join(found.text.split())
-            if value not in ("N/A", "[N/A]", "Unknown Error"):
-                return value
+        value = _printed(element, path)
+        if value is not None and not PLACEHOLDER.fullmatch(value):
+            return value
     return None
 
 
@@ -197,6 +210,11 @@ def parse_nvidia_smi_xml(text: str) -> dict:
         "timestamp": _text(root, "timestamp"),
         "driver_version": _text(root, "driver_version"),
         "cuda_version": _text(root, "cuda_version"),
+        # As printed, for the driver and CUDA check (driver_cuda.py), placeholders included.
+        "printed": {
+            "driver_version": _printed(root, "driver_version"),
+            "cuda_version": _printed(root, "cuda_version"),
+        },
         "attached_gpus": _int(_text(root, "attached_gpus")),
         "dtd_version": dtd.group(1) if dtd else None,
         "gpus": [parse_gpu(gpu) for gpu in root.findall("gpu")],

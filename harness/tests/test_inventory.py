@@ -1,6 +1,8 @@
 """Inventory parsing on every real `nvidia-smi -q -x` capture, the join on UUID / bus id,
 and the findings for disagreements and spoof-ish inventories."""
 
+import re
+
 import pytest
 from conftest import fixture_path
 from diligence_harness.inventory import build_inventory, join_devices
@@ -282,3 +284,98 @@ def test_pass_through_is_a_whole_card_not_a_vgpu(fixture):
     )
     _inv, findings = build_inventory(nvml_doc=parse_nvidia_smi_xml(text), cuda=None, pci=None)
     assert "INV-VIRT" in {f["id"] for f in findings}
+
+
+def _versions(name: str, *, driver: str | None = None, cuda: str | None = None) -> str:
+    text = _read("nvidia-smi", name)
+    for tag, value in (("driver_version", driver), ("cuda_version", cuda)):
+        if value is not None:
+            text, n = re.subn(rf"<{tag}>[^<]*</{tag}>", f"<{tag}>{value}</{tag}>", text, count=1)
+            assert n == 1
+    return text
+
+
+def _version_findings(text: str) -> list[tuple[str, str, str]]:
+    _inventory, found = build_inventory(nvml_doc=parse_nvidia_smi_xml(text), cuda=None, pci=None)
+    return [
+        (f["id"], f["severity"], f["message"])
+        for f in found
+        if f["id"] in ("INV-DRIVER-CUDA", "INV-CUDA-UNKNOWN")
+    ]
+
+
+@pytest.mark.parametrize("name", [row[0] for row in CAPTURES])
+def test_every_real_capture_has_a_possible_driver_and_cuda_pair(name):
+    assert _version_findings(_read("nvidia-smi", name)) == []
+
+
+@pytest.mark.parametrize(
+    "printed", ["Not Found", "N/A", "[N/A]", "Not Supported", "Unknown Error", "12", "twelve"]
+)
+def test_a_cuda_placeholder_is_recorded_as_absent_and_flagged(printed):
+    """nvidia-smi prints "Not Found" where the driver's CUDA library is missing: no version."""
+    text = _versions("rtx-4090-1x-v12.xml", cuda=printed)
+    doc = parse_nvidia_smi_xml(text)
+    inventory, _found = build_inventory(nvml_doc=doc, cuda=None, pci=None)
+    placeholder = printed not in ("12", "twelve")
+    assert (doc["cuda_version"] is None) is placeholder
+    assert (inventory["driver"]["cuda_driver_version"] is None) is placeholder
+    assert inventory["driver"]["driver_version"] == "535.86.05"
+    assert _version_findings(text) == [
+        (
+            "INV-CUDA-UNKNOWN",
+            "warn",
+            f"nvidia-smi printed {printed} as the CUDA version: unknown, not a pass (the "
+            "driver's CUDA library may be missing or broken).",
+        )
+    ]
+
+
+def test_a_driver_placeholder_is_recorded_as_absent_and_flagged():
+    text = _versions("tesla-t4-1x-v11.xml", driver="N/A")
+    inventory, _found = build_inventory(nvml_doc=parse_nvidia_smi_xml(text), cuda=None, pci=None)
+    assert inventory["driver"]["driver_version"] is None
+    assert _version_findings(text) == [
+        (
+            "INV-DRIVER-CUDA",
+            "warn",
+            "nvidia-smi printed N/A as the driver version: unknown, not a pass.",
+        )
+    ]
+
+
+# (driver, CUDA as nvidia-smi printed them, the finding's message or None): a driver reports
+# the newest CUDA it supports, so its branch lies between that version's minimum driver and
+# the next version's (the minimums: NVIDIA's "CUDA Toolkit and Corresponding Driver Versions").
+PAIRS = [
+    ("535.54.03", "12.2", None),
+    ("535.216.01", "12.2", None),  # the long-term branch stays on 12.2
+    ("550.40.07", "12.4", None),  # a 550 beta, before the 12.4 toolkit's 550.54.14
+    ("565.57.01", "12.7", None),  # no 12.7 toolkit shipped; R565 reports it
+    ("600.10", "13.3", None),  # newer than the table: only the minimum is known
+    (
+        "530.30.02",
+        "12.2",
+        "Driver 530.30.02 cannot report CUDA 12.2: that CUDA version needs a driver of branch "
+        "535 or newer (535.54.03).",
+    ),
+    (
+        "550.54.14",
+        "12.2",
+        "Driver 550.54.14 cannot report CUDA 12.2: nvidia-smi reports the newest CUDA the "
+        "driver supports, and from driver branch 545 that is CUDA 12.3 or newer.",
+    ),
+    (
+        "470.82.01",
+        "13.0",
+        "Driver 470.82.01 cannot report CUDA 13.0: that CUDA version needs a driver of branch "
+        "580 or newer (580.65.06).",
+    ),
+]
+
+
+@pytest.mark.parametrize("driver,cuda,message", PAIRS)
+def test_an_impossible_driver_and_cuda_pair_is_flagged(driver, cuda, message):
+    text = _versions("rtx-4090-1x-v12.xml", driver=driver, cuda=cuda)
+    expected = [("INV-DRIVER-CUDA", "fail", message)] if message else []
+    assert _version_findings(text) == expected

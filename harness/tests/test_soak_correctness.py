@@ -280,6 +280,8 @@ def test_run_carries_both_sections_when_asked(reference, tmp_path):
         ({"kind": "numeric", "rel_tol": 0.01}, "9000", "9050", True),
         ({"kind": "numeric"}, "42", "forty-two", False),
         ({"kind": "exact"}, "gpu", None, False),
+        ({"kind": "json"}, '{"a": [1, 2]}', ' {"a": [1, 2]} ', True),
+        ({"kind": "json"}, '{"a": 1}', "[" * 100_000 + "]" * 100_000, False),
     ],
 )
 def test_comparisons(comparison, expected, received, passed):

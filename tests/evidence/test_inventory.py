@@ -331,6 +331,41 @@ def _harness_findings(text: str) -> list[dict]:
     return build_inventory(nvml_doc=parse_nvidia_smi_xml(text), cuda=None, pci=None)[1]
 
 
+def test_the_harness_holds_the_same_driver_table_and_words():
+    from diligence_harness import driver_cuda
+
+    assert driver_cuda.CUDA_MINIMUM_DRIVER == gpu_tables.CUDA_MINIMUM_DRIVER
+    for key, words in driver_cuda.MESSAGES.items():
+        assert words == inventory.MESSAGES[key], key
+
+
+VERSION_CASES = [(driver, cuda) for driver, cuda, _expected in PAIRS] + [
+    (None, cuda) for cuda in ("Not Found", "N/A", "[N/A]", "Unknown Error", "12", "")
+] + [("N/A", None), ("N/A", "12.2")]  # fmt: skip
+
+
+@pytest.mark.parametrize("driver,cuda", VERSION_CASES)
+def test_the_harness_flags_driver_and_cuda_as_the_server_does(driver, cuda):
+    """The harness's own check of the pair agrees with the server's, word for word, and the
+    server shows it beside its own (docs/rules/evidence.md#environment-checks)."""
+    text = spoofs.versions(spoofs.real("rtx-4090-1x-v12.xml"), driver=driver, cuda=cuda)
+    codes = ("INV-DRIVER-CUDA", "INV-CUDA-UNKNOWN")
+    server = {
+        (f.code, f.severity, inventory.MESSAGES[f.text] % f.params)
+        for f in inventory.findings(logs(text), WHOLE)
+        if f.code in codes
+    }
+    client = _harness_findings(text)
+    assert {(f["id"], f["severity"], f["message"]) for f in client if f["id"] in codes} == server
+    facts = Facts(raw_smi=logs(text), client_findings=client)
+    [check] = [
+        c
+        for c in raw_inventory.checks(facts, Context(declared=WHOLE))
+        if c.key == "versions.smi_driver_cuda"
+    ]
+    assert not any(inventory.disagrees(row) for row in check.findings)
+
+
 def test_the_client_agreeing_is_shown_beside_the_server():
     text = spoofs.l4("NVIDIA H200")
     facts = Facts(raw_smi=logs(text), client_findings=_harness_findings(text))

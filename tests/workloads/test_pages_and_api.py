@@ -5,6 +5,7 @@ import hashlib
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -164,6 +165,126 @@ def test_each_role_on_the_sets_pages(browser_as, tariq, case, name):
         assert client.get(url).status_code == (200 if name in READERS else 403), url
     form = client.get(reverse("workloads:set_upload", args=[case.pk]))
     assert form.status_code == (200 if name in UPLOADERS else 403)
+
+
+def _signed_in(people, name) -> Client:
+    """A browser signed in as ``name`` whose CSRF check is enforced, with its CSRF token."""
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(people[name])
+    browser.get(reverse("cases:list"))
+    browser.csrf_token = browser.cookies["csrftoken"].value
+    return browser
+
+
+SESSION_BODIES = [
+    "application/x-ndjson",
+    "application/json",
+    "text/plain",
+    "application/x-www-form-urlencoded",
+]
+
+
+@pytest.mark.parametrize("content_type", SESSION_BODIES)
+@pytest.mark.parametrize("name", ROLES)
+def test_a_signed_in_person_uploads_through_the_api_as_a_token_client_does(
+    people, case, name, content_type
+):
+    """The body a signed-in browser sends is the set, whatever its type: never a 415."""
+    browser = _signed_in(people, name)
+    raw = jsonl(prompt_lines(per_tier=2))
+    response = browser.post(
+        f"/api/v1/cases/{case.pk}/workload-sets/?kind=prompts&name=from+the+browser",
+        data=raw,
+        content_type=content_type,
+        HTTP_X_CSRFTOKEN=browser.csrf_token,
+    )
+    if name in UPLOADERS:
+        assert response.status_code == 201, response.content[:300]
+        assert WorkloadSet.objects.get().sha256 == hashlib.sha256(raw).hexdigest()
+    else:
+        assert response.status_code == 403, response.content[:300]
+        assert not WorkloadSet.objects.exists()
+
+
+def test_a_one_line_set_sent_as_json_by_a_browser_is_stored_byte_for_byte(people, case):
+    browser = _signed_in(people, "tariq")
+    raw = b'{"id": "a", "prompt": "One question"}'
+    response = browser.post(
+        f"/api/v1/cases/{case.pk}/workload-sets/?kind=prompts&name=one",
+        data=raw,
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=browser.csrf_token,
+    )
+    assert response.status_code == 201, response.content[:300]
+    stored = WorkloadSet.objects.get()
+    assert (stored.item_count, stored.sha256) == (1, hashlib.sha256(raw).hexdigest())
+
+
+@pytest.mark.parametrize("name", ROLES)
+def test_a_signed_in_person_uploads_a_form_with_the_file(people, case, name):
+    browser = _signed_in(people, name)
+    raw = jsonl(sample_lines(4))
+    response = browser.post(
+        f"/api/v1/cases/{case.pk}/workload-sets/",
+        {
+            "kind": "samples",
+            "name": "answers",
+            "file": SimpleUploadedFile("answers.jsonl", raw),
+            "csrfmiddlewaretoken": browser.csrf_token,
+        },
+    )
+    if name in UPLOADERS:
+        assert response.status_code == 201, response.content[:300]
+        stored = WorkloadSet.objects.get()
+        assert (stored.kind, stored.name, stored.item_count) == ("samples", "answers", 4)
+        assert stored.sha256 == hashlib.sha256(raw).hexdigest()
+    else:
+        assert response.status_code == 403
+        assert not WorkloadSet.objects.exists()
+
+
+@pytest.mark.parametrize("kind", ["JSONL", "form"])
+def test_a_browser_without_its_csrf_token_is_refused(people, case, kind):
+    browser = _signed_in(people, "tariq")
+    url = f"/api/v1/cases/{case.pk}/workload-sets/?kind=prompts&name=forged"
+    raw = jsonl(prompt_lines(per_tier=2))
+    if kind == "form":
+        response = browser.post(url, {"file": SimpleUploadedFile("s.jsonl", raw)})
+    else:
+        response = browser.post(url, data=raw, content_type="application/x-ndjson")
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["detail"]
+    assert not WorkloadSet.objects.exists()
+
+
+def test_a_token_client_may_send_the_set_as_a_form_too(api_as, case, settings):
+    api = api_as("tariq")
+    url = f"/api/v1/cases/{case.pk}/workload-sets/"
+    raw = jsonl(prompt_lines(per_tier=2))
+    sent = api.post(
+        url + "?kind=prompts",
+        {"name": "form", "file": SimpleUploadedFile("p.jsonl", raw)},
+        format="multipart",
+    )
+    assert sent.status_code == 201, sent.content[:300]
+    assert WorkloadSet.objects.get().sha256 == hashlib.sha256(raw).hexdigest()
+    no_file = api.post(url + "?kind=prompts&name=x", {"name": "x"}, format="multipart")
+    assert no_file.status_code == 400 and "file" in no_file.json()
+    deep = api.post(
+        url + "?kind=prompts&name=deep",
+        {"file": SimpleUploadedFile("d.jsonl", b"[" * 100_000 + b"]" * 100_000)},
+        format="multipart",
+    )
+    assert deep.status_code == 400
+    assert deep.json()["refusals"] == [{"line": 1, "reason": "the JSON is nested too deeply"}]
+    settings.WORKLOAD_SET_MAX_BYTES = 100
+    too_large = api.post(
+        url + "?kind=prompts&name=big",
+        {"file": SimpleUploadedFile("big.jsonl", raw)},
+        format="multipart",
+    )
+    assert too_large.status_code == 413
+    assert WorkloadSet.objects.count() == 1
 
 
 def test_anonymous_visitors_and_api_clients_are_refused(client, tariq, case):
