@@ -420,3 +420,16 @@ def test_an_offer_saved_in_a_code_off_the_list_still_reads(browser_as, priya):
     assert response.status_code == 200 and "XBT" in response.text
     api = browser_as("aude").get(f"/api/v1/offers/{offer.pk}/")
     assert api.status_code == 200 and api.json()["currency"] == "XBT"
+
+
+# --- the longest name in the case list ----------------------------------------------
+
+
+def test_the_case_list_shows_the_longest_name_a_case_takes(browser_as, priya):
+    longest = "Ｌ" + "l" * 198 + "Z"  # 200 characters, no space to wrap at
+    make_case(priya, name=longest)
+    response = browser_as("aude").get(reverse("cases:list"))
+    assert response.status_code == 200
+    html = response.text
+    assert f'title="{longest}"' in html  # whole, on hover
+    assert longest[:79] + "…" in html  # cut to the column's width in the row
