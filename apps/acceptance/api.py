@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from apps.acceptance import services
 from apps.acceptance.models import (
+    SIGN_OFF_COMMENT_MAX_LENGTH,
     AcceptanceAttachment,
     AcceptancePlan,
     AcceptanceResult,
@@ -246,7 +247,7 @@ class PlanStateView(APIView):
 
 
 class AcceptanceSignOffRequestSerializer(serializers.Serializer):
-    comment = serializers.CharField(max_length=4000)
+    comment = serializers.CharField(max_length=SIGN_OFF_COMMENT_MAX_LENGTH)
 
 
 class PlanSignOffView(APIView):

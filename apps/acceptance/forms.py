@@ -4,7 +4,7 @@ from django import forms
 from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext_lazy as _
 
-from apps.acceptance.models import AcceptancePlan, AcceptanceResult
+from apps.acceptance.models import SIGN_OFF_COMMENT_MAX_LENGTH, AcceptancePlan, AcceptanceResult
 from apps.acceptance.services import PLAN_FIELDS, RESULT_FIELDS, attachment_max_bytes
 from apps.core.forms import EditReasonMixin
 
@@ -79,7 +79,11 @@ class AttachmentForm(forms.Form):
 
 
 class SignOffForm(forms.Form):
-    comment = forms.CharField(label=_("Comment"), widget=forms.Textarea(attrs={"rows": 3}))
+    comment = forms.CharField(
+        label=_("Comment"),
+        max_length=SIGN_OFF_COMMENT_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
 
 
 def model_fields(form: forms.ModelForm) -> dict:

@@ -13,6 +13,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.core.bounds import TEXT_MAX_LENGTH
 from apps.core.models import StoredFileRecord, TrackedModel
 from apps.evidence.rules import baseline as baseline_rules
 
@@ -24,6 +25,10 @@ DEFAULT_CORRECTNESS_PASS_PCT = Decimal("100")
 DEFAULT_LADDER = "1,4,8,16,32"
 # Layer four: at least three fault injections.
 DEFAULT_FAULT_MINIMUM = 3
+# The most concurrent requests a plan may require to hold its SLOs.
+SAFE_CONCURRENCY_MAX = 1_000_000
+# A sign-off's comment, as the page and the API take it.
+SIGN_OFF_COMMENT_MAX_LENGTH = 4_000
 # Re-run after maintenance: the evidence rules' defaults (round-to-round noise).
 DEFAULT_THROUGHPUT_TOLERANCE_PCT = baseline_rules.DEFAULT_THROUGHPUT_PCT
 DEFAULT_LATENCY_TOLERANCE_PCT = baseline_rules.DEFAULT_LATENCY_PCT
@@ -100,7 +105,7 @@ class AcceptancePlan(TrackedModel):
         _("required safe operating level"),
         null=True,
         blank=True,
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(SAFE_CONCURRENCY_MAX)],
         help_text=_(
             "The highest concurrency at which every SLO holds must reach this; blank: any level."
         ),
@@ -143,7 +148,7 @@ class AcceptancePlan(TrackedModel):
         validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("100"))],
         help_text=_("The error rate may rise this many percentage points (blank: 0.1)."),
     )
-    notes = models.TextField(_("notes"), blank=True)
+    notes = models.TextField(_("notes"), max_length=TEXT_MAX_LENGTH, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -202,7 +207,7 @@ class AcceptanceResult(TrackedModel):
     )
     activity = models.CharField(_("what was done"), max_length=300)
     outcome = models.CharField(_("outcome"), max_length=10, choices=Outcome.choices)
-    notes = models.TextField(_("notes"), blank=True)
+    notes = models.TextField(_("notes"), max_length=TEXT_MAX_LENGTH, blank=True)
     resumed_from_checkpoint = models.BooleanField(
         _("resumed from the latest checkpoint"), null=True, blank=True
     )
@@ -275,7 +280,7 @@ class AcceptanceSignOff(TrackedModel):
         verbose_name=_("signed off by"),
     )
     signed_at = models.DateTimeField(_("signed off at"))
-    comment = models.TextField(_("comment"))
+    comment = models.TextField(_("comment"), max_length=SIGN_OFF_COMMENT_MAX_LENGTH)
     layers = models.JSONField(_("layers at the sign-off"), default=list, blank=True)
     bound_state = models.JSONField(_("bound state"), default=dict, blank=True)
     voided_at = models.DateTimeField(_("voided at"), null=True, blank=True)

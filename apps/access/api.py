@@ -33,6 +33,7 @@ from apps.access.selectors import (
 )
 from apps.cases.selectors import case_get_for
 from apps.core.api import version_edited
+from apps.core.bounds import REASON_MAX_LENGTH
 from apps.core.permissions import RolePermission
 
 # Input ---------------------------------------------------------------------
@@ -176,7 +177,9 @@ class PlanWriteSerializer(serializers.Serializer):
     multi_node_training_in_one_cluster = serializers.BooleanField(
         required=False, allow_null=True, default=None
     )
-    notes = serializers.CharField(required=False, allow_blank=True, default="")
+    notes = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=REASON_MAX_LENGTH
+    )
     links = WorkloadLinkSerializer(many=True, help_text="Every workload type in use.")
     version = serializers.IntegerField(required=False)
     change_reason = serializers.CharField(required=False, allow_blank=True, max_length=500)

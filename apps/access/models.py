@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.access.rules import DATA_DEIDENTIFIED, DATA_NONE, DATA_RAW, PERIOD_BOUNDS
+from apps.core.bounds import REASON_MAX_LENGTH
 from apps.core.models import TrackedModel
 
 
@@ -180,7 +181,7 @@ class AccessGrant(TrackedModel):
     permission = models.ForeignKey(
         AccessPermission, on_delete=models.CASCADE, related_name="grants"
     )
-    justification = models.TextField(_("justification"), blank=True)
+    justification = models.TextField(_("justification"), max_length=REASON_MAX_LENGTH, blank=True)
     history = HistoricalRecords()
 
     class Meta:
@@ -216,9 +217,11 @@ class AccessControl(TrackedModel):
     status = models.CharField(
         _("status"), max_length=20, choices=ControlStatus.choices, default=ControlStatus.MISSING
     )
-    evidence = models.TextField(_("evidence note"), blank=True)
+    evidence = models.TextField(_("evidence note"), max_length=REASON_MAX_LENGTH, blank=True)
     position = models.PositiveIntegerField(_("position"), default=0)
-    risk_reason = models.TextField(_("why the risk is accepted"), null=True, blank=True)
+    risk_reason = models.TextField(
+        _("why the risk is accepted"), max_length=REASON_MAX_LENGTH, null=True, blank=True
+    )
     risk_expires_on = models.DateField(_("risk accepted until"), null=True, blank=True)
     risk_accepted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -346,7 +349,7 @@ class NetworkPlan(TrackedModel):
         blank=True,
         help_text=_("Only the control and data planes may cross the public network."),
     )
-    notes = models.TextField(_("notes"), blank=True)
+    notes = models.TextField(_("notes"), max_length=REASON_MAX_LENGTH, blank=True)
     history = HistoricalRecords()
 
     class Meta:
@@ -380,7 +383,7 @@ class WorkloadLink(TrackedModel):
             "data, and batch inference, training and data sync must say what they send."
         ),
     )
-    notes = models.TextField(_("notes"), blank=True)
+    notes = models.TextField(_("notes"), max_length=REASON_MAX_LENGTH, blank=True)
     history = HistoricalRecords()
     late_history_columns = ("data_sent",)
 

@@ -9,6 +9,9 @@ from simple_history.models import HistoricalRecords
 from apps.core.models import TrackedModel
 from apps.core.roles import Role
 
+# A decision's comment, an acceptance's reason and a withdrawal's, as pages and API take them.
+DECISION_TEXT_MAX_LENGTH = 4_000
+
 
 class Approval(TrackedModel):
     """A tech lead's decision on a case's offer, with the gates and record versions it relied on.
@@ -46,7 +49,7 @@ class Approval(TrackedModel):
         verbose_name=_("decided by"),
     )
     decided_at = models.DateTimeField(_("decided at"))
-    comment = models.TextField(_("comment"))
+    comment = models.TextField(_("comment"), max_length=DECISION_TEXT_MAX_LENGTH)
     gates = models.JSONField(_("gates at the decision"), default=list, blank=True)
     bound_state = models.JSONField(_("bound state"), default=dict, blank=True)
     stale_at = models.DateTimeField(_("found stale at"), null=True, blank=True)
@@ -150,7 +153,9 @@ class FindingAcceptance(TrackedModel):
     role = models.CharField(_("accepted as"), max_length=40, choices=Role.choices)
     facts = models.TextField(_("facts accepted"))
     message = models.TextField(_("finding as accepted"))
-    justification = models.TextField(_("reason for the acceptance"))
+    justification = models.TextField(
+        _("reason for the acceptance"), max_length=DECISION_TEXT_MAX_LENGTH
+    )
     accepted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -169,7 +174,9 @@ class FindingAcceptance(TrackedModel):
         related_name="+",
         verbose_name=_("withdrawn by"),
     )
-    withdraw_reason = models.TextField(_("why it was withdrawn"), blank=True)
+    withdraw_reason = models.TextField(
+        _("why it was withdrawn"), max_length=DECISION_TEXT_MAX_LENGTH, blank=True
+    )
     # The document the rule asks the acceptance to carry, stored once under a name the
     # server makes, with its SHA-256; empty where the rule asks for none.
     # The columns came after history rows were chained, so they are nullable (NULL: none).

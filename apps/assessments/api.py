@@ -23,11 +23,12 @@ from apps.assessments import services
 from apps.assessments.audit_facts import ENCRYPTION_CHOICES, SENSITIVITY_CHOICES, sha256_error
 from apps.assessments.models import (
     MAX_ATTACHMENT_BYTES,
+    WEIGHT_FILE_BYTES_MAX,
     DataExportAssessment,
     ExportedDataset,
     ModelWeightFile,
 )
-from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS
+from apps.assessments.questions import INDIVIDUALS_MAX, QUESTIONNAIRE_VERSION, QUESTIONS
 from apps.assessments.regimes import REGIMES, SOURCES
 from apps.assessments.report import build_report
 from apps.assessments.rules import MECHANISM_STATUS_CHOICES, answers_errors
@@ -40,6 +41,7 @@ from apps.assessments.selectors import (
 )
 from apps.cases.models import ProcurementCase
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin, version_edited
+from apps.core.bounds import DAYS_MAX, REASON_MAX_LENGTH
 from apps.core.permissions import RolePermission
 from apps.core.uploads import api_declared_over
 from apps.offers.models import Offer
@@ -56,9 +58,13 @@ class AnswerSerializer(serializers.Serializer):
         help_text="yes, no, not_applicable or a choice",
     )
     number = serializers.IntegerField(
-        required=False, allow_null=True, min_value=0, help_text="Individuals, or days to exit"
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=INDIVIDUALS_MAX,
+        help_text="Individuals, or days to exit (at most 3650 days)",
     )
-    note = serializers.CharField(required=False, allow_blank=True)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=REASON_MAX_LENGTH)
     attachment = serializers.CharField(read_only=True, allow_null=True)
 
 
@@ -163,7 +169,7 @@ class WeightFileSerializer(TrackedSerializer):
     sha256 = serializers.CharField(
         max_length=80, help_text="64 hexadecimal characters; stored in lower case."
     )
-    size_bytes = serializers.IntegerField(min_value=0, max_value=2**63 - 1)
+    size_bytes = serializers.IntegerField(min_value=0, max_value=WEIGHT_FILE_BYTES_MAX)
 
     class Meta:
         model = ModelWeightFile
@@ -221,7 +227,7 @@ class AuditFactsSerializer(serializers.Serializer):
         required=False, allow_null=True, allow_blank=True, max_length=300
     )
     log_retention_days = serializers.IntegerField(
-        required=False, allow_null=True, min_value=0, max_value=2**31 - 1
+        required=False, allow_null=True, min_value=0, max_value=DAYS_MAX
     )
 
 

@@ -10,6 +10,7 @@ from apps.assessments.audit_facts import ENCRYPTION_CHOICES, normal_sha256
 from apps.assessments.models import ExportedDataset, ModelWeightFile, validate_attachment_size
 from apps.assessments.questions import QUESTIONS, blocks
 from apps.assessments.rules import MECHANISM_STATUS_CHOICES
+from apps.core.bounds import DAYS_MAX, REASON_MAX_LENGTH, TEXT_MAX_LENGTH
 from apps.core.formats import number
 from apps.core.storage import StoredFileInput
 from apps.core.uploads import EVIDENCE_DOCUMENTS
@@ -26,6 +27,7 @@ class AssessmentForm(forms.Form):
     conclusion = forms.CharField(
         label=_("Written legal and compliance conclusion"),
         required=False,
+        max_length=TEXT_MAX_LENGTH,
         widget=forms.Textarea(attrs={"rows": 5}),
         help_text=_("Required before sign-off."),
     )
@@ -52,12 +54,14 @@ class AssessmentForm(forms.Form):
                 self.fields[f"{q.key}__number"] = forms.IntegerField(
                     label=_("Number of days") if q.takes_value else q.label,
                     min_value=0,
+                    max_value=q.number_max,
                     required=False,
                     help_text="" if q.takes_value else q.help,
                 )
             self.fields[f"{q.key}__note"] = forms.CharField(
                 label=_("Note"),
                 required=False,
+                max_length=REASON_MAX_LENGTH,
                 widget=forms.Textarea(attrs={"rows": 1, "cols": 40}),
             )
             self.fields[f"{q.key}__attachment"] = forms.FileField(
@@ -281,7 +285,7 @@ class AuditFactsForm(forms.Form):
     log_retention_days = forms.IntegerField(
         label=_("Days the vendor keeps its logs"),
         min_value=0,
-        max_value=2**31 - 1,
+        max_value=DAYS_MAX,
         required=False,
     )
     change_reason = forms.CharField(

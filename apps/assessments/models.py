@@ -2,15 +2,19 @@
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.assessments.audit_facts import ENCRYPTION_CHOICES, SENSITIVITY_CHOICES
-from apps.assessments.questions import QUESTIONNAIRE_VERSION, QUESTIONS_BY_KEY
+from apps.assessments.questions import INDIVIDUALS_MAX, QUESTIONNAIRE_VERSION, QUESTIONS_BY_KEY
 from apps.assessments.rules import MECHANISM_STATUS_CHOICES
+from apps.core.bounds import DAYS_MAX, REASON_MAX_LENGTH, TEXT_MAX_LENGTH
 from apps.core.models import TrackedModel
+
+# A model's weight file, at most a petabyte.
+WEIGHT_FILE_BYTES_MAX = 10**15
 
 # Evidence attachments are scans and letters, not datasets.
 MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
@@ -59,7 +63,9 @@ class DataExportAssessment(TrackedModel):
     questionnaire_version = models.CharField(
         _("questionnaire version"), max_length=20, default=QUESTIONNAIRE_VERSION, editable=False
     )
-    conclusion = models.TextField(_("legal and compliance conclusion"), blank=True)
+    conclusion = models.TextField(
+        _("legal and compliance conclusion"), max_length=TEXT_MAX_LENGTH, blank=True
+    )
     signed_off_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -132,6 +138,7 @@ class DataExportAssessment(TrackedModel):
         _("log retention (days)"),
         null=True,
         blank=True,
+        validators=[MaxValueValidator(DAYS_MAX)],
         help_text=_("How many days the vendor keeps its access and operation logs."),
     )
     history = HistoricalRecords()
@@ -191,9 +198,12 @@ class AssessmentAnswer(TrackedModel):
     question_key = models.CharField(_("question"), max_length=50)
     value = models.CharField(_("answer"), max_length=30, blank=True)
     number = models.PositiveIntegerField(
-        _("number"), null=True, blank=True, validators=[MinValueValidator(0)]
+        _("number"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(INDIVIDUALS_MAX)],
     )
-    note = models.TextField(_("note"), blank=True)
+    note = models.TextField(_("note"), max_length=REASON_MAX_LENGTH, blank=True)
     # Stored under names the storage generates from a sanitised basename;
     # uploads never choose their own path.
     attachment = models.FileField(
@@ -292,7 +302,9 @@ class ModelWeightFile(TrackedModel):
             )
         ],
     )
-    size_bytes = models.PositiveBigIntegerField(_("size (bytes)"))
+    size_bytes = models.PositiveBigIntegerField(
+        _("size (bytes)"), validators=[MaxValueValidator(WEIGHT_FILE_BYTES_MAX)]
+    )
     history = HistoricalRecords()
 
     class Meta:

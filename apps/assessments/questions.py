@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext_lazy as _
 
+from apps.core.bounds import DAYS_MAX
+
 if TYPE_CHECKING:
     # Labels are lazy translations, rendered in the reader's language.
     from django.utils.functional import _StrOrPromise
@@ -25,6 +27,10 @@ class Kind:
     CHOICE = "choice"  # one of the question's own options
     COUNT = "count"  # a whole number of individuals
     YES_NO_DAYS = "yes_no_days"  # yes / no / n.a., and a number of days when yes
+
+
+# The most individuals an answer counts (more than any country's population).
+INDIVIDUALS_MAX = 2_000_000_000
 
 
 # Sections of the official report template; the keys order the export.
@@ -64,6 +70,11 @@ class Question:
     @property
     def takes_number(self) -> bool:
         return self.kind in (Kind.COUNT, Kind.YES_NO_DAYS)
+
+    @property
+    def number_max(self) -> int:
+        """The largest number the answer takes: days up to ten years, or individuals."""
+        return DAYS_MAX if self.kind == Kind.YES_NO_DAYS else INDIVIDUALS_MAX
 
 
 PURPOSES = (

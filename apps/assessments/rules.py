@@ -79,6 +79,11 @@ def answers_errors(given: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
             errors[f"{key}__number"] = str(_("This question takes no number."))
         elif isinstance(number, bool) or not isinstance(number, int) or number < 0:
             errors[f"{key}__number"] = str(_("Enter a whole number of zero or more."))
+        elif number > question.number_max:
+            errors[f"{key}__number"] = str(
+                _("Enter a whole number of at most %(max)s.")
+                % {"max": number_format(question.number_max, force_grouping=True)}
+            )
     return errors
 
 

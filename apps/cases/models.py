@@ -8,12 +8,15 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.core.bounds import DAYS_MAX, REASON_MAX_LENGTH, TEXT_MAX_LENGTH
 from apps.core.models import TrackedModel
 
 # docs/rules/evidence.md#service-levels: SLO defaults for online inference.
 DEFAULT_SLO_P95_TTFT_MS = 1500
 DEFAULT_SLO_ERROR_RATE_PCT = Decimal("0.5")
 DEFAULT_SLO_PEAK_MEMORY_PCT = 90
+# A first token later than ten minutes is no service level.
+SLO_TTFT_MS_MAX = 600_000
 
 # docs/rules/offers.md#offer-minimum: a case compares at least three offers, or records a waiver.
 MINIMUM_COMPARED_OFFERS = 3
@@ -48,11 +51,11 @@ class ProcurementCase(TrackedModel):
     workload = models.CharField(
         _("workload"), max_length=20, choices=Workload.choices, default=Workload.INFERENCE
     )
-    requirements = models.TextField(_("requirements"), blank=True)
+    requirements = models.TextField(_("requirements"), max_length=TEXT_MAX_LENGTH, blank=True)
     slo_p95_ttft_ms = models.PositiveIntegerField(
         _("SLO: P95 time to first token (ms)"),
         default=DEFAULT_SLO_P95_TTFT_MS,
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(SLO_TTFT_MS_MAX)],
     )
     slo_error_rate_pct = models.DecimalField(
         _("SLO: error rate (%)"),
@@ -70,7 +73,7 @@ class ProcurementCase(TrackedModel):
         _("exit window needed (days)"),
         null=True,
         blank=True,
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(DAYS_MAX)],
         help_text=_(
             "Within how many days we must be able to move off a provider. An offer whose "
             "stated exit takes longer cannot be approved."
@@ -99,6 +102,7 @@ class ProcurementCase(TrackedModel):
     )
     offer_minimum_waiver = models.TextField(
         _("waiver: fewer than three offers"),
+        max_length=REASON_MAX_LENGTH,
         blank=True,
         help_text=_("Why this case may be decided with fewer than three compared offers."),
     )

@@ -55,6 +55,7 @@ from apps.contracts.selectors import (
     waiver_stored_file,
 )
 from apps.core.api import version_edited
+from apps.core.bounds import CHANGE_REASON_MAX_LENGTH, REASON_MAX_LENGTH, TEXT_MAX_LENGTH
 from apps.core.downloads import stored_file_api_response
 from apps.core.parsers import JSONParser
 from apps.core.permissions import RolePermission
@@ -237,7 +238,11 @@ def _terms_input_fields() -> dict[str, serializers.Field]:
             )
         elif term.kind in ("hours", "days"):
             fields[term.name] = serializers.IntegerField(
-                min_value=0, required=False, allow_null=True, help_text=help_text
+                min_value=0,
+                max_value=terms.WHOLE_MAX[term.kind],
+                required=False,
+                allow_null=True,
+                help_text=help_text,
             )
         else:
             choices = (
@@ -247,6 +252,7 @@ def _terms_input_fields() -> dict[str, serializers.Field]:
                 required=False,
                 allow_null=True,
                 allow_blank=True,
+                max_length=50,
                 help_text=help_text + " One of: " + ", ".join(choices) + ".",
             )
     return fields
@@ -349,8 +355,8 @@ class ItemChangeSerializer(serializers.Serializer):
     id = serializers.IntegerField(help_text="An item of this checklist.")
     status = ItemStatusField(required=False)
     clause_reference = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    excerpt = serializers.CharField(required=False, allow_blank=True)
-    note = serializers.CharField(required=False, allow_blank=True)
+    excerpt = serializers.CharField(required=False, allow_blank=True, max_length=TEXT_MAX_LENGTH)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=TEXT_MAX_LENGTH)
 
 
 class ChecklistPatchSerializer(serializers.Serializer):
@@ -360,7 +366,9 @@ class ChecklistPatchSerializer(serializers.Serializer):
     terms = ContractTermsInputSerializer(
         required=False, help_text="Changed contract terms; omitted terms keep theirs."
     )
-    change_reason = serializers.CharField(help_text="Why the checklist is changed.")
+    change_reason = serializers.CharField(
+        max_length=CHANGE_REASON_MAX_LENGTH, help_text="Why the checklist is changed."
+    )
     version = serializers.IntegerField(
         required=False, help_text="Version the client edited; a stale version is refused with 409."
     )
@@ -417,7 +425,9 @@ class ClauseChecklistViewSet(
 
 class WaiverCreateSerializer(serializers.Serializer):
     item = serializers.IntegerField(help_text="The checklist item whose red flag is waived.")
-    reason = serializers.CharField(help_text="Why the red flag is accepted.")
+    reason = serializers.CharField(
+        max_length=REASON_MAX_LENGTH, help_text="Why the red flag is accepted."
+    )
     expires_on = serializers.DateField(
         required=False,
         allow_null=True,
@@ -434,7 +444,10 @@ class WaiverCreateSerializer(serializers.Serializer):
 
 
 class WaiverConfirmSerializer(serializers.Serializer):
-    note = serializers.CharField(help_text="Why the second legal reviewer confirms the waiver.")
+    note = serializers.CharField(
+        max_length=REASON_MAX_LENGTH,
+        help_text="Why the second legal reviewer confirms the waiver.",
+    )
 
 
 class WaiverWithdrawSerializer(serializers.Serializer):
@@ -545,7 +558,9 @@ class RedFlagWaiverViewSet(
 
 class TemplateItemSerializer(serializers.ModelSerializer):
     key = serializers.SlugField(max_length=50)
-    sub_points = serializers.ListField(child=serializers.CharField(), required=False)
+    sub_points = serializers.ListField(
+        child=serializers.CharField(max_length=TEXT_MAX_LENGTH), required=False
+    )
     # The stubs see DRF's Field.required here; the serializer metaclass takes declared
     # fields off the class, so this is a field named "required", shadowing nothing.
     required = serializers.BooleanField(required=False, default=True)  # type: ignore[assignment]
@@ -572,7 +587,9 @@ class ChecklistTemplateSerializer(serializers.ModelSerializer):
         slug_field="username", read_only=True, allow_null=True
     )
     items = TemplateItemSerializer(many=True)
-    note = serializers.CharField(help_text="Why this version is published.")
+    note = serializers.CharField(
+        max_length=CHANGE_REASON_MAX_LENGTH, help_text="Why this version is published."
+    )
 
     class Meta:
         model = ChecklistTemplate

@@ -8,6 +8,7 @@ from apps.contracts import terms
 from apps.contracts.models import ItemStatus
 from apps.contracts.rules import WAIVER_DAYS
 from apps.contracts.services import evidence_max_bytes
+from apps.core.bounds import TEXT_MAX_LENGTH
 from apps.core.forms import EditReasonMixin
 from apps.core.uploads import EVIDENCE_DOCUMENTS
 from apps.offers.models import BillingBasis
@@ -27,10 +28,16 @@ class ChecklistItemForm(forms.Form):
         widget=forms.TextInput(attrs={"size": 14, "placeholder": _("e.g. clause 7.2")}),
     )
     excerpt = forms.CharField(
-        label=_("Excerpt"), required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 32})
+        label=_("Excerpt"),
+        required=False,
+        max_length=TEXT_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 32}),
     )
     note = forms.CharField(
-        label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 24})
+        label=_("Note"),
+        required=False,
+        max_length=TEXT_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 24}),
     )
 
     def row(self) -> dict:
@@ -58,6 +65,7 @@ def _term_field(term: terms.Term) -> forms.Field:
             label=label,
             required=False,
             min_value=0,
+            max_value=terms.WHOLE_MAX[term.kind],
             widget=forms.NumberInput(attrs={"size": 8}),
         )
     choices = BillingBasis.choices if term.name == "billing_basis" else terms.IMAGE_FORMATS.items()
@@ -140,10 +148,14 @@ class TemplateItemForm(forms.Form):
     sub_points = forms.CharField(
         label=_("Sub-points (one per line)"),
         required=False,
+        max_length=TEXT_MAX_LENGTH,
         widget=forms.Textarea(attrs={"rows": 3, "cols": 36}),
     )
     guidance = forms.CharField(
-        label=_("Guidance"), required=False, widget=forms.Textarea(attrs={"rows": 3, "cols": 30})
+        label=_("Guidance"),
+        required=False,
+        max_length=TEXT_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 30}),
     )
     required = forms.BooleanField(label=_("Required"), required=False)
     high_severity = forms.BooleanField(

@@ -10,7 +10,8 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.contracts.rules import RED_STATUSES
-from apps.contracts.terms import IMAGE_FORMATS
+from apps.contracts.terms import IMAGE_FORMATS, WHOLE_MAX
+from apps.core.bounds import CHANGE_REASON_MAX_LENGTH, REASON_MAX_LENGTH, TEXT_MAX_LENGTH
 from apps.core.models import TrackedModel
 from apps.offers.models import BillingBasis
 
@@ -27,7 +28,7 @@ class ChecklistTemplate(TrackedModel):
     """One published version of the organisation's must-check clause list."""
 
     number = models.PositiveIntegerField(_("template version"), unique=True)
-    note = models.TextField(_("note"), blank=True)
+    note = models.TextField(_("note"), max_length=CHANGE_REASON_MAX_LENGTH, blank=True)
     # Null only for the default version the data migration publishes.
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -56,7 +57,7 @@ class TemplateItem(TrackedModel):
     key = models.SlugField(_("key"), max_length=50)
     title = models.CharField(_("title"), max_length=200)
     sub_points = models.JSONField(_("sub-points"), default=list, blank=True)
-    guidance = models.TextField(_("guidance"), blank=True)
+    guidance = models.TextField(_("guidance"), max_length=TEXT_MAX_LENGTH, blank=True)
     required = models.BooleanField(
         _("required"),
         default=True,
@@ -129,14 +130,14 @@ class ChecklistItem(TrackedModel):
     key = models.SlugField(_("key"), max_length=50)
     title = models.CharField(_("title"), max_length=200)
     sub_points = models.JSONField(_("sub-points"), default=list, blank=True)
-    guidance = models.TextField(_("guidance"), blank=True)
+    guidance = models.TextField(_("guidance"), max_length=TEXT_MAX_LENGTH, blank=True)
     required = models.BooleanField(_("required"), default=True)
     # Copied from the template item like the fields above; NULL (older checklists): not high.
     high_severity = models.BooleanField(_("high severity"), null=True, blank=True)
     status = models.CharField(_("status"), max_length=20, choices=ItemStatus.choices, blank=True)
     clause_reference = models.CharField(_("clause reference"), max_length=200, blank=True)
-    excerpt = models.TextField(_("excerpt"), blank=True)
-    note = models.TextField(_("note"), blank=True)
+    excerpt = models.TextField(_("excerpt"), max_length=TEXT_MAX_LENGTH, blank=True)
+    note = models.TextField(_("note"), max_length=TEXT_MAX_LENGTH, blank=True)
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -177,7 +178,7 @@ class RedFlagWaiver(TrackedModel):
 
     item = models.ForeignKey(ChecklistItem, on_delete=models.CASCADE, related_name="waivers")
     waived_status = models.CharField(_("status waived"), max_length=20, choices=ItemStatus.choices)
-    justification = models.TextField(_("reason for the waiver"))
+    justification = models.TextField(_("reason for the waiver"), max_length=REASON_MAX_LENGTH)
     waived_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -208,7 +209,9 @@ class RedFlagWaiver(TrackedModel):
         verbose_name=_("confirmed by"),
     )
     confirmed_at = models.DateTimeField(_("confirmed at"), null=True, blank=True)
-    confirmation_note = models.TextField(_("confirmation note"), null=True, blank=True)
+    confirmation_note = models.TextField(
+        _("confirmation note"), max_length=REASON_MAX_LENGTH, null=True, blank=True
+    )
     history = HistoricalRecords()
     late_history_columns = (
         "expires_on",
@@ -269,13 +272,22 @@ class ContractTerms(TrackedModel):
     )
     sla_availability_pct = _percent(_("SLA availability (%)"))
     maintenance_notice_hours = models.PositiveIntegerField(
-        _("maintenance notice (hours)"), null=True, blank=True
+        _("maintenance notice (hours)"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(WHOLE_MAX["hours"])],
     )
     data_deletion_days = models.PositiveIntegerField(
-        _("data deletion deadline (days)"), null=True, blank=True
+        _("data deletion deadline (days)"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(WHOLE_MAX["days"])],
     )
     data_export_days = models.PositiveIntegerField(
-        _("data export window (days)"), null=True, blank=True
+        _("data export window (days)"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(WHOLE_MAX["days"])],
     )
     image_format = models.CharField(
         _("image delivery format"),

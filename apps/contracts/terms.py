@@ -39,6 +39,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from apps.core import formats
+from apps.core.bounds import DAYS_MAX, HOURS_MAX
 from apps.offers.models import BillingBasis
 
 # Market reports of what such offers ask over ordinary overseas customers' prepayment.
@@ -52,6 +53,9 @@ IMAGE_FORMATS = {
     "none": gettext_lazy("No image handed over"),
 }
 NOT_PORTABLE_FORMATS = frozenset({"proprietary", "none"})
+
+# The largest whole number a term of each kind takes: a year's notice, ten years' days.
+WHOLE_MAX = {"hours": HOURS_MAX, "days": DAYS_MAX}
 
 
 class Severity(StrEnum):

@@ -12,6 +12,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from apps.core.bounds import CHANGE_REASON_MAX_LENGTH
 from apps.core.middleware import (
     RETRY_AFTER_SECONDS,
     duplicate_message,
@@ -105,6 +106,7 @@ class TrackedSerializer(serializers.ModelSerializer):
     change_reason = serializers.CharField(
         write_only=True,
         required=False,
+        max_length=CHANGE_REASON_MAX_LENGTH,
         help_text="Why this record is being changed (required on edits).",
     )
 

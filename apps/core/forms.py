@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.utils.functional import lazy
 from django.utils.translation import gettext_lazy as _
 
+from apps.core.bounds import CHANGE_REASON_MAX_LENGTH
 from apps.core.services import ConcurrentEditError
 
 
@@ -15,7 +16,7 @@ class EditReasonMixin(forms.Form):
 
     change_reason = forms.CharField(
         label=_("Reason for this change"),
-        max_length=500,
+        max_length=CHANGE_REASON_MAX_LENGTH,
         help_text=_("Kept in the audit history with your name and the time."),
     )
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)

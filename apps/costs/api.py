@@ -15,12 +15,13 @@ from rest_framework.views import APIView
 from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core.api import version_edited
+from apps.core.bounds import CARDS_PER_NODE_MAX, CURRENCY_CHOICES
 from apps.core.parsers import CSVBodyParser, JSONParser
 from apps.core.permissions import RolePermission
 from apps.core.uploads import api_declared_over, refused_unread
 from apps.costs import services
 from apps.costs.bill_rows import MAX_FILE_BYTES, MAX_MONEY, BillFileRefused
-from apps.costs.models import CostImport, CostPeriod
+from apps.costs.models import TOKENS_PER_REQUEST_MAX, CostImport, CostPeriod
 from apps.costs.rules import UnitCosts
 from apps.costs.selectors import CostView, budget_of, cost_imports_of, cost_view
 from apps.offers.models import Offer
@@ -43,7 +44,9 @@ def _rate(**kwargs: Any) -> serializers.DecimalField:
 
 
 class BudgetWriteSerializer(serializers.Serializer):
-    currency = serializers.CharField(max_length=3, default="USD")
+    currency = serializers.ChoiceField(
+        choices=CURRENCY_CHOICES, default="USD", help_text="An ISO 4217 code, e.g. USD."
+    )
     total_amount = _money(min_value=0, max_value=MAX_MONEY)
     monthly_amount = _money(min_value=0, max_value=MAX_MONEY)
     daily_amount = _money(
@@ -54,7 +57,10 @@ class BudgetWriteSerializer(serializers.Serializer):
         help_text="Judged against each day's spend from the daily-spend imports; null: off.",
     )
     thresholds_pct = serializers.ListField(
-        child=serializers.IntegerField(), default=[70, 90, 100], help_text="Percent, 1–200."
+        child=serializers.IntegerField(max_value=200),
+        max_length=20,
+        default=[70, 90, 100],
+        help_text="Percent, 1–200.",
     )
     training_max_run_hours = serializers.DecimalField(
         max_digits=10, decimal_places=2, min_value=0, required=False, allow_null=True
@@ -63,13 +69,15 @@ class BudgetWriteSerializer(serializers.Serializer):
     offer = serializers.IntegerField(
         required=False, allow_null=True, help_text="Offer used until one is approved."
     )
-    gpus_per_instance = serializers.IntegerField(min_value=1, default=1)
+    gpus_per_instance = serializers.IntegerField(
+        min_value=1, max_value=CARDS_PER_NODE_MAX, default=1
+    )
     price_per_million_tokens_in = _rate()
     price_per_million_tokens_out = _rate()
     storage_per_gib_month = _rate()
     cross_region_per_gib = _rate()
     assumed_tokens_in_per_request = serializers.IntegerField(
-        min_value=1, required=False, allow_null=True
+        min_value=1, max_value=TOKENS_PER_REQUEST_MAX, required=False, allow_null=True
     )
     version = serializers.IntegerField(
         required=False, help_text="Version edited; a stale version is refused with 409."

@@ -35,6 +35,7 @@ class BudgetForm(EditReasonMixin, forms.ModelForm):
     thresholds_pct = ThresholdsField(
         label=_("Alert thresholds (%)"),
         initial="70, 90, 100",
+        max_length=200,
         help_text=_(
             "Percent of the daily, the monthly and the total budget at which the owner is told."
         ),

@@ -3,15 +3,18 @@
 from decimal import Decimal
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.core.bounds import CARDS_PER_NODE_MAX, CURRENCY_CHOICES
 from apps.core.models import StoredFileRecord, TrackedModel
 from apps.costs.rules import DEFAULT_THRESHOLDS_PCT
 
 ZERO = Decimal("0")
+# Input tokens of one request, as far as the sizing's longest context.
+TOKENS_PER_REQUEST_MAX = 1_000_000_000
 
 
 def default_thresholds() -> list[int]:
@@ -42,7 +45,10 @@ class Budget(TrackedModel):
     case = models.OneToOneField(
         "cases.ProcurementCase", on_delete=models.CASCADE, related_name="budget"
     )
-    currency = models.CharField(_("currency"), max_length=3, default="USD")
+    # An ISO 4217 code; one saved before the list was enforced reads as stored.
+    currency = models.CharField(
+        _("currency"), max_length=3, choices=CURRENCY_CHOICES, default="USD"
+    )
     total_amount = _money(_("total budget"))
     monthly_amount = _money(_("monthly budget"))
     # docs/rules/costs.md asks for daily as well as monthly budget alerts; added after
@@ -71,7 +77,7 @@ class Budget(TrackedModel):
     gpus_per_instance = models.PositiveIntegerField(
         _("GPUs per instance"),
         default=1,
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(CARDS_PER_NODE_MAX)],
         help_text=_("How many GPUs one billed instance-hour covers."),
     )
     price_per_million_tokens_in = _rate(_("price per million input tokens"))
@@ -79,7 +85,10 @@ class Budget(TrackedModel):
     storage_per_gib_month = _rate(_("storage, per GiB-month"))
     cross_region_per_gib = _rate(_("cross-region traffic, per GiB"))
     assumed_tokens_in_per_request = models.PositiveIntegerField(
-        _("input tokens per request assumed by the sizing"), null=True, blank=True
+        _("input tokens per request assumed by the sizing"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(TOKENS_PER_REQUEST_MAX)],
     )
     history = HistoricalRecords()
     late_history_columns = ("daily_amount",)

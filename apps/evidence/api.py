@@ -20,6 +20,7 @@ from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
 from apps.cases.models import ProcurementCase
+from apps.core.bounds import CHANGE_REASON_MAX_LENGTH
 from apps.core.downloads import stored_file_api_response
 from apps.core.permissions import RolePermission
 from apps.core.uploads import UploadPolicy, api_refused
@@ -372,6 +373,10 @@ class HarnessTokenSerializer(serializers.ModelSerializer):
         return token.state(timezone.now())
 
 
+class RevokeTokenSerializer(serializers.Serializer):
+    change_reason = serializers.CharField(max_length=CHANGE_REASON_MAX_LENGTH)
+
+
 class HarnessTokenViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -425,7 +430,7 @@ class HarnessTokenViewSet(
         )
 
     @extend_schema(
-        request=inline_serializer("RevokeHarnessToken", {"change_reason": serializers.CharField()}),
+        request=RevokeTokenSerializer,
         responses={200: HarnessTokenSerializer},
     )
     @action(
@@ -436,10 +441,12 @@ class HarnessTokenViewSet(
     ) -> Response:
         token = self.get_object()
         body = request.data
-        reason = ((body.get("change_reason") if isinstance(body, dict) else None) or "").strip()
-
-        if not reason:
+        given = body.get("change_reason") if isinstance(body, dict) else None
+        if not (given if isinstance(given, str) else "").strip():
             raise exceptions.ValidationError({"change_reason": ["Say why the token is revoked."]})
+        checked = RevokeTokenSerializer(data={"change_reason": given})
+        checked.is_valid(raise_exception=True)
+        reason = checked.validated_data["change_reason"].strip()
         token = services.harness_token_revoke(actor=request.user, token=token, reason=reason)
         return Response(HarnessTokenSerializer(token).data)
 

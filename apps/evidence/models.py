@@ -6,6 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.core.bounds import REASON_MAX_LENGTH
 from apps.core.models import StoredFileRecord, TrackedModel
 
 
@@ -249,7 +250,7 @@ class Baseline(TrackedModel):
         related_name="baselines",
         verbose_name=_("evidence bundle"),
     )
-    pin_reason = models.TextField(_("why this run is the baseline"))
+    pin_reason = models.TextField(_("why this run is the baseline"), max_length=REASON_MAX_LENGTH)
     pinned_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.PROTECT,
@@ -266,7 +267,10 @@ class Baseline(TrackedModel):
         related_name="+",
         verbose_name=_("unpinned by"),
     )
-    unpin_reason = models.TextField(_("why it was unpinned"), blank=True)
+    # A replaced baseline's reason quotes the new one's: a little longer than what is typed.
+    unpin_reason = models.TextField(
+        _("why it was unpinned"), max_length=REASON_MAX_LENGTH + 100, blank=True
+    )
     history = HistoricalRecords()
 
     class Meta:

@@ -7,6 +7,13 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.core.bounds import (
+    CARDS_MAX,
+    CARDS_PER_NODE_MAX,
+    CURRENCY_CHOICES,
+    MONTHS_MAX,
+    TEXT_MAX_LENGTH,
+)
 from apps.core.models import TrackedModel
 from apps.offers.rules import SpecStatus
 
@@ -34,7 +41,7 @@ class Offer(TrackedModel):
         _("accelerator model"), max_length=100, help_text=_("e.g. 'NVIDIA H200 SXM 141GB'")
     )
     accelerator_count = models.PositiveIntegerField(
-        _("accelerator count"), validators=[MinValueValidator(1)]
+        _("accelerator count"), validators=[MinValueValidator(1), MaxValueValidator(CARDS_MAX)]
     )
     # Price of one GPU for one billing unit; for "reserved", the whole
     # reservation's price (apps.scorecards.pricing defines the normalisation).
@@ -47,7 +54,10 @@ class Offer(TrackedModel):
         validators=[MinValueValidator(Decimal("0"))],
         help_text=_("Per GPU per billing unit; for a reservation, the total for the term."),
     )
-    currency = models.CharField(_("currency"), max_length=3, default="USD")
+    # An ISO 4217 code; one saved before the list was enforced reads as stored.
+    currency = models.CharField(
+        _("currency"), max_length=3, choices=CURRENCY_CHOICES, default="USD"
+    )
     billing_basis = models.CharField(
         _("billing basis"), max_length=20, choices=BillingBasis.choices, blank=True
     )
@@ -61,9 +71,12 @@ class Offer(TrackedModel):
         help_text=_("Share of the contract value paid in advance, 0 to 1."),
     )
     contract_term_months = models.PositiveIntegerField(
-        _("contract term (months)"), null=True, blank=True, validators=[MinValueValidator(1)]
+        _("contract term (months)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MONTHS_MAX)],
     )
-    notes = models.TextField(_("notes"), blank=True)
+    notes = models.TextField(_("notes"), max_length=TEXT_MAX_LENGTH, blank=True)
     history = HistoricalRecords()
     # Not a column: attached by offers_of_case to the offers it reads.
     spec_status: SpecStatus
@@ -108,7 +121,10 @@ class DeclaredSpec(TrackedModel):
         validators=[MinValueValidator(Decimal("1"))],
     )
     cards_per_node = models.PositiveIntegerField(
-        _("cards per node"), null=True, blank=True, validators=[MinValueValidator(1)]
+        _("cards per node"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(CARDS_PER_NODE_MAX)],
     )
     intra_node_interconnect = models.CharField(
         _("intra-node interconnect"), max_length=20, choices=Interconnect.choices, blank=True

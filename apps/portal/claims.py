@@ -6,9 +6,13 @@ offer's clause checklist. The portal's forms, the reviewers' pages and the code
 that writes an accepted claim into its record all read this one list, and the
 permission that decides each section's answers.
 
-What the vendor types is kept as text, exactly; ``parse`` reads it as the record's
-field would (the same validators), so a claim the record would refuse is refused
-when it is proposed, not when it is accepted.
+What the vendor types is kept as text, exactly, except for a share: the offer's
+prepayment is typed in percent (30 for 30 %), as on the staff's offer form, and kept
+in the record's unit, a share of 1 ("0.3"), so every answer kept reads the same
+whenever it was given. ``stored_text`` turns what is typed into what is kept,
+``typed_text`` the other way; ``parse`` reads a kept text as the record's field would
+(the same validators), so a claim the record would refuse is refused when it is
+proposed, not when it is accepted.
 """
 
 from dataclasses import dataclass
@@ -18,8 +22,11 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 from apps.contracts.models import ChecklistItem, ContractTerms
+from apps.core.forms import PercentField
 from apps.offers.models import DeclaredSpec, Offer
 from apps.portal.models import ClaimSection, Proposal
 
@@ -31,6 +38,11 @@ class Claim:
     section: str
     model: type[models.Model]
     name: str
+    # A share of 1 on the record, typed and shown in percent.
+    percent: bool = False
+    # What the vendor reads instead of the record field's own label and help.
+    typed_label: Promise | None = None
+    typed_help: Promise | None = None
 
     @property
     def field(self) -> models.Field:
@@ -38,17 +50,39 @@ class Claim:
 
     @property
     def label(self) -> str:
-        return str(self.field.verbose_name)
+        return str(self.typed_label or self.field.verbose_name)
 
     @property
     def help_text(self) -> str:
-        return str(self.field.help_text)
+        return str(self.typed_help or self.field.help_text)
 
     def form_field(self) -> forms.Field:
         """The form field of the record's field, never required (the vendor may skip it)."""
         field = self.field.formfield(required=False)
         assert field is not None
         return field
+
+    def typed_field(self) -> forms.Field:
+        """The form field a person types the claim into (in percent for a share)."""
+        if self.percent:
+            return PercentField(required=False)
+        return self.form_field()
+
+    def stored_text(self, typed: str) -> str:
+        """What is kept for ``typed``: a share typed in percent is kept as a share of 1.
+
+        A ValidationError says what is wrong with a share, in percent."""
+        typed = typed.strip()
+        if not self.percent or not typed:
+            return typed
+        return self.as_text(self.typed_field().clean(typed))
+
+    def typed_text(self, stored: str) -> str:
+        """A kept text as the person would type it (a share of 1 back in percent)."""
+        if not self.percent:
+            return stored
+        percent = _in_percent(stored)
+        return stored if percent is None else percent
 
     def parse(self, text: str) -> Any:
         """The record's value for ``text``, or a ValidationError saying what is wrong."""
@@ -72,6 +106,9 @@ class Claim:
 
     def display(self, text: str) -> str:
         """A proposed or accepted value as a reader sees it (choices by their label)."""
+        if self.percent:
+            percent = _in_percent(text)
+            return text if percent is None else f"{percent} %"
         # By the value as text: a yes/no claim is kept as "True" / "False".
         choices = {str(value): label for value, label in self.field.flatchoices}
         return str(choices.get(text, text))
@@ -85,6 +122,15 @@ class Claim:
 
     def current(self, offer: Offer) -> str:
         return self.text_on(self.record_of(offer))
+
+
+def _in_percent(stored: str) -> str | None:
+    """A share of 1 kept as text, in percent ("0.3" → "30"); None for anything else."""
+    try:
+        share = Decimal(stored.strip())
+    except ArithmeticError:
+        return None
+    return format((share * 100).normalize(), "f") if share.is_finite() else None
 
 
 def _claims(section: str, model: type[models.Model], *names: str) -> tuple[Claim, ...]:
@@ -117,7 +163,16 @@ COMMERCIAL_CLAIMS = _claims(
     "unit_price",
     "currency",
     "contract_term_months",
-    "prepayment_ratio",
+) + (
+    # Typed in percent, as on the staff's offer form (docs/rules/portal.md#what-the-vendor-types).
+    Claim(
+        ClaimSection.COMMERCIAL,
+        Offer,
+        "prepayment_ratio",
+        percent=True,
+        typed_label=_("Prepayment (%)"),
+        typed_help=_("Share of the contract value paid in advance, in percent: 30 means 30 %."),
+    ),
 )
 EXIT_CLAIMS = _claims(
     ClaimSection.EXIT,

@@ -12,7 +12,7 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
 from apps.evidence.datasheet import SKUS
-from apps.portal.models import DocumentKind
+from apps.portal.models import DocumentKind, Proposal
 from apps.portal.selectors import ClaimRow
 from apps.portal.services.invitations import MAX_DAYS
 from apps.portal.services.proposals import (
@@ -25,6 +25,8 @@ from apps.portal.services.proposals import (
 from apps.portal.services.review import Decision
 
 NUMBER_TYPES = (forms.DecimalField, forms.IntegerField, forms.FloatField)
+# The longest answer kept (a proposal's value).
+ANSWER_MAX = Proposal._meta.get_field("value").max_length
 # The section page's answer fields sit in each claim's own box, beside that claim's reply
 # form; they belong to the one answers form by this id (HTML forms cannot nest).
 ANSWERS_FORM = "answers"
@@ -39,7 +41,7 @@ def _answer_field(row: ClaimRow) -> forms.Field:
             max_length=CLAUSE_ANSWER_MAX + 1000,  # the service says the limit in its words
             widget=forms.Textarea(attrs={"rows": 3, "form": ANSWERS_FORM}),
         )
-    model_field = row.claim.form_field()
+    model_field = row.claim.typed_field()
     choices = getattr(model_field, "choices", None)
     if choices:
         widget: forms.Widget = forms.Select(
@@ -52,7 +54,14 @@ def _answer_field(row: ClaimRow) -> forms.Field:
         )
     else:
         widget = forms.TextInput(attrs={"form": ANSWERS_FORM})
-    return forms.CharField(label=capfirst(row.label), required=False, strip=False, widget=widget)
+    return forms.CharField(
+        label=capfirst(row.label),
+        required=False,
+        strip=False,
+        # The record refuses more in its own words; this only bounds what is read.
+        max_length=ANSWER_MAX,
+        widget=widget,
+    )
 
 
 class SectionForm(forms.Form):
@@ -69,7 +78,9 @@ class SectionForm(forms.Form):
         for row in self.rows:
             self.fields[row.key] = _answer_field(row)
             if row.proposal is not None:
-                self.fields[row.key].initial = row.proposal.value
+                kept = row.proposal.value
+                # As the vendor typed it: a share kept as 0.3 shows as 30 (percent).
+                self.fields[row.key].initial = row.claim.typed_text(kept) if row.claim else kept
             if row.claim is None:
                 reference = forms.CharField(
                     label=_("Clause reference"),

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
+from apps.core.bounds import CHANGE_REASON_MAX_LENGTH
 from apps.core.permissions import RolePermission
 from apps.offers.models import Offer
 from apps.scorecards import services
@@ -110,7 +111,9 @@ class ScorecardSerializer(serializers.ModelSerializer):
         help_text="Criterion key → {score 0–5 or null, comment}. Omitted criteria count as 0.",
     )
     version = serializers.IntegerField(required=False)
-    change_reason = serializers.CharField(write_only=True, required=False, allow_blank=True)
+    change_reason = serializers.CharField(
+        write_only=True, required=False, allow_blank=True, max_length=CHANGE_REASON_MAX_LENGTH
+    )
 
     class Meta:
         model = Scorecard

@@ -8,6 +8,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.core.bounds import CHANGE_REASON_MAX_LENGTH, REASON_MAX_LENGTH
 from apps.core.models import TrackedModel
 from apps.scorecards.scoring import SCORE_MAX, Criterion, criterion_label, weights_errors
 
@@ -20,7 +21,7 @@ class CriteriaSet(TrackedModel):
     )
     revision = models.PositiveIntegerField(_("revision"))
     criteria = models.JSONField(_("criteria"), help_text=_("[{key, label, weight}] in order"))
-    note = models.TextField(_("note"), blank=True)
+    note = models.TextField(_("note"), max_length=CHANGE_REASON_MAX_LENGTH, blank=True)
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -85,7 +86,7 @@ class ScoreEntry(TrackedModel):
     score = models.PositiveSmallIntegerField(
         _("score"), null=True, blank=True, validators=[MaxValueValidator(SCORE_MAX)]
     )
-    comment = models.TextField(_("comment"), blank=True)
+    comment = models.TextField(_("comment"), max_length=REASON_MAX_LENGTH, blank=True)
     history = HistoricalRecords()
 
     class Meta:

@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from apps.core.models import TrackedModel
+from apps.sizing.inputs import INPUT_MAX
 
 DTYPE_CHOICES = [
     ("fp32", "FP32"),
@@ -40,12 +41,36 @@ class ComputeDemand(TrackedModel):
     model_preset = models.CharField(_("model preset"), max_length=50, blank=True)
     # Custom architecture, used when no preset is chosen.
     model_name = models.CharField(_("model name"), max_length=100, blank=True)
-    parameters = models.BigIntegerField(_("parameters"), null=True, blank=True)
-    layers = models.PositiveIntegerField(_("layers"), null=True, blank=True)
-    hidden_size = models.PositiveIntegerField(_("hidden size"), null=True, blank=True)
-    attention_heads = models.PositiveIntegerField(_("attention heads"), null=True, blank=True)
-    kv_heads = models.PositiveIntegerField(_("KV heads"), null=True, blank=True)
-    head_dim = models.PositiveIntegerField(_("head dimension"), null=True, blank=True)
+    parameters = models.BigIntegerField(
+        _("parameters"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(INPUT_MAX["parameters"])],
+    )
+    layers = models.PositiveIntegerField(
+        _("layers"), null=True, blank=True, validators=[MaxValueValidator(INPUT_MAX["layers"])]
+    )
+    hidden_size = models.PositiveIntegerField(
+        _("hidden size"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(INPUT_MAX["hidden_size"])],
+    )
+    attention_heads = models.PositiveIntegerField(
+        _("attention heads"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(INPUT_MAX["attention_heads"])],
+    )
+    kv_heads = models.PositiveIntegerField(
+        _("KV heads"), null=True, blank=True, validators=[MaxValueValidator(INPUT_MAX["kv_heads"])]
+    )
+    head_dim = models.PositiveIntegerField(
+        _("head dimension"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(INPUT_MAX["head_dim"])],
+    )
     weight_dtype = models.CharField(_("weight dtype"), max_length=8, choices=DTYPE_CHOICES)
     card_memory_gib = models.DecimalField(
         _("card memory (GiB)"),
@@ -65,19 +90,36 @@ class ComputeDemand(TrackedModel):
         _("KV-cache dtype"), max_length=8, choices=DTYPE_CHOICES, blank=True
     )
     context_tokens = models.PositiveIntegerField(
-        _("context length (tokens)"), null=True, blank=True
+        _("context length (tokens)"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(INPUT_MAX["context_tokens"])],
     )
     target_concurrency = models.PositiveIntegerField(
-        _("target concurrent sequences"), null=True, blank=True
+        _("target concurrent sequences"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(INPUT_MAX["target_concurrency"])],
     )
     tensor_parallel = models.PositiveIntegerField(
-        _("cards per instance (tensor parallel)"), null=True, blank=True
+        _("cards per instance (tensor parallel)"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(INPUT_MAX["tensor_parallel"])],
     )
     # Training inputs.
     micro_batch_sequences = models.PositiveIntegerField(
-        _("micro-batch (sequences per card)"), null=True, blank=True
+        _("micro-batch (sequences per card)"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(INPUT_MAX["micro_batch_sequences"])],
     )
-    sequence_tokens = models.PositiveIntegerField(_("sequence length"), null=True, blank=True)
+    sequence_tokens = models.PositiveIntegerField(
+        _("sequence length"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(INPUT_MAX["sequence_tokens"])],
+    )
     optimizer = models.CharField(_("optimizer"), max_length=20, blank=True)
     gradient_checkpointing = models.BooleanField(_("gradient checkpointing"), default=False)
     # The plan the offers are checked against (apps.sizing.fit): added after history rows
@@ -86,14 +128,14 @@ class ComputeDemand(TrackedModel):
         _("data-parallel replicas"),
         null=True,
         blank=True,
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(INPUT_MAX["data_parallel_replicas"])],
         help_text=_("Training: copies of the model trained side by side; blank means one."),
     )
     checkpoints_kept = models.PositiveIntegerField(
         _("checkpoints kept on local disk"),
         null=True,
         blank=True,
-        validators=[MinValueValidator(1)],
+        validators=[MinValueValidator(1), MaxValueValidator(INPUT_MAX["checkpoints_kept"])],
         help_text=_("Training: blank means two, the one being written and the last good one."),
     )
     hours_needed = models.DecimalField(

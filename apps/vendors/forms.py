@@ -6,7 +6,11 @@ from apps.vendors.services import EDITABLE_FIELDS
 
 
 class VendorForm(forms.ModelForm):
-    website = forms.URLField(required=False, assume_scheme="https")
+    website = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        max_length=Vendor._meta.get_field("website").max_length,
+    )
 
     class Meta:
         model = Vendor

@@ -4,6 +4,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.core.bounds import TEXT_MAX_LENGTH
 from apps.core.models import TrackedModel
 
 
@@ -22,7 +23,7 @@ class Vendor(TrackedModel):
         blank=True,
         help_text=_("Data-centre regions offered, comma separated."),
     )
-    contacts = models.TextField(_("contacts"), blank=True)
+    contacts = models.TextField(_("contacts"), max_length=TEXT_MAX_LENGTH, blank=True)
     website = models.URLField(_("website"), blank=True)
     history = HistoricalRecords()
 

@@ -231,7 +231,7 @@ def test_a_stale_version_is_a_conflict(browser_as, world):
     [
         ("spec", "memory_per_card_gib", "-5", "tariq"),
         ("spec", "cards_per_node", "eight", "tariq"),
-        ("commercial", "prepayment_ratio", "7", "priya"),
+        ("commercial", "prepayment_ratio", "170", "priya"),  # percent: at most 100
         ("exit", "sla_availability_pct", "140", "lena"),
     ],
 )

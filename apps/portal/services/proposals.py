@@ -133,6 +133,8 @@ def _answers_read(
             if not text:
                 continue
             try:
+                # Kept in the record's unit (a prepayment typed in percent, as a share).
+                text = claim.stored_text(text)
                 claim.parse(text)
             except ValidationError as error:
                 errors[name] = error.messages

@@ -170,10 +170,14 @@ def proposal_decide(
             "review_note": note,
         }
         if decision in (Decision.ACCEPT, Decision.EDIT):
-            text = current.value if decision == Decision.ACCEPT else (value or "")
             reason = _reason(current, actor=actor, decision=decision, note=note)
             fields["accepted_value"] = _apply(
-                actor=actor, proposal=current, text=text, reason=reason
+                actor=actor,
+                proposal=current,
+                # The vendor's answer as kept, or the reviewer's correction as typed.
+                text=current.value if decision == Decision.ACCEPT else (value or ""),
+                typed=decision == Decision.EDIT,
+                reason=reason,
             )
         decided = tracked_update(
             current,
@@ -186,14 +190,15 @@ def proposal_decide(
     return decided
 
 
-def _apply(*, actor, proposal: Proposal, text: str, reason: str) -> str:
-    """Write ``text`` into the proposal's record; the text kept as accepted."""
+def _apply(*, actor, proposal: Proposal, text: str, typed: bool, reason: str) -> str:
+    """Write ``text`` (as kept, or as a person typed it) into the proposal's record; the
+    text kept as accepted."""
     offer = proposal.invitation.offer
     if proposal.section == ClaimSection.CLAUSE:
         return _clause_apply(actor=actor, proposal=proposal, offer=offer, text=text, reason=reason)
     claim = claim_named(proposal.section, proposal.claim)
     try:
-        parsed = claim.parse(text)
+        parsed = claim.parse(claim.stored_text(text) if typed else text)
     except ValidationError as error:
         raise ValidationError({"value": error.messages}) from None
     try:
