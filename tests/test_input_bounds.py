@@ -77,6 +77,8 @@ SERVER_WRITTEN_NUMBERS = {
     "workloads.WorkloadSet.item_count",
     "portal.OneTimeCode.attempts",
     "portal.VendorDocument.size_bytes",
+    "core.WebhookDelivery.attempt",
+    "core.WebhookDelivery.status_code",  # the receiver's answer
     # Read from a vendor's bill: its reader bounds each cell (tests/costs/test_input_boundaries.py).
     "costs.CostPeriod.tokens_in",
     "costs.CostPeriod.tokens_out",
@@ -91,6 +93,9 @@ SERVER_WRITTEN_TEXT = {
     "approvals.FindingAcceptance.facts",  # the finding as the rule stated it
     "approvals.FindingAcceptance.message",
     "acceptance.AcceptanceSignOff.void_reason",
+    "core.Notification.summary",  # the sentence the event's own area wrote
+    "core.WebhookDelivery.body",  # the payload as sent
+    "core.WebhookDelivery.error",  # the receiver's answer, or why none came
 }
 
 

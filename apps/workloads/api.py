@@ -116,7 +116,7 @@ class SetBodyParser(UnreadBodyParser):
 class WorkloadSetFormSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="The JSONL set")
     kind = serializers.ChoiceField(choices=SetKind.values, required=False)
-    name = serializers.CharField(required=False)
+    name = serializers.CharField(required=False, max_length=100)
 
 
 class CaseSetUploadView(APIView):
