@@ -605,6 +605,9 @@ PORTAL_INVITATION_DAYS = env_int("PORTAL_INVITATION_DAYS", 14)
 PORTAL_CODE_MINUTES = env_int("PORTAL_CODE_MINUTES", 10)
 PORTAL_SESSION_SECONDS = env_int("PORTAL_SESSION_SECONDS", 2 * 60 * 60)
 PORTAL_DOCUMENT_MAX_BYTES = env_int("PORTAL_DOCUMENT_MAX_BYTES", 20 * 1024 * 1024)
+# What one invitation takes in all: a count of documents and their bytes together.
+PORTAL_DOCUMENTS_PER_INVITATION = env_int("PORTAL_DOCUMENTS_PER_INVITATION", 50)
+PORTAL_DOCUMENTS_TOTAL_MAX_BYTES = env_int("PORTAL_DOCUMENTS_TOTAL_MAX_BYTES", 200 * 1024 * 1024)
 
 # Signed audit packets. Development signs with a self-signed key made on first
 # use in PACKET_SIGNING_DIR; production sets either a PKCS#12 file and its

@@ -173,3 +173,17 @@ def test_the_portal_speaks_chinese_to_a_chinese_browser(client, priya):
     open_portal(client, invitation)
     page = client.get(reverse("portal:home", args=[secret]), HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert "按部分列出的答复" in page.text and "退出与数据处理" in page.text
+
+
+def test_a_stream_of_wrong_codes_fills_no_table(client, priya):
+    """Refused codes are put in the history up to what the live codes of an hour allow,
+    then once more saying the count stops; every guess is refused all the same."""
+    from apps.portal.services.codes import REFUSALS_RECORDED_PER_HOUR
+
+    invitation, secret = make_invitation(priya)
+    start = reverse("portal:start", args=[secret])
+    for _ in range(REFUSALS_RECORDED_PER_HOUR + 15):  # no live code: nothing to void
+        assert client.post(start, {"code": "000000"}).status_code in (400, 429)
+    refused = invitation.uses.filter(kind=UseKind.CODE_REFUSED)
+    assert refused.count() == REFUSALS_RECORDED_PER_HOUR
+    assert "further refusals this hour" in refused.order_by("pk").last().detail

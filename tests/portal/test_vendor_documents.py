@@ -167,3 +167,26 @@ def test_a_store_that_cannot_be_reached_keeps_no_record(client, priya, lone_s3):
     assert "The file store cannot be reached just now" in page.text
     assert not VendorDocument.objects.filter(invitation=invitation).exists()
     assert not InvitationUse.objects.filter(invitation=invitation, kind=UseKind.UPLOADED).exists()
+
+
+def test_an_invitation_takes_so_many_documents_and_bytes_in_all(
+    client, portal, settings, stored_files
+):
+    """A vendor cannot fill the store through one invitation: past the count or the total
+    size, the upload is refused whole, saying how to send more."""
+    invitation, secret = portal
+    settings.PORTAL_DOCUMENTS_PER_INVITATION = 2
+    assert _upload(client, secret, "one.pdf", PDF).status_code == 302
+    assert _upload(client, secret, "two.pdf", PDF).status_code == 302
+    refused = _upload(client, secret, "three.pdf", PDF)
+    assert refused.status_code == 400 and "already holds 2 documents" in refused.text
+    assert VendorDocument.objects.filter(invitation=invitation).count() == 2
+    assert len(stored_files()) == 2
+
+    settings.PORTAL_DOCUMENTS_PER_INVITATION = 50
+    settings.PORTAL_DOCUMENTS_TOTAL_MAX_BYTES = 3 * len(PDF) - 1
+    refused = _upload(client, secret, "three.pdf", PDF)
+    assert refused.status_code == 400 and "over" in refused.text and "in all" in refused.text
+    assert VendorDocument.objects.filter(invitation=invitation).count() == 2
+    assert len(stored_files()) == 2
+    assert InvitationUse.objects.filter(invitation=invitation, kind=UseKind.UPLOADED).count() == 2

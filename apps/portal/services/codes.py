@@ -21,11 +21,15 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from apps.portal.models import OneTimeCode, UseKind, VendorInvitation
+from apps.portal.models import InvitationUse, OneTimeCode, UseKind, VendorInvitation
 from apps.portal.services.invitations import EmailNotSent, use_record
 
 MAX_TRIES = 5
 MAX_CODES_PER_HOUR = 5
+# Refused codes put in the history, per invitation and hour: as many as the live codes of
+# an hour can be refused. Past that the history says once that it stops counting them, so
+# a stream of guesses fills no table (the guesses themselves stay refused all the same).
+REFUSALS_RECORDED_PER_HOUR = MAX_TRIES * MAX_CODES_PER_HOUR
 
 
 def _digest(invitation: VendorInvitation, code: str) -> str:
@@ -98,5 +102,28 @@ def code_check(*, invitation: VendorInvitation, code: str) -> bool:
                 if live.attempts >= MAX_TRIES:
                     live.used_at = now
             live.save(update_fields=["used_at", "attempts"])
-        use_record(invitation=invitation, kind=UseKind.SIGNED_IN if right else UseKind.CODE_REFUSED)
+        if right:
+            use_record(invitation=invitation, kind=UseKind.SIGNED_IN)
+        else:
+            _refusal_record(invitation, now=now)
     return right
+
+
+def _refusal_record(invitation: VendorInvitation, *, now) -> None:
+    """A refused code in the history, within ``REFUSALS_RECORDED_PER_HOUR`` an hour."""
+    recorded = InvitationUse.objects.filter(
+        invitation=invitation,
+        kind=UseKind.CODE_REFUSED,
+        created_at__gt=now - timedelta(hours=1),
+    ).count()
+    if recorded < REFUSALS_RECORDED_PER_HOUR - 1:
+        use_record(invitation=invitation, kind=UseKind.CODE_REFUSED)
+    elif recorded == REFUSALS_RECORDED_PER_HOUR - 1:
+        use_record(
+            invitation=invitation,
+            kind=UseKind.CODE_REFUSED,
+            detail=(
+                f"{REFUSALS_RECORDED_PER_HOUR} codes refused within an hour: further "
+                "refusals this hour are refused without a record each"
+            ),
+        )

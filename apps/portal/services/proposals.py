@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.db.models import Count, Sum
 from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils import translation
@@ -335,6 +336,36 @@ def _document_read(upload) -> tuple[dict[str, Any], bytes]:
     }, raw
 
 
+def _documents_room_check(invitation: VendorInvitation, *, size: int) -> None:
+    """An invitation takes at most ``PORTAL_DOCUMENTS_PER_INVITATION`` documents and
+    ``PORTAL_DOCUMENTS_TOTAL_MAX_BYTES`` in all; the one past either is refused whole."""
+    held = VendorDocument.objects.filter(invitation=invitation).aggregate(
+        count=Count("pk"), size=Sum("size_bytes")
+    )
+    most = settings.PORTAL_DOCUMENTS_PER_INVITATION
+    total = settings.PORTAL_DOCUMENTS_TOTAL_MAX_BYTES
+    if held["count"] >= most:
+        raise ValidationError(
+            {
+                "file": _(
+                    "This invitation already holds %(count)d documents, the most it takes. "
+                    "Ask the buyer for a new invitation to send more."
+                )
+                % {"count": most}
+            }
+        )
+    if (held["size"] or 0) + size > total:
+        raise ValidationError(
+            {
+                "file": _(
+                    "This file would bring the documents of this invitation over "
+                    "%(total)s in all. Ask the buyer for a new invitation to send more."
+                )
+                % {"total": filesizeformat(total)}
+            }
+        )
+
+
 def document_upload(
     *, invitation: VendorInvitation, kind: str, description: str, upload
 ) -> VendorDocument:
@@ -355,6 +386,7 @@ def document_upload(
     try:
         with transaction.atomic():
             current = _invitation_lock(invitation)
+            _documents_room_check(current, size=len(raw))
             # A fresh name per upload: no file is ever overwritten, whatever it was called.
             wanted = f"portal/{current.offer_id}/{current.pk}/{uuid.uuid4().hex}{extension}"
             saved = default_storage.save(wanted, ContentFile(raw))
