@@ -260,8 +260,12 @@ def module_db(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=hashers):
         # The module's world is built on the migrated template, whatever ran before in
         # this process (a flush it did not undo would leave no roles or clause templates).
-        if _database_state and test_database.emptied():
-            test_database.restore(_database_state[0])
+        if _database_state:
+            from django.db import connection
+
+            connection.ensure_connection()  # closed after a flush, it would say nothing
+            if test_database.emptied():
+                test_database.restore(_database_state[0])
         outer = transaction.atomic()
         outer.__enter__()
         try:

@@ -48,6 +48,7 @@ from tests.acceptance.factories import make_evidence
 from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case
 from tests.costs.factories import CLEAN, IDLE, TRAINING_HEADER, make_budget, make_import
+from tests.factories import restore_default_templates
 from tests.workloads.factories import BUILT_IN, load_test_summary, upload_set
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -292,6 +293,7 @@ WORLDS: dict[str, Callable[[World], None]] = {
 
 @pytest.fixture(scope="module")
 def _ready(module_people):
+    restore_default_templates()  # published by the migrations, whatever ran before
     case, offer, _offers = make_ready_case(module_people, offers=1)
     return World(case=case, offer=offer, people=module_people)
 
