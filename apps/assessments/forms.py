@@ -8,15 +8,21 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.assessments.audit_facts import ENCRYPTION_CHOICES, normal_sha256
 from apps.assessments.models import ExportedDataset, ModelWeightFile, validate_attachment_size
-from apps.assessments.questions import QUESTIONS, blocks
-from apps.assessments.rules import MECHANISM_STATUS_CHOICES
+from apps.assessments.questions import EXIT_READINESS_KEYS, QUESTIONS, YES, blocks
+from apps.assessments.rules import HARDWARE_HARD_KEYS, MECHANISM_STATUS_CHOICES
 from apps.core.bounds import DAYS_MAX, REASON_MAX_LENGTH, TEXT_MAX_LENGTH
 from apps.core.formats import number
 from apps.core.storage import StoredFileInput
 from apps.core.uploads import EVIDENCE_DOCUMENTS
 
+# The answers whose "yes" counts for the approval only with its evidence, a note or an
+# attachment (docs/rules/data-export.md#hard-requirements): asked for here, on saving,
+# rather than found missing at the approval.
+EVIDENCE_KEYS = frozenset(EXIT_READINESS_KEYS + HARDWARE_HARD_KEYS)
+
 
 class AssessmentForm(forms.Form):
+    evidence_keys = EVIDENCE_KEYS
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
     jurisdiction = forms.CharField(
         label=_("Jurisdiction assessed"),
@@ -81,7 +87,25 @@ class AssessmentForm(forms.Form):
         cleaned = self.cleaned_data
         if self.editing and not (cleaned.get("change_reason") or "").strip():
             self.add_error("change_reason", _("Say why you are changing this assessment."))
+        for key in sorted(EVIDENCE_KEYS):
+            if self._evidence_missing(key):
+                self.add_error(
+                    f"{key}__note",
+                    _(
+                        "The approval counts this yes only with its evidence: write it here "
+                        "or attach the document."
+                    ),
+                )
         return cleaned
+
+    def _evidence_missing(self, key: str) -> bool:
+        cleaned = self.cleaned_data
+        if cleaned.get(key) != YES or (cleaned.get(f"{key}__note") or "").strip():
+            return False
+        upload = cleaned.get(f"{key}__attachment")
+        if isinstance(upload, UploadedFile):
+            return False
+        return upload is False or not self.initial.get(f"{key}__attachment")
 
     def blocks(self):
         """(block title, [(question, value, number, note, attachment) bound fields])."""

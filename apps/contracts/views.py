@@ -8,7 +8,7 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -112,7 +112,16 @@ def _checklist_page(
     terms_form = ContractTermsForm(
         posted, initial=vars(terms_values(saved_terms.record)), prefix="terms"
     )
-    if posted is not None and _both_valid(formset, save_form, terms_form):
+    one_item = _posted_item(posted)
+    if one_item is not None:
+        saved = _save_one_item(request, state.checklist, formset, save_form, one_item)
+        if saved is not None:
+            # The other rows keep what the reader typed, unsaved, at the checklist's new
+            # version: the page shows them as entries, not as refusals.
+            formset, save_form, terms_form = _entries_kept(
+                formset, save_form, terms_form, version=saved.version
+            )
+    elif posted is not None and _both_valid(formset, save_form, terms_form):
         try:
             services.checklist_save(
                 actor=request.user,
@@ -210,6 +219,67 @@ def _findings(saved_terms: OfferTerms, row: ItemRow | None) -> list:
     if row is None:
         return []
     return [f for line in saved_terms.lines_for(row.item.key) for f in line.findings]
+
+
+def _posted_item(posted: QueryDict | None) -> int | None:
+    """The item whose own "Save this item" button was pressed, if one was."""
+    if posted is None:
+        return None
+    try:
+        return int(posted.get("save_item", ""))
+    except ValueError:
+        return None
+
+
+def _save_one_item(
+    request: HttpRequest,
+    checklist: ClauseChecklist,
+    formset: forms.BaseFormSet,
+    save_form: ChecklistSaveForm,
+    item_pk: int,
+) -> ClauseChecklist | None:
+    """Save one row of the checklist on its own, a draft of the whole; the checklist
+    after it, or None with the row's (or the save's) errors on the forms."""
+    row_form = next((form for form in formset.forms if _posted_id(form) == item_pk), None)
+    if row_form is None:
+        save_form.add_error(None, _("This item is not on the checklist."))
+        return None
+    save_form.fields["change_reason"].required = False
+    if not (row_form.is_valid() and save_form.is_valid()):
+        return None
+    reason = save_form.cleaned_data["change_reason"].strip()
+    try:
+        saved = services.checklist_save(
+            actor=request.user,
+            checklist=checklist,
+            items=[row_form.row()],
+            reason=reason or "Saved item by item",
+            expected_version=save_form.cleaned_data.get("version"),
+        )
+    except SERVICE_ERRORS as error:
+        _apply_row_errors([row_form], save_form, error)
+        return None
+    messages.success(request, _("Item saved. The other rows are kept as you typed them, unsaved."))
+    return saved
+
+
+def _entries_kept(
+    formset: forms.BaseFormSet,
+    save_form: ChecklistSaveForm,
+    terms_form: ContractTermsForm,
+    *,
+    version: int,
+) -> tuple[forms.BaseFormSet, ChecklistSaveForm, ContractTermsForm]:
+    """Unbound forms holding what the reader typed in every row (saved or not)."""
+    rows = [{name: form[name].value() for name in form.fields} for form in formset.forms]
+    kept_formset = ChecklistItemFormSet(initial=rows, prefix="items")
+    kept_save = ChecklistSaveForm(
+        initial={"version": version, "change_reason": save_form["change_reason"].value()}
+    )
+    kept_terms = ContractTermsForm(
+        initial={name: terms_form[name].value() for name in terms_form.fields}, prefix="terms"
+    )
+    return kept_formset, kept_save, kept_terms
 
 
 def _apply_row_errors(

@@ -29,6 +29,11 @@ urlpatterns = [
         name="proposal-decide",
     ),
     path(
+        "offers/<int:offer_pk>/vendor/answers/<slug:section>/decide/",
+        views.section_decide,
+        name="section-decide",
+    ),
+    path(
         "offers/<int:offer_pk>/vendor/documents/<int:pk>/decide/",
         views.document_decide,
         name="document-decide",

@@ -5,13 +5,16 @@ On the vendor's side every record is looked up through ``request.invitation``; o
 organisation's, through the offer.
 """
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.forms import Form
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -35,9 +38,12 @@ from apps.portal.forms import (
     ReplyForm,
     RevokeForm,
     SectionForm,
+    SectionRowForm,
 )
 from apps.portal.models import ClaimSection, InvitationState, ProposalStatus
 from apps.portal.selectors import (
+    AnswerRow,
+    AnswerSection,
     ClaimRow,
     answers_of,
     datasheet_answers,
@@ -424,19 +430,70 @@ def invitation_revoke_view(request: HttpRequest, offer_pk: int, pk: int) -> Http
     return redirect("portal:invitations", offer_pk=offer.pk)
 
 
+@dataclass
+class ReviewSection:
+    """A section of the answers page: its rows, each with its row of the section's form
+    where the reader may decide it."""
+
+    key: str
+    label: str
+    rows: list[tuple[AnswerRow, SectionRowForm | None]]
+
+    @property
+    def decidable(self) -> bool:
+        return any(form is not None for _row, form in self.rows)
+
+
+def _row_form(row: AnswerRow, data: QueryDict | None = None) -> SectionRowForm | None:
+    if not row.can_decide:
+        return None
+    proposal = row.proposal
+    return SectionRowForm(
+        data,
+        prefix=f"p{proposal.pk}",
+        initial={"version": proposal.version},
+        open_invitation=proposal.invitation.state == InvitationState.OPEN,
+    )
+
+
+def _review_sections(
+    sections: list[AnswerSection], *, posted: str = "", data: QueryDict | None = None
+) -> list[ReviewSection]:
+    """The page's sections, the one just posted (``posted``) with the reader's entries."""
+    return [
+        ReviewSection(
+            section.key,
+            section.label,
+            [
+                (row, _row_form(row, data if section.key == posted else None))
+                for row in section.rows
+            ],
+        )
+        for section in sections
+    ]
+
+
 def _answers_page(
-    request: HttpRequest, offer: Offer, *, problems: list[str] | None = None, status: int = 200
+    request: HttpRequest,
+    offer: Offer,
+    *,
+    problems: list[str] | None = None,
+    status: int = 200,
+    sections: list[ReviewSection] | None = None,
+    checklist_missing: bool = False,
 ) -> HttpResponse:
+    if sections is None:
+        sections = _review_sections(answers_of(offer, actor=request.user))
     return render(
         request,
         "portal/staff/answers.html",
         {
             "offer": offer,
             "case": offer.case,
-            "sections": answers_of(offer, actor=request.user),
+            "sections": sections,
             "documents": documents_of(offer),
             "problems": problems or [],
-            "decision_form": ProposalDecisionForm(),
+            "checklist_missing": checklist_missing,
             "document_form": DocumentDecisionForm(),
         },
         status=status,
@@ -483,9 +540,81 @@ def proposal_decide(request: HttpRequest, offer_pk: int, pk: int) -> HttpRespons
         )
     except (ValidationError, ConcurrentEditError, EmailNotSent) as error:
         refusal, status = _refusal(error)
-        return _answers_page(request, offer, problems=refusal, status=status)
+        return _answers_page(
+            request,
+            offer,
+            problems=refusal,
+            status=status,
+            checklist_missing=isinstance(error, review.NoChecklist),
+        )
     messages.success(request, _("Decision recorded."))
-    return redirect("portal:answers", offer_pk=offer.pk)
+    return _back_to(offer, f"proposal-{proposal.pk}")
+
+
+def _back_to(offer: Offer, anchor: str) -> HttpResponse:
+    """The answers page, scrolled back to where the reader was."""
+    return redirect(reverse("portal:answers", args=[offer.pk]) + f"#{anchor}")
+
+
+@role_required("portal.change_proposal")
+@require_POST
+def section_decide(request: HttpRequest, offer_pk: int, section: str) -> HttpResponse:
+    """One section's review form: a decision per row, or every answer still awaiting
+    review accepted as proposed; recorded together, or not at all."""
+    offer = offer_get_for(request.user, offer_pk)
+    if section not in ClaimSection.values:
+        raise Http404(_("No such section."))
+    answers = answers_of(offer, actor=request.user)
+    sections = _review_sections(answers, posted=section, data=request.POST)
+    (current,) = [s for s in sections if s.key == section] or [ReviewSection(section, "", [])]
+    if not current.decidable:
+        raise PermissionDenied(_("Nothing in this section awaits your decision."))
+    accept_all = "accept_all" in request.POST
+    rows, problems = [], []
+    for row, form in current.rows:
+        if form is None:
+            continue
+        if not form.is_valid():
+            problems += [f"{row.label}: {message}" for message in _form_problems(form)]
+            continue
+        data = form.cleaned_data
+        decision = data["decision"]
+        if not decision and accept_all and row.proposal.invitation.state == InvitationState.OPEN:
+            decision = review.Decision.ACCEPT
+        if decision:
+            rows.append(
+                review.RowDecision(
+                    proposal=row.proposal,
+                    decision=decision,
+                    note=data["note"],
+                    value=data["value"],
+                    version=data["version"],
+                )
+            )
+    if problems:
+        return _answers_page(request, offer, problems=problems, status=400, sections=sections)
+    try:
+        decided = review.section_decide(actor=request.user, section=section, rows=rows)
+    except review.RowRefused as refused:
+        refusal, status = _refusal(refused.error)
+        return _answers_page(
+            request,
+            offer,
+            problems=[f"{refused.label}: {message}" for message in refusal],
+            status=status,
+            sections=sections,
+            checklist_missing=isinstance(refused.error, review.NoChecklist),
+        )
+    except ValidationError as error:
+        return _answers_page(
+            request, offer, problems=list(error.messages), status=400, sections=sections
+        )
+    messages.success(
+        request,
+        ngettext("%(count)d decision recorded.", "%(count)d decisions recorded.", len(decided))
+        % {"count": len(decided)},
+    )
+    return _back_to(offer, f"section-{section}")
 
 
 @role_required("portal.change_vendordocument")
@@ -507,7 +636,7 @@ def document_decide(request: HttpRequest, offer_pk: int, pk: int) -> HttpRespons
         refusal, status = _refusal(error)
         return _answers_page(request, offer, problems=refusal, status=status)
     messages.success(request, _("Decision recorded."))
-    return redirect("portal:answers", offer_pk=offer.pk)
+    return _back_to(offer, f"document-{document.pk}")
 
 
 @role_required("portal.view_vendordocument")

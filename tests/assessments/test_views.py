@@ -6,6 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from apps.assessments.forms import EVIDENCE_KEYS
 from apps.assessments.models import DataExportAssessment
 from apps.assessments.panels import case_panel
 from apps.assessments.questions import QUESTIONS
@@ -77,6 +78,8 @@ def _post_data(**overrides):
         if q.takes_number:
             data[f"{q.key}__number"] = "0"
     data.update(exit_bounded_time__number="21", conclusion="Cleared.", jurisdiction="Singapore")
+    # A yes the approval relies on comes with its evidence.
+    data.update({f"{key}__note": "On file" for key in EVIDENCE_KEYS})
     data.update(overrides)
     return data
 
@@ -119,6 +122,43 @@ def test_invalid_answers_are_shown_in_place_and_nothing_is_saved(
     assert message in " ".join(response.context["form"].errors[field])
     assert "Nothing was saved" in response.content.decode()
     assert not DataExportAssessment.objects.filter(case=case).exists()
+
+
+def test_an_exit_yes_without_its_evidence_is_asked_for_on_the_form(browser_as, world):
+    case = world["fresh_case"]
+    url = reverse("assessments:create", kwargs={"case_pk": case.pk})
+    form_page = browser_as("lena").get(url).content.decode()
+    assert form_page.count("Needed for the approval") == len(EVIDENCE_KEYS)
+    response = browser_as("lena").post(url, _post_data(image_rebuildable__note=""))
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert list(errors) == ["image_rebuildable__note"]
+    assert "only with its evidence" in errors["image_rebuildable__note"][0]
+    assert "Nothing was saved" in response.content.decode()
+    assert not DataExportAssessment.objects.filter(case=case).exists()
+    # A no needs no evidence: the gate will say the item is not confirmed.
+    answered_no = _post_data(image_rebuildable="no", image_rebuildable__note="")
+    assert browser_as("lena").post(url, answered_no).status_code == 302
+
+
+def test_an_attachment_is_evidence_enough_and_a_kept_one_stays_so(browser_as, world, lena):
+    case = world["fresh_case"]
+    upload = SimpleUploadedFile("image-rebuild.pdf", b"%PDF-1.4")
+    data = _post_data(image_rebuildable__note="", image_rebuildable__attachment=upload)
+    url = reverse("assessments:create", kwargs={"case_pk": case.pk})
+    assert browser_as("lena").post(url, data).status_code == 302
+    assessment = DataExportAssessment.objects.get(case=case)
+    edit = reverse("assessments:edit", kwargs={"pk": assessment.pk})
+    kept = _post_data(image_rebuildable__note="", version=assessment.version, change_reason="Typo")
+    assert browser_as("lena").post(edit, kept).status_code == 302
+    cleared = {
+        **kept,
+        "version": assessment.version + 1,
+        "image_rebuildable__attachment-clear": "on",
+    }
+    response = browser_as("lena").post(edit, cleared)
+    assert response.status_code == 200
+    assert "image_rebuildable__note" in response.context["form"].errors
 
 
 def test_edit_needs_a_reason_and_shows_it_in_place(browser_as, world):

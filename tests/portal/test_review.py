@@ -58,7 +58,13 @@ def test_every_role_reads_the_vendor_answers(browser_as, world, who):
     assert "Memory per card" in page.text or "memory per card" in page.text
     assert item.title in page.text and "We keep logs 2 years" in page.text and "7.2" in page.text
     assert "sla.pdf" in page.text
-    # Only the tech lead (and the administrator) get a decision form for the spec claim.
+    # Only the tech lead (and the administrator) get a decision form for the spec claim,
+    # legal (and the administrator) for the clause; everyone but the auditor for documents.
+    offer = world["offer"].pk
+    spec = reverse("portal:section-decide", args=[offer, "spec"])
+    clause = reverse("portal:section-decide", args=[offer, "clause"])
+    assert (spec in page.text) is (who in ("tariq", "ada"))
+    assert (clause in page.text) is (who in ("lena", "ada"))
     assert ("Record the decision" in page.text) is (who != "aude")
 
 
@@ -310,7 +316,7 @@ def test_the_answers_page_in_chinese(browser_as, world):
         reverse("portal:answers", args=[world["offer"].pk]), HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9"
     )
     assert page.status_code == 200
-    assert "供应商的答复" in page.text and "记录决定" in page.text
+    assert "供应商的答复" in page.text and "记录这些决定" in page.text
 
 
 def test_the_proposal_keeps_its_own_history(browser_as, world):

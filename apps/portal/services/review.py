@@ -8,6 +8,7 @@ refuses refuses the whole decision.
 """
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -42,6 +43,11 @@ from apps.portal.services.invitations import EmailNotSent
 logger = logging.getLogger(__name__)
 
 DOCUMENT_PERMISSION = "portal.change_vendordocument"
+
+
+class NoChecklist(ValidationError):
+    """Terms cannot be accepted before the offer's clause checklist exists (the page links
+    to starting it)."""
 
 
 class Decision(models.TextChoices):
@@ -190,6 +196,53 @@ def proposal_decide(
     return decided
 
 
+@dataclass(frozen=True)
+class RowDecision:
+    """One row of a section's review form: what to do with one proposal."""
+
+    proposal: Proposal
+    decision: str
+    note: str = ""
+    value: str = ""
+    version: int | None = None
+
+
+class RowRefused(Exception):
+    """A section's decisions refused whole, because of one row (named by ``label``)."""
+
+    def __init__(self, row: RowDecision, label: str, error: Exception) -> None:
+        super().__init__(label)
+        self.row, self.label, self.error = row, label, error
+
+
+def section_decide(*, actor, section: str, rows: list[RowDecision]) -> list[Proposal]:
+    """Every decision of one section's review form, in one transaction: all recorded, or
+    none. Questions are settled last, so that an e-mail that cannot be sent undoes the
+    lot before any other record is kept; the first refusal names its row."""
+    if not rows:
+        raise ValidationError(_("Choose a decision for at least one answer."))
+    if any(row.proposal.section != section for row in rows):
+        raise ValidationError(_("Every answer decided here must belong to this section."))
+    ordered = sorted(rows, key=lambda row: row.decision == Decision.QUESTION)
+    decided: list[Proposal] = []
+    with transaction.atomic():
+        for row in ordered:
+            try:
+                decided.append(
+                    proposal_decide(
+                        actor=actor,
+                        proposal=row.proposal,
+                        decision=row.decision,
+                        note=row.note,
+                        value=row.value,
+                        expected_version=row.version,
+                    )
+                )
+            except (ValidationError, ConcurrentEditError, StateConflict, EmailNotSent) as error:
+                raise RowRefused(row, claim_label(row.proposal), error) from error
+    return decided
+
+
 def _apply(*, actor, proposal: Proposal, text: str, typed: bool, reason: str) -> str:
     """Write ``text`` (as kept, or as a person typed it) into the proposal's record; the
     text kept as accepted."""
@@ -210,7 +263,7 @@ def _apply(*, actor, proposal: Proposal, text: str, typed: bool, reason: str) ->
         else:
             checklist = ClauseChecklist.objects.filter(offer=offer).first()
             if checklist is None:
-                raise ValidationError(
+                raise NoChecklist(
                     _("This offer has no clause checklist yet: start it before accepting terms.")
                 )
             checklist_save(
@@ -220,6 +273,8 @@ def _apply(*, actor, proposal: Proposal, text: str, typed: bool, reason: str) ->
                 reason=reason,
                 contract_terms={claim.name: parsed},
             )
+    except NoChecklist:
+        raise
     except ValidationError as error:
         raise ValidationError({"value": _field_messages(error, claim.name)}) from None
     return claim.as_text(parsed)
