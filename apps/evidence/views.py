@@ -43,6 +43,7 @@ from apps.workloads.selectors import bundle_sets
 
 GROUPS: tuple[str, ...] = ("identity", "versions", "performance", "service", "network", "security")
 GROUPS += ("interconnect", "disk")  # inside the node, the local disk
+GROUPS += ("training",)  # the reference training step
 
 
 @role_required("evidence.view_evidencebundle")
