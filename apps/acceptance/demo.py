@@ -7,6 +7,7 @@ trial allocation recovered cleanly. Nothing is accepted before an approval.
 """
 
 from datetime import timedelta
+from decimal import Decimal
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
@@ -60,6 +61,11 @@ def seed(*, case, users) -> None:
         offer=offer,
         expected_versions="driver 550.127.05, CUDA 12.4, vLLM 0.6.4, NCCL 2.21.5",
         required_safe_concurrency=16,
+        # The reference training step: what a training tenant of these cards expects.
+        training_min_samples_per_s_per_card=Decimal("120"),
+        training_min_scaling_pct=Decimal("90"),
+        checkpoint_max_save_s=Decimal("5"),
+        checkpoint_max_restore_s=Decimal("5"),
         notes=(
             "Prepared while the case awaits its decision; fault injections rehearsed on "
             "Aurora's trial allocation. Soak, correctness and load test run once approved."

@@ -23,12 +23,13 @@ from apps.acceptance.rules import (
     MeasuredVersions,
     PerformanceMeasurement,
     RerunMeasurement,
+    TrainingMeasurement,
     VerificationCheck,
 )
 from apps.evidence import acceptance as harness_values
 from apps.evidence import baselines
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
-from apps.evidence.rules.composition import ENVIRONMENT, INVENTORY, LOADTEST
+from apps.evidence.rules.composition import ENVIRONMENT, INVENTORY, LOADTEST, TRAINING
 from apps.evidence.selectors import latest_verification, source_bundle
 from apps.evidence.wording import in_words
 
@@ -46,12 +47,13 @@ class OfferMeasurements:
     version_bundles: tuple[tuple[int, str], ...] = ()
     rerun_bundle: object | None = None  # the re-run's EvidenceBundle, for the pages
     baseline: object | None = None  # the Baseline in force, for the pages
+    training: TrainingMeasurement | None = None  # None: no training step measured
 
     @property
     def evidence(self) -> list[dict]:
         """The bundles the layers were judged on, as bound by a sign-off."""
         found = {}
-        for item in (self.soak, self.correctness, self.performance):
+        for item in (self.soak, self.correctness, self.performance, self.training):
             if item is not None:
                 found[item.bundle_id] = item.bundle_sha256
         found.update(self.version_bundles)
@@ -183,6 +185,43 @@ def verification_checks(verification) -> tuple[VerificationCheck, ...]:
     )
 
 
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def training_measurement(bundle) -> TrainingMeasurement | None:
+    """The reference training step the server recomputed into the bundle's summary
+    (``apps.evidence.recompute_train``); None where it holds none."""
+    if bundle is None:
+        return None
+    training = (bundle.summary or {}).get("training")
+    if not isinstance(training, dict) or not isinstance(training.get("one_card"), dict):
+        return None
+    one, every = training["one_card"], training.get("all_cards")
+    every = every if isinstance(every, dict) else None
+    checkpoint = training.get("checkpoint")
+    checkpoint = checkpoint if isinstance(checkpoint, dict) else {}
+    phases = [p for p in (one, every) if p is not None]
+    sound = not any(p.get("non_finite_losses") for p in phases) and (
+        every is None or every.get("params_agree") is not False
+    )
+    size = checkpoint.get("bytes")
+    return TrainingMeasurement(
+        bundle_id=bundle.pk,
+        bundle_sha256=bundle.sha256,
+        backend=str(training.get("backend") or ""),
+        one_card_samples_per_s=_number(one.get("samples_per_s")),
+        cards=every.get("cards") if every is not None else None,
+        per_card_samples_per_s=_number(every.get("samples_per_s_per_card")) if every else None,
+        scaling_efficiency=_number(training.get("scaling_efficiency")),
+        sound=sound,
+        checkpoint_bytes=size if isinstance(size, int) else None,
+        checkpoint_save_s=_number(checkpoint.get("save_s")),
+        checkpoint_restore_s=_number(checkpoint.get("restore_s")),
+        restored_matches=checkpoint.get("restored_matches") if checkpoint else None,
+    )
+
+
 def offer_measurements(offer) -> OfferMeasurements:
     soaks, runs = soak_measurements(offer), correctness_measurements(offer)
     verification = latest_verification(offer)
@@ -206,6 +245,7 @@ def offer_measurements(offer) -> OfferMeasurements:
         baseline=rerun.baseline,
         versions=versions,
         version_bundles=version_bundles,
+        training=training_measurement(source_bundle(verification, TRAINING)),
     )
 
 

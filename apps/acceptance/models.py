@@ -10,9 +10,11 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.core import formats
 from apps.core.bounds import TEXT_MAX_LENGTH
 from apps.core.models import StoredFileRecord, TrackedModel
 from apps.evidence.rules import baseline as baseline_rules
@@ -33,6 +35,15 @@ SIGN_OFF_COMMENT_MAX_LENGTH = 4_000
 DEFAULT_THROUGHPUT_TOLERANCE_PCT = baseline_rules.DEFAULT_THROUGHPUT_PCT
 DEFAULT_LATENCY_TOLERANCE_PCT = baseline_rules.DEFAULT_LATENCY_PCT
 DEFAULT_ERROR_RATE_TOLERANCE_POINTS = baseline_rules.DEFAULT_ERROR_RATE_POINTS
+# The reference training step's thresholds: bounds no real figure comes near.
+TRAINING_SAMPLES_PER_S_MAX = Decimal("1000000000")
+CHECKPOINT_SECONDS_MAX = Decimal("86400")  # a day
+TRAINING_FIELDS = (
+    "training_min_samples_per_s_per_card",
+    "training_min_scaling_pct",
+    "checkpoint_max_save_s",
+    "checkpoint_max_restore_s",
+)
 
 
 class Layer(models.TextChoices):
@@ -148,6 +159,55 @@ class AcceptancePlan(TrackedModel):
         validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("100"))],
         help_text=_("The error rate may rise this many percentage points (blank: 0.1)."),
     )
+    # The reference training step (docs/rules/acceptance.md#training-thresholds): what the
+    # harness's training step must reach; blank: not required.
+    training_min_samples_per_s_per_card = models.DecimalField(
+        _("training: minimum samples/s per card"),
+        max_digits=12,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[
+            MinValueValidator(Decimal("0.01")),
+            MaxValueValidator(TRAINING_SAMPLES_PER_S_MAX),
+        ],
+        help_text=_(
+            "The reference training step over every card must reach this per card "
+            "(blank: not required)."
+        ),
+    )
+    training_min_scaling_pct = models.DecimalField(
+        _("training: minimum scaling efficiency (%)"),
+        max_digits=5,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.01")), MaxValueValidator(Decimal("100"))],
+        help_text=_(
+            "All cards' samples/s over the number of cards times one card's (blank: not required)."
+        ),
+    )
+    checkpoint_max_save_s = models.DecimalField(
+        _("checkpoint: maximum save time (s)"),
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.01")), MaxValueValidator(CHECKPOINT_SECONDS_MAX)],
+        help_text=_("The reference checkpoint must be written within this (blank: not required)."),
+    )
+    checkpoint_max_restore_s = models.DecimalField(
+        _("checkpoint: maximum restore time (s)"),
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.01")), MaxValueValidator(CHECKPOINT_SECONDS_MAX)],
+        help_text=_(
+            "The reference checkpoint must be read back, equal to what was saved, within "
+            "this (blank: not required)."
+        ),
+    )
     notes = models.TextField(_("notes"), max_length=TEXT_MAX_LENGTH, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -160,6 +220,7 @@ class AcceptancePlan(TrackedModel):
         "baseline_throughput_tolerance_pct",
         "baseline_latency_tolerance_pct",
         "baseline_error_rate_tolerance_points",
+        *TRAINING_FIELDS,
     )
 
     class Meta:
@@ -185,6 +246,32 @@ class AcceptancePlan(TrackedModel):
             ),
             from_plan=True,
         )
+
+    @property
+    def training_thresholds(self) -> list[str]:
+        """The reference training step's thresholds the plan sets, in words (empty: none)."""
+        found = []
+        if self.training_min_samples_per_s_per_card is not None:
+            found.append(
+                gettext("at least %(rate)s samples/s per card over every card")
+                % {"rate": formats.number(self.training_min_samples_per_s_per_card, -2)}
+            )
+        if self.training_min_scaling_pct is not None:
+            found.append(
+                gettext("scaling from one card to all at least %(pct)s")
+                % {"pct": formats.percent(self.training_min_scaling_pct, -2, ratio=False)}
+            )
+        if self.checkpoint_max_save_s is not None:
+            found.append(
+                gettext("checkpoint saved within %(seconds)s s")
+                % {"seconds": formats.number(self.checkpoint_max_save_s, -2)}
+            )
+        if self.checkpoint_max_restore_s is not None:
+            found.append(
+                gettext("checkpoint restored within %(seconds)s s, equal to what was saved")
+                % {"seconds": formats.number(self.checkpoint_max_restore_s, -2)}
+            )
+        return found
 
 
 def _or(value: Decimal | None, default: Decimal) -> Decimal:

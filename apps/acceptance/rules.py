@@ -95,6 +95,12 @@ class PlanCriteria:
     expected_versions: tuple[tuple[str, str], ...] = ()
     # Why the plan's stored text cannot be read (a plan saved before it was checked).
     expected_versions_error: str = ""
+    # The reference training step's thresholds (docs/rules/acceptance.md#training-thresholds);
+    # None: not required.
+    training_min_samples_per_s_per_card: Decimal | None = None
+    training_min_scaling_pct: Decimal | None = None
+    checkpoint_max_save_s: Decimal | None = None
+    checkpoint_max_restore_s: Decimal | None = None
 
 
 @dataclass(frozen=True)
@@ -197,6 +203,26 @@ class MeasuredVersions:
 
 
 @dataclass(frozen=True)
+class TrainingMeasurement:
+    """The reference training step of the offer's newest verification, as the server
+    recomputed it from the raw step times and checkpoint figures."""
+
+    bundle_id: int
+    bundle_sha256: str
+    backend: str  # cuda / cpu
+    one_card_samples_per_s: float | None
+    cards: int | None = None  # of the run over every card; None: one card only
+    per_card_samples_per_s: float | None = None  # over every card
+    scaling_efficiency: float | None = None  # a fraction, 0.93 = 93 %
+    # Every step's loss finite and the cards ending with the same parameters.
+    sound: bool = True
+    checkpoint_bytes: int | None = None
+    checkpoint_save_s: float | None = None
+    checkpoint_restore_s: float | None = None
+    restored_matches: bool | None = None
+
+
+@dataclass(frozen=True)
 class AcceptanceInputs:
     criteria: PlanCriteria
     slo: Slo
@@ -207,6 +233,7 @@ class AcceptanceInputs:
     results: tuple[ResultFacts, ...] = field(default_factory=tuple)
     rerun: RerunMeasurement | None = None  # None: no baseline pinned
     versions: MeasuredVersions | None = None  # None: no verification yet
+    training: TrainingMeasurement | None = None  # None: no training step measured
 
 
 # --- layer one: connectivity and environment ---------------------------------
@@ -727,6 +754,140 @@ def memory_criterion(measurement: PerformanceMeasurement | None, slo: Slo) -> Cr
     return Criterion("peak_memory", title, status, formats.percent(peak, 1, ratio=False), required)
 
 
+# --- the reference training step (docs/rules/acceptance.md#training-thresholds) ---
+
+
+def _training_unmeasured(training: TrainingMeasurement | None) -> str:
+    """Why the training step says nothing of the cards ("" where it does)."""
+    if training is None:
+        return _("no reference training step run yet")
+    if training.backend != "cuda":
+        return _("the training step ran on the CPU, not on the cards")
+    return ""
+
+
+def training_throughput_criterion(
+    training: TrainingMeasurement | None, minimum: Decimal | None
+) -> Criterion | None:
+    """Samples/s per card over every card (one card's where the run saw one); None where
+    the plan requires none."""
+    if minimum is None:
+        return None
+    key, title = "training_throughput", _("Training samples/s per card")
+    required = _("≥ %(minimum)s samples/s per card over every card") % {
+        "minimum": formats.number(minimum, -2)
+    }
+    unmeasured = _training_unmeasured(training)
+    if training is None or unmeasured:
+        return Criterion(key, title, NOT_MEASURED, required=required, reason=unmeasured)
+    rate: float | None
+    if training.cards is not None and training.per_card_samples_per_s is not None:
+        rate, cards = training.per_card_samples_per_s, training.cards
+    else:
+        rate, cards = training.one_card_samples_per_s, 1
+    if rate is None:
+        return Criterion(key, title, NOT_MEASURED, required=required, reason=_("no step timed"))
+    measured = ngettext(
+        "%(rate)s samples/s per card on %(cards)s card",
+        "%(rate)s samples/s per card over %(cards)s cards",
+        cards,
+    ) % {"rate": formats.number(rate, 1), "cards": cards}
+    if not training.sound:
+        reason = _("a loss was not a number, or the cards ended with different parameters")
+        return Criterion(key, title, FAILED, measured, required, reason)
+    status = PASSED if rate >= float(minimum) else FAILED
+    return Criterion(key, title, status, measured, required)
+
+
+def training_scaling_criterion(
+    training: TrainingMeasurement | None, minimum_pct: Decimal | None
+) -> Criterion | None:
+    if minimum_pct is None:
+        return None
+    key, title = "training_scaling", _("Training scaling from one card to all")
+    required = _("≥ %(minimum)s of the one-card rate on every card") % {
+        "minimum": formats.percent(minimum_pct, -2, ratio=False)
+    }
+    unmeasured = _training_unmeasured(training)
+    if training is None or unmeasured:
+        return Criterion(key, title, NOT_MEASURED, required=required, reason=unmeasured)
+    if training.cards is None or training.scaling_efficiency is None:
+        reason = _("the run saw one card: nothing to scale")
+        return Criterion(key, title, NOT_MEASURED, required=required, reason=reason)
+    pct = training.scaling_efficiency * 100
+    measured = _("%(pct)s over %(cards)s cards") % {
+        "pct": formats.percent(pct, 1, ratio=False),
+        "cards": training.cards,
+    }
+    status = PASSED if pct >= float(minimum_pct) else FAILED
+    return Criterion(key, title, status, measured, required)
+
+
+def _checkpoint_unmeasured(training: TrainingMeasurement | None) -> str:
+    unmeasured = _training_unmeasured(training)
+    if not unmeasured and training is not None and training.checkpoint_save_s is None:
+        return _("the training step wrote no checkpoint")
+    return unmeasured
+
+
+def checkpoint_save_criterion(
+    training: TrainingMeasurement | None, maximum_s: Decimal | None
+) -> Criterion | None:
+    if maximum_s is None:
+        return None
+    key, title = "checkpoint_save", _("Checkpoint save time")
+    required = _("≤ %(seconds)s s") % {"seconds": formats.number(maximum_s, -2)}
+    unmeasured = _checkpoint_unmeasured(training)
+    if training is None or training.checkpoint_save_s is None or unmeasured:
+        return Criterion(key, title, NOT_MEASURED, required=required, reason=unmeasured)
+    measured = _("%(seconds)s s for %(size)s GB") % {
+        "seconds": formats.number(training.checkpoint_save_s, 2),
+        "size": formats.number((training.checkpoint_bytes or 0) / 1e9, 2),
+    }
+    status = PASSED if training.checkpoint_save_s <= float(maximum_s) else FAILED
+    return Criterion(key, title, status, measured, required)
+
+
+def checkpoint_restore_criterion(
+    training: TrainingMeasurement | None, maximum_s: Decimal | None
+) -> Criterion | None:
+    if maximum_s is None:
+        return None
+    key, title = "checkpoint_restore", _("Checkpoint restore time")
+    required = _("≤ %(seconds)s s, the state restored equal to the state saved") % {
+        "seconds": formats.number(maximum_s, -2)
+    }
+    unmeasured = _checkpoint_unmeasured(training)
+    if training is None or training.checkpoint_restore_s is None or unmeasured:
+        return Criterion(key, title, NOT_MEASURED, required=required, reason=unmeasured)
+    measured = _("%(seconds)s s for %(size)s GB") % {
+        "seconds": formats.number(training.checkpoint_restore_s, 2),
+        "size": formats.number((training.checkpoint_bytes or 0) / 1e9, 2),
+    }
+    if not training.restored_matches:
+        reason = _("the restored state differs from the state saved")
+        return Criterion(key, title, FAILED, measured, required, reason)
+    status = PASSED if training.checkpoint_restore_s <= float(maximum_s) else FAILED
+    return Criterion(key, title, status, measured, required)
+
+
+def training_criteria(inputs: AcceptanceInputs, layer: str) -> list[Criterion]:
+    """The plan's training thresholds of one layer: samples/s and scaling in the
+    performance layer, the checkpoint in stability and recovery; a blank one is none."""
+    plan, training = inputs.criteria, inputs.training
+    if layer == PERFORMANCE:
+        found = [
+            training_throughput_criterion(training, plan.training_min_samples_per_s_per_card),
+            training_scaling_criterion(training, plan.training_min_scaling_pct),
+        ]
+    else:
+        found = [
+            checkpoint_save_criterion(training, plan.checkpoint_max_save_s),
+            checkpoint_restore_criterion(training, plan.checkpoint_max_restore_s),
+        ]
+    return [c for c in found if c is not None]
+
+
 def performance_layer(inputs: AcceptanceInputs) -> LayerState:
     measurement, slo = inputs.performance, inputs.slo
     criteria = [
@@ -734,6 +895,7 @@ def performance_layer(inputs: AcceptanceInputs) -> LayerState:
         safe_level_criterion(measurement, slo, inputs.criteria.required_safe_concurrency),
         memory_criterion(measurement, slo),
     ]
+    criteria += training_criteria(inputs, PERFORMANCE)
     return layer_state(PERFORMANCE, criteria + manual_criteria(PERFORMANCE, inputs.results))
 
 
@@ -841,6 +1003,7 @@ def manual_criteria(layer: str, results: Iterable[ResultFacts]) -> list[Criterio
 def stability_layer(inputs: AcceptanceInputs) -> LayerState:
     plan = inputs.criteria
     criteria = stability_criteria(inputs.results, plan.fault_minimum, plan.fault_kinds)
+    criteria += training_criteria(inputs, STABILITY)
     return layer_state(STABILITY, criteria + manual_criteria(STABILITY, inputs.results))
 
 

@@ -129,6 +129,10 @@ def plan_criteria(plan) -> rules.PlanCriteria:
         fault_minimum=plan.fault_minimum,
         expected_versions=expected,
         expected_versions_error=error,
+        training_min_samples_per_s_per_card=plan.training_min_samples_per_s_per_card,
+        training_min_scaling_pct=plan.training_min_scaling_pct,
+        checkpoint_max_save_s=plan.checkpoint_max_save_s,
+        checkpoint_max_restore_s=plan.checkpoint_max_restore_s,
     )
 
 
@@ -218,6 +222,7 @@ def acceptance_state(plan: AcceptancePlan) -> AcceptanceState:
         results=tuple(result_facts(r) for r in results),
         rerun=measurements.rerun,
         versions=measurements.versions,
+        training=measurements.training,
     )
     layers = rules.evaluate(inputs)
     signoffs = list(

@@ -23,6 +23,7 @@ from apps.acceptance.models import (
     DEFAULT_ERROR_RATE_TOLERANCE_POINTS,
     DEFAULT_LATENCY_TOLERANCE_PCT,
     DEFAULT_THROUGHPUT_TOLERANCE_PCT,
+    TRAINING_FIELDS,
     AcceptanceAttachment,
     AcceptancePlan,
     AcceptanceResult,
@@ -49,6 +50,7 @@ PLAN_FIELDS = (
     "baseline_throughput_tolerance_pct",
     "baseline_latency_tolerance_pct",
     "baseline_error_rate_tolerance_points",
+    *TRAINING_FIELDS,
     "notes",
 )
 BASELINE_TOLERANCE_DEFAULTS = {

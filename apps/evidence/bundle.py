@@ -19,7 +19,7 @@ import jsonschema_rs
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
-from apps.evidence import recompute, recompute_acceptance, recompute_node
+from apps.evidence import recompute, recompute_acceptance, recompute_node, recompute_train
 from apps.evidence.inventory import SmiLog, read_artifacts
 from apps.evidence.rules import Facts
 from apps.workloads.selectors import SampleReference, case_sample_reference
@@ -385,6 +385,7 @@ def interpret(document: dict, sample_reference: SampleReference | None = None) -
     acceptance_disagreements = _acceptance_sections(document, summary, sample_reference)
     rate_disagreements = _ratesearch_section(document, facts, summary)
     acceptance_disagreements += _node_sections(document, facts, summary)
+    acceptance_disagreements += _training_section(document, facts, summary)
     disagreements = [
         d.as_dict()
         for d in lt_disagreements
@@ -521,6 +522,16 @@ def _node_sections(document: dict, facts: Facts, summary: dict) -> list:
     if disk is not None:
         summary["disk"] = disk
     return node_disagreements + disk_disagreements
+
+
+def _training_section(document: dict, facts: Facts, summary: dict) -> list:
+    """The reference training step (docs/metrics.md#reference-training-step), recomputed
+    from each rank's step times, batch sizes and losses and the checkpoint's raw figures."""
+    training, disagreements = recompute_train.training(_result(document, "train"))
+    facts.training = training
+    if training is not None:
+        summary["training"] = training
+    return disagreements
 
 
 def _gpu_line(gpu: dict) -> dict:

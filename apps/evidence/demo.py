@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from apps.evidence import datasheet, demo_network, demo_node, gpu_tables
+from apps.evidence import datasheet, demo_network, demo_node, demo_train, gpu_tables
 from apps.evidence.models import EvidenceBundle
 from apps.evidence.recompute import bandwidth_gbps, matmul_tflops
 from apps.evidence.services import bundle_mark_demo, bundle_receive, harness_token_create
@@ -239,6 +239,8 @@ def demo_bundle(offer, *, nonce: str, when) -> dict:
             "node": _step(demo_node.node_result(spec, [str(g["uuid"]) for g in gpus]), when),
             "disk": _step(demo_node.disk_result(spec), when),
             "netpeer": _step(demo_network.netpeer_result(offer), when),
+            # The reference training step on the eight cards, made up.
+            "train": _step(demo_train.train_result([str(g["uuid"]) for g in gpus]), when),
         },
         "findings": [],
         "artifacts": [artifact, topology],

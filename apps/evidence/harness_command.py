@@ -4,12 +4,12 @@ gateway probe, and the between-nodes pair where the offer declares an inter-node
 One command runs everything the acceptance reads from a bundle: inventory,
 environment, benchmarks, the load ladder, the rate search for the throughput at
 the SLO (the case's SLO starts it), the soak, the correctness set, the network
-and authentication probes, inside the node and the local disk; then it uploads
-the bundle and waits for the server's verdict. What the app knows is filled in
-(the case's P95 time-to-first-token SLO, the offer's acceptance ladder and soak,
-the upload URL, the token and its nonce); what only the person knows (the
-vendor's endpoint and model, unless given on the form) stays a visible
-placeholder.
+and authentication probes, inside the node, the local disk and the reference
+training step; then it uploads the bundle and waits for the server's verdict. What
+the app knows is filled in (the case's P95 time-to-first-token SLO, the offer's
+acceptance ladder and soak, the upload URL, the token and its nonce); what only the
+person knows (the vendor's endpoint and model, unless given on the form) stays a
+visible placeholder.
 """
 
 import shlex
@@ -82,6 +82,7 @@ def run_command(settings: RunSettings) -> str:
         parts += ["--sample-set", f"case:{settings.sample_set_sha256}"]
     parts += ["--reference", REFERENCE_FILE]
     parts += ["--node", "--disk"]  # inside the node, the local disk
+    parts += ["--train"]  # the reference training step
     parts += ["--upload", settings.upload_url, "--token", settings.token]
     parts += ["--nonce", settings.nonce, "--out", BUNDLE_FILE]
     return _line(parts)

@@ -137,6 +137,7 @@ SECTION_TITLES |= {
     composition.NODE: gettext_lazy("Inside the node"),
     composition.DISK: gettext_lazy("Local disk"),
 }
+SECTION_TITLES[composition.TRAINING] = gettext_lazy("Reference training step")
 
 
 def section_title(section: str) -> str:

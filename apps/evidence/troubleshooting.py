@@ -294,6 +294,34 @@ TABLE += (
     ),
 )
 
+# The reference training step.
+TABLE += (
+    (
+        "training.throughput",
+        (
+            "A card computing wrong results, or gradients not averaged across the cards "
+            "(a broken NCCL or a mismatched library)",
+            "Numerical trouble on the card: a loss that turns into NaN under bfloat16",
+        ),
+        (
+            "Run DCGM diagnostics (dcgmi diag -r 3) and nccl-tests on the node",
+            "Run the training step again with NCCL_DEBUG=INFO and read which rank differs",
+        ),
+    ),
+    (
+        "training.checkpoint",
+        (
+            "The disk returned other bytes than were written (a failing drive or controller)",
+            "The checkpoint path is on a filesystem that lost the file's end (a full disk, "
+            "a network filesystem dropping writes)",
+        ),
+        (
+            "Run the disk step on the checkpoint path and look for blocks read back different",
+            "Check dmesg for I/O errors and the free space at the checkpoint path",
+        ),
+    ),
+)
+
 # Stored on each check in English and worded for the reader where shown
 # (apps.evidence.wording).
 for _prefix, _causes, _steps in TABLE:

@@ -43,6 +43,7 @@ from apps.workloads.selectors import bundle_sets
 
 GROUPS: tuple[str, ...] = ("identity", "versions", "performance", "service", "network", "security")
 GROUPS += ("interconnect", "disk")  # inside the node, the local disk
+GROUPS += ("training",)  # the reference training step
 
 
 @role_required("evidence.view_evidencebundle")
@@ -90,6 +91,8 @@ def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
     bundle = bundle_get_for(request.user, pk)
     verification = getattr(bundle, "verification", None)
     checks = checks_with_sources(verification)
+    for check in checks:  # a check recorded without its group: the one its key names
+        check.setdefault("group", str(check.get("key", "")).split(".", 1)[0])
     groups = [(g, [c for c in checks if c["group"] == g]) for g in GROUPS]
     groups += [(g, [c for c in checks if c["group"] == g]) for g in _other_groups(checks)]
     counts = {s: sum(1 for c in checks if c["status"] == s) for s in (PASS, WARN, FAIL)}

@@ -30,7 +30,16 @@ REDACTED = "[REDACTED]"
 STEP_NAMES = ("inventory", "environment", "bench", "loadtest", "calibrate", "netprobe", "authprobe")
 # Present only when they ran: inside the node, the local disk, between nodes, from the
 # gateway after the first three.
-OPTIONAL_STEP_NAMES = ("correctness", "soak", "ratesearch", "node", "disk", "netpeer", "gateway")
+OPTIONAL_STEP_NAMES: tuple[str, ...] = (
+    "correctness",
+    "soak",
+    "ratesearch",
+    "node",
+    "disk",
+    "netpeer",
+    "gateway",
+)
+OPTIONAL_STEP_NAMES += ("train",)  # the reference training step
 # Where the run was made: the rented machine, or the customer's gateway (`gateway`).
 RUN_ROLES = ("machine", "gateway")
 

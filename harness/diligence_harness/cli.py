@@ -307,6 +307,38 @@ def _add_disk_args(parser: argparse.ArgumentParser, standalone: bool) -> None:
     )
 
 
+def _add_train_args(parser: argparse.ArgumentParser, standalone: bool) -> None:
+    """The reference training step (docs/metrics.md#reference-training-step); in `run`,
+    --train asks for it."""
+    from diligence_harness import trainprobe
+
+    if not standalone:
+        parser.add_argument("--train", action="store_true", help="run the reference training step")
+    parser.add_argument(
+        "--train-steps", type=_at_least_one, default=trainprobe.STEPS, help="timed steps"
+    )
+    parser.add_argument("--train-warmup", type=int, default=trainprobe.WARMUP, help="untimed")
+    parser.add_argument(
+        "--train-ranks",
+        type=_at_least_one,
+        default=trainprobe.CPU_RANKS,
+        help="processes on the CPU (on GPUs: one per card)",
+    )
+    parser.add_argument(
+        "--train-size",
+        choices=("auto", *trainprobe.SIZE_NAMES),
+        default="auto",
+        help="the reference model (auto: from the first card's free memory; tiny on the CPU)",
+    )
+    parser.add_argument(
+        "--train-checkpoint-path",
+        help="where the checkpoint is written (default: a temporary directory)",
+    )
+    parser.add_argument(
+        "--train-timeout-s", type=float, default=trainprobe.TIMEOUT_S, help="whole step"
+    )
+
+
 def _add_bundle_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="where to write the bundle JSON")
     parser.add_argument("--case", help="case reference from the Diligence app")
@@ -343,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sets_url(run)
     _add_node_args(run, standalone=False)
     _add_disk_args(run, standalone=False)
+    _add_train_args(run, standalone=False)
     _add_peer_args(run, required=False)
     _add_image_args(run)
     run.add_argument("--skip", type=_names, default=(), help="steps to skip, e.g. bench")
@@ -381,6 +414,11 @@ def build_parser() -> argparse.ArgumentParser:
             "disk",
             "the local disk: sequential write and read, random 4 KiB reads, capacity",
             [lambda p: _add_disk_args(p, True)],
+        ),
+        (
+            "train",
+            "a reference training step: samples/s on one card and all, checkpoint save/restore",
+            [lambda p: _add_train_args(p, True)],
         ),
     ):
         step = sub.add_parser(name, help=helptext)

@@ -302,6 +302,10 @@ def command_disk(args, argv) -> int:
     return _single_step("disk", args, argv)
 
 
+def command_train(args, argv) -> int:
+    return _single_step("train", args, argv)
+
+
 def _upload_problem(args: argparse.Namespace) -> str | None:
     if args.upload and not args.token:
         return "--upload needs --token"

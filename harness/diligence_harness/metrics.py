@@ -68,6 +68,15 @@ METRIC_DEFINITIONS |= {
     "filesystem takes it [fio --direct=1]",
     "disk_rand_iops": "4 KiB reads at queue depth 1 from seeded offsets / sum(ops_ns) [fio]",
 }
+# The reference training step (docs/metrics.md#reference-training-step).
+METRIC_DEFINITIONS |= {
+    "train_samples_per_s": "sum over ranks of batch_size * steps / sum over steps of the "
+    "slowest rank's step_ns, the device synchronised after each step; per card: / cards",
+    "train_scaling_efficiency": "all cards' samples/s / (cards * one card's samples/s)",
+    "checkpoint_GBps": "bytes / save_ns (torch.save, fsync'd) and bytes / restore_ns (torch.load "
+    "after the cache is dropped, into a fresh model and optimizer); restored_sha256 must equal "
+    "saved_sha256",
+}
 
 
 def percentile_linear(sorted_values: Sequence[float], pct: float) -> float:

@@ -711,6 +711,49 @@ def step_disk(args: argparse.Namespace, evidence: Evidence) -> dict:
     return result
 
 
+# --- the reference training step (docs/metrics.md#reference-training-step) ----------------
+
+
+def step_train(args: argparse.Namespace, evidence: Evidence) -> dict:
+    from diligence_harness.trainprobe import Unavailable, run_train
+
+    try:
+        result = run_train(
+            steps=args.train_steps,
+            warmup=args.train_warmup,
+            cpu_ranks=args.train_ranks,
+            size=args.train_size,
+            checkpoint_path=args.train_checkpoint_path,
+            timeout_s=args.train_timeout_s,
+        )
+    except Unavailable as reason:
+        raise Skip(str(reason)) from None
+    checkpoint = result.get("checkpoint") or {}
+    if checkpoint and checkpoint["saved_sha256"] != checkpoint["restored_sha256"]:
+        evidence.findings.append(
+            make_finding(
+                "TRAIN-RESTORE",
+                "fail",
+                checkpoint["path"],
+                "the restored checkpoint differs from the state that was saved",
+                step="train",
+            )
+        )
+    for phase in ("one_card", "all_cards"):
+        for rank in (result.get(phase) or {}).get("ranks") or []:
+            if any(loss is None for loss in rank["loss"]):
+                evidence.findings.append(
+                    make_finding(
+                        "TRAIN-LOSS",
+                        "fail",
+                        rank["device"],
+                        "the reference training step's loss was not a finite number",
+                        step="train",
+                    )
+                )
+    return result
+
+
 def step_correctness(args: argparse.Namespace, evidence: Evidence) -> dict:
     from diligence_harness.correctness import run_correctness
 
@@ -729,6 +772,7 @@ STEPS = {
     "bench": step_bench,
     "node": step_node,
     "disk": step_disk,
+    "train": step_train,
     "loadtest": step_loadtest,
     "ratesearch": step_ratesearch,
     "calibrate": step_calibrate,
@@ -746,6 +790,7 @@ OPTIONAL_STEPS = {"correctness": "reference", "soak": "soak_duration", "ratesear
 OPTIONAL_STEPS_ALSO = {"correctness": ("sample_set",), "ratesearch": ("slo_tpot_ms",)}
 OPTIONAL_STEPS |= {"node": "node", "disk": "disk"}  # inside the node, the local disk
 OPTIONAL_STEPS_ALSO |= {"disk": ("disk_path",)}
+OPTIONAL_STEPS |= {"train": "train"}  # the reference training step
 OPTIONAL_STEPS |= {"netpeer": "peer"}
 # Steps `run` never runs: the gateway probe runs on the customer's gateway, not the rented
 # machine (`diligence-harness gateway`).

@@ -153,6 +153,7 @@ HARNESS_CPU_FLAGS = [
     *("--quick", "--bench-rounds", "2", "--sustained-s", "0.2", "--skip", "calibrate"),
     *("--net-count", "3", "--no-alloc-probe", "--min-requests-per-level", "0"),
     *("--disk-bytes", "8MiB", "--disk-block-bytes", "1MiB", "--disk-random-ops", "50"),
+    *("--train-steps", "2", "--train-warmup", "1"),
     # The case's SLO starts the rate search too: one step of the 130 requests a P95 needs.
     *("--rate-start", "100", "--rate-max", "100", "--rate-requests", "130"),
 ]

@@ -123,6 +123,26 @@ def test_every_claim_of_the_approvable_offer_is_measured(demo, client):
     assert "not measured yet" in page or "Nothing has been measured" in page
 
 
+def test_the_approvable_offers_training_step_is_measured_and_held_to_its_plan(demo, client):
+    case = ProcurementCase.objects.get(name=DEMO_CASE_NAME)
+    offer = Offer.objects.get(case=case, vendor__name="Aurora Compute Pte. Ltd.")
+    bundles = EvidenceBundle.objects.filter(offer=offer).select_related("verification")
+    [bundle] = [b for b in bundles if b.summary.get("run_role") != "gateway"]
+    checks = {c["key"]: c for c in bundle.verification.checks}
+    assert checks["training.throughput"]["status"] == "pass", checks["training.throughput"]
+    assert checks["training.checkpoint"]["status"] == "pass", checks["training.checkpoint"]
+    assert bundle.demo_note and bundle.client_summary_disagreements == []
+    assert 0.92 < bundle.summary["training"]["scaling_efficiency"] < 0.94
+    client.force_login(get_user_model().objects.get(username="tariq"))
+    page = client.get(reverse("evidence:detail", args=[bundle.pk])).content.decode()
+    assert "Reference training step" in page and "Demo data" in page
+    plan = offer.acceptance_plan
+    text = client.get(reverse("acceptance:plan", args=[plan.pk])).content.decode()
+    for title in ("Training samples/s per card", "Checkpoint restore time"):
+        row = next(r for r in text.split("<tr>") if title in r)
+        assert "Passed" in row or "passed" in row, row
+
+
 def test_the_second_case_is_blocked_by_the_hard_rule(demo, client):
     case = ProcurementCase.objects.get(name=BLOCKED_CASE_NAME)
     [entry] = case_gates(case)

@@ -65,6 +65,8 @@ class Facts:
     # Between nodes (None: not run) and, in a gateway bundle, the round trips from the gateway.
     netpeer: dict | None = None
     gateway: list = field(default_factory=list)
+    # The reference training step, recomputed (recompute_train; None: the step did not run).
+    training: dict | None = None
 
 
 @dataclass
@@ -94,11 +96,13 @@ def check_modules() -> tuple:
         security,
         service,
         throughput,  # the open-loop rate search
+        training,
         versions,
     )
 
-    found = (identity, raw_inventory, versions, performance, service, network, security)
-    return found + (throughput, interconnect, disk)  # the rate search; the node, the disk
+    found: tuple = (identity, raw_inventory, versions, performance, service, network, security)
+    found += (throughput, interconnect, disk)  # the rate search; the node, the disk
+    return found + (training,)  # the reference training step
 
 
 def verify(facts: Facts, context: Context) -> list[Check]:

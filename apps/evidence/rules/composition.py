@@ -44,10 +44,12 @@ DISK = "disk"
 # Between nodes (net-peer) and the round trip from the customer's gateway (a gateway bundle).
 NETPEER = "netpeer"
 GATEWAY = "gateway"
+# The reference training step: samples/s on one card and all, the checkpoint's round trip.
+TRAINING = "training"
 
 # Parts judged by the verification's own checks, in the order they are listed.
 CHECK_SECTIONS: tuple[str, ...] = (INVENTORY, ENVIRONMENT, BENCH, LOADTEST, NETPROBE, AUTHPROBE)
-CHECK_SECTIONS += (RATESEARCH, TOPOLOGY, NODE, DISK, NETPEER, GATEWAY)
+CHECK_SECTIONS += (RATESEARCH, TOPOLOGY, NODE, DISK, NETPEER, GATEWAY, TRAINING)
 # Parts measured elsewhere than the rented machine by design: never "another machine".
 OFF_MACHINE_SECTIONS = frozenset({GATEWAY})
 # Runs judged by the acceptance criteria: composed by presence, without checks here.
@@ -74,6 +76,7 @@ _PREFIXES = (
     ("interconnect.topology", TOPOLOGY),
     ("interconnect.", NODE),
     ("disk.", DISK),
+    ("training.", TRAINING),
 )
 
 # The verified numbers compared across a case, by the part that measured them.
