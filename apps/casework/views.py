@@ -21,6 +21,7 @@ from apps.casework.offer_overview import offer_overview
 from apps.casework.page import case_page_response, page_versions
 from apps.casework.panels import AREAS, case_area_panel, case_nav
 from apps.casework.portfolio import vendor_offers, vendor_waivers
+from apps.casework.registers import approved_offer_id
 from apps.casework.search import MAX_QUERY_LENGTH, search
 from apps.contracts.selectors import TermsTable
 from apps.core.access import role_required
@@ -54,7 +55,7 @@ def case_area(request: HttpRequest, pk: int, area: str) -> HttpResponse:
         {
             "case": case,
             "panel": panel,
-            "tile": tile(case, panel),
+            "tile": tile(case, panel, winner=approved_offer_id(case)),
             "area": area,
             "nav": case_nav(case, request.user),
         },
