@@ -60,7 +60,7 @@ def assignable_people(roles) -> list:
 def leads_of(role: str) -> set[int]:
     """The people who lead ``role``: those ``ROLE_LEADS`` names for it, else the
     administrators (their group, and every superuser)."""
-    named = (getattr(settings, "ROLE_LEADS", None) or {}).get(str(role)) or []
+    named = settings.ROLE_LEADS.get(str(role)) or []
     people = get_user_model().objects.filter(is_active=True)
     if named:
         found = set(people.filter(username__in=list(named)).values_list("pk", flat=True))
