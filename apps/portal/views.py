@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
+from apps.contracts.models import ClauseChecklist
 from apps.core.access import MissingPermission, role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors, stale_edit_message
@@ -436,6 +437,10 @@ def _answers_page(
             "sections": answers_of(offer, actor=request.user),
             "documents": documents_of(offer),
             "problems": problems or [],
+            # A refused exit term or clause may need the checklist first: the refusal
+            # offers to start it.
+            "no_checklist": bool(problems)
+            and not ClauseChecklist.objects.filter(offer=offer).exists(),
             "decision_form": ProposalDecisionForm(),
             "document_form": DocumentDecisionForm(),
         },
