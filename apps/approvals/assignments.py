@@ -12,6 +12,7 @@ every change). The caller names the item's roles, read from the list itself.
   the administrators. An assignment past its date is shown to the lead as well.
 """
 
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -47,14 +48,34 @@ def may_assign(actor, roles, *, held: set[str] | None = None) -> bool:
     return bool(held & {Role.ADMIN, Role.PROCUREMENT} or held & set(roles))
 
 
-def assignable_people(roles) -> list:
-    """The active people holding one of ``roles`` (their role groups), by name."""
-    return list(
+@dataclass(frozen=True)
+class Assignable:
+    pk: int
+    name: str
+
+
+def people_by_role() -> dict[str, list[Assignable]]:
+    """The active people of each role (their role groups), by name (1 query)."""
+    rows = (
         get_user_model()
-        .objects.filter(is_active=True, groups__name__in=[str(r) for r in roles])
-        .distinct()
+        .objects.filter(is_active=True, groups__name__in=Role.values)
         .order_by("first_name", "last_name", "username")
+        .values_list("pk", "first_name", "last_name", "username", "groups__name")
     )
+    found: dict[str, list[Assignable]] = {}
+    for pk, first, last, username, role in rows:
+        name = f"{first} {last}".strip() or username
+        found.setdefault(role, []).append(Assignable(pk, name))
+    return found
+
+
+def assignable_people(roles, by_role: dict[str, list[Assignable]]) -> list[Assignable]:
+    """The people who may take an item of ``roles``, each once, by name."""
+    seen: dict[int, Assignable] = {}
+    for role in roles:
+        for person in by_role.get(str(role), []):
+            seen.setdefault(person.pk, person)
+    return sorted(seen.values(), key=lambda person: person.name)
 
 
 def leads_of(role: str) -> set[int]:

@@ -21,6 +21,7 @@ from apps.approvals.assignments import (
     assignable_people,
     assignment_set,
     may_assign,
+    people_by_role,
 )
 from apps.approvals.forms import AssignForm, DigestForm
 from apps.cases.selectors import case_get_for
@@ -113,11 +114,14 @@ def _assign_options(board: Board, user: Any) -> dict:
     people: dict[tuple, list] = {}
     options = {}
     held = roles_of(user)
+    by_role = None
     for item in board.work:
         if not item.assignable or not may_assign(user, item.roles, held=held):
             continue
+        if by_role is None:
+            by_role = people_by_role()
         if item.roles not in people:
-            people[item.roles] = assignable_people(item.roles)
+            people[item.roles] = assignable_people(item.roles, by_role)
         options[(item.case_id, item.key)] = people[item.roles]
     return options
 
