@@ -44,6 +44,7 @@ from apps.casework.registers import (
 from apps.casework.reminders import DueItem
 from apps.contracts.models import ChecklistItem, RedFlagWaiver
 from apps.contracts.rules import RED_STATUSES
+from apps.core import formats
 from apps.core.notifications import roles_granting
 from apps.core.roles import Role
 from apps.offers.models import Offer
@@ -259,17 +260,21 @@ def _legal(live: list[Offer], winners: dict[int, int], today: date) -> list[Work
             continue
         expired = a.signed_off_at is not None
         items.append(
-            _item(
-                a.case,
-                f"assessment:{a.pk}",
-                _("Data-export assessment expired on %(date)s: review and sign off again")
-                % {"date": a.review_by}
-                if expired
-                else _("Data-export assessment not signed off: answer it and sign it off"),
-                reverse("assessments:sign_off" if expired else "assessments:edit", args=[a.pk]),
-                (L,),
-                subject=str(a.offer.vendor) if a.offer is not None else "",
-                tone="bad" if expired else "warn",
+            dated(
+                _item(
+                    a.case,
+                    f"assessment:{a.pk}",
+                    _("Data-export assessment expired on %(date)s: review and sign off again")
+                    % {"date": formats.date(a.review_by)}
+                    if expired
+                    else _("Data-export assessment not signed off: answer it and sign it off"),
+                    reverse("assessments:sign_off" if expired else "assessments:edit", args=[a.pk]),
+                    (L,),
+                    subject=str(a.offer.vendor) if a.offer is not None else "",
+                    tone="bad" if expired else "warn",
+                ),
+                a.review_by if expired else None,
+                today,
             )
         )
     live_ids = {offer.pk: offer for offer in live}
@@ -339,16 +344,22 @@ def _tech_lead(live: list[Offer], winners: dict[int, int], today: date) -> list[
         Q(reviewed_at__isnull=True) | Q(review_by__lt=today)
     ).select_related("case")
     for matrix in rows.order_by("pk")[:LIMIT]:
+        expired = matrix.reviewed_at is not None
         items.append(
-            _item(
-                matrix.case,
-                "matrix",
-                _("Access matrix not reviewed: review it")
-                if matrix.reviewed_at is None
-                else _("Access-matrix review expired on %(date)s: review it again")
-                % {"date": matrix.review_by},
-                reverse("access:matrix", args=[matrix.case_id]),
-                (T,),
+            dated(
+                _item(
+                    matrix.case,
+                    "matrix",
+                    _("Access matrix not reviewed: review it")
+                    if matrix.reviewed_at is None
+                    else _("Access-matrix review expired on %(date)s: review it again")
+                    % {"date": formats.date(matrix.review_by)},
+                    reverse("access:matrix", args=[matrix.case_id]),
+                    (T,),
+                    tone="bad" if expired else "warn",
+                ),
+                matrix.review_by if expired else None,
+                today,
             )
         )
     current = list(
@@ -605,6 +616,9 @@ REMINDER_ROLES = {
 }
 
 
+OVERDUE_IS_THE_ROLES = (Reminder.Kind.ASSESSMENT_REVIEW, Reminder.Kind.MATRIX_REVIEW)
+
+
 def reminders(due: list[DueItem], today: date) -> list[WorkItem]:
     """What comes due, for the people each names (who signed, reviewed, decided or
     issued it). Harness tokens: one item per case for whoever issued them, due when the
@@ -613,6 +627,9 @@ def reminders(due: list[DueItem], today: date) -> list[WorkItem]:
     tokens: dict[tuple[int, int], list[DueItem]] = defaultdict(list)
     for entry in due:
         owners = frozenset(o.pk for o in entry.owners if o is not None)
+        # An overdue review is the role's own item already (dated, overdue): once.
+        if entry.kind in OVERDUE_IS_THE_ROLES and entry.days_left(today) < 0:
+            continue
         if entry.kind == Reminder.Kind.TOKEN_EXPIRY:
             for owner in owners:
                 tokens[(getattr(entry.case, "pk", 0), owner)].append(entry)
