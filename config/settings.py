@@ -557,6 +557,21 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.Emai
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "diligence@localhost")
 
 ORGANISATION_NAME = env_str("ORGANISATION_NAME", "Example Organisation")
+
+
+def _role_leads(pairs: list[str]) -> dict[str, list[str]]:
+    """``ROLE_LEADS`` ("legal_reviewer=lena,tech_lead=tariq"): who leads each role on My
+    work (an overdue assignment is shown to them); a role named nowhere is led by the
+    administrators (docs/rules/my-work.md#assignments)."""
+    leads: dict[str, list[str]] = {}
+    for pair in pairs:
+        role, _sep, username = pair.partition("=")
+        if role.strip() and username.strip():
+            leads.setdefault(role.strip(), []).append(username.strip())
+    return leads
+
+
+ROLE_LEADS = _role_leads(env_list("ROLE_LEADS", []))
 # Where people reach the site (``https://diligence.example.org``): every link an e-mail or
 # a webhook carries is built from it, never from the host a request came in on. Required in
 # production: a default there would send everyone to a development server's address.

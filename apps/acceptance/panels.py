@@ -4,6 +4,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.acceptance import rules
+from apps.acceptance.models import Layer
 from apps.acceptance.selectors import acceptance_state, active_plan
 from apps.cases.models import ProcurementCase
 from apps.core.contributions import CasePanel, MissingLine
@@ -39,12 +40,45 @@ def acceptance_missing(case, state) -> list[str]:
         return []
     if state.accepted:
         return []
-    missing = []
+    missing: list[str] = []
     for layer in state.layers:
         if layer.status == rules.FAILED:
             missing.append(
-                _("Acceptance failed: %(reasons)s") % {"reasons": "; ".join(layer.reasons)}
+                MissingLine(
+                    _("Acceptance failed: %(reasons)s") % {"reasons": "; ".join(layer.reasons)},
+                    run_url(case, state.plan, layer.layer),
+                )
             )
+    # Approved: the tests are due, and nothing is in place until they are measured.
+    if case.status == ProcurementCase.Status.APPROVED:
+        titles = dict(Layer.choices)
+        for layer in state.layers:
+            if layer.status in (rules.NOT_MEASURED, rules.IN_PROGRESS):
+                missing.append(
+                    MissingLine(
+                        _("Run the acceptance tests: %(layer)s not measured yet.")
+                        % {"layer": titles[layer.layer]},
+                        run_url(case, state.plan, layer.layer),
+                    )
+                )
     if state.overall == rules.PASSED and not state.signed_off:
-        missing.append(_("Acceptance passed every layer: another tech lead signs it off."))
+        missing.append(
+            MissingLine(
+                _("Acceptance passed every layer: another tech lead signs it off."),
+                reverse("acceptance:signoff", args=[state.plan.pk]),
+            )
+        )
     return missing
+
+
+# The layers whose results are recorded by hand (a fault injection and its recovery); the
+# others are measured by the harness, run with a token of the case.
+RECORDED_BY_HAND = (Layer.STABILITY,)
+
+
+def run_url(case, plan, layer: str) -> str:
+    """Where a layer's measurement is mended: the form that records a result, or the page
+    that issues the harness token its run needs."""
+    if layer in RECORDED_BY_HAND:
+        return reverse("acceptance:result_create", args=[plan.pk])
+    return reverse("evidence:tokens", args=[case.pk])

@@ -30,8 +30,8 @@ def case_panel(case, *, actor) -> CasePanel:
                 for line in matrix_missing(matrix_part)
             ),
             *(
-                MissingLine(line, reverse("access:plan", args=[case.pk]))
-                for line in plan_missing(plan_part)
+                MissingLine(line, reverse("access:plan", args=[case.pk]), offer_id)
+                for line, offer_id in plan_missing_by_offer(plan_part)
             ),
         ],
         order=40,
@@ -75,24 +75,36 @@ def matrix_missing(view) -> list[str]:
 
 
 def plan_missing(view) -> list[str]:
+    return [line for line, _offer_id in plan_missing_by_offer(view)]
+
+
+def plan_missing_by_offer(view) -> list[tuple[str, int | None]]:
+    """What the network plan lacks, each line with the offer it is about (None: the plan)."""
     if view is None:
-        return [_("No network plan yet: list the workloads, their links and the latency budget.")]
-    missing = []
+        text = _("No network plan yet: list the workloads, their links and the latency budget.")
+        return [(text, None)]
+    missing: list[tuple[str, int | None]] = []
     if not view.links:
-        missing.append(_("Network plan: no workload listed."))
+        missing.append((_("Network plan: no workload listed."), None))
     if not view.offers:
-        missing += _budget_missing(view.budget, "")
+        missing += [(line, None) for line in _budget_missing(view.budget, "")]
     for row in view.offers:
         if not row.rtt.measured:
             missing.append(
-                _(
-                    "Network plan: %(offer)s: no RTT measured from the gateway yet (the "
-                    "harness's gateway step, run on the gateway); the budget uses the estimate."
+                (
+                    _(
+                        "Network plan: %(offer)s: no RTT measured from the gateway yet (the "
+                        "harness's gateway step, run on the gateway); the budget uses the "
+                        "estimate."
+                    )
+                    % {"offer": row.offer},
+                    row.offer_id,
                 )
-                % {"offer": row.offer}
             )
-        missing += _budget_missing(row.budget, row.offer)
-    missing += [_("Network plan: %(problem)s") % {"problem": p} for p in view.training_problems]
+        missing += [(line, row.offer_id) for line in _budget_missing(row.budget, row.offer)]
+    missing += [
+        (_("Network plan: %(problem)s") % {"problem": p}, None) for p in view.training_problems
+    ]
     return missing
 
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from apps.approvals.models import Approval, FindingAcceptance, Reminder
+from apps.approvals.models import Approval, FindingAcceptance, Reminder, WorkAssignment
 from apps.core.admin import RecordAdmin
 
 
@@ -26,4 +26,13 @@ class FindingAcceptanceAdmin(RecordAdmin):
     register is read again under the case's lock."""
 
     list_display = ("case", "offer", "code", "role", "accepted_by", "expires_on", "withdrawn_at")
+    list_filter = ("role",)
+
+
+@admin.register(WorkAssignment)
+class WorkAssignmentAdmin(RecordAdmin):
+    """Who has an item of My work, until when: given and given back on My work, where the
+    item and who may assign it are worked out."""
+
+    list_display = ("case", "item_key", "role", "assignee", "due_on", "assigned_by")
     list_filter = ("role",)

@@ -4,7 +4,7 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.approvals.acceptances import document_max_bytes
 from apps.approvals.findings import ACCEPTANCE_MAX_DAYS
-from apps.approvals.models import Approval
+from apps.approvals.models import ITEM_KEY_MAX_LENGTH, Approval
 from apps.core.roles import Role
 
 
@@ -84,6 +84,17 @@ class DigestForm(forms.Form):
         required=False,
         help_text=_("One e-mail a day, only when something waits for you."),
     )
+
+
+class AssignForm(forms.Form):
+    """Give one item of My work to a person until a date, or back to its role (no one)."""
+
+    case = forms.IntegerField(widget=forms.HiddenInput, min_value=1, max_value=2**31 - 1)
+    key = forms.CharField(widget=forms.HiddenInput, max_length=ITEM_KEY_MAX_LENGTH)
+    assignee = forms.IntegerField(
+        label=_("Assign to"), required=False, min_value=1, max_value=2**31 - 1
+    )
+    due_on = forms.DateField(label=_("Due by"), required=False)
 
 
 class FindingAcceptForm(forms.Form):

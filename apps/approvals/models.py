@@ -208,3 +208,53 @@ class FindingAcceptance(TrackedModel):
 
     def __str__(self) -> str:
         return f"{self.code} accepted by {self.accepted_by} ({self.accepted_at:%Y-%m-%d})"
+
+
+# The longest item key My work makes ("finding:<code>:<offer>:<key>").
+ITEM_KEY_MAX_LENGTH = 200
+
+
+class WorkAssignment(TrackedModel):
+    """One item of My work given to one person, with a date it is due by.
+
+    Keyed by the case and the item's stable key (``apps.casework.worklist``): the item
+    itself is worked out from the case's records, never stored. Without an assignee the
+    item is the whole role's again. Overdue, it is shown to the lead of the role as well
+    (docs/rules/my-work.md).
+    """
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.CASCADE,
+        related_name="work_assignments",
+        verbose_name=_("case"),
+    )
+    item_key = models.CharField(_("item"), max_length=ITEM_KEY_MAX_LENGTH)
+    role = models.CharField(_("role"), max_length=30, choices=Role.choices)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("assigned to"),
+    )
+    due_on = models.DateField(_("due by"), null=True, blank=True)
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("assigned by"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["case_id", "item_key"]
+        verbose_name = _("assignment of work")
+        verbose_name_plural = _("assignments of work")
+        constraints = [
+            models.UniqueConstraint(fields=["case", "item_key"], name="assignment_one_per_item")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_key} of case #{self.case_id}"

@@ -74,6 +74,7 @@ def panel_missing(
             continue
         seen.add(summary.assessment.pk)
         offer = summary.assessment.offer
+        about = offer.pk if offer is not None else None
         scope = str(offer.vendor) if offer is not None else _("the case")
         answer = reverse("assessments:edit", args=[summary.assessment.pk])
         sign_off = reverse("assessments:sign_off", args=[summary.assessment.pk])
@@ -88,6 +89,7 @@ def panel_missing(
                     )
                     % {"scope": scope, "day": summary.state.review_by.isoformat()},
                     sign_off,
+                    about,
                 )
             )
         elif not summary.state.signed_off:
@@ -99,6 +101,7 @@ def panel_missing(
                     )
                     % {"scope": scope, "n": summary.unanswered},
                     answer if summary.unanswered else sign_off,
+                    about,
                 )
             )
         # The decision aid's checked step, in the words the approval gate uses.
@@ -111,6 +114,7 @@ def panel_missing(
                     _("Data-export assessment for %(scope)s: %(problem)s")
                     % {"scope": scope, "problem": problem},
                     answer,
+                    about,
                 )
             )
         if not summary.exit_readiness_answered:
@@ -119,6 +123,7 @@ def panel_missing(
                     _("Exit readiness not answered in the assessment for %(scope)s.")
                     % {"scope": scope},
                     answer,
+                    about,
                 )
             )
     for row in offers:
@@ -131,6 +136,7 @@ def panel_missing(
                     )
                     % {"vendor": row.offer.vendor, "j": row.offer.vendor.jurisdiction},
                     start,
+                    row.offer.pk,
                 )
             )
     return missing

@@ -31,4 +31,5 @@ urlpatterns = [
     path("dashboard/", views.dashboard, name="dashboard"),
     path("dashboard/waiting/", views.waiting, name="waiting"),
     path("dashboard/digest/", views.digest_preference, name="digest"),
+    path("dashboard/assign/", views.assign, name="assign"),
 ]

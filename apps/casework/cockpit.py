@@ -23,7 +23,7 @@ from apps.approvals.overview import ApprovalOverview
 from apps.cases.models import ProcurementCase
 from apps.casework.overview import CasePanel
 from apps.casework.panels import AREAS
-from apps.casework.registers import findings_url
+from apps.casework.registers import approved_offer_id, findings_url
 from apps.core.access import roles_holding
 
 Status = ProcurementCase.Status
@@ -78,6 +78,11 @@ class Tile:
     started: bool = True
 
     @property
+    def needs_area_fix(self) -> bool:
+        """Some line has no page of its own: the area's own form mends it."""
+        return any(not getattr(line, "url", "") for line in self.missing)
+
+    @property
     def state(self) -> str:
         if self.missing:
             return "open" if self.started else "todo"
@@ -115,12 +120,17 @@ def owners_of(permission: str) -> list[str]:
     return others or roles
 
 
-def tile(case: ProcurementCase, panel: CasePanel) -> Tile:
+def tile(case: ProcurementCase, panel: CasePanel, *, winner: int | None = None) -> Tile:
+    """The area's tile; ``winner``, the offer the case's decision approved: once decided,
+    what the other offers lack no longer stands in the way (their lines close)."""
     details = reverse("cases:area", args=[case.pk, panel.area])
+    missing = list(panel.missing)
+    if winner is not None:
+        missing = [line for line in missing if getattr(line, "offer_id", None) in (None, winner)]
     return Tile(
         area=panel.area,
         title=str(AREAS[panel.area].label),
-        missing=list(panel.missing),
+        missing=missing,
         details_url=details,
         fix_url=panel.fix_url or details,
         fix_permission=panel.fix_permission,
@@ -212,7 +222,8 @@ def by_role_with_findings(
 
 def cockpit(case: ProcurementCase, panels: list[CasePanel], nav: list) -> dict:
     """The cockpit's context from the case's panels (computed, not rendered)."""
-    tiles = [tile(case, panel) for panel in panels]
+    winner = approved_offer_id(case)
+    tiles = [tile(case, panel, winner=winner) for panel in panels]
     return cockpit_from_tiles(case, tiles, nav, open_findings(case, panels))
 
 

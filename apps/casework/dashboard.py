@@ -1,38 +1,31 @@
-"""What waits for one person, by role, in a fixed number of queries.
+"""What waits for one person, in a fixed number of queries (docs/rules/my-work.md).
 
-Legal reviewers: unsigned or expired assessments, open red flags. Tech leads:
-cases pending approval, unreviewed or expired access matrices, stale
-approvals. Procurement: their cases still lacking offers or scores.
-Auditors: recent decisions and the audit chain's state. Everyone: items
-coming due that they own (auditors and admins: all), and cases by state.
-
-The findings register (docs/rules/findings.md#in-my-work): each finding that awaits
-the acceptance of a role the person holds, each area finding that blocks in the
-section of the role that owns it, and the person's own acceptances that run out
-within two weeks.
+The items are those of ``apps.casework.worklist`` (every role's work, from the
+findings register and the case lifecycle), kept to what the person can act on
+(``mine``), with the assignments in force. Besides: what comes due (auditors and
+administrators: all of it, to read), the recent decisions and the audit chain for
+auditors, and the cases by state.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from apps.access.models import AccessMatrix
-from apps.approvals.binding import changes_for
-from apps.approvals.findings import Entry, Severity, Status
+from apps.approvals.assignments import assignments_of_cases, leads_of
+from apps.approvals.findings import Entry
 from apps.approvals.models import Approval, Reminder
-from apps.assessments.models import DataExportAssessment
 from apps.audit.selectors import chain_status
-from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
+from apps.cases.models import ProcurementCase
+from apps.casework import worklist
 from apps.casework.registers import CaseFindings, area_registers, findings_url, open_cases
 from apps.casework.reminders import DueItem, due_items
+from apps.casework.worklist import CaseGroup, WorkItem
 from apps.comments import dashboard as comments_dashboard
-from apps.contracts.models import ChecklistItem, RedFlagWaiver
-from apps.contracts.rules import RED_STATUSES
 from apps.core.contributions import Item, Section
 from apps.core.roles import Role, roles_of
 from apps.costs import dashboard as costs_dashboard
@@ -44,6 +37,8 @@ if TYPE_CHECKING:
 LIMIT = 50
 # Apps adding a section: ``dashboard_section(user, *, roles, today) -> Section | None``.
 DASHBOARD_PROVIDERS = (comments_dashboard, costs_dashboard)
+# An acceptance is an item for the person who gave it this many days before it runs out.
+ACCEPTANCE_NOTICE_DAYS = 14
 
 
 @dataclass
@@ -62,6 +57,9 @@ class Board:
     cases_by_state: "list[tuple[str, _StrOrPromise, int]]"
     chain: object = None
     today: date | None = None
+    # What the person can act on, sorted (``work``) and by case (``groups``).
+    work: list[WorkItem] = field(default_factory=list)
+    groups: list[CaseGroup] = field(default_factory=list)
 
 
 def _roles(user) -> set[str]:
@@ -75,91 +73,141 @@ def dashboard_for(user) -> Board:
     today = timezone.localdate()
     roles = _roles(user)
     sees_all = bool(roles & {Role.ADMIN, Role.AUDITOR})
-    # Each role's own section: what waits for it, what blocks among them.
-    own: dict[str, Section] = {}
-    if Role.LEGAL in roles:
-        own[Role.LEGAL] = _legal(today)
-    if Role.TECH_LEAD in roles:
-        own[Role.TECH_LEAD] = _tech_lead(user, today)
-    if Role.PROCUREMENT in roles:
-        own[Role.PROCUREMENT] = _procurement(user, all_cases=Role.ADMIN in roles)
-    sections = list(own.values())
     expiring = _expiring(user, today, sees_all=sees_all)
-    if roles & FINDING_OWNERS:
-        registers = area_registers(open_cases(LIMIT), today=today)
-        sections.append(_findings_to_accept(user, roles, registers))
-        _blocking_findings(own, registers)
-        expiring += _acceptances_running_out(user, registers, today)
+    cases = open_cases(LIMIT)
+    registers = area_registers(cases, today=today) if roles & worklist.FINDING_OWNERS else []
+    items = worklist.candidates(roles, today, cases=cases, registers=registers)
+    items += worklist.reminders([row.item for row in expiring], today)
+    if registers:
+        running_out = _acceptances_running_out(user, registers, today)
+        items += [_acceptance_item(row, today) for row in running_out]
+        expiring += running_out
         expiring.sort(key=lambda row: row.item.due_on)
+    sections: list[Section] = []
     chain = None
     if Role.AUDITOR in roles:
         section, chain = _auditor()
         sections.append(section)
-    for module in DASHBOARD_PROVIDERS:
-        provided = module.dashboard_section(user, roles=roles, today=today)
-        if provided is not None:
-            sections.append(provided)
+    # Only audit work is the auditor's: what other apps add is for those who act on it.
+    if roles - {Role.AUDITOR}:
+        for module in DASHBOARD_PROVIDERS:
+            provided = module.dashboard_section(user, roles=roles, today=today)
+            if provided is not None:
+                items += _provided(provided)
+    work = sorted(mine(items, user, roles_of(user), today), key=worklist.order)
     return Board(
         sections=sections,
         expiring=expiring,
         cases_by_state=_cases_by_state(user),
         chain=chain,
         today=today,
+        work=work,
+        groups=worklist.grouped(work),
     )
 
 
-# docs/rules/findings.md#in-my-work: the register's findings as items of My work.
-FINDING_OWNERS = frozenset({Role.PROCUREMENT, Role.LEGAL, Role.TECH_LEAD, Role.FINANCE})
-# An acceptance is an item for the person who gave it this many days before it runs out.
-ACCEPTANCE_NOTICE_DAYS = 14
+def case_item(case, key: str) -> WorkItem | None:
+    """The item ``key`` of ``case`` as it waits now, for any role (None: none waits)."""
+    today = timezone.localdate()
+    registers = area_registers([case], today=today)
+    items = worklist.candidates(set(Role.values), today, cases=[case], registers=registers)
+    return next((item for item in items if item.case_id == case.pk and item.key == key), None)
+
+
+def mine(items: list[WorkItem], user, held: set[str], today: date) -> list[WorkItem]:
+    """What ``user`` (holding the roles ``held``) can act on, each item once: an assigned
+    item for its assignee (and, overdue, for its role's lead); an unassigned one for its
+    role's holders (those it names, if any, and not those it rules out); a reminder for
+    the people it names. The administrator acts on every role's items but accepts none."""
+    admin = Role.ADMIN in held
+    assigned = assignments_of_cases({item.case_id for item in items if item.case_id})
+    leads: dict[str, set[int]] = {}
+    shown: dict[tuple, WorkItem] = {}
+    for item in items:
+        identity = (item.case_id, item.key)
+        if identity in shown:
+            continue
+        if item.personal:
+            if item.holders is not None and user.pk in item.holders:
+                shown[identity] = item
+            continue
+        assignment = assigned.get((item.case_id, item.key)) if item.case_id is not None else None
+        if assignment is not None:
+            item = worklist.dated(
+                replace(
+                    item,
+                    assignee_id=assignment.assignee_id,
+                    assignee_name=_name(assignment.assignee),
+                    assigned_by_name=_name(assignment.assigned_by),
+                ),
+                assignment.due_on,
+                today,
+            )
+            if assignment.assignee_id == user.pk:
+                shown[identity] = item
+            elif item.overdue:
+                if assignment.role not in leads:
+                    leads[assignment.role] = leads_of(assignment.role)
+                if user.pk in leads[assignment.role]:
+                    shown[identity] = replace(item, escalated=True, tone="bad")
+            continue
+        if user.pk in item.not_for:
+            continue
+        if admin:
+            if not item.accept_only:
+                shown[identity] = item
+            continue
+        if not set(item.roles) & held:
+            continue
+        if item.holders is not None and user.pk not in item.holders:
+            continue
+        shown[identity] = item
+    return list(shown.values())
+
+
+def _name(person) -> str:
+    if person is None:
+        return ""
+    return person.get_full_name() or person.get_username()
+
+
+def _provided(section: Section) -> list[WorkItem]:
+    """An app's section as items of the person's own (mentions, budgets crossed)."""
+    return [
+        WorkItem(
+            key=f"{section.title}:{item.url}:{item.title}",
+            case_id=None,
+            case_name=str(item.title),
+            subject="",
+            detail=str(item.detail),
+            url=item.url,
+            tone=item.tone,
+        )
+        for item in section.items
+    ]
+
+
+def _acceptance_item(row: DueRow, today: date) -> WorkItem:
+    item = row.item
+    return worklist.dated(
+        WorkItem(
+            key=f"acceptance:{item.object_pk}",
+            case_id=getattr(item.case, "pk", None),
+            case_name=str(item.case),
+            subject="",
+            detail=str(item.label),
+            url=item.url,
+            personal=True,
+            holders=frozenset(o.pk for o in item.owners),
+        ),
+        item.due_on,
+        today,
+    )
 
 
 def _finding_title(found: CaseFindings, entry: Entry) -> str:
     offer = found.offers.get(entry.finding.offer_id or 0)
-    return f"{found.case} — {offer.vendor}" if offer is not None else str(found.case)
-
-
-def _findings_to_accept(user, roles: set[str], registers: list[CaseFindings]) -> Section:
-    """One item per finding that awaits the acceptance of a role the person holds, unless
-    they accepted it already for another of its owners (a joint decision needs two)."""
-    section = Section(_("Findings to accept"))
-    for found in registers:
-        for entry in found.entries:
-            if not entry.blocking or entry.rule.severity is not Severity.NEEDS_ACCEPTANCE:
-                continue
-            if not set(entry.awaiting) & roles:
-                continue
-            if any(a.accepted_by_id == user.pk for a in entry.acceptances):
-                continue
-            section.items.append(
-                Item(
-                    _finding_title(found, entry),
-                    _("Accept or fix: %(finding)s") % {"finding": entry.finding.message},
-                    findings_url(found.case.pk),
-                    "bad" if entry.status is Status.EXPIRED else "warn",
-                )
-            )
-    return section
-
-
-def _blocking_findings(own: dict[str, Section], registers: list[CaseFindings]) -> None:
-    """Each area finding that blocks, once, in the section of the first of its owning roles
-    that the person holds (the gates' own findings are what those sections already list)."""
-    for found in registers:
-        for entry in found.entries:
-            if entry.status is not Status.OPEN or entry.rule.severity is not Severity.BLOCKS:
-                continue
-            section = next((own[role] for role in entry.rule.owners if role in own), None)
-            if section is None:
-                continue
-            section.items.append(
-                Item(
-                    _finding_title(found, entry),
-                    _("Blocks: %(finding)s") % {"finding": entry.finding.message},
-                    entry.finding.fix_url or findings_url(found.case.pk),
-                    "bad",
-                )
-            )
+    return str(offer.vendor) if offer is not None else ""
 
 
 def _acceptances_running_out(user, registers: list[CaseFindings], today: date) -> list[DueRow]:
@@ -171,12 +219,15 @@ def _acceptances_running_out(user, registers: list[CaseFindings], today: date) -
                 days_left = (acceptance.expires_on - today).days
                 if acceptance.accepted_by_id != user.pk or days_left > ACCEPTANCE_NOTICE_DAYS:
                     continue
+                subject = _finding_title(found, entry)
                 item = DueItem(
                     kind="finding_acceptance",
                     object_model="approvals.findingacceptance",
                     object_pk=acceptance.pk,
-                    label=_("%(case)s — your acceptance: %(finding)s")
-                    % {"case": _finding_title(found, entry), "finding": entry.rule.title},
+                    label=_("Your acceptance runs out: %(finding)s")
+                    % {
+                        "finding": f"{subject}: {entry.rule.title}" if subject else entry.rule.title
+                    },
                     due_on=acceptance.expires_on,
                     case=found.case,
                     url=findings_url(found.case.pk),
@@ -193,125 +244,6 @@ def _acceptances_running_out(user, registers: list[CaseFindings], today: date) -
                     )
                 )
     return rows
-
-
-def _legal(today: date) -> Section:
-    section = Section(_("To review: legal"))
-    rows = (
-        DataExportAssessment.objects.filter(Q(signed_off_at__isnull=True) | Q(review_by__lt=today))
-        .select_related("case", "offer__vendor")
-        .order_by("review_by", "pk")[:LIMIT]
-    )
-    for a in rows:
-        expired = a.signed_off_at is not None
-        section.items.append(
-            Item(
-                str(a),
-                _("Expired on %(date)s") % {"date": a.review_by}
-                if expired
-                else _("Not signed off"),
-                reverse("assessments:detail", args=[a.pk]),
-                "bad" if expired else "warn",
-            )
-        )
-    waived = RedFlagWaiver.objects.filter(
-        item=OuterRef("pk"), lapsed_at__isnull=True, waived_status=OuterRef("status")
-    )
-    red_items = (
-        ChecklistItem.objects.filter(status__in=RED_STATUSES)
-        .exclude(Exists(waived))
-        .select_related("checklist__offer__vendor", "checklist__offer__case")
-        .order_by("checklist__offer__case_id", "number")[:LIMIT]
-    )
-    for item in red_items:
-        offer = item.checklist.offer
-        section.items.append(
-            Item(
-                f"{offer.case} — {offer.vendor}",
-                _("Red flag: %(item)s (%(status)s)")
-                % {"item": item, "status": item.get_status_display()},
-                reverse("contracts:checklist", args=[offer.pk]),
-                "bad",
-            )
-        )
-    return section
-
-
-def _tech_lead(user, today: date) -> Section:
-    section = Section(_("To review: tech lead"))
-    pending = ProcurementCase.objects.filter(
-        status=ProcurementCase.Status.PENDING_APPROVAL
-    ).select_related("owner")
-    for case in pending.order_by("updated_at")[:LIMIT]:
-        own = case.owner_id == user.pk
-        section.items.append(
-            Item(
-                str(case),
-                _("Pending approval (you raised it: another tech lead decides)")
-                if own
-                else _("Pending approval"),
-                reverse("approvals:case", args=[case.pk]),
-            )
-        )
-    rows = AccessMatrix.objects.filter(
-        Q(reviewed_at__isnull=True) | Q(review_by__lt=today)
-    ).select_related("case")
-    for matrix in rows.order_by("pk")[:LIMIT]:
-        section.items.append(
-            Item(
-                str(matrix.case),
-                _("Access matrix not reviewed")
-                if matrix.reviewed_at is None
-                else _("Access-matrix review expired on %(date)s") % {"date": matrix.review_by},
-                reverse("access:matrix", args=[matrix.case_id]),
-            )
-        )
-    current = list(
-        Approval.objects.filter(
-            decision=Approval.Decision.APPROVED, superseded_at__isnull=True
-        ).select_related("case")[:LIMIT]
-    )
-    changes = changes_for(current)
-    for approval in current:
-        found = changes.get(approval.pk) or approval.stale_changes
-        if found:
-            section.items.append(
-                Item(
-                    str(approval.case),
-                    _("Approval stale: %(n)s record(s) changed since the decision")
-                    % {"n": len(found)},
-                    reverse("approvals:case", args=[approval.case_id]),
-                    "bad",
-                )
-            )
-    return section
-
-
-def _procurement(user, *, all_cases: bool) -> Section:
-    section = Section(_("To do: procurement"))
-    cases = ProcurementCase.objects.filter(
-        status__in=[ProcurementCase.Status.DRAFT, ProcurementCase.Status.EVALUATING]
-    )
-    if not all_cases:
-        cases = cases.filter(owner=user)
-    cases = cases.annotate(
-        offer_count=Count("offers", distinct=True),
-        unscored=Count("offers", filter=Q(offers__scorecards__isnull=True), distinct=True),
-    ).order_by("pk")
-    for case in cases[:LIMIT]:
-        problems = []
-        if case.offer_count < MINIMUM_COMPARED_OFFERS and not case.offer_minimum_waiver.strip():
-            problems.append(
-                _("%(n)s of %(required)s offers")
-                % {"n": case.offer_count, "required": MINIMUM_COMPARED_OFFERS}
-            )
-        if case.unscored:
-            problems.append(_("%(n)s offer(s) not scored") % {"n": case.unscored})
-        if problems:
-            section.items.append(
-                Item(str(case), "; ".join(problems), reverse("cases:detail", args=[case.pk]))
-            )
-    return section
 
 
 def _auditor():

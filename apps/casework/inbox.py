@@ -2,13 +2,12 @@
 
 The same list makes the page's "Yours to do", the count beside "My work" in
 the site header, and the daily e-mail digest (``digests_send``), so the three
-never disagree. Items come from the dashboard (``dashboard_for``): the work
-of the person's roles, and what comes due that they own.
+never disagree. Items come from the dashboard (``dashboard_for``): what the
+person can act on, by case (docs/rules/my-work.md).
 """
 
 import hashlib
 import logging
-from dataclasses import dataclass
 from datetime import date
 
 from django.conf import settings
@@ -25,6 +24,7 @@ from apps.audit.chain import HEAD_PK
 from apps.audit.models import ChainHead
 from apps.casework.dashboard import Board, dashboard_for
 from apps.casework.page import permissions_fingerprint
+from apps.casework.worklist import WorkItem
 from apps.comments.selectors import unread_mentions
 
 logger = logging.getLogger(__name__)
@@ -34,51 +34,10 @@ logger = logging.getLogger(__name__)
 COUNT_SECONDS = 300
 
 
-@dataclass(frozen=True)
-class WorkItem:
-    title: str
-    detail: str
-    url: str
-    tone: str
-    due_on: date | None = None
-    days_left: int | None = None
-
-    @property
-    def overdue(self) -> bool:
-        return self.days_left is not None and self.days_left < 0
-
-    @property
-    def overdue_days(self) -> int:
-        return -self.days_left if self.overdue and self.days_left is not None else 0
-
-
 def work_items(board: Board) -> list[WorkItem]:
-    """The board's work, overdue first (longest overdue first), then by due date, then the
-    rest in the board's order."""
-    items = [
-        WorkItem(str(item.title), str(item.detail), item.url, item.tone)
-        for section in board.sections
-        if section.todo
-        for item in section.items
-    ]
-    items += [
-        WorkItem(
-            str(row.item.label),
-            str(row.kind),
-            row.item.url,
-            "bad" if row.overdue_days else "warn",
-            row.item.due_on,
-            row.days_left,
-        )
-        for row in board.expiring
-    ]
-
-    def order(item: WorkItem) -> tuple:
-        if item.due_on is None:
-            return (2, date.max)
-        return (0 if item.overdue else 1, item.due_on)
-
-    return sorted(items, key=order)
+    """The board's work: overdue first (longest overdue first), then by due date, then
+    the undated (docs/rules/my-work.md)."""
+    return board.work
 
 
 def _head_seq() -> int:

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 
 from apps.cases.selectors import offer_minimum_status
 from apps.core.contributions import CasePanel, MissingLine
+from apps.offers.rules import SPEC_REQUIRED
 from apps.offers.selectors import offers_of_case
 from apps.scorecards.selectors import case_comparison, not_comparable_reasons
 from apps.sizing.selectors import capacity_for_offer, demand_of, demand_result
@@ -78,7 +79,10 @@ def summary_panels(summary: dict) -> list[CasePanel]:
         template="cases/_offers_panel.html",
         context=summary,
         missing=_offers_missing(
-            offers=offers, minimum=summary["offer_minimum"], comparison=summary["comparison"]
+            case=case,
+            offers=offers,
+            minimum=summary["offer_minimum"],
+            comparison=summary["comparison"],
         ),
         order=10,
         area="offers",
@@ -97,7 +101,16 @@ def demand_shortfall_text(vendor, fit) -> str:
     }
 
 
-def _offers_missing(*, offers, minimum, comparison) -> list[str]:
+def spec_fix_url(offer) -> str:
+    """Where an unconfirmed spec is mended: the declared spec's form, or the offer's own
+    form where only the offer's fields (price, cards…) are missing."""
+    spec_labels = {str(label) for _field, label in SPEC_REQUIRED}
+    if any(item in spec_labels for item in offer.spec_status.missing):
+        return reverse("offers:spec", args=[offer.pk])
+    return reverse("offers:edit", args=[offer.pk])
+
+
+def _offers_missing(*, case, offers, minimum, comparison) -> list[str]:
     """What the offers still lack, in the words a reviewer would use."""
     missing: list[str] = []
     if not minimum["holds"]:
@@ -109,14 +122,15 @@ def _offers_missing(*, offers, minimum, comparison) -> list[str]:
             message += " " + _("Not counted: %(items)s.") % {
                 "items": "; ".join(minimum["not_counted"])
             }
-        missing.append(message)
+        missing.append(MissingLine(message, reverse("offers:create", args=[case.pk])))
     for offer in offers:
         if not offer.spec_status.confirmed:
             missing.append(
                 MissingLine(
                     _("%(vendor)s: declared spec unconfirmed — missing %(items)s")
                     % {"vendor": offer.vendor, "items": ", ".join(offer.spec_status.missing)},
-                    reverse("offers:spec", args=[offer.pk]),
+                    spec_fix_url(offer),
+                    offer.pk,
                 )
             )
         if offer.capacity is not None and not offer.capacity.meets_target:
@@ -124,6 +138,7 @@ def _offers_missing(*, offers, minimum, comparison) -> list[str]:
                 MissingLine(
                     demand_shortfall_text(offer.vendor, offer.capacity),
                     reverse("offers:detail", args=[offer.pk]),
+                    offer.pk,
                 )
             )
     unscored = [row.offer for row in comparison.rows if row.score.unscored]
@@ -136,6 +151,8 @@ def _offers_missing(*, offers, minimum, comparison) -> list[str]:
                 reverse("scorecards:scorecard", args=[unscored[0].pk])
                 if len(unscored) == 1
                 else reverse("scorecards:comparison", args=[unscored[0].case_id]),
+                # About one offer only when one is unscored.
+                unscored[0].pk if len(unscored) == 1 else None,
             )
         )
     return missing

@@ -17,6 +17,7 @@ from datetime import date
 from django.urls import reverse
 
 from apps.approvals.findings import Entry, judge
+from apps.approvals.models import Approval
 from apps.approvals.selectors import acceptance_facts_of_cases
 from apps.cases.models import ProcurementCase
 from apps.casework.findings import AreaFindings, AreaRecords
@@ -30,6 +31,30 @@ OPEN_STATUSES = (
     ProcurementCase.Status.REJECTED,
     ProcurementCase.Status.APPROVED,
 )
+
+
+# Decided: the offer the decision in force approved is the one whose work goes on.
+DECIDED_STATUSES = (ProcurementCase.Status.APPROVED, ProcurementCase.Status.ACCEPTED)
+
+
+def approved_offers(cases) -> dict[int, int]:
+    """Each decided case's approved offer (1 query): its losing offers' work is closed."""
+    ids = [case.pk for case in cases if case.status in DECIDED_STATUSES]
+    if not ids:
+        return {}
+    return dict(
+        Approval.objects.filter(
+            case_id__in=ids,
+            decision=Approval.Decision.APPROVED,
+            superseded_at__isnull=True,
+            offer__isnull=False,
+        ).values_list("case_id", "offer_id")
+    )
+
+
+def approved_offer_id(case) -> int | None:
+    """The offer the case's decision in force approved, once the case is decided."""
+    return approved_offers([case]).get(case.pk)
 
 
 def findings_url(case_pk: int) -> str:

@@ -47,6 +47,7 @@ from apps.cases.models import CaseStanding, ProcurementCase, StandingMark
 from apps.cases.records import cases_of
 from apps.casework.cockpit import OpenFinding, Tile, cockpit_from_tiles, open_findings, tile
 from apps.casework.panels import case_nav, case_panels
+from apps.casework.registers import approved_offer_id
 from apps.core.reads import shared_reads
 
 logger = logging.getLogger(__name__)
@@ -178,7 +179,8 @@ def compute_standing(case: ProcurementCase, actor) -> Standing:
     when they hold."""
     panels = case_panels(case, actor=actor)
     moments = [panel.valid_until for panel in panels if panel.valid_until is not None]
-    tiles = [tile(case, panel) for panel in panels]
+    winner = approved_offer_id(case)
+    tiles = [tile(case, panel, winner=winner) for panel in panels]
     html = render_cockpit(case, tiles, actor, open_findings(case, panels))
     return Standing(html, min(moments, default=None), tiles)
 

@@ -2,18 +2,31 @@
 one area in full, search, what waits for one person (my work), an offer in full, the
 offer matrix, and a vendor's portfolio."""
 
+from datetime import timedelta
+from typing import Any
+
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
-from apps.approvals.forms import DigestForm
+from apps.approvals.assignments import (
+    DEFAULT_DAYS,
+    assignable_people,
+    assignment_set,
+    may_assign,
+    people_by_role,
+)
+from apps.approvals.forms import AssignForm, DigestForm
 from apps.cases.selectors import case_get_for
 from apps.casework.cockpit import tile
-from apps.casework.dashboard import dashboard_for
+from apps.casework.dashboard import Board, case_item, dashboard_for
 from apps.casework.inbox import digest_set, waiting_count, wants_digest, work_items
 from apps.casework.matrix import COLUMNS, DESCENDING_FIRST, offer_matrix, parse_sort, sort_rows
 from apps.casework.matrix_files import XLSX_CONTENT_TYPE, matrix_csv, matrix_filename, matrix_xlsx
@@ -21,9 +34,11 @@ from apps.casework.offer_overview import offer_overview
 from apps.casework.page import case_page_response, page_versions
 from apps.casework.panels import AREAS, case_area_panel, case_nav
 from apps.casework.portfolio import vendor_offers, vendor_waivers
+from apps.casework.registers import approved_offer_id
 from apps.casework.search import MAX_QUERY_LENGTH, search
 from apps.contracts.selectors import TermsTable
 from apps.core.access import role_required
+from apps.core.roles import roles_of
 from apps.offers.selectors import offer_get_for
 from apps.vendors.selectors import vendor_get_for
 
@@ -54,7 +69,7 @@ def case_area(request: HttpRequest, pk: int, area: str) -> HttpResponse:
         {
             "case": case,
             "panel": panel,
-            "tile": tile(case, panel),
+            "tile": tile(case, panel, winner=approved_offer_id(case)),
             "area": area,
             "nav": case_nav(case, request.user),
         },
@@ -77,15 +92,94 @@ def search_page(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest) -> HttpResponse:
     """My work: what waits for the person, overdue first, then the dashboard's detail."""
     board = dashboard_for(request.user)
+    options = _assign_options(board, request.user)
     return render(
         request,
         "approvals/dashboard.html",
         {
             "board": board,
             "items": work_items(board),
+            "groups": [
+                (group, [(item, options.get((item.case_id, item.key))) for item in group.items])
+                for group in board.groups
+            ],
+            "assign_due": timezone.localdate() + timedelta(days=DEFAULT_DAYS),
             "digest_form": DigestForm(initial={"daily_digest": wants_digest(request.user)}),
         },
     )
+
+
+def _assign_options(board: Board, user: Any) -> dict:
+    """For each item the person may assign: the people who may take it."""
+    people: dict[tuple, list] = {}
+    options = {}
+    held = roles_of(user)
+    by_role = None
+    for item in board.work:
+        if not item.assignable or not may_assign(user, item.roles, held=held):
+            continue
+        if by_role is None:
+            by_role = people_by_role()
+        if item.roles not in people:
+            people[item.roles] = assignable_people(item.roles, by_role)
+        options[(item.case_id, item.key)] = people[item.roles]
+    return options
+
+
+def _back(request: HttpRequest) -> HttpResponse:
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect(target)
+    return redirect("approvals:dashboard")
+
+
+@role_required("approvals.view_approval")
+@require_POST
+def assign(request: HttpRequest) -> HttpResponse:
+    """Give one item of My work to a person until a date, or back to its role."""
+    form = AssignForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest(
+            _("The assignment was not recorded: %(errors)s")
+            % {"errors": "; ".join(str(m) for ms in form.errors.values() for m in ms)}
+        )
+    data = form.cleaned_data
+    case = case_get_for(request.user, data["case"], offer_count=False)
+    item = case_item(case, data["key"])
+    if item is None:
+        return HttpResponseBadRequest(
+            _("This item is no longer waiting on the case: nothing was assigned.")
+        )
+    assignee = None
+    if data["assignee"] is not None:
+        assignee = get_user_model().objects.filter(pk=data["assignee"]).first()
+        if assignee is None:
+            return HttpResponseBadRequest(_("No such person."))
+    try:
+        assignment_set(
+            actor=request.user,
+            case=case,
+            item_key=item.key,
+            roles=item.roles,
+            label=item.detail,
+            path=item.url,
+            assignee=assignee,
+            due_on=data["due_on"],
+        )
+    except ValidationError as error:
+        return HttpResponseBadRequest(
+            _("The assignment was not recorded: %(errors)s") % {"errors": "; ".join(error.messages)}
+        )
+    if assignee is None:
+        messages.success(request, _("Given back to the role."))
+    else:
+        messages.success(
+            request,
+            _("Assigned to %(name)s.") % {"name": assignee.get_full_name() or assignee.username},
+        )
+    return _back(request)
 
 
 @role_required("approvals.view_approval")

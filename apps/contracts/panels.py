@@ -33,6 +33,7 @@ def _missing(entry) -> list[str]:
             MissingLine(
                 _("%(vendor)s: no contract clause checklist yet.") % {"vendor": vendor},
                 reverse("offers:detail", args=[entry.offer.pk]),
+                entry.offer.pk,
             )
         ]
     checklist = reverse("contracts:checklist", args=[entry.offer.pk])
@@ -48,13 +49,14 @@ def _missing(entry) -> list[str]:
             "n": len(summary.open_red_flags),
             "items": "; ".join(_flag_line(flag) for flag in summary.open_red_flags),
         }
-        lines.append(MissingLine(text, checklist))
+        lines.append(MissingLine(text, checklist, entry.offer.pk))
     if summary.not_reviewed:
         lines.append(
             MissingLine(
                 _("%(vendor)s: %(n)s of %(total)s clause items not reviewed yet.")
                 % {"vendor": vendor, "n": len(summary.not_reviewed), "total": summary.total},
                 checklist,
+                entry.offer.pk,
             )
         )
     return lines

@@ -12,13 +12,18 @@ from datetime import datetime
 
 class MissingLine(str):
     """One line of what an area lacks, with the page where that one thing is mended
-    (``""``: the area's own form). It reads, compares and joins as the plain sentence."""
+    (``""``: the area's own form). It reads, compares and joins as the plain sentence.
+
+    ``offer_id`` names the offer the line is about (None: the whole case): once a case
+    is decided, the lines about the offers it did not approve close."""
 
     url: str = ""
+    offer_id: int | None = None
 
-    def __new__(cls, text: str, url: str = "") -> "MissingLine":
+    def __new__(cls, text: str, url: str = "", offer_id: int | None = None) -> "MissingLine":
         line = super().__new__(cls, text)
         line.url = url
+        line.offer_id = offer_id
         return line
 
 

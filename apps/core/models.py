@@ -83,6 +83,7 @@ class NotificationEvent(models.TextChoices):
     FINDING_ACCEPTED = "finding_accepted", _("A finding was accepted")
     DECISION = "decision", _("An approval was decided")
     PACKET_ISSUED = "packet_issued", _("A packet was issued")
+    ASSIGNMENT = "assignment", _("Work was assigned to you")
 
 
 class EmailChoice(models.TextChoices):

@@ -35,6 +35,7 @@ def case_panel(case, *, actor) -> CasePanel:
                     _("No passing spec verification for %(vendor)s.")
                     % {"vendor": row.offer.vendor},
                     reverse("evidence:tokens", args=[case.pk]),
+                    row.offer.pk,
                 )
             )
         for reason in row.blocked:
@@ -45,6 +46,7 @@ def case_panel(case, *, actor) -> CasePanel:
                     reverse("evidence:detail", args=[verification.bundle_id])
                     if verification is not None
                     else "",
+                    row.offer.pk,
                 )
             )
     return CasePanel(

@@ -56,6 +56,9 @@ def test_yours_to_do_lists_overdue_work_first_with_its_due_date(world, people, b
     dated = [item for item in items if item.due_on]
     assert dated == sorted(dated, key=lambda item: (not item.overdue, item.due_on))
     assert any(item.due_on is None and "Pending approval" in item.detail for item in items)
+    # The overdue review is the tech leads' item, dated: once, not again as a reminder.
+    matrix = reverse("access:matrix", args=[case.pk])
+    assert [item.overdue_days for item in items if item.url == matrix] == [3]
 
     html = browser_as("tariq").get(MY_WORK).content.decode()
     mine = html[html.index("Yours to do") : html.index("</section>")]

@@ -127,14 +127,16 @@ def test_dashboard_shows_each_role_what_waits_for_them(world, people, browser_as
     assert "Pending approval" in tariq and "Access-matrix review expired" in tariq
     assert "Coming due" in tariq and str(case.access_matrix) in tariq
     lena = browser_as("lena").get(url).content.decode()
-    assert "To review: legal" in lena and "To review: tech lead" not in lena
+    # The offers compared beside the ready one have no clause checklist yet: legal's.
+    assert "No clause checklist yet: start it" in lena
+    assert "Pending approval: approve one offer" not in lena
     aude = browser_as("aude").get(url).content.decode()
     assert "Recent decisions" in aude and "Cases by state" in aude
     second = make_case(people["priya"], name="Second case")
     make_offer(people["priya"], second)
     priya = browser_as("priya").get(url).content.decode()
-    assert "To do: procurement" in priya and "Second case" in priya
-    assert "1 of 3 offers; 1 offer(s) not scored" in priya
+    assert "Second case" in priya and "Not scored yet: score the offer" in priya
+    assert "1 of 3 offers: add an offer or record a waiver" in priya
 
 
 def test_packet_section_carries_decisions_waivers_and_staleness(world, people):

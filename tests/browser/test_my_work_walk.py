@@ -36,11 +36,10 @@ def test_the_approver_finds_the_decision_makes_it_and_the_tile_turns_green(
     screenshot(f"my-work-{screen}")
 
     mine = page.locator("section", has=page.get_by_role("heading", name="Yours to do"))
-    item = mine.locator("li", has_text="Pending approval").filter(has_text=case.name)
-    item.get_by_role("link", name=case.name).click()
-    expect(page.locator("h1")).to_contain_text("Approval")
-    fits(page)
-    page.get_by_role("link", name="Decide").click()
+    # Under the case's heading, the item links straight to the decision's form.
+    assert case.name in mine.locator("h3.work-case").all_inner_texts()
+    mine.get_by_role("link", name="Pending approval: approve one offer or reject the case").click()
+    expect(page.locator("h1")).to_contain_text("Approve or reject")
     fits(page)
     screenshot(f"approver-decide-{screen}")
     options = page.get_by_label("Offer").locator("option").all_inner_texts()

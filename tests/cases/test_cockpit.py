@@ -86,9 +86,13 @@ def test_every_area_has_a_tile_for_a_role_that_sees_everything(browser_as, peopl
 def test_what_is_missing_links_the_form_only_for_those_who_may_fill_it_in(browser_as, priya):
     case = make_case(priya)
     make_offer(priya, case)  # no clause checklist yet: the legal reviewer's to mend
-    fix = f'href="{reverse("contracts:comparison", args=[case.pk])}"'
+    offer = case.offers.get()
+    # The line links where the checklist is started: the offer's page, not the area's list.
+    fix = f'href="{reverse("offers:detail", args=[offer.pk])}"'
     legal = cockpit(browser_as("lena"), case)
-    assert fix in legal and "Mend it: Contracts" in legal
+    assert fix in legal and "no contract clause checklist yet" in legal
+    # Every line of the area has its own page: no "Mend it" sends elsewhere.
+    assert "Mend it: Contracts" not in legal
     auditor = cockpit(browser_as("aude"), case)
     assert "Mend it: Contracts" not in auditor
     assert "Mended by: Legal reviewer" in auditor

@@ -159,8 +159,8 @@ def test_the_third_case_is_half_way_with_work_for_every_role(demo, client):
     assert case.status == ProcurementCase.Status.EVALUATING
     assert all(not entry.all_held for entry in case_gates(case))
     waiting = {
-        "priya": "1 offer(s) not scored",  # and only two offers so far
-        "lena": "Not signed off",  # the data-export assessment is a draft
+        "priya": "Not scored yet: score the offer",  # and only two offers so far
+        "lena": "Data-export assessment not signed off",  # the assessment is a draft
         "tariq": "Access matrix not reviewed",
     }
     for username, work in waiting.items():

@@ -342,6 +342,12 @@ def test_exit_terms_wait_for_the_clause_checklist(browser_as, priya):
     assert response.status_code == 400 and "no clause checklist yet" in response.text
     proposal.refresh_from_db()
     assert proposal.status == ProposalStatus.PENDING
+    # The refusal offers to start the checklist, right there.
+    start = reverse("contracts:checklist-create", args=[offer.pk])
+    assert f'action="{start}"' in response.text
+    assert browser_as("lena").post(start).status_code == 302
+    response = _decide(browser_as("lena"), proposal, decision="accept")
+    assert f'action="{start}"' not in response.text
 
 
 def test_the_answers_page_reads_a_fixed_number_of_queries(browser_as, world, lena):
