@@ -48,6 +48,7 @@ import re
 import shlex
 import shutil
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -121,6 +122,16 @@ def recreate_database(url: str, *, create: bool = True) -> None:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         if create:
             connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def copy_sqlite(source: Path, target: Path) -> None:
+    """A SQLite database copied with SQLite's own backup (its write-ahead log included)."""
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
 
 
 def manage(env: dict, *args: str) -> None:
@@ -389,8 +400,16 @@ def run_config(config: str, args) -> dict:
         setup_began = time.perf_counter()
         if config == "postgres":
             recreate_database(args.database_url)
+        if args.from_database:
+            # A database the demo was seeded into already (with its stored files): copied
+            # in place of the embedded default; migrate then only checks it is current.
+            (work / "var").mkdir(parents=True, exist_ok=True)
+            copy_sqlite(args.from_database, work / "var" / "diligence.sqlite3")
+            if args.from_media:
+                shutil.copytree(args.from_media, work / "media", dirs_exist_ok=True)
         manage(env, "migrate", "--noinput", "-v0")
-        manage(env, "seed_demo", "-v0")
+        if not args.from_database:
+            manage(env, "seed_demo", "-v0")
         if config == "postgres":
             manage(env, "collectstatic", "--noinput", "-v0")
         command = [sys.executable, str(Path(__file__)), "--stage", "prepare", "--work", str(work)]
@@ -534,9 +553,17 @@ def main() -> None:
     parser.add_argument("--output-dir", type=Path, default=RESULTS)
     parser.add_argument("--render-only", action="store_true", help="load.json to load.md")
     parser.add_argument("--keep", action="store_true", help="keep the database and files")
+    parser.add_argument(
+        "--from-database",
+        type=Path,
+        help="sqlite only: start from this database, the demo already seeded, not a new one",
+    )
+    parser.add_argument("--from-media", type=Path, help="with --from-database: its stored files")
     parser.add_argument("--stage", help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.from_database and args.config != ["sqlite"]:
+        parser.error("--from-database is for --config sqlite alone")
     if args.stage == "prepare":
         stage_prepare(args, args.work)
         return

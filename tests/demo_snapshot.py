@@ -98,7 +98,8 @@ def _build(folder: Path) -> None:
     rows = _added_rows(seeded, template)
     with open(folder / "rows.part", "wb") as handle:
         pickle.dump(rows, handle)
-    seeded.unlink()
+    # The seeded database itself is kept too, for a test that serves it from a process of
+    # its own (``seeded_files``).
     os.replace(folder / "rows.part", folder / "rows.pickle")
     print(f"\nDemo seeded once for this run in {time.monotonic() - started:.1f} s")
 
@@ -149,6 +150,13 @@ def restore() -> str:
             )
     _store_files(folder / "media")
     return json.loads((folder / "output.json").read_text())
+
+
+def seeded_files() -> tuple[Path, Path]:
+    """The run's seeded demo as files: its SQLite database and its stored files' folder,
+    for a process that serves the demo itself (copy them; they are the run's own)."""
+    folder = _record()
+    return folder / "seeded.sqlite3", folder / "media"
 
 
 def _store_files(media: Path) -> None:

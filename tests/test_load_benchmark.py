@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import demo_snapshot
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "load.py"
 RESULTS = ROOT / "benchmarks" / "results" / "load.json"
@@ -38,11 +40,14 @@ def test_the_committed_results_render_with_their_command_lines(tmp_path):
         assert run["rows"]["all"]["requests"] > 0
 
 
-@pytest.mark.whole_case  # migrates a database and seeds the demo: about two minutes
+@pytest.mark.whole_case  # serves the demo from a server of its own
 def test_a_short_run_serves_every_request_without_a_server_error(tmp_path):
+    # The demo as this test run seeded it once (tests/demo_snapshot.py), not seeded again.
+    database, media = demo_snapshot.seeded_files()
     done = _run(
         "--config", "sqlite", "--users", "5", "--duration", "2", "--think", "0.2",
-        "--output-dir", str(tmp_path),
+        "--output-dir", str(tmp_path), "--from-database", str(database),
+        "--from-media", str(media),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     run = json.loads((tmp_path / "load.json").read_text(encoding="utf-8"))["sqlite"]
