@@ -133,7 +133,7 @@ def panel_missing(
                         "assess this offer."
                     )
                     % {"vendor": row.offer.vendor, "j": row.offer.vendor.jurisdiction},
-                    start,
+                    f"{start}?offer={row.offer.pk}",
                 )
             )
     return missing
