@@ -1,5 +1,7 @@
 """Progress is reported per chapter on the packet request, and shown on its status page."""
 
+import copy
+
 import pytest
 from django.urls import reverse
 
@@ -17,7 +19,7 @@ def test_each_chapter_is_reported_as_it_is_laid_out(
     reported = []
 
     def recording(packet_request, **progress):
-        reported.append(progress)
+        reported.append(copy.deepcopy(progress))  # the task goes on filling its list in
         return packet_request_progress(packet_request, **progress)
 
     monkeypatch.setattr(services, "packet_request_progress", recording)
