@@ -20,6 +20,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django_otp import DEVICE_ID_SESSION_KEY
@@ -29,6 +30,7 @@ from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 from django_otp.util import random_hex
 
+from apps.accounts import qr
 from apps.accounts.forms import AppCodeForm, CodeForm, NotificationChoiceForm
 from apps.accounts.twofactor import confirmed_device, remember_device
 from apps.core.access import AuthenticatedHttpRequest
@@ -142,6 +144,7 @@ def _set_up(request: AuthenticatedHttpRequest) -> HttpResponse:
             "form": form,
             "secret": _secret(pending.key),
             "config_url": pending.config_url,
+            "qr_code": _qr_code(pending.config_url),
             "required": is_required_for(request.user),
         },
     )
@@ -192,6 +195,16 @@ def two_factor_verify(request: HttpRequest) -> HttpResponse:
         "accounts/two_factor_verify.html",
         {"form": form, "next": next_url},
     )
+
+
+def _qr_code(config_url: str) -> SafeString | None:
+    """The set-up link as a QR code for the app to scan; None for a link too long to draw
+    (the key and the link are shown whatever)."""
+    try:
+        code = qr.encode(config_url)
+    except qr.TooLong:
+        return None
+    return code.svg(label=_("QR code of the setup link: scan it with your authenticator app"))
 
 
 def _recovery_code_used(device: StaticDevice) -> str:
