@@ -20,6 +20,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django_otp import DEVICE_ID_SESSION_KEY
@@ -29,6 +30,7 @@ from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 from django_otp.util import random_hex
 
+from apps.accounts import qr
 from apps.accounts.forms import AppCodeForm, CodeForm, NotificationChoiceForm
 from apps.accounts.twofactor import confirmed_device, remember_device
 from apps.core.access import AuthenticatedHttpRequest
@@ -97,7 +99,7 @@ def two_factor(request: AuthenticatedHttpRequest) -> HttpResponse:
         if _throttled(device):
             form.add_error("code", _too_many())
         elif not device.verify_token(form.cleaned_data["code"]):
-            form.add_error("code", _wrong_code())
+            form.add_error("code", _refused(device, form.cleaned_data["code"]))
         elif action == "remove":
             with transaction.atomic():
                 TOTPDevice.objects.filter(user=request.user).delete()
@@ -142,6 +144,7 @@ def _set_up(request: AuthenticatedHttpRequest) -> HttpResponse:
             "form": form,
             "secret": _secret(pending.key),
             "config_url": pending.config_url,
+            "qr_code": _qr_code(pending.config_url),
             "required": is_required_for(request.user),
         },
     )
@@ -177,7 +180,7 @@ def two_factor_verify(request: HttpRequest) -> HttpResponse:
             if isinstance(matched, StaticDevice):
                 messages.warning(request, _recovery_code_used(matched))
             return redirect(next_url)
-        form.add_error("code", _too_many() if throttled else _wrong_code())
+        form.add_error("code", _too_many() if throttled else _refused(app, code))
         # A refused code counts as a failed sign-in for the lock-out, as a wrong password does.
         user_login_failed.send(
             sender=__name__,
@@ -194,6 +197,16 @@ def two_factor_verify(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _qr_code(config_url: str) -> SafeString | None:
+    """The set-up link as a QR code for the app to scan; None for a link too long to draw
+    (the key and the link are shown whatever)."""
+    try:
+        code = qr.encode(config_url)
+    except qr.TooLong:
+        return None
+    return code.svg(label=_("QR code of the setup link: scan it with your authenticator app"))
+
+
 def _recovery_code_used(device: StaticDevice) -> str:
     left = device.token_set.count()
     return ngettext(
@@ -203,6 +216,35 @@ def _recovery_code_used(device: StaticDevice) -> str:
         "%(left)s recovery codes are left: renew them on the two-factor sign-in page.",
         left,
     ) % {"left": left}
+
+
+def _already_used(device: TOTPDevice, code: str) -> bool:
+    """Whether ``code`` is the app's code for a time step that already signed in: right,
+    but taken (a code works once, so one seen over a shoulder cannot be used again)."""
+    code = code.replace(" ", "")
+    if not code.isdigit() or device.last_t < 0:
+        return False
+    now = time.time()
+    # The steps the device accepts around now (its tolerance), not after the last one used.
+    for offset in range(-device.tolerance, device.tolerance + 1):
+        totp = TOTP(device.bin_key, device.step, device.t0, device.digits, device.drift + offset)
+        totp.time = now
+        if totp.t() <= device.last_t and totp.token() == int(code):
+            return True
+    return False
+
+
+def _refused(device: TOTPDevice, code: str) -> str:
+    if _already_used(device, code):
+        return _used_code()
+    return _wrong_code()
+
+
+def _used_code() -> str:
+    return _(
+        "That code has already been used: each code works once. Wait for your authenticator "
+        "app to show the next one, then enter it."
+    )
 
 
 def _wrong_code() -> str:

@@ -9,16 +9,27 @@ from apps.core.contributions import PacketSection
 
 def packet_section(case):
     overview = approval_overview(case)
-    waivers = []
+    case_waivers = []
     if case.offer_minimum_waiver.strip():
-        waivers.append((_("Three-offer minimum"), case.offer_minimum_waiver.strip()))
+        case_waivers.append((_("Three-offer minimum"), case.offer_minimum_waiver.strip()))
+    by_offer: dict[int, list[tuple[str, str]]] = {}
     for entry in overview.offers:
         for gate in entry.gates:
             if gate.key == "red_flags":
-                waivers += [(f"{entry.offer.vendor}", w) for w in gate.waivers]
+                by_offer.setdefault(entry.offer.pk, []).extend(
+                    (f"{entry.offer.vendor}", w) for w in gate.waivers
+                )
+    waivers = case_waivers + [w for offer_waivers in by_offer.values() for w in offer_waivers]
     return PacketSection(
         title=_("Approval: gates, decisions and waivers"),
         template="approvals/packet_section.html",
-        context={"overview": overview, "waivers": waivers},
+        # The case's own waivers and each offer's, apart: a decision relies on the case's
+        # and on those of the offer it approves only (the executive summary).
+        context={
+            "overview": overview,
+            "waivers": waivers,
+            "case_waivers": case_waivers,
+            "waivers_by_offer": by_offer,
+        },
         history_querysets=approval_history_querysets(case),
     )

@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from apps.assessments.rules import governing_assessment
 from apps.assessments.selectors import AssessmentSummary, assessment_summary, case_assessments
 from apps.core.contributions import CasePanel, MissingLine
+from apps.core.formats import one_full_stop
 from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
 
@@ -120,8 +121,10 @@ def panel_missing(
         if not summary.exit_readiness_answered:
             missing.append(
                 MissingLine(
-                    _("Exit readiness not answered in the assessment for %(scope)s.")
-                    % {"scope": scope},
+                    one_full_stop(
+                        _("Exit readiness not answered in the assessment for %(scope)s.")
+                        % {"scope": scope}
+                    ),
                     answer,
                     about,
                 )
@@ -135,7 +138,7 @@ def panel_missing(
                         "assess this offer."
                     )
                     % {"vendor": row.offer.vendor, "j": row.offer.vendor.jurisdiction},
-                    start,
+                    f"{start}?offer={row.offer.pk}",
                     row.offer.pk,
                 )
             )

@@ -75,6 +75,12 @@ def assessment_create(request: HttpRequest, case_pk: int) -> HttpResponse:
         offer = get_object_or_404(
             Offer.objects.select_related("vendor"), pk=request.GET["offer"], case=case
         )
+    # One assessment per case (and per offer): a link to start one where it exists
+    # already opens the one there is.
+    existing = DataExportAssessment.objects.filter(case=case, offer=offer).first()
+    if existing is not None:
+        messages.info(request, _("This already has a data-export assessment: here it is."))
+        return redirect("assessments:detail", pk=existing.pk)
     initial = {"jurisdiction": offer.vendor.jurisdiction if offer else ""}
     form = AssessmentForm(
         request.POST or None, request.FILES or None, editing=False, initial=initial

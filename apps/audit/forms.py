@@ -39,6 +39,16 @@ class TimelineFilterForm(forms.Form):
         record_type = self.fields["record_type"]
         assert isinstance(record_type, forms.ChoiceField)
         record_type.choices = [(s.key, s.label_plural) for s in sources]
+        self._areas = {s.key: s.model._meta.app_config.verbose_name for s in sources}
+
+    def record_type_groups(self) -> list[tuple[str, list]]:
+        """The record-type boxes by the area they belong to, each area once, in the
+        order the areas first come: a fieldset each, with the area as its legend."""
+        groups: dict[str, list] = {}
+        for box in self["record_type"]:
+            area = str(self._areas.get(box.data["value"], ""))
+            groups.setdefault(area, []).append(box)
+        return list(groups.items())
 
     def clean(self) -> dict[str, Any]:
         super().clean()

@@ -21,6 +21,7 @@ from django.utils.translation import gettext
 
 from apps.audit.history_rows import SKIPPED_FIELDS, record_label
 from apps.audit.sources import HistorySource, sources_of
+from apps.core.formats import humanised
 
 ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 HIDDEN_FIELDS = SKIPPED_FIELDS | {"created_at", "history_relation_id"}
@@ -300,8 +301,15 @@ def _as_created(source: HistorySource, row) -> list[Change]:
 
 def diff(before, after) -> list[Change]:
     changes = []
+    # A record's progress (a packet request's step and percentage) is not history: the
+    # rows that carry it for another reason do not show it as a change.
+    progress = set(getattr(getattr(type(after), "instance_type", None), "progress_fields", ()))
     for model_field in after._meta.concrete_fields:
-        if model_field.attname in HIDDEN_FIELDS or model_field.primary_key:
+        if (
+            model_field.attname in HIDDEN_FIELDS
+            or model_field.attname in progress
+            or model_field.primary_key
+        ):
             continue
         old, new = getattr(before, model_field.attname), getattr(after, model_field.attname)
         if old != new:
@@ -373,7 +381,36 @@ def _named(names: dict, value):
 def _display(model_field, value):
     if value is not None and model_field.choices:
         return dict(model_field.flatchoices).get(value, value)
+    if isinstance(value, dict | list):
+        return readable(value)
     return value
+
+
+def readable(value) -> str | None:
+    """A stored structure (a list of chapters, a dictionary of figures) in words a reader
+    follows: "Title: Demand, Pages: 2; Title: Manifest, Pages: —", never as code."""
+    if isinstance(value, dict):
+        if not value:
+            return None
+        return ", ".join(f"{humanised(str(key))}: {_nested(item)}" for key, item in value.items())
+    if isinstance(value, list):
+        if not value:
+            return None
+        return "; ".join(_nested(item) for item in value)
+    return None if value is None else str(value)
+
+
+def _nested(value) -> str:
+    if isinstance(value, dict | list):
+        text = readable(value)
+        if text is None:
+            return "—"
+        return f"({text})" if isinstance(value, list) and len(value) > 1 else text
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return gettext("yes") if value else gettext("no")
+    return str(value)
 
 
 def _text(value) -> str | None:

@@ -130,6 +130,12 @@ class ProcurementCase(TrackedModel):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def decided(self) -> bool:
+        """An offer is approved (and perhaps accepted): the case takes no new offer from
+        its page. A rejected case is open to more offers before it is submitted again."""
+        return self.status in {self.Status.APPROVED, self.Status.ACCEPTED}
+
 
 class CaseStanding(models.Model):
     """Where a case stands, area by area, as its cockpit shows it to one kind of viewer.

@@ -118,7 +118,11 @@ class _CaseRecords:
             vendor_jurisdiction=offer.vendor.jurisdiction,
         )
         if governing is None:
-            return AssessmentFacts(exists=False, url=_url("assessments:create", self.case.pk))
+            # The case's own assessment does not cover this vendor: this offer is assessed.
+            start = _url("assessments:create", self.case.pk)
+            if case_level is not None:
+                start += f"?offer={offer.pk}"
+            return AssessmentFacts(exists=False, url=start)
         scopes.append(Scope("assessments.dataexportassessment", "id", governing.pk, "assessment"))
         scopes.append(
             Scope("assessments.assessmentanswer", "assessment_id", governing.pk, "answers")

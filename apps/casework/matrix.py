@@ -128,6 +128,18 @@ class MatrixRow:
         return self.gates.inputs.demand_fit
 
     @property
+    def idle_gpus(self) -> int | None:
+        """GPUs the whole nodes add beyond the need: rented, paid for and idle. None where
+        the need fills its nodes, or the offer is not priced for it."""
+        fit = self.fit
+        if fit is None or not fit.gpus_needed or not fit.gpus_in_whole_nodes:
+            return None
+        if self.comparison.needed_cost is None:
+            return None
+        idle = fit.gpus_in_whole_nodes - fit.gpus_needed
+        return idle if idle > 0 else None
+
+    @property
     def gpus_short(self) -> int | None:
         """GPUs the offer lacks for the demand in whole nodes (0: enough GPUs, though
         another shortfall may remain); None where no demand is sized for its cards."""

@@ -64,6 +64,9 @@ class PacketSection:
     order: int = 100
     manifest_files: list[tuple[str, str, str]] = field(default_factory=list)
     history_querysets: list = field(default_factory=list)
+    # Printed right after the cover, before the contents (the executive summary), in the
+    # front matter rather than as a chapter laid out on its own.
+    after_cover: bool = False
     number: int = 0  # the chapter's number, set as the packet is put together
     anchor: str = ""
     html: str = ""  # the rendered chapter, set as the packet is put together

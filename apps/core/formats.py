@@ -14,6 +14,7 @@ A missing value reads as an em dash, never as "None".
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fractions import Fraction
 
@@ -149,3 +150,20 @@ def _local(value: dt.datetime) -> dt.datetime:
 def humanised(key: str) -> str:
     """A stored key read aloud: "egress_allow_list" → "Egress allow list"."""
     return key.replace("_", " ").replace("-", " ").capitalize()
+
+
+# Two full stops where a sentence ends on a name that ends in one ("Pte. Ltd." + "."); an
+# ellipsis ("...") is left as it is.
+_DOUBLE_STOP = re.compile(r"(?<!\.)\.\.(?!\.)")
+SENTENCE_ENDS = (".", "!", "?", "。", "！", "？")
+
+
+def one_full_stop(sentence: str) -> str:
+    """A sentence built around a name, with one full stop where the name's own ends it."""
+    return _DOUBLE_STOP.sub(".", sentence)
+
+
+def full_stop(text: str) -> str:
+    """``text`` closed with a full stop, unless it already ends with one ("Pte. Ltd.")."""
+    text = str(text)
+    return text if text.rstrip().endswith(SENTENCE_ENDS) else f"{text}."

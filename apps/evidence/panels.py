@@ -5,6 +5,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.core.contributions import CasePanel, MissingLine
+from apps.core.formats import one_full_stop
 from apps.evidence.models import Verdict
 from apps.evidence.selectors import (
     PASSING_VERDICTS,
@@ -32,8 +33,10 @@ def case_panel(case, *, actor) -> CasePanel:
             # A run of the harness on the vendor's machines, with a token from this page.
             missing.append(
                 MissingLine(
-                    _("No passing spec verification for %(vendor)s.")
-                    % {"vendor": row.offer.vendor},
+                    one_full_stop(
+                        _("No passing spec verification for %(vendor)s.")
+                        % {"vendor": row.offer.vendor}
+                    ),
                     reverse("evidence:tokens", args=[case.pk]),
                     row.offer.pk,
                 )

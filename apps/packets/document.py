@@ -129,11 +129,14 @@ class PacketDocument:
     once ``write_attachments`` has run (``packet_document`` runs it unless deferred)."""
 
     sections: list[PacketSection]
+    # The chapters laid out on their own, after the front matter.
     chapters: list[PacketChapter]
     context: dict
     manifest_fields: dict
     history: list
     history_files: list[HistoryFile]
+    # The chapters printed right after the cover, in the front matter (the summary).
+    opening: list[PacketChapter] = field(default_factory=list)
     attachments: list[PacketAttachment] = field(default_factory=list)
     manifest: dict = field(default_factory=dict)
     manifest_json: bytes = b""
@@ -197,25 +200,46 @@ class PacketDocument:
             "attachments": self.attachments,
         }
 
+    @property
+    def opening_sections(self) -> list[PacketSection]:
+        return [section for section in self.sections if section.after_cover]
+
+    def _opening_toc(self) -> list[dict]:
+        # Laid out in the same document as the contents: its page is read from the layout.
+        return [{"anchor": c.anchor, "title": c.title, "page": None} for c in self.opening]
+
     def front_html(self, first_pages: list[int], pages: int) -> str:
-        """The cover, the contents with each chapter's first page, and the attached files;
-        then a page for each of the packet's ``pages`` page numbers, to print over them."""
-        toc = [
+        """The cover, the executive summary, the contents with each chapter's first page,
+        and the attached files; then a page for each of the packet's ``pages`` page
+        numbers, to print over them."""
+        toc = self._opening_toc() + [
             {"anchor": c.anchor, "title": c.title, "page": first_pages[i]}
             for i, c in enumerate(self.chapters)
         ]
         return render_to_string(
             "packets/packet_front.html",
-            {**self._front_context(), "toc": toc, "page_numbers": range(1, pages + 1)},
+            {
+                **self._front_context(),
+                "toc": toc,
+                "opening": self.opening_sections,
+                "page_numbers": range(1, pages + 1),
+            },
         )
 
     @property
     def html(self) -> str:
         """The whole packet as one HTML document."""
-        toc = [{"anchor": c.anchor, "title": c.title, "page": None} for c in self.chapters]
+        toc = self._opening_toc() + [
+            {"anchor": c.anchor, "title": c.title, "page": None} for c in self.chapters
+        ]
         return render_to_string(
             "packets/packet.html",
-            {**self._front_context(), "toc": toc, "sections": self.sections},
+            {
+                **self._front_context(),
+                "toc": toc,
+                "opening": self.opening_sections,
+                "sections": [s for s in self.sections if not s.after_cover],
+            },
         )
 
 
@@ -293,14 +317,15 @@ def packet_document(
         # The PDF's document language, in BCP 47 as readers and screen readers expect.
         "pdf_lang": "zh-Hans" if (get_language() or "").startswith("zh") else "en",
     }
-    chapters = []
+    chapters: list[PacketChapter] = []
+    opening: list[PacketChapter] = []
     for index, section in enumerate(sections, start=1):
         section.number = index
         section.anchor = f"section-{index}"
         section.html = mark_safe(  # noqa: S308 - produced by an autoescaping template
             render_to_string(section.template, {**section.context, "section": section})
         )
-        chapters.append(
+        (opening if section.after_cover else chapters).append(
             PacketChapter(
                 number=index,
                 title=section.title,
@@ -313,6 +338,7 @@ def packet_document(
     document = PacketDocument(
         sections=sections,
         chapters=chapters,
+        opening=opening,
         context=context,
         manifest_fields={
             "number": number,

@@ -124,6 +124,9 @@ class PacketRequest(TrackedModel):
     )
     history = HistoricalRecords()
     late_history_columns = ("chapters", "language", "kind")
+    # Written without a history row while the task runs (``services.packet_request_progress``);
+    # the row that records how the request ended carries them, and the timeline leaves them out.
+    progress_fields = ("progress_pct", "step", "chapters")
 
     class Meta:
         ordering = ["-created_at"]

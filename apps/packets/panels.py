@@ -9,8 +9,9 @@ from apps.packets.selectors import packet_requests_of_case, packets_of_case
 
 SHOWN = 10
 
-# Shows tracked records only: a packet request's progress is written with a history
-# row at every step (``services.packet_request_progress``).
+# Shows tracked records only: a packet request's progress is written without history
+# (``services.packet_request_progress``), so the panel says only that one is being
+# prepared; its status page follows the progress.
 
 
 def case_panel(case, *, actor) -> CasePanel:

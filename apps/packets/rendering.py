@@ -115,6 +115,22 @@ def render_part(html: str, target: str) -> tuple[int, list[Link]]:
     return len(document.pages), links
 
 
+def render_front(html: str, target: str) -> tuple[int, list[Link], dict[str, int]]:
+    """Lay out the front matter and write it to ``target``: its page count, every link of
+    it (to a chapter, or to the summary it holds itself: the joined packet places each)
+    and the anchors it holds, at their page index."""
+    with _IN_PROCESS:
+        document = HTML(string=html, base_url=BASE_URL, url_fetcher=StaticOnlyFetcher()).render()
+        links = _outward_links(document, every=True)
+        anchors: dict[str, int] = {}
+        for index, page in enumerate(document.pages):
+            for name in page.anchors:
+                # A section over several pages holds its anchor on each: the first counts.
+                anchors.setdefault(name, index)
+        document.write_pdf(target, pdf_tags=True)
+    return len(document.pages), links, anchors
+
+
 def render_processes() -> int:
     """How many chapters are laid out at once: the setting, else one per CPU we may use."""
     configured = settings.PACKET_RENDER_PROCESSES
@@ -166,7 +182,7 @@ def render_packet(
             waited.append(True)
 
         try:
-            front_pages, starts, total, front_links, written = _lay_out(
+            front_pages, starts, total, front_links, front_anchors, written = _lay_out(
                 document, parts / "first", front_path, runs, on_chapter, meanwhile_once
             )
         except LayoutProcessLost:
@@ -174,14 +190,14 @@ def render_packet(
             # are laid out once more before the packet fails, as its number would be
             # left unused for good.
             logger.warning("A layout process was lost; laying the chapters out again")
-            front_pages, starts, total, front_links, written = _lay_out(
+            front_pages, starts, total, front_links, front_anchors, written = _lay_out(
                 document, parts / "again", front_path, runs, on_chapter, meanwhile_once
             )
         # Each chapter's pages in the PDF its process wrote, in the packet's order; the
         # links out of each chapter, and the anchors each holds, at the packet's pages.
         placed: dict[int, tuple[Part, list[int]]] = {}
         outward = [link for link in front_links if link[0] < front_pages]
-        anchors: dict[str, int] = {}
+        anchors: dict[str, int] = dict(front_anchors)
         for part in written:
             page = 0
             for chapter in part.chapters:
@@ -212,7 +228,7 @@ def _lay_out(
     runs: int,
     on_chapter: Callable[[int, int], None] | None,
     meanwhile: Callable[[Callable[[], None]], None],
-) -> tuple[int, list[int], int, list[Link], list["Part"]]:
+) -> tuple[int, list[int], int, list[Link], dict[str, int], list["Part"]]:
     """Lay out the chapters in ``runs`` PDFs under ``folder``, and the front matter at
     ``front_path``; returns the front matter's length, each chapter's first page, the
     packet's page count, the front matter's links out and the chapters' PDFs."""
@@ -230,17 +246,23 @@ def _lay_out(
         # chapter is counted, and again should the front matter not be as long as
         # assumed; meanwhile the layout processes write their chapters.
         listed = len(document.attachments) + 10  # the heading and the note take some room
-        front_pages = FRONT_MATTER_PAGES + math.ceil(listed / ATTACHMENTS_A_PAGE)
+        # A chapter printed after the cover (the summary) is guessed a page long.
+        opening = len(getattr(document, "opening", ()))
+        front_pages = FRONT_MATTER_PAGES + opening + math.ceil(listed / ATTACHMENTS_A_PAGE)
         for _attempt in range(3):
             starts = _first_pages(front_pages, counts)
             total = front_pages + sum(counts)
-            laid_out, front_links = render_part(document.front_html(starts, total), str(front_path))
+            laid_out, front_links, front_anchors = render_front(
+                document.front_html(starts, total), str(front_path)
+            )
             if laid_out == front_pages + total:
                 break
             front_pages = laid_out - total  # a long contents or cover: again with its length
         else:
             raise RuntimeError("The front matter's length does not settle.")
-        return front_pages, starts, total, front_links, layout.wait()
+        # The summary after the cover is in the front matter: its links land there too.
+        held = {name: index for name, index in front_anchors.items() if index < front_pages}
+        return front_pages, starts, total, front_links, held, layout.wait()
 
 
 def _first_pages(front_pages: int, counts: list[int]) -> list[int]:
@@ -291,9 +313,10 @@ def lay_out_run(
     report(("run", target, chapters))
 
 
-def _outward_links(document) -> list[Link]:
-    """Remove, and return, the links to anchors ``document`` does not hold."""
-    anchors = {name for page in document.pages for name in page.anchors}
+def _outward_links(document, *, every: bool = False) -> list[Link]:
+    """Remove, and return, the links to anchors ``document`` does not hold (``every``:
+    all its links to anchors, the ones it holds too)."""
+    anchors = set() if every else {name for page in document.pages for name in page.anchors}
     outward: list[Link] = []
     for index, page in enumerate(document.pages):
         kept = []

@@ -172,6 +172,12 @@ def _reserve_number(
     raise AssertionError("unreachable")
 
 
+# What a request ends in is history (who asked, and whether it was issued or failed);
+# the way there (the step, the percentage, each chapter laid out) is progress, written
+# on the request without a history row.
+TRACKED_STATUSES = {PacketRequest.Status.DONE, PacketRequest.Status.FAILED}
+
+
 def packet_request_progress(
     packet_request: PacketRequest, *, percent: int, step: str, status=None, chapters=None
 ) -> PacketRequest:
@@ -180,7 +186,13 @@ def packet_request_progress(
         fields["status"] = status
     if chapters is not None:
         fields["chapters"] = chapters
-    return _update_unless_issued(packet_request, reason=step, fields=fields)
+    if status in TRACKED_STATUSES:
+        return _update_unless_issued(packet_request, reason=step, fields=fields)
+    # One statement: never over a request another attempt has already issued.
+    PacketRequest.objects.filter(pk=packet_request.pk).exclude(
+        status=PacketRequest.Status.DONE
+    ).update(**fields, updated_at=timezone.now())
+    return PacketRequest.objects.get(pk=packet_request.pk)
 
 
 def packet_request_fail(packet_request: PacketRequest, *, error: str) -> PacketRequest:

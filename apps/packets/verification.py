@@ -14,10 +14,12 @@ import hashlib
 import io
 import json
 import logging
+import re
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from asn1crypto import cms
 from django.utils.translation import gettext as _
 from pyhanko.pdf_utils.reader import PdfFileReader
 from pyhanko.sign.validation import validate_pdf_signature
@@ -68,6 +70,9 @@ class PacketVerification:
     issued_packet: AuditPacket | None = None
     attachments: list[AttachmentCheck] = field(default_factory=list)
     attachments_ok: bool = False
+    # The signed bytes were changed, or bytes were added or cut, after the signature was
+    # made: read from the file's own signature, even where the file no longer opens.
+    changed_after_signing: bool = False
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -97,12 +102,16 @@ def verify_packet_bytes(content: bytes) -> PacketVerification:
         result.problems.append(_("This file is not a PDF."))
         return result
     result.is_pdf = True
+    result.changed_after_signing = changed_after_signing(content)
+    if result.changed_after_signing:
+        result.problems.append(changed_message())
     try:
         _check_signature(content, result)
     except Exception as error:  # a corrupted file can make the validator raise anywhere
         logger.info("Packet signature validation raised: %r", error)
         result.intact = result.covers_whole_document = result.trusted = False
-        result.problems.append(_("The signature could not be validated: the file is damaged."))
+        if not result.changed_after_signing:
+            result.problems.append(_("The signature could not be validated: the file is damaged."))
     try:
         _check_attachments(content, result)
     except Exception as error:  # as above: a damaged file's structure can be anything
@@ -131,12 +140,59 @@ def _check_signature(content: bytes, result: PacketVerification) -> None:
         status.coverage == SignatureCoverageLevel.ENTIRE_FILE and status.docmdp_ok is not False
     )
     result.trusted = bool(status.trusted)
-    if not result.intact:
+    changed = result.changed_after_signing  # already said, in the words a reader knows
+    if not result.intact and not changed:
         result.problems.append(_("The signature does not match the content: the file was altered."))
-    if not result.covers_whole_document:
+    if not result.covers_whole_document and not changed:
         result.problems.append(_("The signature does not cover the whole file."))
-    if not result.trusted:
+    # Whose key made a broken signature cannot be told: said only of an intact one.
+    if result.intact and not result.trusted:
         result.problems.append(_("The signer is not a key this system signs packets with."))
+
+
+def changed_message() -> str:
+    return _(
+        "This file was changed after it was signed: the bytes the signature covers are not "
+        "the ones it was made over, or bytes were added or cut since. It is not the document "
+        "that was issued."
+    )
+
+
+_BYTE_RANGE = re.compile(rb"/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\]")
+_CONTENTS = re.compile(rb"\s*<([0-9A-Fa-f\s]*)>")
+
+
+def changed_after_signing(content: bytes) -> bool:
+    """Whether a signed file was changed since its signature was made, read from the raw
+    bytes: the signature's byte range must run from the first byte to the last, around the
+    signature itself, and the digest the signature states must be that of those bytes.
+
+    A file without a signature, or whose signature states no digest, is not judged here.
+    """
+    found = list(_BYTE_RANGE.finditer(content))
+    if not found:
+        return False
+    start, first, second, rest = (int(n) for n in found[-1].groups())
+    if start != 0 or second + rest != len(content) or first >= second:
+        return True  # bytes added or cut around what was signed
+    contents = _CONTENTS.match(content[first:second])
+    if contents is None:
+        return True  # the signature itself was overwritten
+    try:
+        signed = cms.ContentInfo.load(bytes.fromhex(contents.group(1).decode()), strict=False)
+        signer = signed["content"]["signer_infos"][0]
+        algorithm = signer["digest_algorithm"]["algorithm"].native
+        stated = next(
+            attribute["values"][0].native
+            for attribute in signer["signed_attrs"]
+            if attribute["type"].native == "message_digest"
+        )
+        digest = hashlib.new(algorithm)
+    except Exception:  # a damaged signature: its bytes were changed
+        return True
+    digest.update(content[start:first])
+    digest.update(content[second : second + rest])
+    return digest.digest() != stated
 
 
 def _check_attachments(content: bytes, result: PacketVerification) -> None:

@@ -630,3 +630,40 @@ def test_a_superuser_does_not_decide_a_case_they_submitted(client, root, people)
     assert not Approval.objects.filter(case=case, decided_by=root).exists()
     case.refresh_from_db()
     assert case.status == "pending_approval"
+
+
+def test_a_code_used_once_is_refused_with_its_own_reason(client, tariq):
+    device = enrol(tariq)
+    sign_in(client, "tariq")
+    code = code_for(device)
+    assert verify(client, code).status_code == 302
+    client.logout()
+    sign_in(client, "tariq")
+    again = verify(client, code)
+    assert again.status_code == 200 and not is_verified(client)
+    page = again.content.decode()
+    assert "That code has already been used: each code works once." in page
+    assert "That code is not right" not in page
+
+    # On the page that turns it off too, a code already used is named as such.
+    TOTPDevice.objects.filter(pk=device.pk).update(throttling_failure_count=0)
+    assert verify(client, code_for(device, ahead=1)).status_code == 302
+    client.get(reverse("accounts:two_factor"))
+    TOTPDevice.objects.filter(pk=device.pk).update(throttling_failure_count=0)
+    used = client.post(
+        reverse("accounts:two_factor"), {"action": "remove", "code": code_for(device, ahead=1)}
+    )
+    assert "That code has already been used" in used.content.decode()
+    assert TOTPDevice.objects.filter(user=tariq).exists()
+
+
+def test_a_wrong_code_is_still_called_wrong(client, tariq):
+    device = enrol(tariq)
+    sign_in(client, "tariq")
+    assert verify(client, code_for(device)).status_code == 302
+    client.logout()
+    sign_in(client, "tariq")
+    TOTPDevice.objects.filter(pk=device.pk).update(throttling_failure_count=0)
+    wrong = "000000" if code_for(device) != "000000" else "111111"
+    page = verify(client, wrong).content.decode()
+    assert "That code is not right" in page and "already been used" not in page

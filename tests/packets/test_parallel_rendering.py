@@ -73,6 +73,10 @@ def _render(document, path, processes, monkeypatch):
     return pages, forked, laid_out
 
 
+def _same_glyphs(text: str) -> str:
+    return text.replace("\u2022", "\u00b7")
+
+
 def _links(reader: PdfReader, page_index: int) -> list[int]:
     targets = []
     for annotation in reader.pages[page_index].get("/Annots", []):
@@ -94,7 +98,9 @@ def test_parallel_and_serial_layouts_make_the_same_packet(document, tmp_path, mo
 
     readers = PdfReader(serial), PdfReader(parallel)
     assert serial_pages == parallel_pages == len(readers[0].pages) == len(readers[1].pages)
-    assert pdftotext(serial) == pdftotext(parallel)
+    # A list's bullet (•) and a middle dot (·) are one glyph of the face: a PDF maps the glyph
+    # back to whichever of the two its part met first, so they are read as one.
+    assert _same_glyphs(pdftotext(serial)) == _same_glyphs(pdftotext(parallel))
     assert [o.title for o in readers[0].outline if not isinstance(o, list)] == [
         o.title for o in readers[1].outline if not isinstance(o, list)
     ]
@@ -104,10 +110,14 @@ def test_parallel_and_serial_layouts_make_the_same_packet(document, tmp_path, mo
     pages = [page.extract_text() for page in reader.pages]
     for index, text in enumerate(pages):
         assert f"Page {index + 1} of {parallel_pages}" in text, index
-    contents = pages[1]
-    targets = _links(reader, 1)
-    assert len(targets) == len(document.chapters)
-    for chapter, target in zip(document.chapters, targets, strict=True):
+    # The executive summary follows the cover; the contents, after it, lead to it too.
+    assert "1. Executive summary" in pages[1]
+    at = next(index for index, text in enumerate(pages) if "Contents" in text.split("\n", 3)[:3])
+    contents = pages[at]
+    targets = _links(reader, at)
+    listed = document.opening + document.chapters
+    assert len(targets) == len(listed)
+    for chapter, target in zip(listed, targets, strict=True):
         assert f"{chapter.number}. {chapter.title}" in pages[target]
         assert f"{chapter.title}" in contents
         assert str(target + 1) in contents.split(chapter.title, 1)[1].split("\n", 1)[0]

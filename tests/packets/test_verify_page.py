@@ -31,8 +31,8 @@ def test_an_issued_packet_is_valid_and_one_changed_byte_is_not(
     altered = bytearray(content)
     altered[len(altered) // 3] ^= 0x01
     page = _upload(client, bytes(altered)).content.decode()
-    assert "Not valid" in page
-    assert "the file was altered" in page
+    assert "Not valid: this file was changed after it was signed." in page
+    assert "the file is damaged" not in page
     assert "no packet issued here has these exact bytes" in page
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from django.utils.translation import gettext as _
 
 from apps.approvals.findings import Entry, Status
+from apps.approvals.models import Approval
 from apps.core.contributions import PacketSection
 from apps.offers.models import Offer
 from apps.scorecards.selectors import OfferComparisonRow
@@ -91,6 +92,20 @@ def accepted_findings(overview) -> list[tuple[Offer | None, Entry]]:
     return [(offer, entry) for offer, entry in overview.register if entry.status is Status.ACCEPTED]
 
 
+def relied_on(approvals: dict, overview, recommended: Recommendation | None) -> list:
+    """The waivers the decision relies on: the case's own, and those of the offer it
+    approved (before a decision, of the offer recommended); never another offer's."""
+    current = overview.current if overview is not None else None
+    if current is not None and current.decision == Approval.Decision.APPROVED and current.offer_id:
+        offer_pk = current.offer_id
+    elif recommended is not None:
+        offer_pk = recommended.offer.pk
+    else:
+        offer_pk = None
+    by_offer = approvals.get("waivers_by_offer", {})
+    return [*approvals.get("case_waivers", []), *by_offer.get(offer_pk, [])]
+
+
 def summary_section(sections: list[PacketSection]) -> PacketSection:
     """The executive summary of the packet whose other ``sections`` are given."""
     approvals = _context(sections, APPROVALS_TEMPLATE) or {}
@@ -109,7 +124,7 @@ def summary_section(sections: list[PacketSection]) -> PacketSection:
             "recommended": recommended,
             "blockers": blockers(overview) if overview is not None else [],
             "accepted_findings": accepted_findings(overview) if overview is not None else [],
-            "waivers": approvals.get("waivers", []),
+            "waivers": relied_on(approvals, overview, recommended),
             "acceptance": next(iter((acceptance or {}).get("states", [])), None),
             "cost_view": (costs or {}).get("view"),
             "verdicts": [
@@ -120,4 +135,5 @@ def summary_section(sections: list[PacketSection]) -> PacketSection:
             "chain": audit.get("chain"),
         },
         order=SUMMARY_ORDER,
+        after_cover=True,
     )

@@ -52,3 +52,16 @@ def isodate(value):
 @register.filter
 def isodatetime(value):
     return formats.datetime(value)
+
+
+@register.filter(is_safe=True)
+def full_stop(text):
+    """``{{ vendor|full_stop }}``: the name and the sentence's full stop, one only."""
+    return formats.full_stop(text)
+
+
+@register.filter(is_safe=True)
+def one_full_stop(text):
+    """``{% filter one_full_stop %}…{% endfilter %}``: a sentence that ends on a name
+    ending in a full stop keeps one."""
+    return formats.one_full_stop(text)
