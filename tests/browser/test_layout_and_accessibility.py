@@ -5,7 +5,8 @@ person of the demo signs in once per language. Each page is opened at a desktop
 width (1440 px) and a phone width (390 px): the document may not be wider than
 the window (a wide table scrolls inside its own container, never the page), and
 axe-core, injected from ``node_modules`` (``make test-deps`` installs it from
-npm), may report no violation of impact serious or critical. Every chart
+npm), may report no violation of impact serious or critical (in Chinese, axe runs at
+the desktop width; the phone width is the English page's layout with other words). Every chart
 names the table that holds its figures. A full-page screenshot of each page that
 fails goes to ``test-artifacts/screenshots/`` (of every page with
 ``DILIGENCE_SCREENSHOTS=1``). The walk injects axe, so it bypasses the site's
@@ -37,6 +38,10 @@ SERIOUS = ("serious", "critical")
 # Full-page screenshots cost about as much as the checks: taken of failing pages only,
 # unless asked for.
 SCREENSHOTS = os.environ.get("DILIGENCE_SCREENSHOTS") == "1"
+
+# axe-core runs at both widths in English; in Chinese, the same page with other words,
+# at the desktop width (the phone width's layout is still checked for overflow).
+AXE_WIDTHS = {"en": ("desktop", "phone"), "zh": ("desktop",)}
 
 # Each main page, as a path built from the demo's records (see ``demo_server``).
 PAGES = {
@@ -219,8 +224,9 @@ def _charts_without_text(page) -> list[str]:
     )
 
 
-def _walk(page, url: str, name: str) -> list[str]:
-    """Open one page at each width; what is wrong with it there, in words."""
+def _walk(page, url: str, name: str, *, axe_at: tuple[str, ...] = tuple(WIDTHS)) -> list[str]:
+    """Open one page at each width; what is wrong with it there, in words (axe-core runs
+    at the widths ``axe_at`` names, the overflow check at every width)."""
     response = page.goto(url)
     if response is None or response.status == 403:
         pytest.skip("not open to this role")
@@ -236,7 +242,7 @@ def _walk(page, url: str, name: str) -> list[str]:
         overflow = _overflow(page)
         if overflow:
             problems.append(f"{label}: {overflow}")
-        found = [f"{label}: {v}" for v in _serious_violations(page)]
+        found = [f"{label}: {v}" for v in _serious_violations(page)] if label in axe_at else []
         if problems or found or SCREENSHOTS:
             page.screenshot(path=str(ARTIFACTS / f"{name}-{label}.png"), full_page=True)
         problems += found
@@ -272,7 +278,10 @@ def test_the_page_fits_the_screen_and_passes_axe(
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page = signed_in(username, language)
     problems = _walk(
-        page, base + PAGES[page_name].format(**ids), f"{language}-{username}-{page_name}"
+        page,
+        base + PAGES[page_name].format(**ids),
+        f"{language}-{username}-{page_name}",
+        axe_at=AXE_WIDTHS[language],
     )
     assert problems == [], "\n".join(problems)
 
