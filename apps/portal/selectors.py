@@ -465,6 +465,25 @@ def _cards_seen(check: dict | None, declared: Any) -> str | None:
     }
 
 
+# Measurements no declared value stands for: the acceptance plan's thresholds are what
+# they are held to (the reference training step).
+PLAN_MEASURED_PREFIXES = ("training.",)
+NOT_MEASURED_STATUS = "not_measured"
+
+
+def plan_measurements(offer: Offer, verification) -> tuple[list[dict], list[str]]:
+    """The verification's checks of what only the acceptance plan asks for, and the plan's
+    thresholds for them in words."""
+    checks = [
+        check
+        for check in (verification.checks if verification else []) or []
+        if str(check.get("key", "")).startswith(PLAN_MEASURED_PREFIXES)
+        and check.get("status") != NOT_MEASURED_STATUS  # a run without the step
+    ]
+    plan = getattr(offer, "acceptance_plan", None)
+    return checks, list(plan.training_thresholds) if plan is not None else []
+
+
 def offer_claims(offer: Offer) -> tuple[list[ClaimProvenance], SpecVerification | None]:
     """Each declared claim of the offer with its provenance, and the verification read."""
     spec = getattr(offer, "declared_spec", None)

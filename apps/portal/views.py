@@ -56,6 +56,7 @@ from apps.portal.selectors import (
     invitation_of_offer,
     invitations_of,
     offer_claims,
+    plan_measurements,
     proposal_of_invitation,
     proposal_of_offer,
     section_rows,
@@ -651,8 +652,16 @@ def claims(request: HttpRequest, offer_pk: int) -> HttpResponse:
     """Each declared claim of the offer: who claimed it and what was measured for it."""
     offer = offer_get_for(request.user, offer_pk)
     rows, verification = offer_claims(offer)
+    plan_checks, plan_thresholds = plan_measurements(offer, verification)
     return render(
         request,
         "portal/staff/claims.html",
-        {"offer": offer, "case": offer.case, "rows": rows, "verification": verification},
+        {
+            "offer": offer,
+            "case": offer.case,
+            "rows": rows,
+            "verification": verification,
+            "plan_checks": plan_checks,
+            "plan_thresholds": plan_thresholds,
+        },
     )
