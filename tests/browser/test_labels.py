@@ -62,13 +62,14 @@ def journey(people):
     return case, offer, flagged, assessment
 
 
-def test_the_forms_of_the_journey_label_every_field(browser_as, journey):
+def test_the_forms_of_the_journey_label_every_field(browser_as, journey, people):
     case, offer, flagged, assessment = journey
+    fresh = make_case(people["priya"])  # a case without an assessment yet: the new form
     pages = {
         "lena": [
             f"/offers/{offer.pk}/clause-checklist/",
             f"/clause-checklist-items/{flagged.pk}/waive/",
-            f"/cases/{case.pk}/data-export/new/",
+            f"/cases/{fresh.pk}/data-export/new/",
             f"/data-export/{assessment.pk}/edit/",
             f"/data-export/{assessment.pk}/sign-off/",
         ],
