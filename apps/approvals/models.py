@@ -246,7 +246,11 @@ class WorkAssignment(TrackedModel):
         related_name="+",
         verbose_name=_("assigned by"),
     )
-    history = HistoricalRecords()
+    # The due date the assignee was last told of as near, and as passed: bookkeeping of
+    # the notices (written without history), so each is sent once per due date.
+    due_soon_told_for = models.DateField(_("told due soon for"), null=True, blank=True)
+    overdue_told_for = models.DateField(_("told overdue for"), null=True, blank=True)
+    history = HistoricalRecords(excluded_fields=["due_soon_told_for", "overdue_told_for"])
 
     class Meta:
         ordering = ["case_id", "item_key"]

@@ -93,7 +93,7 @@ def dashboard_for(user) -> Board:
         for module in DASHBOARD_PROVIDERS:
             provided = module.dashboard_section(user, roles=roles, today=today)
             if provided is not None:
-                items += _provided(provided)
+                items += _provided(provided, user)
     work = sorted(mine(items, user, roles_of(user), today), key=worklist.order)
     return Board(
         sections=sections,
@@ -171,17 +171,20 @@ def _name(person) -> str:
     return person.get_full_name() or person.get_username()
 
 
-def _provided(section: Section) -> list[WorkItem]:
-    """An app's section as items of the person's own (mentions, budgets crossed)."""
+def _provided(section: Section, user) -> list[WorkItem]:
+    """An app's section as items of the person's own (mentions, budgets crossed): the app
+    built it for them, so it reaches them and nobody else."""
     return [
         WorkItem(
             key=f"{section.title}:{item.url}:{item.title}",
             case_id=None,
             case_name=str(item.title),
-            subject="",
+            subject=str(section.title),
             detail=str(item.detail),
             url=item.url,
             tone=item.tone,
+            personal=True,
+            holders=frozenset({user.pk}),
         )
         for item in section.items
     ]

@@ -6,6 +6,7 @@ In the embedded default tasks run eagerly, in-process.
 from celery import shared_task
 from django.utils import timezone
 
+from apps.casework.assignments_due import assignments_due_tell
 from apps.casework.inbox import digests_send
 from apps.casework.reminders import provided_reminders_send, reminders_send
 
@@ -17,8 +18,11 @@ DIGEST_TASK = "apps.casework.tasks.send_daily_digests_task"
 
 @shared_task(name=REMINDERS_TASK, acks_late=True)
 def send_reminders_task() -> int:
-    """Send the reminders due today; returns how many were sent (0 when run again)."""
-    return len(reminders_send()) + len(provided_reminders_send(timezone.localdate()))
+    """Send the reminders due today and the notices of assigned work due soon or overdue;
+    returns how many were sent (0 when run again)."""
+    today = timezone.localdate()
+    sent = len(reminders_send()) + len(provided_reminders_send(today))
+    return sent + assignments_due_tell(today)
 
 
 @shared_task(name=DIGEST_TASK, acks_late=True)

@@ -7,16 +7,17 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import Model
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.comments.models import Comment, Mention
 from apps.comments.targets import Target, target_of
+from apps.core.models import NotificationEvent
+from apps.core.notifications import notify
 from apps.core.services import tracked_create
 
 logger = logging.getLogger(__name__)
@@ -102,10 +103,34 @@ def comment_add(*, actor, record: Model, body: str, for_the_record: bool = False
                 Mention.objects.create(comment=comment, person=person)
         # Answering in a thread reads what was said to you there.
         mentions_read(actor, record)
-        told = [person.pk for person in people if person != actor and person.email]
-        if told:
-            transaction.on_commit(lambda: _tell(comment.pk, told))
+        mentioned = [person for person in people if person != actor]
+        if mentioned:
+            # Told as each person chose (at once, in the daily digest, or not at all), and
+            # to the webhooks that follow mentions.
+            notify(
+                NotificationEvent.MENTION,
+                case=comment.case,
+                text=MENTIONED,
+                params={"author": _who(actor), "record": title, "excerpt": _excerpt(body)},
+                path=reverse("comments:comment", args=[comment.pk]),
+                recipients=mentioned,
+                actor=actor,
+            )
     return comment
+
+
+MENTIONED = gettext_lazy("%(author)s mentioned you on %(record)s: “%(excerpt)s”")
+EXCERPT_CHARS = 300
+
+
+def _who(person) -> str:
+    return person.get_full_name() or person.username
+
+
+def _excerpt(body: str) -> str:
+    """The comment as a notification quotes it: one line, at most 300 characters."""
+    line = " ".join(body.split())
+    return line if len(line) <= EXCERPT_CHARS else line[: EXCERPT_CHARS - 1] + "…"
 
 
 def mentions_read(person, record: Model) -> int:
@@ -129,30 +154,3 @@ def _unread(person, record: Model):
         comment__target_type=ContentType.objects.get_for_model(record),
         comment__target_id=record.pk,
     )
-
-
-def _tell(comment_pk: int, person_pks: list[int]) -> None:
-    """One e-mail to each person mentioned, in the site's language. A mail server that
-    fails costs the e-mail, never the comment: the mention waits on their work list."""
-    comment = Comment.objects.select_related("author").get(pk=comment_pk)
-    url = settings.SITE_URL.rstrip("/") + reverse("comments:comment", args=[comment.pk])
-    with translation.override(settings.LANGUAGE_CODE):
-        author = comment.author.get_full_name() or comment.author.username
-        subject = _("%(author)s mentioned you in Diligence: %(record)s") % {
-            "author": author,
-            "record": comment.title,
-        }
-        for person in get_user_model().objects.filter(pk__in=person_pks):
-            body = render_to_string(
-                "comments/email/mentioned.txt",
-                {"person": person, "author": author, "comment": comment, "url": url},
-            )
-            try:
-                send_mail(
-                    subject=subject[:200],
-                    message=body,
-                    from_email=None,
-                    recipient_list=[person.email],
-                )
-            except Exception:
-                logger.warning("Could not e-mail %s of a mention", person.username, exc_info=True)

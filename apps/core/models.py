@@ -84,6 +84,9 @@ class NotificationEvent(models.TextChoices):
     DECISION = "decision", _("An approval was decided")
     PACKET_ISSUED = "packet_issued", _("A packet was issued")
     ASSIGNMENT = "assignment", _("Work was assigned to you")
+    MENTION = "mention", _("Someone mentioned you in a comment")
+    DUE_SOON = "due_soon", _("Work assigned to you is due soon")
+    OVERDUE = "overdue", _("Work assigned to you is overdue")
 
 
 class EmailChoice(models.TextChoices):

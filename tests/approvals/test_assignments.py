@@ -174,3 +174,70 @@ def test_the_service_refuses_what_the_page_refuses(world, people):
             assignee=people["lena"],
             due_on=timezone.localdate(),
         )
+
+
+def _notices(person, event) -> list[Notification]:
+    return list(Notification.objects.filter(recipient=person, event=event).order_by("pk"))
+
+
+def test_assigned_work_due_soon_and_overdue_is_told_once_each(
+    world, people, django_capture_on_commit_callbacks, settings
+):
+    from apps.casework.tasks import send_reminders_task
+
+    settings.ROLE_LEADS = {"tech_lead": ["tariq"]}
+    case = world
+    today = timezone.localdate()
+    due = today + timedelta(days=1)
+    assignment_set(
+        actor=people["priya"],
+        case=case,
+        item_key="decision",
+        roles=("tech_lead",),
+        label="Pending approval",
+        path="/",
+        assignee=people["tomas"],
+        due_on=due,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        send_reminders_task()
+        send_reminders_task()  # run again the same day: nothing more is told
+    [soon] = _notices(people["tomas"], "due_soon")
+    assert case.name in soon.summary and "Pending approval" in soon.summary
+    assert _notices(people["tariq"], "due_soon") == []  # the lead hears of it once overdue
+    assert _notices(people["tomas"], "overdue") == []
+
+    # Two days on, it is overdue: the assignee and the role's lead are told, once.
+    WorkAssignment.objects.filter(pk=WorkAssignment.objects.get(case=case).pk).update(
+        due_on=today - timedelta(days=1)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        send_reminders_task()
+        send_reminders_task()
+    [late] = _notices(people["tomas"], "overdue")
+    [lead] = _notices(people["tariq"], "overdue")
+    assert "Overdue since" in late.summary and "Tomas" in lead.summary
+    assert late.path == lead.path
+
+
+def test_an_item_no_longer_waiting_is_not_told_of(
+    world, people, django_capture_on_commit_callbacks
+):
+    from apps.casework.assignments_due import assignments_due_tell
+
+    case = world
+    today = timezone.localdate()
+    assignment_set(
+        actor=people["priya"],
+        case=case,
+        item_key="decision",
+        roles=("tech_lead",),
+        label="Pending approval",
+        path="/",
+        assignee=people["tomas"],
+        due_on=today,
+    )
+    WorkAssignment.objects.filter(case=case).update(item_key="gone:item")
+    with django_capture_on_commit_callbacks(execute=True):
+        assert assignments_due_tell(today) == 0
+    assert _notices(people["tomas"], "due_soon") == []
