@@ -257,7 +257,8 @@ def module_db(django_db_setup, django_db_blocker):
     from django.test import override_settings
 
     hashers = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=hashers):
+    fast = override_settings(PASSWORD_HASHERS=hashers, BACKGROUND_TASKS=False)  # as each test
+    with django_db_blocker.unblock(), fast:
         # The module's world is built on the migrated template, whatever ran before in
         # this process (a flush it did not undo would leave no roles or clause templates).
         if _database_state:

@@ -160,23 +160,10 @@ def seeded_files() -> tuple[Path, Path]:
 
 
 def _store_files(media: Path) -> None:
-    """The demo's stored files, under the names its rows give them: copied under the
-    media root on disk, or stored one by one where the default storage is a bucket (an
-    empty one per test, so each name is free)."""
-    from django.core.files import File
-    from django.core.files.storage import FileSystemStorage, default_storage
+    """The demo's stored files, under the names its rows give them (``store_folder``)."""
+    from tests.stored import store_folder
 
-    if not media.is_dir():
-        return
-    if isinstance(default_storage, FileSystemStorage):
-        shutil.copytree(media, Path(settings.MEDIA_ROOT), dirs_exist_ok=True)
-        return
-    for path in sorted(p for p in media.rglob("*") if p.is_file()):
-        name = path.relative_to(media).as_posix()
-        with open(path, "rb") as handle:
-            stored = default_storage.save(name, File(handle))
-        if stored != name:
-            raise RuntimeError(f"the demo's file {name} was stored as {stored}")
+    store_folder(media)
 
 
 def seed_demo_here() -> str:

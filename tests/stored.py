@@ -1,7 +1,10 @@
 """Stored files as the tests see them, whichever the default storage is (disk or bucket)."""
 
+from pathlib import Path
+
+from django.core.files import File
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
+from django.core.files.storage import FileSystemStorage, default_storage
 
 
 def stored_names(folder: str = "") -> list[str]:
@@ -39,3 +42,26 @@ def replace_stored(name: str, content: bytes) -> None:
     """Change a stored file behind the application's back, on disk or in the bucket."""
     default_storage.delete(name)
     assert default_storage.save(name, ContentFile(content)) == name
+
+
+def store_folder(folder: Path) -> None:
+    """The files under ``folder`` put in the default storage under the same names (their
+    paths below it): copied under the media root on disk, or stored one by one where the
+    default storage is a bucket (an empty one per test, so each name is free). A world
+    built once for a module stores its files in a folder of its own; each test then
+    finds them in its storage, as if the world had been built in it."""
+    import shutil
+
+    from django.conf import settings
+
+    if not folder.is_dir():
+        return
+    if isinstance(default_storage, FileSystemStorage):
+        shutil.copytree(folder, Path(settings.MEDIA_ROOT), dirs_exist_ok=True)
+        return
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        name = path.relative_to(folder).as_posix()
+        with open(path, "rb") as handle:
+            stored = default_storage.save(name, File(handle))
+        if stored != name:
+            raise RuntimeError(f"the file {name} was stored as {stored}")

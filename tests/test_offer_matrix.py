@@ -6,6 +6,7 @@ Borealis is cheaper but has an open red flag on its billing basis (and a waived 
 on its SLA); Cirrus offers 32 cards, short by 32.
 """
 
+import copy
 import csv
 import io
 from decimal import Decimal
@@ -45,9 +46,9 @@ def _offer(priya, case, name, **fields):
     return offer
 
 
-@pytest.fixture
-def world(people):
-    priya, lena, tariq = people["priya"], people["lena"], people["tariq"]
+@pytest.fixture(scope="module")
+def _world(module_people):
+    priya, lena, tariq = (module_people[name] for name in ("priya", "lena", "tariq"))
     case = make_case(priya, name="Chat assistant: Llama 3.1 70B")
     compute_demand_save(actor=priya, case=case, fields={**DEMAND, "hours_needed": Decimal(100)})
     aurora = _offer(priya, case, "Aurora Compute")
@@ -71,6 +72,12 @@ def world(people):
     make_verification(tariq, borealis, verdict="failed")
     case.refresh_from_db()
     return case, aurora, borealis, cirrus
+
+
+@pytest.fixture
+def world(_world, people):
+    """The case and its three offers, built once for the module; each test its copy."""
+    return copy.deepcopy(_world)
 
 
 def _url(case, **query) -> str:

@@ -4,6 +4,8 @@ The tables below are the product's access policy (docs/roles.md) written out;
 a change to who may do what has to change them too.
 """
 
+import copy
+
 import pytest
 from django.urls import reverse
 
@@ -22,11 +24,17 @@ def _v(record) -> int:
     return type(record)._default_manager.get(pk=record.pk).version
 
 
-@pytest.fixture
-def world(priya):
-    case = make_case(priya)
-    offer = make_offer(priya, case, spec=FULL_SPEC)
+@pytest.fixture(scope="module")
+def _world(module_people):
+    case = make_case(module_people["priya"])
+    offer = make_offer(module_people["priya"], case, spec=FULL_SPEC)
     return {"case": case, "offer": offer, "vendor": offer.vendor}
+
+
+@pytest.fixture
+def world(_world, people):
+    """A case with one offer, built once for the module; each test its copy."""
+    return copy.deepcopy(_world)
 
 
 # (url name, kwargs builder, roles allowed to GET)

@@ -6,6 +6,7 @@ page. Malformed workbooks are built here, each refused with the cell at fault
 and nothing stored.
 """
 
+import copy
 import io
 import zipfile
 
@@ -48,14 +49,22 @@ def history_rows() -> int:
     return sum(model.history.model.objects.count() for model in TRACKED)
 
 
-@pytest.fixture
-def world(priya, lena, tariq):
+@pytest.fixture(scope="module")
+def _world(module_people):
+    priya, lena, tariq = (module_people[name] for name in ("priya", "lena", "tariq"))
     case = make_case(priya)
     offer = make_offer(priya, case, spec=FULL_SPEC)
     checklist = make_checklist(lena, offer=offer)
     assessment = make_assessment(lena, case, complete=False)
     make_matrix(tariq, case, reason="Set up")
     return {"case": case, "offer": offer, "checklist": checklist, "assessment": assessment}
+
+
+@pytest.fixture
+def world(_world, people):
+    """A case, an offer with its checklist, an assessment and an access matrix, built once
+    for the module; each test its copy."""
+    return copy.deepcopy(_world)
 
 
 def _download(client, url):

@@ -6,8 +6,11 @@ on the API). One world per role keeps this affordable; each call is named in
 the assertion message.
 """
 
+import copy
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
 from django.urls import reverse
 
 from apps.acceptance.models import AcceptanceAttachment, AcceptancePlan, AcceptanceResult
@@ -15,6 +18,7 @@ from apps.acceptance.services import acceptance_attachment_add
 from apps.approvals.services import case_submit_for_approval
 from tests.acceptance.factories import approved_offer, make_plan, record_faults
 from tests.factories import make_case, make_offer
+from tests.stored import store_folder
 
 ROLES = ["priya", "lena", "tariq", "aude", "ada"]
 EVERYONE = set(ROLES)
@@ -22,25 +26,37 @@ TECH = {"tariq", "ada"}
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def world(people, tariq, priya):
-    case, offer = approved_offer(people)
-    plan = make_plan(tariq, offer)
-    [result] = record_faults(tariq, plan, kinds=("network",))
-    attachment = acceptance_attachment_add(
-        actor=tariq, result=result, upload=SimpleUploadedFile("net.log", b"link down\n")
-    )
-    pending = make_case(priya)
-    spare = make_offer(priya, pending)
-    pending.refresh_from_db()
-    case_submit_for_approval(actor=priya, case=pending)
-    return {
+@pytest.fixture(scope="module")
+def _world(module_people, tmp_path_factory):
+    """Built once for the module, its attachment stored in a folder of its own."""
+    tariq, priya = module_people["tariq"], module_people["priya"]
+    media = tmp_path_factory.mktemp("acceptance-media")
+    with override_settings(MEDIA_ROOT=media):
+        case, offer = approved_offer(module_people)
+        plan = make_plan(tariq, offer)
+        [result] = record_faults(tariq, plan, kinds=("network",))
+        attachment = acceptance_attachment_add(
+            actor=tariq, result=result, upload=SimpleUploadedFile("net.log", b"link down\n")
+        )
+        pending = make_case(priya)
+        spare = make_offer(priya, pending)
+        pending.refresh_from_db()
+        case_submit_for_approval(actor=priya, case=pending)
+    return media, {
         "case": case,
         "plan": plan,
         "result": result,
         "attachment": attachment,
         "spare": spare,
     }
+
+
+@pytest.fixture
+def world(_world, people):
+    """The module's world, each test its copy, with the attachment in the test's storage."""
+    media, built = _world
+    store_folder(media)
+    return copy.deepcopy(built)
 
 
 PAGES = [

@@ -1,9 +1,11 @@
 """Browser pages: every role against every page, the one-page form, the case panel."""
 
+import copy
 import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
 from django.urls import reverse
 
 from apps.assessments.forms import EVIDENCE_KEYS
@@ -15,6 +17,7 @@ from apps.casework.panels import case_overview
 from tests.assessments.factories import make_assessment
 from tests.factories import make_case, make_offer, make_vendor
 from tests.pages import whole_case
+from tests.stored import store_folder
 
 ROLES = ["priya", "lena", "tariq", "aude", "ada"]
 EVERYONE = set(ROLES)
@@ -26,18 +29,31 @@ def _media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
+@pytest.fixture(scope="module")
+def _world(module_people, tmp_path_factory):
+    """Built once for the module, its attachment stored in a folder of its own."""
+    priya, lena = module_people["priya"], module_people["lena"]
+    media = tmp_path_factory.mktemp("assessment-media")
+    with override_settings(MEDIA_ROOT=media):
+        case = make_case(priya)
+        offer = make_offer(priya, case)
+        assessment = make_assessment(lena, case)
+        assessment_save(
+            actor=lena,
+            assessment=assessment,
+            reason="Letter",
+            attachments={"lawful_source": SimpleUploadedFile("letter.pdf", b"%PDF-1.4")},
+        )
+        fresh_case = make_case(priya)
+    return media, {"case": case, "offer": offer, "assessment": assessment, "fresh_case": fresh_case}
+
+
 @pytest.fixture
-def world(priya, lena):
-    case = make_case(priya)
-    offer = make_offer(priya, case)
-    assessment = make_assessment(lena, case)
-    assessment_save(
-        actor=lena,
-        assessment=assessment,
-        reason="Letter",
-        attachments={"lawful_source": SimpleUploadedFile("letter.pdf", b"%PDF-1.4")},
-    )
-    return {"case": case, "offer": offer, "assessment": assessment, "fresh_case": make_case(priya)}
+def world(_world, people, _media):
+    """The module's world, each test its copy, with the attachment in the test's storage."""
+    media, built = _world
+    store_folder(media)
+    return copy.deepcopy(built)
 
 
 PAGES = [

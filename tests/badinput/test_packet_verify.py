@@ -3,17 +3,21 @@
 The page keeps nothing: the snapshot of every table and stored file is unchanged.
 """
 
+import copy
 import io
 
 import pytest
+from django.test import TestCase, override_settings
 from django.urls import reverse
 from pypdf import PdfReader
 
 from apps.packets.forms import MAX_UPLOAD_BYTES
 from apps.packets.verification import verify_packet_bytes
+from tests.badinput.conftest import signing_in_tmp
 from tests.badinput.corpus import PDF, Payload, appended_update, minimal_pdf
 from tests.badinput.refusal import CountingInput, as_upload, assert_refused, stored_state
 from tests.packets.factories import issue_packet, make_packet_case
+from tests.stored import store_folder
 
 pytestmark = pytest.mark.whole_case
 
@@ -41,6 +45,27 @@ def client(browser_as):
     return browser_as("aude")
 
 
+@pytest.fixture(scope="module")
+def _issued(module_people, tmp_path_factory):
+    """A real packet, rendered and signed once for the module, its file in a folder of its
+    own; returns the folder, the packet and its bytes."""
+    priya = module_people["priya"]
+    media = tmp_path_factory.mktemp("packet-media")
+    with override_settings(MEDIA_ROOT=media, **signing_in_tmp(tmp_path_factory)):
+        case = make_packet_case(priya, offers=1)
+        packet = issue_packet(priya, case, TestCase.captureOnCommitCallbacks)
+        content = packet.file.read()
+    return media, packet, content
+
+
+@pytest.fixture
+def issued(_issued, people, media_root):
+    """The module's issued packet and its bytes, its file in the test's storage."""
+    media, packet, content = _issued
+    store_folder(media)
+    return copy.deepcopy(packet), content
+
+
 def send_with(client):
     return lambda payload, **extra: client.post(URL, {"file": as_upload(payload)}, **extra)
 
@@ -55,14 +80,9 @@ def test_every_bad_pdf_is_not_valid_with_a_reason(client, media_root, name):
     )
 
 
-def test_every_bad_variant_of_an_issued_packet_is_not_valid(
-    client, priya, media_root, django_capture_on_commit_callbacks
-):
+def test_every_bad_variant_of_an_issued_packet_is_not_valid(client, issued, media_root):
     """The same corpus made from a real signed packet: truncated, appended to, re-typed…"""
-    packet = issue_packet(
-        priya, make_packet_case(priya, offers=1), django_capture_on_commit_callbacks
-    )
-    content = packet.file.read()
+    _packet, content = issued
     assert verify_packet_bytes(content).valid  # the base is a good packet
     reasons = {}
     for name in sorted(PDF):
@@ -80,13 +100,9 @@ def test_every_bad_variant_of_an_issued_packet_is_not_valid(
     assert "not a PDF" in reasons["zip_named_pdf"]
 
 
-def test_an_appended_update_is_seen_by_readers_yet_not_valid(
-    priya, django_capture_on_commit_callbacks
-):
-    packet = issue_packet(
-        priya, make_packet_case(priya, offers=1), django_capture_on_commit_callbacks
-    )
-    updated = appended_update(packet.file.read(), text="a changed total")
+def test_an_appended_update_is_seen_by_readers_yet_not_valid(issued):
+    _packet, content = issued
+    updated = appended_update(content, text="a changed total")
     reader = PdfReader(io.BytesIO(updated))
     assert len(reader.pages) >= 1  # a well-formed update, not garbage
     result = verify_packet_bytes(updated)

@@ -6,6 +6,8 @@ the touched case are computed again once the write commits. These tests make
 each kind of write and look at the page through HTTP right after it.
 """
 
+import copy
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -35,6 +37,18 @@ NOT_READY = "No offer passes every approval gate yet"
 # Session, viewer, the viewer's permissions, the chain's versions, the case, the stored
 # standing with its marks, the viewer's roles for the site header.
 STORED_PAGE_QUERIES = 7
+
+
+@pytest.fixture(scope="module")
+def _ready(module_people):
+    return make_ready_case(module_people)
+
+
+@pytest.fixture
+def ready(_ready, people):
+    """The ready case, built once for the module with no refresh run after its writes
+    (as in a test, where nothing commits); each test its copy."""
+    return copy.deepcopy(_ready)
 
 
 def page(client, case) -> str:
@@ -95,10 +109,10 @@ def test_the_page_right_after_an_edit_costs_a_fixed_number_of_queries(
     assert queries == STORED_PAGE_QUERIES < computed
 
 
-def test_without_the_refresh_the_next_view_computes_the_standing_again(browser_as, people):
+def test_without_the_refresh_the_next_view_computes_the_standing_again(browser_as, people, ready):
     # A write whose refresh did not run (it failed, or the process stopped): the mark
     # alone keeps the old standing from being shown.
-    case, offer, _made = make_ready_case(people)
+    case, offer, _made = ready
     client = browser_as("tariq")
     assert NOT_READY not in page(client, case)
     clause = reopen_a_clause(people["lena"], offer)
@@ -108,8 +122,8 @@ def test_without_the_refresh_the_next_view_computes_the_standing_again(browser_a
     assert counted(client, case)[0] == STORED_PAGE_QUERIES  # stored again
 
 
-def test_a_write_to_one_case_leaves_the_others_standing(browser_as, people, priya):
-    case, offer, _made = make_ready_case(people)
+def test_a_write_to_one_case_leaves_the_others_standing(browser_as, people, ready, priya):
+    case, offer, _made = ready
     other = make_case(priya)
     client = browser_as("tariq")
     page(client, case), page(client, other)
@@ -133,10 +147,10 @@ def test_a_record_that_hangs_from_no_case_changes_every_case(browser_as, priya):
         assert "Not scored yet: Renamed Compute" in html and f"{vendor}" not in html
 
 
-def test_a_standing_read_before_a_write_is_never_shown_after_it(browser_as, people, tariq):
+def test_a_standing_read_before_a_write_is_never_shown_after_it(browser_as, people, ready, tariq):
     # A view that read the chain and the records before a write committed, and stores
     # what it computed after: the write's mark is above what it read.
-    case, offer, _made = make_ready_case(people)
+    case, offer, _made = ready
     client = browser_as("tariq")
     versions = chain_versions()
     key = variant(tariq, versions)
@@ -158,8 +172,8 @@ def test_a_deleted_record_touches_the_case_it_hung_from(people, tariq):
     assert cases_of(history.instance) == {case.pk}
 
 
-def test_every_tracked_record_hangs_from_its_case_or_from_none(people):
-    case, offer, _made = make_ready_case(people)
+def test_every_tracked_record_hangs_from_its_case_or_from_none(people, ready):
+    case, offer, _made = ready
     assert cases_of(case) == {case.pk}
     assert cases_of(offer) == {case.pk}
     item = ChecklistItem.objects.filter(checklist__offer=offer).first()
@@ -171,8 +185,8 @@ def test_every_tracked_record_hangs_from_its_case_or_from_none(people):
         case_path(history_model.instance_type)  # every path resolves at start-up
 
 
-def test_a_kind_of_viewer_gets_its_own_standing(browser_as, people):
-    case, _offer, _made = make_ready_case(people)
+def test_a_kind_of_viewer_gets_its_own_standing(browser_as, people, ready):
+    case, _offer, _made = ready
     for username in ("tariq", "lena", "aude"):
         page(browser_as(username), case)
     assert CaseStanding.objects.filter(case=case).count() == 3

@@ -1,6 +1,7 @@
 """The case cockpit: where the case stands, one tile per area, who mends what, and each
 area's details one click away."""
 
+import copy
 import re
 
 import pytest
@@ -14,6 +15,18 @@ from tests.factories import FULL_SPEC, make_case, make_offer
 from tests.sizing.test_sizing_pages import DEMAND
 
 ROLES = ("priya", "lena", "tariq", "aude", "ada")
+
+
+@pytest.fixture(scope="module")
+def _ready(module_people):
+    return make_ready_case(module_people)
+
+
+@pytest.fixture
+def ready(_ready, people):
+    """The ready case (three offers, the first through every gate), built once for the
+    module; each test its copy."""
+    return copy.deepcopy(_ready)
 
 
 def cockpit(client, case) -> str:
@@ -73,8 +86,8 @@ def test_a_tile_turns_green_once_its_area_is_mended(browser_as, priya):
     assert "No compute demand yet" not in html
 
 
-def test_every_area_has_a_tile_for_a_role_that_sees_everything(browser_as, people):
-    case, _offer, _made = make_ready_case(people)
+def test_every_area_has_a_tile_for_a_role_that_sees_everything(browser_as, ready):
+    case, _offer, _made = ready
     html = cockpit(browser_as("ada"), case)
     for area in AREAS:
         assert tile_state(html, case, area) in {"done", "open", "todo", "idle"}
@@ -110,8 +123,8 @@ def test_who_has_what_to_do_names_each_role_with_its_open_areas(browser_as, priy
 
 
 @pytest.mark.parametrize("area", list(AREAS))
-def test_each_area_page_shows_its_details_and_what_it_lacks(browser_as, people, area):
-    case, _offer, _made = make_ready_case(people)
+def test_each_area_page_shows_its_details_and_what_it_lacks(browser_as, ready, area):
+    case, _offer, _made = ready
     client = browser_as("ada")
     response = client.get(reverse("cases:area", args=[case.pk, area]))
     assert response.status_code == 200
@@ -138,8 +151,8 @@ def test_an_area_hidden_from_a_role_is_neither_in_its_tabs_nor_open_to_it(
 
 
 @pytest.mark.parametrize("username", ROLES)
-def test_no_link_from_the_cockpit_leads_to_a_refusal_or_an_error(browser_as, people, username):
-    case, _offer, _made = make_ready_case(people)
+def test_no_link_from_the_cockpit_leads_to_a_refusal_or_an_error(browser_as, ready, username):
+    case, _offer, _made = ready
     client = browser_as(username)
     html = cockpit(client, case)
     main = html[html.index("<main") : html.index("</main>")]

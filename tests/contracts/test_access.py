@@ -4,6 +4,8 @@ Legal reviewers edit checklists, waive red flags and publish templates; tech
 leads, procurement and auditors read; the admin does everything.
 """
 
+import copy
+
 import pytest
 from django.urls import reverse
 
@@ -15,13 +17,21 @@ EVERYONE = set(ROLES)
 LEGAL = {"lena", "ada"}
 
 
-@pytest.fixture
-def world(priya, lena):
+@pytest.fixture(scope="module")
+def _world(module_people):
+    priya, lena = module_people["priya"], module_people["lena"]
     case = make_case(priya)
     checklist = make_checklist(lena, offer=make_offer(priya, case, spec=FULL_SPEC))
     set_statuses(lena, checklist, {"sla": "missing"})
     bare = make_offer(priya, case)
     return {"case": case, "checklist": checklist, "red": item(checklist, "sla"), "bare": bare}
+
+
+@pytest.fixture
+def world(_world, people):
+    """The case, its checklist with a red flag and a bare offer, built once for the
+    module; each test its copy (its own writes are undone at its end)."""
+    return copy.deepcopy(_world)
 
 
 BROWSER_PAGES = [

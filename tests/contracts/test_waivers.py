@@ -1,12 +1,13 @@
 """Waivers on the pages and the API: expiry, evidence files, confirmation and withdrawal,
 with every new page and endpoint tested per role."""
 
+import copy
 import hashlib
 from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -16,7 +17,7 @@ from apps.contracts.services import checklist_template_publish, red_flag_waive
 from apps.core.services import tracked_create
 from tests.contracts.factories import item, make_checklist, make_legal, set_statuses, template_rows
 from tests.factories import FULL_SPEC, make_case, make_offer
-from tests.stored import replace_stored, stored_names
+from tests.stored import replace_stored, store_folder, stored_names
 
 ROLES = ["priya", "lena", "tariq", "aude", "ada"]
 EVERYONE = set(ROLES)
@@ -35,23 +36,39 @@ def stored_files(root) -> list[str]:
     return stored_names()  # on disk under ``root``, or in the test's bucket
 
 
+@pytest.fixture(scope="module")
+def _world(module_people, tmp_path_factory):
+    """A red flag on a high-severity item, waived by a third legal reviewer with evidence;
+    built once for the module, its evidence stored in a folder of its own."""
+    lena = module_people["lena"]
+    media = tmp_path_factory.mktemp("waiver-media")
+    with override_settings(MEDIA_ROOT=media):
+        leo = make_legal("leo")
+        checklist_template_publish(
+            actor=lena, items=template_rows(high_severity={"sla"}), note="SLA is high-severity"
+        )
+        case = make_case(module_people["priya"])
+        checklist = make_checklist(
+            lena, offer=make_offer(module_people["priya"], case, spec=FULL_SPEC)
+        )
+        set_statuses(lena, checklist, {"sla": "missing", "audit_rights": "missing"})
+        waiver = red_flag_waive(
+            actor=leo,
+            item=item(checklist, "sla"),
+            reason="Credits suffice",
+            evidence=SimpleUploadedFile("vendor letter.pdf", PDF, "application/pdf"),
+        )
+    return media, {"case": case, "checklist": checklist, "waiver": waiver, "leo": leo}
+
+
 @pytest.fixture
-def world(people, priya, lena):
-    """A red flag on a high-severity item, waived by a third legal reviewer with evidence."""
-    people["leo"] = leo = make_legal("leo")
-    checklist_template_publish(
-        actor=lena, items=template_rows(high_severity={"sla"}), note="SLA is high-severity"
-    )
-    case = make_case(priya)
-    checklist = make_checklist(lena, offer=make_offer(priya, case, spec=FULL_SPEC))
-    set_statuses(lena, checklist, {"sla": "missing", "audit_rights": "missing"})
-    waiver = red_flag_waive(
-        actor=leo,
-        item=item(checklist, "sla"),
-        reason="Credits suffice",
-        evidence=SimpleUploadedFile("vendor letter.pdf", PDF, "application/pdf"),
-    )
-    return {"case": case, "checklist": checklist, "waiver": waiver, "leo": leo}
+def world(_world, people, media_root):
+    """The module's world, each test its copy, with the evidence in the test's storage."""
+    media, built = _world
+    store_folder(media)
+    world = copy.deepcopy(built)
+    people["leo"] = world["leo"]
+    return world
 
 
 # --- access, per role --------------------------------------------------------------------

@@ -9,14 +9,17 @@ the version loaded (a stale one is refused), one history row per edit. Stored
 files are linked through their checked download views, never the storage folder.
 """
 
+import copy
 from decimal import Decimal
 
 import pytest
 from django.apps import apps
 from django.contrib import admin
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
 from django.db.models.fields.files import FieldFile
 from django.forms import MultiWidget
+from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -45,6 +48,7 @@ from tests.costs.factories import CLEAN, make_budget, make_import
 from tests.evidence.factories import make_bundle_record, make_token
 from tests.factories import make_case, make_offer, make_vendor
 from tests.packets.factories import DEMAND, make_stored_packet
+from tests.stored import store_folder
 
 pytestmark = pytest.mark.postgres
 
@@ -166,12 +170,29 @@ RECORD_MAKERS = {
 RECORDS = list(RECORD_MAKERS)
 
 
+@pytest.fixture(scope="module")
+def built_record(request, module_people, django_db_blocker, tmp_path_factory):
+    """One kind of record, built once for the tests of it, its files in a folder of its
+    own; undone (a savepoint in the module's transaction) before the next kind is built,
+    so that each kind is alone of its model, as it was built for each test."""
+    media = tmp_path_factory.mktemp("record-media")
+    with django_db_blocker.unblock(), transaction.atomic():
+        with override_settings(MEDIA_ROOT=media):
+            built = RECORD_MAKERS[request.param](module_people)
+        yield media, built
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def record(request, people):
-    return RECORD_MAKERS[request.param](people)
+def record(built_record, people):
+    """The record and what a forger would post, each test its copy, its files in the
+    test's storage."""
+    media, built = built_record
+    store_folder(media)
+    return copy.deepcopy(built)
 
 
-@pytest.mark.parametrize("record", RECORDS, indirect=True)
+@pytest.mark.parametrize("built_record", RECORDS, indirect=True)
 def test_a_record_is_shown_but_a_posted_change_is_refused(as_ada, record):
     obj, forged = record
     before = _state(obj)
@@ -182,7 +203,7 @@ def test_a_record_is_shown_but_a_posted_change_is_refused(as_ada, record):
     assert _state(obj) == before
 
 
-@pytest.mark.parametrize("record", RECORDS, indirect=True)
+@pytest.mark.parametrize("built_record", RECORDS, indirect=True)
 def test_a_record_cannot_be_reverted_to_an_older_version(as_ada, record):
     obj, forged = record
     oldest = obj.history.order_by("history_id").first()
@@ -194,7 +215,7 @@ def test_a_record_cannot_be_reverted_to_an_older_version(as_ada, record):
     assert _state(obj) == before
 
 
-@pytest.mark.parametrize("record", RECORDS, indirect=True)
+@pytest.mark.parametrize("built_record", RECORDS, indirect=True)
 def test_a_record_cannot_be_deleted_or_added(as_ada, record):
     obj, _forged = record
     before = _state(obj)

@@ -1,11 +1,13 @@
 """Every evidence page and endpoint for every role; pages, downloads, tokens, query counts."""
 
+import copy
 import hashlib
 import html
 import shlex
 from decimal import Decimal
 
 import pytest
+from django.test import override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -15,6 +17,7 @@ from apps.evidence.services import bundle_receive
 from tests.evidence.factories import bundle_for, make_bundle_record, make_token, serialise
 from tests.factories import FULL_SPEC, make_case, make_offer
 from tests.pages import whole_case
+from tests.stored import store_folder
 
 ROLES = ["priya", "lena", "tariq", "aude", "ada"]
 EVERYONE = set(ROLES)
@@ -22,24 +25,47 @@ TOKEN_READERS = {"tariq", "aude", "ada"}
 TOKEN_ISSUERS = {"tariq", "ada"}
 
 
-@pytest.fixture
-def world(tariq, cpu_bundle):
-    case = make_case(tariq)
-    offer = make_offer(tariq, case, spec=FULL_SPEC)
-    issued = make_token(tariq, case, offer)
-    raw = serialise(bundle_for(cpu_bundle, issued.record))
-    bundle, _ = bundle_receive(token=issued.record, raw=raw)
-    return {"case": case, "offer": offer, "token": issued, "bundle": bundle, "raw": raw}
+@pytest.fixture(scope="module")
+def _world(module_people, cpu_bundle, tmp_path_factory):
+    tariq = module_people["tariq"]
+    media = tmp_path_factory.mktemp("evidence-media")
+    with override_settings(MEDIA_ROOT=media):
+        case = make_case(tariq)
+        offer = make_offer(tariq, case, spec=FULL_SPEC)
+        issued = make_token(tariq, case, offer)
+        raw = serialise(bundle_for(cpu_bundle, issued.record))
+        bundle, _ = bundle_receive(token=issued.record, raw=raw)
+    return media, {"case": case, "offer": offer, "token": issued, "bundle": bundle, "raw": raw}
 
 
 @pytest.fixture
-def light(tariq):
-    """A stored bundle without the upload pipeline: the access tables need only its record."""
-    case = make_case(tariq)
-    offer = make_offer(tariq, case, spec=FULL_SPEC)
-    issued = make_token(tariq, case, offer)
-    bundle = make_bundle_record(case, offer, issued.record, n=1, content=b"{}")
-    return {"case": case, "offer": offer, "token": issued, "bundle": bundle}
+def world(_world, people, _media):
+    """A real bundle received through the upload pipeline, built once for the module; each
+    test its copy, with the bundle's file in the test's storage."""
+    media, built = _world
+    store_folder(media)
+    return copy.deepcopy(built)
+
+
+@pytest.fixture(scope="module")
+def _light(module_people, tmp_path_factory):
+    tariq = module_people["tariq"]
+    media = tmp_path_factory.mktemp("evidence-light-media")
+    with override_settings(MEDIA_ROOT=media):
+        case = make_case(tariq)
+        offer = make_offer(tariq, case, spec=FULL_SPEC)
+        issued = make_token(tariq, case, offer)
+        bundle = make_bundle_record(case, offer, issued.record, n=1, content=b"{}")
+    return media, {"case": case, "offer": offer, "token": issued, "bundle": bundle}
+
+
+@pytest.fixture
+def light(_light, people, _media):
+    """A stored bundle without the upload pipeline: the access tables need only its record.
+    Built once for the module; each test its copy, its file in the test's storage."""
+    media, built = _light
+    store_folder(media)
+    return copy.deepcopy(built)
 
 
 PAGES = [

@@ -10,6 +10,7 @@ link, answers 404. Nothing is written by any of these: no proposal, document, us
 or e-mail.
 """
 
+import copy
 from datetime import timedelta
 
 import pytest
@@ -101,9 +102,9 @@ def test_the_walk_finds_the_vendor_s_pages():
     assert {"start", "home", "section", "reply", "documents", "sign_out"} <= names
 
 
-@pytest.fixture
-def world(priya, tariq, settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
+@pytest.fixture(scope="module")
+def _world(module_people):
+    priya = module_people["priya"]
     mine, mine_secret = make_invitation(priya)
     theirs, theirs_secret = make_invitation(priya, email="ops@other.example")
     revoked, revoked_secret = make_invitation(priya, email="gone@vendor.example")
@@ -123,6 +124,14 @@ def world(priya, tariq, settings, tmp_path):
         "revoked": (revoked, revoked_secret, mine_answer),
         "expired": (expired, expired_secret, mine_answer),
     }
+
+
+@pytest.fixture
+def world(_world, people, settings, tmp_path):
+    """Four invitations (one's own, another offer's, a revoked and an expired one) with an
+    open question on two answers, built once for the module; each test its copy."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return copy.deepcopy(_world)
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.name)
