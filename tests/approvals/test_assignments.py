@@ -186,6 +186,8 @@ def test_assigned_work_due_soon_and_overdue_is_told_once_each(
     from apps.casework.tasks import send_reminders_task
 
     settings.ROLE_LEADS = {"tech_lead": ["tariq"]}
+    people["tariq"].email = "tariq@diligence.example"
+    people["tariq"].save(update_fields=["email"])
     case = world
     today = timezone.localdate()
     due = today + timedelta(days=1)

@@ -241,3 +241,40 @@ def test_every_role_opens_a_comment_and_marks_its_mentions_read(browser_as, offe
     marked = client.post(reverse("comments:read", args=["offer", offer.pk]))
     assert marked.status_code == 302
     assert client.get(reverse("comments:read", args=["offer", offer.pk])).status_code == 405
+
+
+@pytest.mark.parametrize(("choice", "mailed", "waiting"), [("off", 0, 0), ("digest", 0, 1)])
+def test_a_mention_is_told_as_the_person_chose(
+    browser_as, offer, lena, django_capture_on_commit_callbacks, choice, mailed, waiting
+):
+    from apps.core.models import Notification
+    from apps.core.notifications import email_choice_set
+
+    lena.email = "lena@example.com"
+    lena.save()
+    email_choice_set(user=lena, email=choice)
+    with django_capture_on_commit_callbacks(execute=True):
+        _say(browser_as("priya"), offer, "@lena does clause 7 hold?")
+    assert len(mail.outbox) == mailed
+    told = Notification.objects.filter(recipient=lena, event="mention", emailed_at__isnull=True)
+    assert told.count() == waiting
+    assert Mention.objects.get().person == lena  # on her work list whatever she chose
+
+
+def test_a_mention_reaches_a_webhook_that_follows_mentions(
+    browser_as, offer, lena, django_capture_on_commit_callbacks
+):
+    from apps.core.models import Webhook, WebhookDelivery
+    from tests.webhook_receiver import Receiver
+
+    receiver = Receiver(200).start()
+    try:
+        Webhook.objects.create(name="Legal channel", url=receiver.url, events=["mention"])
+        with django_capture_on_commit_callbacks(execute=True):
+            _say(browser_as("priya"), offer, "@lena does clause 7 hold?")
+        [delivery] = WebhookDelivery.objects.all()
+        assert delivery.event == "mention"
+        [received] = receiver.received
+        assert "does clause 7 hold?" in received.body.decode()
+    finally:
+        receiver.stop()
