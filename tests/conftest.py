@@ -70,6 +70,16 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_modify
         test_database.tear_down(_database_state.pop())
 
 
+def template_again() -> None:
+    """This process's test database as the migrated template has it: a module fixture
+    that commits (a live server's world) starts there, never from what other modules
+    left (a flush another module's fixture did at its end, after its last test, makes
+    the roles again as rows other than the template's, which the recorded demo's rows
+    refer to)."""
+    if _database_state:
+        test_database.restore(_database_state[0])
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
     """After a flush (a transactional test's, or a module fixture's at its end), the

@@ -70,6 +70,12 @@ WAIVER_AND_SIGN_OFF_FIELDS = {
         "mechanism_stated_for": SIGN_OFF,
     },
     "access.accessmatrix": {"reviewed_by_id": SIGN_OFF, "reviewed_at": SIGN_OFF},
+    # Who was given an item of work, by whom, and until when.
+    "approvals.workassignment": {
+        "assignee_id": DECISION,
+        "assigned_by_id": DECISION,
+        "due_on": DECISION,
+    },
     # A control not in place whose risk the tech lead accepted: a waiver, until its date.
     "access.accesscontrol": {
         "risk_reason": WAIVER,

@@ -69,7 +69,8 @@ def assignments_due_tell(today: date) -> int:
                     path=item.url,
                     recipients=[row.assignee, *leads],
                 )
-                WorkAssignment.objects.filter(pk=row.pk).update(overdue_told_for=row.due_on)
+                # untracked: which notices were sent is bookkeeping, not the assignment
+                WorkAssignment.objects.filter(pk=row.pk).update(overdue_told_for=due_on)
             else:
                 notify(
                     NotificationEvent.DUE_SOON,
@@ -79,6 +80,7 @@ def assignments_due_tell(today: date) -> int:
                     path=item.url,
                     recipients=[row.assignee],
                 )
-                WorkAssignment.objects.filter(pk=row.pk).update(due_soon_told_for=row.due_on)
+                # untracked: which notices were sent is bookkeeping, not the assignment
+                WorkAssignment.objects.filter(pk=row.pk).update(due_soon_told_for=due_on)
         told += 1
     return told

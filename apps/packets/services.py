@@ -189,6 +189,7 @@ def packet_request_progress(
     if status in TRACKED_STATUSES:
         return _update_unless_issued(packet_request, reason=step, fields=fields)
     # One statement: never over a request another attempt has already issued.
+    # untracked: progress is not history; the request's history keeps its outcome
     PacketRequest.objects.filter(pk=packet_request.pk).exclude(
         status=PacketRequest.Status.DONE
     ).update(**fields, updated_at=timezone.now())

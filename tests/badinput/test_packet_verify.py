@@ -95,7 +95,8 @@ def test_every_bad_variant_of_an_issued_packet_is_not_valid(client, issued, medi
             snapshot=lambda: stored_state(media_root),
             reason=verdict,
         )
-    assert "does not cover the whole file" in reasons["appended_update"]
+    # Bytes appended after the signature: the file was changed after it was signed.
+    assert "changed after it was signed" in reasons["appended_update"]
     assert "not byte-identical" in reasons["appended_update"]
     assert "not a PDF" in reasons["zip_named_pdf"]
 

@@ -26,6 +26,7 @@ from django.test.utils import override_settings
 
 from tests import demo_snapshot
 from tests.browser.conftest import ARTIFACTS
+from tests.conftest import template_again
 from tests.factories import restore_default_templates
 
 pytestmark = [pytest.mark.whole_case]
@@ -133,6 +134,9 @@ def demo_server(browser, django_db_setup, django_db_blocker, tmp_path_factory):
                 PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
             )
         )
+        # Whatever the modules before left (another live server's flush at its end): the
+        # migrated template again.
+        template_again()
         restore_default_templates()  # emptied by a transactional test that ran before
         demo_snapshot.seed_demo_here()
         ids = _ids()

@@ -6,19 +6,40 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from apps.contracts.models import RedFlagWaiver
-from tests.contracts.factories import item
-from tests.contracts.test_waivers import PDF, WAIVERS, world  # noqa: F401 - the fixture
+from apps.contracts.services import checklist_template_publish, red_flag_waive
+from tests.contracts.factories import item, make_checklist, make_legal, set_statuses, template_rows
+from tests.contracts.test_waivers import PDF, WAIVERS
+from tests.factories import FULL_SPEC, make_case, make_offer
 
 pytestmark = pytest.mark.s3
 
 UNAVAILABLE = "The file store cannot be reached just now"
 
 
+@pytest.fixture
+def world(people, priya, lena, lone_s3):
+    """A red flag on a high-severity item, waived with evidence stored in the lone bucket."""
+    people["leo"] = leo = make_legal("leo")
+    checklist_template_publish(
+        actor=lena, items=template_rows(high_severity={"sla"}), note="SLA is high-severity"
+    )
+    case = make_case(priya)
+    checklist = make_checklist(lena, offer=make_offer(priya, case, spec=FULL_SPEC))
+    set_statuses(lena, checklist, {"sla": "missing", "audit_rights": "missing"})
+    waiver = red_flag_waive(
+        actor=leo,
+        item=item(checklist, "sla"),
+        reason="Credits suffice",
+        evidence=SimpleUploadedFile("vendor letter.pdf", PDF, "application/pdf"),
+    )
+    return {"case": case, "checklist": checklist, "waiver": waiver, "leo": leo}
+
+
 def test_a_waiver_whose_evidence_cannot_be_stored_is_not_recorded(
     lone_s3,
     browser_as,
     api_as,
-    world,  # noqa: F811 - the fixture imported above
+    world,
 ):
     target = item(world["checklist"], "audit_rights")
     before = RedFlagWaiver.objects.count()

@@ -25,8 +25,21 @@ def _receiver_names(node: ast.AST) -> set[str]:
     return names
 
 
+# A write of fields kept out of the history on purpose (a request's progress, the
+# bookkeeping of notices sent) says so on the line above it, with its reason:
+# ``# untracked: <why>``.
+UNTRACKED = "# untracked:"
+
+
+def _declared_untracked(text: list[str], line: int) -> bool:
+    above = text[line - 2] if line >= 2 else ""
+    marker, _, reason = above.strip().partition(UNTRACKED)
+    return not marker and bool(reason.strip())
+
+
 def find_bulk_writes(source: str) -> list[int]:
     lines = []
+    text = source.splitlines()
     for node in ast.walk(ast.parse(source)):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
@@ -35,7 +48,7 @@ def find_bulk_writes(source: str) -> list[int]:
             method in BULK_METHODS
             or method == "update"
             and _receiver_names(node.func.value) & QUERYSET_HINTS
-        ):
+        ) and not (method == "update" and _declared_untracked(text, node.lineno)):
             lines.append(node.lineno)
     return lines
 
@@ -46,6 +59,11 @@ def test_the_scanner_catches_what_it_must():
     assert find_bulk_writes("qs.bulk_update(rows, ['a'])") == [1]
     assert find_bulk_writes("Offer.objects.all().update(y=2)") == [1]
     assert find_bulk_writes("fields.update(more)") == []
+    # Declared untracked, with a reason, on the line above: allowed; without one, not.
+    assert find_bulk_writes("# untracked: progress\nR.objects.filter(x=1).update(p=2)") == []
+    assert find_bulk_writes("# untracked:\nR.objects.filter(x=1).update(p=2)") == [2]
+    assert find_bulk_writes("x = 1  # untracked: no\nR.objects.filter(x=1).update(p=2)") == [2]
+    assert find_bulk_writes("# untracked: rows\nR.objects.bulk_create(rows)") == [2]
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,6 @@ holds as they are forked, they inherit held by a thread that is not there.
 import gc
 import os
 import threading
-import time
 
 import pytest
 from django.db import connection
@@ -25,7 +24,7 @@ from django.db import connection
 from apps.cases.models import ProcurementCase
 from apps.packets import rendering
 from apps.packets.models import AuditPacket, PacketRequest
-from apps.packets.rendering import ChapterLayout, render_packet, render_part
+from apps.packets.rendering import ChapterLayout, render_packet
 from apps.packets.services import packet_request_create
 from tests.factories import make_case
 
@@ -120,48 +119,6 @@ def test_garbage_this_process_holds_is_not_finalised_in_the_layout_processes(tmp
         assert layout.wait_for_pages() == [1, 1]
         layout.wait()
     assert not marker.exists()
-
-
-def test_layout_processes_are_not_forked_while_another_thread_lays_out(tmp_path, monkeypatch):
-    # WeasyPrint's libraries hold locks of their own while a thread lays out: a process
-    # forked then would wait for ever on one.
-    inside, release, forked = threading.Event(), threading.Event(), []
-    outward_links, start = rendering._outward_links, rendering._RenderProcess.start
-
-    def laying_out(document):
-        inside.set()
-        release.wait(timeout=30)
-        return outward_links(document)
-
-    def fork(process):
-        forked.append(time.monotonic())
-        start(process)
-
-    monkeypatch.setattr(rendering, "_outward_links", laying_out)
-    monkeypatch.setattr(rendering._RenderProcess, "start", fork)
-    rendering.warm_up()
-    front = threading.Thread(target=render_part, args=(_chapter(0), str(tmp_path / "front.pdf")))
-    front.start()
-    assert inside.wait(timeout=30)
-    counts = []
-
-    def chapters_laid_out() -> None:
-        chapters = [_chapter(n) for n in range(2)]
-        paths = [tmp_path / "one.pdf", tmp_path / "two.pdf"]
-        with ChapterLayout(chapters, [0, 1], paths, None) as layout:
-            counts.append(layout.wait_for_pages())
-            layout.wait()
-
-    chapters = threading.Thread(target=chapters_laid_out)
-    chapters.start()
-    time.sleep(0.5)
-    assert forked == []  # waiting for the other thread's layout
-    released = time.monotonic()
-    release.set()
-    front.join(timeout=180)
-    chapters.join(timeout=180)  # laid out on a busy machine
-    assert forked and forked[0] >= released
-    assert counts == [[1, 1]]
 
 
 @pytest.mark.whole_case

@@ -9,12 +9,14 @@ or when a tracked model is tied to no case without being named a shared record.
 import io
 import json
 import zipfile
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from apps.acceptance.models import AcceptancePlan, AcceptanceSignOff
+from apps.approvals.assignments import assignment_set
 from apps.approvals.models import FindingAcceptance, Reminder
 from apps.approvals.services import approval_decide
 from apps.audit.exports import build_case_export
@@ -156,6 +158,16 @@ def demo_case(demo_case):
         size_bytes=9,
         sha256="0" * 64,
         storage_name="portal/sla.pdf",
+    )
+    assignment_set(  # an item of My work given to one person
+        actor=users["priya"],
+        case=case,
+        item_key="decision",
+        roles=("tech_lead",),
+        label="Pending approval",
+        path="/",
+        assignee=tariq,
+        due_on=now.date() + timedelta(days=7),
     )
     tracked_create(
         FileIntegrityAlarm,
