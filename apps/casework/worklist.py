@@ -50,7 +50,13 @@ from apps.core.roles import Role
 from apps.offers.models import Offer
 from apps.offers.rules import declared_spec_status
 from apps.portal.claims import SECTION_PERMISSION
-from apps.portal.models import ClaimSection, Proposal, ProposalStatus
+from apps.portal.models import (
+    ClaimSection,
+    DocumentStatus,
+    Proposal,
+    ProposalStatus,
+    VendorDocument,
+)
 
 LIMIT = 50
 P, L, T, F, A = Role.PROCUREMENT, Role.LEGAL, Role.TECH_LEAD, Role.FINANCE, Role.AUDITOR
@@ -159,6 +165,7 @@ def candidates(
         items += _tech_lead(live, winners, today)
     if roles & {P, L, T}:
         items += _vendor_answers(live)
+        items += _vendor_documents(live)
     if roles & FINDING_OWNERS:
         started = set(
             Offer.objects.filter(
@@ -524,6 +531,41 @@ def _vendor_answers(live: list[Offer]) -> list[WorkItem]:
             )
         )
     return items
+
+
+# Who decides a document a vendor sent: the holders of this permission.
+DOCUMENT_PERMISSION = "portal.change_vendordocument"
+
+
+def _vendor_documents(live: list[Offer]) -> list[WorkItem]:
+    """The documents vendors sent that await review, one item per offer, for the roles
+    that decide them."""
+    by_pk = {offer.pk: offer for offer in live}
+    counts = (
+        VendorDocument.objects.filter(
+            status=DocumentStatus.PENDING, invitation__offer_id__in=list(by_pk)
+        )
+        .values_list("invitation__offer_id")
+        .annotate(n=Count("pk"))
+        .order_by("invitation__offer_id")
+    )
+    roles = tuple(sorted(roles_granting(DOCUMENT_PERMISSION)))
+    return [
+        _item(
+            by_pk[offer_id].case,
+            f"offer:{offer_id}:documents",
+            ngettext(
+                "%(n)s vendor document awaits your review",
+                "%(n)s vendor documents await your review",
+                n,
+            )
+            % {"n": n},
+            reverse("portal:answers", args=[offer_id]) + "#documents",
+            roles,
+            subject=str(by_pk[offer_id].vendor),
+        )
+        for offer_id, n in counts
+    ]
 
 
 def _findings(

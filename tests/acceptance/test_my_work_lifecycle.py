@@ -13,12 +13,13 @@ from apps.casework.inbox import work_items
 from apps.casework.panels import case_panels
 from apps.casework.registers import approved_offer_id
 from apps.portal.claims import SPEC_CLAIMS
-from apps.portal.models import ClaimSection
+from apps.portal.models import ClaimSection, VendorDocument
+from apps.portal.services import review
 from tests.acceptance.factories import make_evidence, make_plan, record_faults
 from tests.approvals.factories import make_ready_case
 from tests.factories import make_case, make_offer
 from tests.portal.factories import make_invitation
-from tests.portal.review_factories import make_proposal
+from tests.portal.review_factories import make_document, make_proposal
 
 
 def keys(person) -> set[str]:
@@ -62,6 +63,27 @@ def test_vendor_answers_await_the_reviewer_of_their_section(people):
     assert spec_key not in keys(lena) and spec_key not in keys(priya)
     assert f"offer:{offer.pk}:answers:commercial" in keys(priya)
     assert f"offer:{offer.pk}:answers:commercial" not in keys(tariq)
+
+
+def test_vendor_documents_await_their_reviewers_until_decided(people):
+    priya, tariq, aude = people["priya"], people["tariq"], people["aude"]
+    invitation, _secret = make_invitation(priya)
+    offer = invitation.offer
+    first = make_document(invitation)
+    make_document(invitation, name="dpa.pdf")
+    key = f"offer:{offer.pk}:documents"
+    item = next(i for i in work_items(dashboard_for(tariq)) if i.key == key)
+    assert item.detail == "2 vendor documents await your review"
+    assert item.url == reverse("portal:answers", args=[offer.pk]) + "#documents"
+    assert key in keys(priya) and key in keys(people["lena"])
+    assert key not in keys(aude)  # the auditor decides no document
+    review.document_decide(actor=tariq, document=first, decision="accept", note="")
+    item = next(i for i in work_items(dashboard_for(tariq)) if i.key == key)
+    assert item.detail == "1 vendor document awaits your review"
+    review.document_decide(
+        actor=tariq, document=VendorDocument.objects.get(name="dpa.pdf"), decision="accept"
+    )
+    assert key not in keys(tariq)
 
 
 def test_from_approval_to_acceptance(people, tomas, passing_harness):
