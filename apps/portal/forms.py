@@ -178,7 +178,7 @@ class ProposalDecisionForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
 
-class SectionRowForm(forms.Form):
+class SectionRowForm(ProposalDecisionForm):
     """One answer's row in its section's review form (prefixed with the proposal's id).
 
     A blank decision leaves the answer as it is, unless "Accept all as proposed" was
@@ -189,21 +189,10 @@ class SectionRowForm(forms.Form):
         choices=[("", _("Leave for now")), *Decision.choices],
         required=False,
     )
-    value = forms.CharField(
-        label=_("Corrected value (when accepting with changes)"),
-        max_length=5000,
-        required=False,
-    )
-    note = forms.CharField(
-        label=_("Reason or question"),
-        max_length=2000,
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 1}),
-    )
-    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
     def __init__(self, *args, open_invitation: bool = True, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["note"].widget.attrs["rows"] = 1  # one line per row of the table
         if not open_invitation:
             decision = self.fields["decision"]
             assert isinstance(decision, forms.ChoiceField)
