@@ -169,6 +169,21 @@ def test_a_restart_inside_the_upload_transaction_ends_in_one_bundle(stack, serve
         )
         assert harness.alive(), harness.log()
         assert len(stack.stored("evidence")) == len(files_before) + 1  # its file, not yet a row
+        # End the waiting INSERT's session while the lock is still held, then restart.
+        # A restart alone races: its shutdown may end the holder first, and the INSERT,
+        # granted the lock, can commit before it sees its own termination.
+        holder.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            " AND query LIKE %s",
+            ('INSERT INTO "evidence_evidenceupload"%%',),
+        )
+        wait_for(
+            "the waiting INSERT's session to end",
+            lambda: not blocked_insert(stack, "evidence_evidenceupload"),
+            timeout_s=30,
+            every_s=0.05,
+        )
         stack.cluster.restart()
     finally:
         with contextlib.suppress(psycopg.Error):
@@ -177,7 +192,7 @@ def test_a_restart_inside_the_upload_transaction_ends_in_one_bundle(stack, serve
     result = receipt(harness)
     assert (result["outcome"], result["http_status"]) == ("uploaded", 202), result
     assert result["upload"]["state"] == "verified", result
-    assert result["attempts"][0]["status"] == 500  # the transaction died with its session
+    assert result["attempts"][0]["status"] == 500  # the INSERT died with its session
     assert len(result["attempts"]) >= 2
     pk = assert_stored_once(stack, bundle, service.log())
     assert len(stack.stored("evidence")) == len(files_before) + 1  # the first file was removed
