@@ -31,7 +31,7 @@ from rest_framework.views import APIView
 
 from apps.cases.models import ProcurementCase
 from apps.cases.services import case_update
-from apps.cases.views import case_detail
+from apps.casework.views import case_detail
 from apps.evidence.api import HarnessTokenOnly, max_bytes
 from apps.evidence.authentication import HarnessTokenAuthentication
 from config.urls import urlpatterns as product_urlpatterns

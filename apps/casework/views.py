@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -25,8 +26,9 @@ from apps.approvals.assignments import (
 )
 from apps.approvals.forms import AssignForm, DigestForm
 from apps.cases.selectors import case_get_for
+from apps.casework import worklist
 from apps.casework.cockpit import tile
-from apps.casework.dashboard import Board, case_item, dashboard_for
+from apps.casework.dashboard import case_item, dashboard_for
 from apps.casework.inbox import digest_set, waiting_count, wants_digest, work_items
 from apps.casework.matrix import COLUMNS, DESCENDING_FIRST, offer_matrix, parse_sort, sort_rows
 from apps.casework.matrix_files import XLSX_CONTENT_TYPE, matrix_csv, matrix_filename, matrix_xlsx
@@ -88,20 +90,30 @@ def search_page(request: HttpRequest) -> HttpResponse:
     )
 
 
+# My work shows this many items a page, overdue first (the order of the whole list).
+WORK_PAGE_SIZE = 40
+
+
 @role_required("approvals.view_approval")
 def dashboard(request: HttpRequest) -> HttpResponse:
     """My work: what waits for the person, overdue first, then the dashboard's detail."""
     board = dashboard_for(request.user)
-    options = _assign_options(board, request.user)
+    items = work_items(board)
+    # A page of the items in their order, grouped by case: what is rendered (and given
+    # assignment choices) stays the same size however much waits.
+    page = Paginator(items, WORK_PAGE_SIZE).get_page(request.GET.get("page"))
+    shown = list(page.object_list)
+    options = _assign_options(shown, request.user)
     return render(
         request,
         "approvals/dashboard.html",
         {
             "board": board,
-            "items": work_items(board),
+            "items": items,
+            "page": page,
             "groups": [
                 (group, [(item, options.get((item.case_id, item.key))) for item in group.items])
-                for group in board.groups
+                for group in worklist.grouped(shown)
             ],
             "assign_due": timezone.localdate() + timedelta(days=DEFAULT_DAYS),
             "digest_form": DigestForm(initial={"daily_digest": wants_digest(request.user)}),
@@ -109,13 +121,13 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _assign_options(board: Board, user: Any) -> dict:
+def _assign_options(items: list, user: Any) -> dict:
     """For each item the person may assign: the people who may take it."""
     people: dict[tuple, list] = {}
     options = {}
     held = roles_of(user)
     by_role = None
-    for item in board.work:
+    for item in items:
         if not item.assignable or not may_assign(user, item.roles, held=held):
             continue
         if by_role is None:

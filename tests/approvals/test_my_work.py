@@ -128,3 +128,34 @@ def test_the_digest_lists_each_persons_work_and_respects_their_choice(
 def test_nobody_gets_an_empty_digest(people, mailoutbox):
     assert digests_send() == 0
     assert mailoutbox == []
+
+
+def test_a_long_list_is_read_a_page_at_a_time_in_its_order(world, people, browser_as, monkeypatch):
+    case, _offer = world
+    case_submit_for_approval(actor=people["priya"], case=case)
+    _overdue_matrix_and_assessment_due_soon(case, people)
+    items = work_items(dashboard_for(people["tariq"]))
+    assert len(items) >= 3
+    monkeypatch.setattr("apps.casework.views.WORK_PAGE_SIZE", 2)
+    client = browser_as("tariq")
+
+    def details(html: str) -> list[str]:
+        listed = html.split('class="missing work-items"', 1)[1].split("</section>", 1)[0]
+        return [
+            re.sub(r"\s+", " ", d).strip()
+            for d in re.findall(r'<li class="[a-z]+"><a href="[^"]*">([^<]*)', listed)
+        ]
+
+    first = client.get(MY_WORK).content.decode()
+    second = client.get(MY_WORK, {"page": 2}).content.decode()
+    expected = [(f"{i.subject}: " if i.subject else "") + i.detail for i in items]
+    shown = details(first) + details(second)
+    assert details(first) == expected[:2]
+    assert shown[: min(4, len(expected))] == expected[: min(4, len(expected))]
+    # The header counts every item, not the page's; the pager leads on and back.
+    assert f"Yours to do: {len(items)} items" in first
+    assert "Page 1 of" in first and "?page=2" in first
+    assert "Page 2 of" in second and "?page=1" in second
+    # A page past the end or not a number shows a page that exists, never an error.
+    assert client.get(MY_WORK, {"page": 999}).status_code == 200
+    assert client.get(MY_WORK, {"page": "x"}).status_code == 200
