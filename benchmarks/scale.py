@@ -971,7 +971,6 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="diligence-scale-"))
     timings = {}
     try:
-        began = time.monotonic()
         recreate_database(args.database_url)
         stage(args, work, "populate")
         secrets = json.loads((work / "token.json").read_text())
