@@ -44,29 +44,59 @@ def _head_seq() -> int:
     return ChainHead.objects.filter(pk=HEAD_PK).values_list("seq", flat=True).first() or 0
 
 
-def waiting_count(user) -> int:
-    """How many items wait for ``user``: counted again after any tracked write or overnight."""
-    # Reading a mention is not a tracked write: the count of unread ones is in the key.
+def _state_key(user, kind: str) -> str:
+    """A cache key that changes with anything the person's work is read from: any tracked
+    write (the audit chain's head), the person's permissions, the day, the unread
+    mentions (reading one is not a tracked write) and, for what is shown in words, the
+    language and time zone."""
     parts = [
+        kind,
         user.pk,
         permissions_fingerprint(user),
         _head_seq(),
         timezone.localdate(),
         unread_mentions(user).count(),
     ]
-    key = "my-work-count:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+    if kind == "board":
+        parts += [translation.get_language(), timezone.get_current_timezone_name()]
+    return f"my-work-{kind}:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _cached(key: str):
     try:
-        found = cache.get(key)
-    except Exception:  # an unreachable cache costs speed, never the count
-        logger.warning("Cache unavailable; counting the work", exc_info=True)
-        found = None
+        return cache.get(key)
+    except Exception:  # an unreachable cache costs speed, never the work
+        logger.warning("Cache unavailable; reading the work again", exc_info=True)
+        return None
+
+
+def _keep(key: str, value) -> None:
+    try:
+        cache.set(key, value, COUNT_SECONDS)
+    except Exception:
+        logger.warning("Cache unavailable; work not kept", exc_info=True)
+
+
+def board_of(user) -> Board:
+    """``dashboard_for(user)``, read again only after a tracked write (or the next day,
+    or after ``COUNT_SECONDS``): between writes, every view of My work and every header
+    count reads the same board."""
+    key = _state_key(user, "board")
+    board = _cached(key)
+    if board is None:
+        board = dashboard_for(user)
+        _keep(key, board)
+    return board
+
+
+def waiting_count(user) -> int:
+    """How many items wait for ``user``: counted again after any tracked write or overnight."""
+    key = _state_key(user, "count")
+    found = _cached(key)
     if found is not None:
         return found
-    count = len(work_items(dashboard_for(user)))
-    try:
-        cache.set(key, count, COUNT_SECONDS)
-    except Exception:
-        logger.warning("Cache unavailable; count not stored", exc_info=True)
+    count = len(work_items(board_of(user)))
+    _keep(key, count)
     return count
 
 

@@ -28,8 +28,8 @@ from apps.approvals.forms import AssignForm, DigestForm
 from apps.cases.selectors import case_get_for
 from apps.casework import worklist
 from apps.casework.cockpit import tile
-from apps.casework.dashboard import case_item, dashboard_for
-from apps.casework.inbox import digest_set, waiting_count, wants_digest, work_items
+from apps.casework.dashboard import case_item
+from apps.casework.inbox import board_of, digest_set, waiting_count, wants_digest, work_items
 from apps.casework.matrix import COLUMNS, DESCENDING_FIRST, offer_matrix, parse_sort, sort_rows
 from apps.casework.matrix_files import XLSX_CONTENT_TYPE, matrix_csv, matrix_filename, matrix_xlsx
 from apps.casework.offer_overview import offer_overview
@@ -97,7 +97,7 @@ WORK_PAGE_SIZE = 40
 @role_required("approvals.view_approval")
 def dashboard(request: HttpRequest) -> HttpResponse:
     """My work: what waits for the person, overdue first, then the dashboard's detail."""
-    board = dashboard_for(request.user)
+    board = board_of(request.user)
     items = work_items(board)
     # A page of the items in their order, grouped by case: what is rendered (and given
     # assignment choices) stays the same size however much waits.

@@ -5,7 +5,9 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -159,3 +161,21 @@ def test_a_long_list_is_read_a_page_at_a_time_in_its_order(world, people, browse
     # A page past the end or not a number shows a page that exists, never an error.
     assert client.get(MY_WORK, {"page": 999}).status_code == 200
     assert client.get(MY_WORK, {"page": "x"}).status_code == 200
+
+
+def test_the_page_is_read_again_after_each_write_and_not_between_them(world, people, browser_as):
+    case, _offer = world
+    client = browser_as("tariq")
+    with CaptureQueriesContext(connection) as fresh:
+        first = client.get(MY_WORK).content.decode()
+    todo = lambda html: int(re.search(r"Yours to do: (\d+) item", html).group(1))  # noqa: E731
+    # Between writes the board is kept: the next view reads no offer or finding again.
+    with CaptureQueriesContext(connection) as kept:
+        again = client.get(MY_WORK).content.decode()
+    assert again.count("<li") == first.count("<li")
+    read = " ".join(q["sql"] for q in kept.captured_queries)
+    assert '"offers_offer"' in " ".join(q["sql"] for q in fresh.captured_queries)
+    assert '"offers_offer"' not in read and len(kept) < len(fresh)
+    case_submit_for_approval(actor=people["priya"], case=case)
+    after = client.get(MY_WORK).content.decode()
+    assert todo(after) == todo(first) + 1  # the decision now waits for a tech lead
