@@ -16,8 +16,12 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.casework.panels import AREAS
+from apps.portal.models import ClaimSection
 from apps.scorecards.services import scorecard_save
+from tests.contracts.factories import make_checklist
 from tests.factories import FULL_SPEC, make_case, make_offer
+from tests.portal.factories import make_invitation, open_portal
 
 pytestmark = pytest.mark.postgres
 
@@ -27,6 +31,12 @@ HISTORY_PAGES = ["audit:case-timeline", "approvals:case"]
 API_LISTS = ["/api/v1/cases/", "/api/v1/offers/", "/api/v1/scorecards/", "/api/v1/declared-specs/"]
 # The administrator's My work holds every role's sections; search matches every case.
 ACROSS_CASES = ["approvals:dashboard", "approvals:waiting", "cases:search"]
+# Each role's My work, read by its persona (the administrator's is above).
+INBOXES = ["priya", "lena", "tariq", "fiona", "aude"]
+# The case's area pages and its requirement spec, read by the administrator (who sees all).
+AREA_PAGES = list(AREAS)
+# The vendor's portal pages for the offer, in a portal session on an invitation.
+PORTAL_PAGES = ["home", "documents", *(section for section, _label in ClaimSection.choices)]
 
 
 def _scored_offer(priya, case):
@@ -44,6 +54,21 @@ def _addresses(case, offer) -> dict[str, tuple[str, str]]:
     pages["offers:detail"] = ("priya", reverse("offers:detail", kwargs={"pk": offer.pk}))
     for url in ACROSS_CASES:
         pages[url] = ("ada", reverse(url) + ("?q=Case" if url == "cases:search" else ""))
+    for who in INBOXES:
+        pages[f"inbox:{who}"] = (who, reverse("approvals:dashboard"))
+    for area in AREA_PAGES:
+        pages[f"area:{area}"] = ("ada", reverse("cases:area", args=[case.pk, area]))
+    pages["sizing:requirement"] = ("ada", reverse("sizing:requirement", args=[case.pk]))
+    return pages
+
+
+def _portal_addresses(secret: str) -> dict[str, tuple[str, str]]:
+    pages = {}
+    for page in PORTAL_PAGES:
+        if page in ("home", "documents"):
+            pages[f"portal:{page}"] = ("vendor", reverse(f"portal:{page}", args=[secret]))
+        else:
+            pages[f"portal:{page}"] = ("vendor", reverse("portal:section", args=[secret, page]))
     return pages
 
 
@@ -61,9 +86,10 @@ def _count(clients, pages) -> dict[str, int]:
 def counts(module_people):
     """Every page's queries at one row of each kind, then at fifty: {page: (one, fifty)}."""
     priya = module_people["priya"]
-    clients = {"priya": Client(), "ada": Client(), "api": APIClient()}
-    clients["priya"].force_login(priya)
-    clients["ada"].force_login(module_people["ada"])
+    clients = {who: Client() for who in ["ada", *INBOXES]}
+    for who, client in clients.items():
+        client.force_login(module_people[who])
+    clients["api"] = APIClient()
     token, _ = Token.objects.get_or_create(user=priya)
     clients["api"].credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
 
@@ -71,7 +97,11 @@ def counts(module_people):
     make_offer(priya, make_case(priya))  # a case with an offer
     case = make_case(priya)
     offer = _scored_offer(priya, case)  # a case with a scored offer
-    pages = _addresses(case, offer)
+    make_checklist(module_people["lena"], offer=offer)
+    invitation, secret = make_invitation(priya, offer)
+    clients["vendor"] = Client()
+    open_portal(clients["vendor"], invitation)
+    pages = _addresses(case, offer) | _portal_addresses(secret)
     # The first view of a process loads the content types once: loaded here, so that each
     # page is counted at its own first view, before the growth and after it.
     ContentType.objects.get_for_models(*django_apps.get_models())
@@ -119,4 +149,27 @@ def test_offer_detail(counts):
 @pytest.mark.parametrize("url", ACROSS_CASES, ids=str)
 def test_my_work_and_search_with_1_and_50_cases(counts, url):
     one, fifty = counts[url]
+    assert fifty == one
+
+
+@pytest.mark.parametrize("who", INBOXES)
+def test_each_roles_my_work_with_1_and_50_cases(counts, who):
+    one, fifty = counts[f"inbox:{who}"]
+    assert fifty == one
+
+
+@pytest.mark.parametrize("area", AREA_PAGES)
+def test_area_pages_with_1_and_50_offers(counts, area):
+    one, fifty = counts[f"area:{area}"]
+    assert fifty == one
+
+
+def test_requirement_spec(counts):
+    one, fifty = counts["sizing:requirement"]
+    assert fifty == one
+
+
+@pytest.mark.parametrize("page", PORTAL_PAGES)
+def test_vendor_portal_pages_with_1_and_50_offers(counts, page):
+    one, fifty = counts[f"portal:{page}"]
     assert fifty == one
