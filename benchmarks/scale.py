@@ -1057,7 +1057,7 @@ def main() -> None:
             "concurrency": args.concurrency,
             "dataset_demo": queries_demo["dataset"],
             "urls": rows,
-            "upload": None
+            "upload": previous_upload()
             if args.pages_only
             else {
                 "bundle_bytes": len(raw),
@@ -1082,6 +1082,19 @@ def main() -> None:
             write_results(report)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def previous_upload() -> dict | None:
+    """The recorded run's upload measurements (for a run that measures the pages only),
+    marked with the time of that run."""
+    try:
+        recorded = json.loads((RESULTS / "scale.json").read_text())
+    except (OSError, ValueError):
+        return None
+    upload = recorded.get("upload")
+    if upload:
+        upload.setdefault("measured_at", recorded.get("generated_at"))
+    return upload
 
 
 def machine() -> dict:
@@ -1247,6 +1260,12 @@ def write_results(report: dict) -> None:
         lines += ["The uploads were not measured in this run (`--pages-only`).", ""]
         (RESULTS / "scale.md").write_text("\n".join(lines))
         return
+    if upload.get("measured_at"):
+        lines += [
+            f"The uploads below were measured in the run of {upload['measured_at']}; this "
+            "run measured the pages only (`--pages-only`).",
+            "",
+        ]
     judged = upload["layouts"][upload["verdict_layout"]]
     upload_ratio = judged["ratio"]  # the median trial's, in the layout the target is judged on
     verdict_upload = met(upload_ratio >= TARGET_UPLOAD_RATIO)
