@@ -111,7 +111,11 @@ def _stored(case, kind: str, compute: Callable[[], T], valid_until_of) -> T:
     """``compute()`` kept under the case's key: read back while no write touched the case
     and until ``valid_until_of(value)``; computed and kept otherwise."""
     key = f"{kind}:{gates_key(case)}"
-    found = cache.get(key)
+    try:
+        found = cache.get(key)
+    except Exception:  # the cache is down: computed as if nothing were kept
+        logger.warning("The case's kept %s could not be read", kind, exc_info=True)
+        found = None
     if found is not None:
         valid_until, value = found
         if valid_until is None or timezone.now() < valid_until:
@@ -124,7 +128,7 @@ def _stored(case, kind: str, compute: Callable[[], T], valid_until_of) -> T:
     try:
         cache.set(key, (valid_until, value), timeout)
     except Exception:  # not kept (the cache is down, or a value it cannot hold): only speed
-        logger.warning("The case's %s were not kept", kind, exc_info=True)
+        logger.warning("The case's %s could not be kept", kind, exc_info=True)
     return value
 
 
