@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from apps.approvals import gathering
-from apps.casework import gates
+from apps.casework import gates, stored_gates
 from apps.casework.packet import chapters
 from apps.packets import composition
 
@@ -16,8 +16,14 @@ def test_the_layer_registers_the_packets_chapters_when_it_is_ready():
     assert composer.has_chapters is chapters.document_has_chapters
 
 
-def test_the_layer_registers_what_the_gates_read_when_it_is_ready():
-    assert gathering.gate_gatherer() is gates.gather_case_gates
+def test_the_layer_registers_what_the_gates_read_when_it_is_ready(monkeypatch):
+    # The pages a decision is taken on read the kept gates; everyone else gathers them.
+    assert gathering.gate_gatherer() is stored_gates.gather
+    assert stored_gates.gather_case_gates is gates.gather_case_gates
+    asked = []
+    monkeypatch.setattr(stored_gates, "gather_case_gates", lambda *args: asked.append(args))
+    stored_gates.gather("case")
+    assert asked == [("case", None)]
 
 
 def test_a_document_asked_for_with_no_composer_fails_loudly(monkeypatch):

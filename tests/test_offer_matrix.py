@@ -21,6 +21,7 @@ from apps.access.services import access_matrix_review
 from apps.casework.matrix import offer_matrix
 from apps.contracts.services import red_flag_waive
 from apps.core.services import tracked_update
+from apps.evidence.selectors import case_verifications
 from apps.sizing.services import compute_demand_save
 from tests.access.factories import make_matrix_in_place
 from tests.approvals.factories import make_verification, score_in_full
@@ -78,6 +79,12 @@ def _world(module_people):
 def world(_world, people):
     """The case and its three offers, built once for the module; each test its copy."""
     return copy.deepcopy(_world)
+
+
+def _body(response) -> bytes:
+    """A spreadsheet's bytes: the exports are streamed."""
+    assert response.streaming
+    return b"".join(response.streaming_content)
 
 
 def _url(case, **query) -> str:
@@ -195,7 +202,7 @@ def test_the_csv_holds_the_same_rows_in_the_same_order(browser_as, world):
     assert response["Content-Disposition"] == (
         f'attachment; filename="offer-matrix-{case.pk}-chat-assistant-llama-31-70b.csv"'
     )
-    table = list(csv.DictReader(io.StringIO(response.content.decode())))
+    table = list(csv.DictReader(io.StringIO(_body(response).decode())))
     assert [row["Vendor"] for row in table] == ["Borealis Cloud", "Aurora Compute", "Cirrus GPU"]
     borealis_row, aurora_row, cirrus_row = table
     assert aurora_row["Meets the compute demand"] == "Yes"
@@ -223,7 +230,7 @@ def test_the_xlsx_holds_the_same_rows_and_fills_the_cells_that_differ(browser_as
         "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
     )
     assert response["Content-Disposition"].endswith('-chat-assistant-llama-31-70b.xlsx"')
-    book = load_workbook(io.BytesIO(response.content))
+    book = load_workbook(io.BytesIO(_body(response)))
     sheet = book.active
     values = [[cell.value for cell in row] for row in sheet.iter_rows()]
     headings = values[0]
@@ -253,14 +260,14 @@ def test_text_a_spreadsheet_would_run_is_written_as_text(browser_as, priya, lena
     red_flag_waive(actor=lena, item=item(checklist, "sla"), reason="+cmd|' /C calc'!A0")
     client = browser_as("aude")
 
-    text = client.get(_url(case, format="csv")).content.decode()
+    text = _body(client.get(_url(case, format="csv"))).decode()
     table = list(csv.reader(io.StringIO(text)))
     row = next(r for r in table if "HYPERLINK" in r[0])
     assert row[0] == '\'=HYPERLINK("http://evil.example","x")'
     assert any(cell.startswith("'+cmd") or "+cmd|" in cell for cell in row)
     assert not any(cell.startswith(("=", "+", "@")) for r in table for cell in r)
 
-    book = load_workbook(io.BytesIO(client.get(_url(case, format="xlsx")).content))
+    book = load_workbook(io.BytesIO(_body(client.get(_url(case, format="xlsx")))))
     cells = [cell for row in book.active.iter_rows() for cell in row]
     vendor = next(c for c in cells if isinstance(c.value, str) and "HYPERLINK" in c.value)
     assert vendor.value == '\'=HYPERLINK("http://evil.example","x")' and vendor.data_type == "s"
@@ -364,3 +371,29 @@ def test_the_acceptance_of_the_approved_offer_and_a_plan_not_in_force(browser_as
     assert "Plan drawn up; not the plan in force" in _cell(rows[other.pk], "acceptance")
     assert _order(page)[:2] == [offer.pk, other.pk]
     assert "No acceptance plan" in _cell(rows[_order(page)[2]], "acceptance")
+
+
+def test_the_matrix_shows_each_offers_newest_verification(browser_as, people, world):
+    case, aurora, borealis, cirrus = world
+    tariq = people["tariq"]
+    # Borealis failed once; then two more runs, the newest verified with its numbers.
+    make_verification(tariq, borealis, verdict="failed")
+    newest = make_verification(tariq, borealis)
+    tracked_update(
+        newest, actor=tariq, reason="Numbers", fields={"headline": {"max_output_tok_s": 1234.5}}
+    )
+    with CaptureQueriesContext(connection) as ctx:
+        found = case_verifications(case)
+    assert len(ctx.captured_queries) == 1
+    assert found[borealis.pk].pk == newest.pk and cirrus.pk not in found
+    assert found[aurora.pk].headline == HEADLINE
+
+    table = list(
+        csv.DictReader(
+            io.StringIO(_body(browser_as("aude").get(_url(case, format="csv"))).decode())
+        )
+    )
+    row = next(r for r in table if r["Vendor"] == "Borealis Cloud")
+    assert row["Evidence verdict"] == "Verified" and row["Best output tokens/s"] == "1234.5"
+    page = browser_as("aude").get(_url(case)).content.decode()
+    assert "1,234.5" in page

@@ -64,6 +64,19 @@ class DecisionForm(forms.Form):
         assert isinstance(widget, OfferSelect)
         widget.blocked = {pk for pk, titles in open_gates.items() if titles}
 
+    @classmethod
+    def for_gates(cls, offer_gates, data=None, *, initial=None) -> "DecisionForm":
+        """The form for the offers whose gates were read (``case_gates``), each offer that
+        cannot be approved shown with its open gates."""
+        return cls(
+            data,
+            offers=[entry.offer for entry in offer_gates],
+            open_gates={
+                entry.offer.pk: [gate.title for gate in entry.open] for entry in offer_gates
+            },
+            initial=initial or {},
+        )
+
     def clean_offer(self):
         pk = self.cleaned_data.get("offer")
         return self.offers.get(pk) if pk is not None else None

@@ -43,12 +43,10 @@ def case_submit(request: HttpRequest, pk: int) -> HttpResponse:
 def case_decide(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     overview = approval_overview(case)
-    offers = [entry.offer for entry in overview.offers]
     initial = {}
     if request.GET.get("offer", "").isdigit():
         initial["offer"] = int(request.GET["offer"])
-    open_gates = {entry.offer.pk: [gate.title for gate in entry.open] for entry in overview.offers}
-    form = DecisionForm(request.POST or None, offers=offers, open_gates=open_gates, initial=initial)
+    form = DecisionForm.for_gates(overview.offers, request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             services.approval_decide(

@@ -15,12 +15,13 @@ class CaseworkConfig(AppConfig):
 
     def ready(self) -> None:
         # Every tracked write raises the mark of the cases it touches (connected there).
-        from apps.casework import gates, requirement, standing, throughput  # noqa: F401  (standing: signals)
+        from apps.casework import requirement, standing, stored_gates, throughput  # noqa: F401  (standing: signals)
         from apps.casework.packet import chapters
 
         # The approval gates and issuing a packet read every area; they ask the layer,
-        # which gathers from each (docs/layers.md).
-        set_gate_gatherer(gates.gather_case_gates)
+        # which gathers from each (docs/layers.md); the pages a decision is taken on read
+        # the whole case's gates kept since the last write that touched it.
+        set_gate_gatherer(stored_gates.gather)
         # The unit costs divide the bills by what the chosen offer's load test served.
         set_throughput_reader(throughput.offer_throughput)
         # The verification checks measured floors against the case's requirement spec.

@@ -11,6 +11,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 from apps.access.selectors import access_history_querysets
+from apps.approvals.forms import DecisionForm
 from apps.approvals.overview import approval_overview
 from apps.approvals.selectors import approval_history_querysets
 from apps.assessments.models import AssessmentAnswer
@@ -18,8 +19,10 @@ from apps.assessments.questions import QUESTIONS_BY_KEY
 from apps.assessments.selectors import assessment_get_for, assessment_history_querysets
 from apps.audit.history_pages import history_page
 from apps.cases.selectors import case_get_for
+from apps.casework.stored_gates import stored_gates
 from apps.core.access import role_required
 from apps.core.forms import apply_service_errors
+from apps.core.reads import shared_reads
 from apps.core.services import ConcurrentEditError
 from apps.evidence.selectors import latest_verification
 from apps.offers import services as offer_services
@@ -53,13 +56,31 @@ def assessment_history(request: HttpRequest, pk: int) -> HttpResponse:
 
 @role_required("approvals.view_approval")
 def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
+    """The decision first: the offers that may be approved with their gates and, for those
+    who decide, the form; the other offers' gates folded below, each saying why not."""
     case = case_get_for(request.user, pk)
-    overview = approval_overview(case)
+    # The gates kept since the last write to the case; the rest read once for the page.
+    with stored_gates(), shared_reads():
+        overview = approval_overview(case)
     form, history = history_page(request, approval_history_querysets(case))
+    may_decide = request.user.has_perm("approvals.decide_approval")
+    decide_form = None
+    if may_decide and (overview.pending or overview.stale):
+        ready = overview.ready_offers
+        initial = {"offer": ready[0].offer.pk} if len(ready) == 1 else {}
+        decide_form = DecisionForm.for_gates(overview.offers, initial=initial)
     return render(
         request,
         "approvals/case_approval.html",
-        {"case": case, "overview": overview, "history": history, "page": history, "form": form},
+        {
+            "case": case,
+            "overview": overview,
+            "history": history,
+            "page": history,
+            "form": form,
+            "decide_form": decide_form,
+            "own_request": case.owner_id == request.user.pk,
+        },
     )
 
 

@@ -8,12 +8,11 @@ fills the cells that differ from the best of the case, as the page marks them.
 """
 
 import functools
-import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.utils.functional import Promise
 from django.utils.text import slugify
@@ -198,41 +197,64 @@ def matrix_filename(case, extension: str) -> str:
     return f"{stem}.{extension}"
 
 
-def matrix_csv(rows: list[MatrixRow]) -> str:
+class _Echo:
+    """A file whose write hands the line back: csv's writer then yields each line."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def matrix_csv(rows: list[MatrixRow]) -> Iterator[str]:
+    """The CSV, line by line, for a streamed response; the values are read now, so the
+    lines hold what the matrix held when it was asked for."""
     headings, values = matrix_table(rows)
-    out = io.StringIO()
-    writer = csv_safe.writer(out)
-    writer.writerow(headings)
-    writer.writerows(["" if value is None else value for value in line] for line in values)
-    return out.getvalue()
+    writer = csv_safe.writer(_Echo())
+
+    def lines() -> Iterator[str]:
+        yield writer.writerow(headings)
+        for line in values:
+            yield writer.writerow("" if value is None else value for value in line)
+
+    return lines()
 
 
-def matrix_xlsx(rows: list[MatrixRow], *, title: str) -> bytes:
+def matrix_xlsx(rows: list[MatrixRow], *, title: str, out: BinaryIO) -> None:
+    """The XLSX, written into ``out`` (a temporary file the response streams) row by row:
+    openpyxl's write-only workbook keeps no sheet of cells in memory."""
     from openpyxl import Workbook
+    from openpyxl.cell import WriteOnlyCell
     from openpyxl.styles import Font, PatternFill
     from openpyxl.utils import get_column_letter
 
     headings, values = matrix_table(rows)
-    book = Workbook()
-    sheet = book.active
-    assert sheet is not None  # a new workbook has one sheet
-    sheet.title = sheet_name(_("Offer matrix"))
+    book = Workbook(write_only=True)
+    sheet = book.create_sheet(sheet_name(_("Offer matrix")))
     book.properties.title = _NOT_IN_XLSX.sub("", title)
-    sheet.append([_NOT_IN_XLSX.sub("", text) for text in headings])
-    for cell in sheet[1]:
-        cell.font = Font(bold=True)
-    fill = PatternFill("solid", fgColor=_DIFFERS_FILL)
-    for row, line in zip(rows, values, strict=True):
-        sheet.append([_NOT_IN_XLSX.sub("", v) if isinstance(v, str) else v for v in line])
-        for index, column in enumerate(COLUMNS, start=1):
-            cell = sheet.cell(row=sheet.max_row, column=index)
-            if isinstance(cell.value, str):
-                cell.data_type = "s"  # text, whatever it begins with
-            if column.mark and row.marks.get(column.mark, None) and row.marks[column.mark].differs:
-                cell.fill = fill
+    # A write-only sheet takes its column widths and panes before its first row.
     for index, heading in enumerate(headings, start=1):
         sheet.column_dimensions[get_column_letter(index)].width = min(40, max(10, len(heading)))
     sheet.freeze_panes = "B2"
-    out = io.BytesIO()
+    bold = Font(bold=True)
+    fill = PatternFill("solid", fgColor=_DIFFERS_FILL)
+
+    def text(value: str) -> WriteOnlyCell:
+        cell = WriteOnlyCell(sheet, value=_NOT_IN_XLSX.sub("", value))
+        cell.data_type = "s"  # text, whatever it begins with
+        return cell
+
+    header = []
+    for heading in headings:
+        cell = text(heading)
+        cell.font = bold
+        header.append(cell)
+    sheet.append(header)
+    for row, line in zip(rows, values, strict=True):
+        cells = []
+        for column, value in zip(COLUMNS, line, strict=True):
+            cell = text(value) if isinstance(value, str) else WriteOnlyCell(sheet, value=value)
+            mark = row.marks.get(column.mark) if column.mark else None
+            if mark is not None and mark.differs:
+                cell.fill = fill
+            cells.append(cell)
+        sheet.append(cells)
     book.save(out)
-    return out.getvalue()

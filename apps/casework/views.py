@@ -2,6 +2,7 @@
 one area in full, search, what waits for one person (my work), an offer in full, the
 offer matrix, and a vendor's portfolio."""
 
+import tempfile
 from datetime import timedelta
 from typing import Any
 
@@ -9,7 +10,16 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    JsonResponse,
+    StreamingHttpResponse,
+)
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -30,7 +40,7 @@ from apps.casework import worklist
 from apps.casework.cockpit import tile
 from apps.casework.dashboard import case_item
 from apps.casework.inbox import board_of, digest_set, waiting_count, wants_digest, work_items
-from apps.casework.matrix import COLUMNS, DESCENDING_FIRST, offer_matrix, parse_sort, sort_rows
+from apps.casework.matrix import COLUMNS, DESCENDING_FIRST, parse_sort, sort_rows
 from apps.casework.matrix_files import XLSX_CONTENT_TYPE, matrix_csv, matrix_filename, matrix_xlsx
 from apps.casework.offer_overview import offer_overview
 from apps.casework.page import case_page_response, page_versions
@@ -38,6 +48,7 @@ from apps.casework.panels import AREAS, case_area_panel, case_nav
 from apps.casework.portfolio import vendor_offers, vendor_waivers
 from apps.casework.registers import approved_offer_id
 from apps.casework.search import MAX_QUERY_LENGTH, search
+from apps.casework.stored_gates import stored_gates, stored_offer_matrix
 from apps.contracts.selectors import TermsTable
 from apps.core.access import role_required
 from apps.core.roles import roles_of
@@ -62,7 +73,8 @@ def case_area(request: HttpRequest, pk: int, area: str) -> HttpResponse:
     case = case_get_for(request.user, pk, offer_count=False)
     if area not in AREAS:
         raise Http404(_("No such part of a case."))
-    panel = case_area_panel(case, area, actor=request.user)
+    with stored_gates():  # the gates kept since the last write to the case
+        panel = case_area_panel(case, area, actor=request.user)
     if panel is None:
         raise PermissionDenied(_("Your role does not show this part of the case."))
     return render(
@@ -217,17 +229,22 @@ def digest_preference(request: HttpRequest) -> HttpResponse:
 
 
 @role_required("scorecards.view_scorecard")
-def matrix(request: HttpRequest, pk: int) -> HttpResponse:
+def matrix(request: HttpRequest, pk: int) -> HttpResponseBase:
     """Every offer side by side; ``?sort=<column>`` (``-<column>``: the other way),
     ``?format=csv`` or ``xlsx`` for the same rows as a spreadsheet."""
     case = case_get_for(request.user, pk, offer_count=False)
     key, descending = parse_sort(request.GET.get("sort"))
-    rows = sort_rows(offer_matrix(case), key, descending=descending)
+    with stored_gates():  # kept since the last write to the case
+        rows = sort_rows(stored_offer_matrix(case), key, descending=descending)
     fmt = request.GET.get("format")
+    response: HttpResponseBase
     if fmt == "csv":
-        response = HttpResponse(matrix_csv(rows), content_type="text/csv; charset=utf-8")
+        response = StreamingHttpResponse(matrix_csv(rows), content_type="text/csv; charset=utf-8")
     elif fmt == "xlsx":
-        response = HttpResponse(matrix_xlsx(rows, title=case.name), content_type=XLSX_CONTENT_TYPE)
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - handed to FileResponse, which closes it
+        matrix_xlsx(rows, title=case.name, out=spool)
+        spool.seek(0)
+        response = FileResponse(spool, content_type=XLSX_CONTENT_TYPE)
     else:
         return render(
             request,

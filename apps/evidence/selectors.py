@@ -3,7 +3,8 @@
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db import connection
+from django.db.models import Max, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -73,30 +74,29 @@ def latest_verification(offer) -> SpecVerification | None:
     )
 
 
+def newest_per_offer(verifications: QuerySet[SpecVerification]) -> QuerySet[SpecVerification]:
+    """Of ``verifications``, each offer's newest (the highest pk, as ``latest_verification``),
+    in one query that returns one row per offer however many the offer has."""
+    if connection.vendor == "postgresql":
+        return verifications.order_by("offer_id", "-pk").distinct("offer_id")
+    newest = verifications.order_by().values("offer_id").annotate(newest=Max("pk"))
+    return verifications.filter(pk__in=Subquery(newest.values("newest")))
+
+
 @shared_read
 def case_verifications(case) -> dict[int, SpecVerification]:
-    """Each offer's verification, by offer id, with its checks (two queries).
+    """Each offer's verification, by offer id, with its checks and its bundle (one query).
 
-    Every verification of the case is scanned without its checks, which older ones
-    never need; the checks of the newest are read in one more query, since the gates
-    and the evidence page read them (the endpoint security probes) for every offer.
+    Only each offer's newest is read: an offer with hundreds of bundles costs the same as
+    one with a single bundle. The checks are read with it, since the gates and the
+    evidence page read them (the endpoint security probes) for every offer.
     """
-    latest: dict[int, SpecVerification] = {}
-    rows = (
+    rows = newest_per_offer(
         SpecVerification.objects.filter(offer__case=case)
         .select_related("bundle")
-        .defer("checks", "bundle__summary", "bundle__client_summary_disagreements")
-        .order_by("-pk")
+        .defer("bundle__summary", "bundle__client_summary_disagreements")
     )
-    for verification in rows:
-        assert verification.offer_id is not None  # filtered on the offer's case
-        latest.setdefault(verification.offer_id, verification)
-    by_pk = {verification.pk: verification for verification in latest.values()}
-    if by_pk:
-        found = SpecVerification.objects.filter(pk__in=by_pk).values_list("pk", "checks")
-        for pk, checks in found:
-            by_pk[pk].checks = checks
-    return latest
+    return {row.offer_id: row for row in rows if row.offer_id is not None}
 
 
 def verification_age_basis(verification: SpecVerification):
@@ -357,10 +357,8 @@ def verification_binding(verification_pk: int) -> dict | None:
 
 def current_verifications(offer_ids) -> dict[int, SpecVerification]:
     """Each offer's verification now, by offer id (one query)."""
-    newest = SpecVerification.objects.filter(offer_id=OuterRef("offer_id")).order_by("-pk")
-    rows = (
+    rows = newest_per_offer(
         SpecVerification.objects.filter(offer_id__in=set(offer_ids))
-        .filter(pk=Subquery(newest.values("pk")[:1]))
         .select_related("bundle")
         .defer("bundle__summary", "bundle__client_summary_disagreements")
     )

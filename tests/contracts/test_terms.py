@@ -351,7 +351,7 @@ def test_the_matrix_csv_and_xlsx_carry_the_terms(browser_as, two_offers):
     case, first, other = two_offers
     url = reverse("scorecards:matrix", kwargs={"pk": case.pk})
     client = browser_as("aude")
-    csv_text = client.get(url, {"format": "csv"}).content.decode()
+    csv_text = b"".join(client.get(url, {"format": "csv"}).streaming_content).decode()
     header, *lines = csv_text.splitlines()
     assert "Data export window (days)" in header
     assert "Prepayment premium over ordinary customers (%)" in header
@@ -359,7 +359,8 @@ def test_the_matrix_csv_and_xlsx_carry_the_terms(browser_as, two_offers):
     first_line = next(line for line in lines if "71.43" in line)
     assert "fewer than the 45 days" in first_line
 
-    book = load_workbook(io.BytesIO(client.get(url, {"format": "xlsx"}).content))
+    xlsx = client.get(url, {"format": "xlsx"})
+    book = load_workbook(io.BytesIO(b"".join(xlsx.streaming_content)))
     sheet = book.active
     headings = [cell.value for cell in sheet[1]]
     column = headings.index("Data export window (days)")
