@@ -26,7 +26,7 @@ CASE_PAGES = ["cases:detail", "scorecards:comparison"]
 HISTORY_PAGES = ["audit:case-timeline", "approvals:case"]
 API_LISTS = ["/api/v1/cases/", "/api/v1/offers/", "/api/v1/scorecards/", "/api/v1/declared-specs/"]
 # The administrator's My work holds every role's sections; search matches every case.
-ACROSS_CASES = ["approvals:dashboard", "approvals:waiting", "cases:search"]
+ACROSS_CASES = ["approvals:dashboard", "approvals:waiting", "cases:search", "cases:portfolio"]
 
 
 def _scored_offer(priya, case):
