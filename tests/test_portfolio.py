@@ -313,7 +313,9 @@ def test_each_number_leads_to_a_list_of_what_it_counts(world, browser_as, people
     page = client.get(PORTFOLIO).content.decode()
     assert 'href="#expiring-30"' in page and 'id="expiring-30"' in page
     section = page[page.index('id="expiring-60"') : page.index('id="expiring-90"')]
-    assert f"/offers/{world.chat.offers.get().pk}/clause-checklist/#item-" in section
+    assert f'href="/cases/{world.chat.pk}/clause-checklists/"' in section
+    comparison = client.get(f"/cases/{world.chat.pk}/clause-checklists/").content.decode()
+    assert "Service level agreement (SLA)" in comparison
 
 
 def test_a_new_list_filter_keeps_working_alone(world, browser_as):
@@ -413,3 +415,13 @@ def test_the_queries_do_not_grow_with_the_cases(browser_as, people):
     one = _queries(client)
     _grow(people, 29)
     assert _queries(client) == one
+
+
+def test_no_number_or_row_links_a_reader_to_a_page_they_may_not_open(world, browser_as):
+    for role in ALLOWED:
+        client = browser_as(role)
+        page = client.get(PORTFOLIO).content.decode()
+        main = page[page.index("<main") : page.index("</main>")]
+        for url in set(re.findall(r'href="(/[^"#]*)', main)):
+            response = client.get(url.replace("&amp;", "&"))
+            assert response.status_code == 200, (role, url)

@@ -463,7 +463,9 @@ def expiring(visible, today: date) -> list[Expiring]:
                 expires_on=ends,
                 days_left=(ends - today).days,
                 bucket=_bucket((ends - today).days),
-                url=_url("contracts:checklist", args=[offer.pk]) + f"#item-{item.pk}",
+                # The case's clause comparison, which every reviewing role reads (the
+                # checklist's own page is the legal reviewer's form).
+                url=_url("contracts:comparison", args=[offer.case_id]),
             )
         )
     acceptances = FindingAcceptance.objects.filter(
@@ -476,12 +478,14 @@ def expiring(visible, today: date) -> list[Expiring]:
     for acceptance in acceptances:
         days = (acceptance.expires_on - today).days
         about = acceptance.offer.vendor.name if acceptance.offer else _("The whole case")
+        role = str(Role(acceptance.role).label) if acceptance.role in Role.values else ""
         found.append(
             Expiring(
                 kind=_("Accepted finding"),
                 case_id=acceptance.case_id,
                 case_name=acceptance.case.name,
-                subject=f"{about}: {acceptance.message}",
+                subject=_("%(about)s: %(finding)s (accepted as %(role)s)")
+                % {"about": about, "finding": acceptance.message, "role": role},
                 expires_on=acceptance.expires_on,
                 days_left=days,
                 bucket=_bucket(days),
