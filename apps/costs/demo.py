@@ -3,12 +3,12 @@
 
 Priya sets the budget against Aurora's hourly offer, the one that awaits its
 decision, and another against Borealis's offer for the speech-to-text case (so the
-portfolio compares two vendors in two jurisdictions). Nothing is billed in the demo: no offer is approved, so no contract
-runs. ``bill_csv`` holds three months as a contract would produce them (used by
-the cost tests): the first month is clean; in the second the GPUs were busy
-38 % of the billed hours (idle instances); in the third prompts ran far longer
-than the sizing assumed and the vendor billed 3.25 instead of the contracted
-3.10 per GPU-hour. The months are the three before the current one.
+portfolio compares two vendors in two jurisdictions). Nothing is billed in the demo:
+no offer is approved, so no contract runs. ``bill_csv`` holds three months as a
+contract would produce them (used by the cost tests): the first month is clean; in
+the second the GPUs were busy 38 % of the billed hours (idle instances); in the third
+prompts ran far longer than the sizing assumed and the vendor billed 3.25 instead of
+the contracted 3.10 per GPU-hour. The months are the three before the current one.
 """
 
 from datetime import date
