@@ -294,7 +294,7 @@ def test_each_number_leads_to_a_list_of_what_it_counts(world, browser_as, people
     assert _listed(client, stages["evaluating"].ages[0].url) == ["Chat", "Embeddings"]
     assert _listed(client, stages["draft"].ages[2].url) == ["Old draft"]
     assert _listed(client, stages["draft"].ages[0].url) == []
-    assert [_listed(client, c.url) for c in p.cycle.decided] == [["Decided"], []]
+    assert [_listed(client, row.total.url) for row in p.cycle.decided] == [["Decided"], []]
     # Vendors and countries: the cases whose chosen offer they are (approved or picked).
     assert _listed(client, _row(p.vendors, "Aurora", "USD").url) == ["Chat"]
     assert _listed(client, _row(p.vendors, "Cumulus", "USD").url) == ["Decided"]

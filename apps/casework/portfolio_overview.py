@@ -148,13 +148,13 @@ class CaseTime:
 
 @dataclass(frozen=True)
 class CycleTime:
-    decided: list[Cell]  # per decided status: its count and list
+    decided: list[StageRow]  # the decided statuses, each with its count and list
     median_days: Decimal | None
     slowest: list[CaseTime]
 
     @property
     def count(self) -> int:
-        return sum(cell.count for cell in self.decided)
+        return sum(row.total.count for row in self.decided)
 
 
 def _decisions(visible) -> dict[int, dict]:
@@ -190,7 +190,7 @@ def cycle_time(decisions: dict[int, dict], stage_rows: list[StageRow]) -> CycleT
         if row["case__status"] in DECIDED
     ]
     times.sort(key=lambda t: (-t.days, t.case_id))
-    decided = [row.total for row in stage_rows if row.status in DECIDED]
+    decided = [row for row in stage_rows if row.status in DECIDED]
     median = statistics.median([t.days for t in times]) if times else None
     return CycleTime(decided, median, times[:SLOWEST_SHOWN])
 
@@ -594,11 +594,11 @@ class Portfolio:
         return expiry_counts(self.expiring)
 
     @property
-    def concentration_tables(self) -> list[tuple[str, list[SpendRow], str]]:
-        """(heading, rows, the CSV's table) for vendors, then countries."""
+    def concentration_tables(self) -> list[tuple[str, str, list[SpendRow], str]]:
+        """(heading, first column, rows, the CSV's table) for vendors, then countries."""
         return [
-            (_("Vendor"), self.vendor_share, "vendor-share"),
-            (_("Country"), self.country_share, "country-share"),
+            (_("By vendor"), _("Vendor"), self.vendor_share, "vendor-share"),
+            (_("By country"), _("Country"), self.country_share, "country-share"),
         ]
 
     @property
