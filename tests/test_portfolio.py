@@ -425,3 +425,7 @@ def test_no_number_or_row_links_a_reader_to_a_page_they_may_not_open(world, brow
         for url in set(re.findall(r'href="(/[^"#]*)', main)):
             response = client.get(url.replace("&amp;", "&"))
             assert response.status_code == 200, (role, url)
+
+
+def test_it_only_reads(browser_as):
+    assert browser_as("aude").post(PORTFOLIO).status_code == 405

@@ -3,6 +3,7 @@
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_safe
 
 from apps.casework.portfolio_files import (
     TABLES,
@@ -15,6 +16,7 @@ from apps.core.access import roles_required
 
 
 @roles_required(*PORTFOLIO_ROLES)
+@require_safe
 def portfolio(request: HttpRequest) -> HttpResponse:
     """The cases the reader may see, across cases; ``?format=csv&table=<key>`` for one
     table as CSV, ``?format=xlsx`` for every table as a workbook."""
