@@ -54,6 +54,8 @@ BROWSER_PAGES = [
     ("vendors:create", lambda w: {}, PROCUREMENT),
     ("vendors:detail", lambda w: {"pk": w["vendor"].pk}, EVERYONE),
     ("cases:search", lambda w: {}, EVERYONE),
+    # Across cases, for those who answer for the money and the process (and finance).
+    ("cases:portfolio", lambda w: {}, {"priya", "aude", "ada"}),
     ("vendors:edit", lambda w: {"pk": w["vendor"].pk}, PROCUREMENT),
     ("offers:create", lambda w: {"case_pk": w["case"].pk}, PROCUREMENT),
     ("offers:detail", lambda w: {"pk": w["offer"].pk}, EVERYONE),

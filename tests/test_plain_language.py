@@ -133,7 +133,7 @@ def _walk(client: Client, accept_language: str) -> tuple[int, list[str]]:
         problems.extend(_problems(url, " ".join(reader.text)))
         return reader
 
-    start = ["/dashboard/", "/cases/", "/vendors/", "/search/?q=H200"]
+    start = ["/dashboard/", "/cases/", "/vendors/", "/search/?q=H200", "/portfolio/"]
     walk(client, start, visit, HTTP_ACCEPT_LANGUAGE=accept_language)
     return pages, problems
 

@@ -30,7 +30,7 @@ CASE_PAGES = ["cases:detail", "scorecards:comparison"]
 HISTORY_PAGES = ["audit:case-timeline", "approvals:case"]
 API_LISTS = ["/api/v1/cases/", "/api/v1/offers/", "/api/v1/scorecards/", "/api/v1/declared-specs/"]
 # The administrator's My work holds every role's sections; search matches every case.
-ACROSS_CASES = ["approvals:dashboard", "approvals:waiting", "cases:search"]
+ACROSS_CASES = ["approvals:dashboard", "approvals:waiting", "cases:search", "cases:portfolio"]
 # Each role's My work, read by its persona (the administrator's is above).
 INBOXES = ["priya", "lena", "tariq", "fiona", "aude"]
 # The case's area pages and its requirement spec, read by the administrator (who sees all).

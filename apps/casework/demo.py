@@ -485,6 +485,7 @@ def seed_findings_case(users, vendors) -> ProcurementCase:
         reason="Terms read from the draft contract",
         contract_terms=FINDINGS_TERMS,
     )
+    costs_demo.seed_speech_budget(case=case, offer=offer, users=users)
     expires_on = timezone.localdate() + timedelta(days=ACCEPTANCE_DAYS)
     for username, role, reason in FINDINGS_ACCEPTANCES:
         finding_accept(

@@ -458,8 +458,9 @@ class AreaRecords:
         plans = network_plans_of_cases(ids)
         matrices = access_matrices_of_cases(ids)
         assessments = assessments_of_cases(ids)
-        # Bills and prompt sets are read case by case, only for the cases that have them.
-        billed = costs_selectors.cases_with_budget(ids)
+        # The guardrails against the bills of every case at once; prompt sets are read
+        # case by case, only for the cases that have them.
+        guardrails = costs_selectors.guardrails_of_cases(ids)
         with_sets = workloads_selectors.cases_with_prompt_sets(ids)
         for plan in plans.values():
             plan.case = next(case for case in cases if case.pk == plan.case_id)
@@ -471,7 +472,7 @@ class AreaRecords:
                 matrix=matrices.get(pk),
                 assessments=tuple(assessments.get(pk, ())),
                 **_bills_and_load(
-                    case, None, billed=case.pk in billed, with_sets=case.pk in with_sets
+                    case, None, guardrails=guardrails.get(pk), with_sets=case.pk in with_sets
                 ),
             )
             for case in cases
@@ -479,10 +480,15 @@ class AreaRecords:
         }
 
 
-def _bills_and_load(case, verifications, *, billed=True, with_sets=True) -> dict[str, Any]:
-    """The case's guardrails against its bills, its prompt sets and, where it has one, each
-    offer's load-test summary (``verifications``: each offer's newest, read if None)."""
-    guardrails = costs_selectors.case_guardrails(case) if billed else None
+_READ = object()
+
+
+def _bills_and_load(case, verifications, *, guardrails=_READ, with_sets=True) -> dict[str, Any]:
+    """The case's guardrails against its bills (read here unless given: None where the case
+    has no budget), its prompt sets and, where it has one, each offer's load-test summary
+    (``verifications``: each offer's newest, read if None)."""
+    if guardrails is _READ:
+        guardrails = costs_selectors.case_guardrails(case)
     prompt_sets = tuple(case_prompt_sets(case)) if with_sets else ()
     loadtests = {}
     if prompt_sets:

@@ -20,7 +20,13 @@ from apps.approvals.acceptances import (
     finding_accept,
     finding_acceptance_withdraw,
 )
-from apps.approvals.findings import ACCEPTANCE_DAYS, AcceptanceFacts, Entry, Severity
+from apps.approvals.findings import (
+    ACCEPTANCE_DAYS,
+    SEVERITY_LABELS,
+    AcceptanceFacts,
+    Entry,
+    Severity,
+)
 from apps.approvals.forms import AcceptanceWithdrawForm, FindingAcceptForm
 from apps.approvals.selectors import (
     acceptance_document,
@@ -30,6 +36,7 @@ from apps.approvals.selectors import (
 )
 from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
+from apps.casework.findings import AREA_RULES
 from apps.core.access import role_required
 from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
@@ -147,6 +154,25 @@ def _identity_of(form: FindingAcceptForm) -> tuple:
     return (data.get("code"), data.get("offer"), data.get("key") or "")
 
 
+# ``?open=<severity>``: only the open findings of that weight raised by the areas' rules,
+# the ones the portfolio counts across cases (a gate's own finding is on the approval page).
+OPEN_FILTERS = (Severity.BLOCKS, Severity.NEEDS_ACCEPTANCE)
+
+
+def open_area_finding(entry: Entry, severity: str) -> bool:
+    return entry.blocking and entry.rule.severity == severity and entry.rule.code in AREA_RULES
+
+
+def _only(groups: list[OfferGroup], severity: str) -> list[OfferGroup]:
+    kept = [
+        OfferGroup(
+            group.title, [row for row in group.rows if open_area_finding(row.entry, severity)]
+        )
+        for group in groups
+    ]
+    return [group for group in kept if group.rows]
+
+
 def _page(
     request: HttpRequest,
     case: ProcurementCase,
@@ -157,12 +183,17 @@ def _page(
 ) -> HttpResponse:
     groups, placed = _groups(request, case, **bound)
     entries = [row.entry for group in groups for row in group.rows]
+    only = request.GET.get("open", "")
+    only = only if only in OPEN_FILTERS else ""
+    if only:
+        groups = _only(groups, only)
     return render(
         request,
         "approvals/case_findings.html",
         {
             "case": case,
             "groups": groups,
+            "only": str(SEVERITY_LABELS[Severity(only)]).lower() if only else "",
             "open_count": sum(1 for entry in entries if entry.blocking),
             # Shown at the top only where the form sent is no longer on the page.
             "problems": [] if placed else problems or [],

@@ -14,7 +14,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
-from apps.core.roles import Role, collect_role_permissions
+from apps.core.roles import Role, collect_role_permissions, roles_of
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -43,6 +43,19 @@ class MissingPermission(PermissionDenied):
         self.permission = permission
 
 
+class MissingRole(PermissionDenied):
+    """A 403 for a page open to named roles rather than to a permission's holders."""
+
+    def __init__(self, roles: tuple[str, ...]):
+        super().__init__(", ".join(roles))
+        self.roles = roles
+
+
+def role_labels(roles) -> list[str]:
+    """The roles' labels, in the order of ``Role``."""
+    return [str(Role(role).label) for role in Role.values if role in roles]
+
+
 def roles_holding(permission: str) -> list[str]:
     """The roles (their labels) whose members hold ``permission``."""
 
@@ -66,6 +79,26 @@ def role_required(permission: str) -> Callable[[View[R, P]], View[R, P]]:
             return view(request, *args, **kwargs)
 
         wrapped.__dict__["required_permission"] = permission  # read by apps.core.links
+        return wrapped
+
+    return decorator
+
+
+def roles_required(*roles: str) -> Callable[[View[R, P]], View[R, P]]:
+    """For a page that reads across areas for some roles only, where no one permission of
+    the areas says who: the signed-in person holds one of ``roles`` (a superuser counts as
+    an administrator, ``apps.core.roles.roles_of``)."""
+
+    def decorator(view: View[R, P]) -> View[R, P]:
+        @wraps(view)
+        def wrapped(request: R, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not roles_of(request.user) & set(roles):
+                raise MissingRole(roles)
+            return view(request, *args, **kwargs)
+
+        wrapped.__dict__["required_roles"] = roles  # read by apps.core.links
         return wrapped
 
     return decorator

@@ -10,32 +10,48 @@ from urllib.parse import urlsplit
 from django.urls import Resolver404, get_script_prefix, resolve
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from apps.core.access import roles_holding
+from apps.core.access import role_labels, roles_holding
+from apps.core.roles import roles_of
 
 
-def required_permission(url: str) -> str | None:
-    """The permission the page at ``url`` (a path on this site) requires, if it names one."""
+def _view(url: str):
     path = urlsplit(url).path
     prefix = get_script_prefix()
     if prefix != "/" and path.startswith(prefix):
         path = "/" + path[len(prefix) :]
     try:
-        match = resolve(path)
+        return resolve(path).func
     except Resolver404:
         return None
-    return getattr(match.func, "required_permission", None)
+
+
+def required_permission(url: str) -> str | None:
+    """The permission the page at ``url`` (a path on this site) requires, if it names one."""
+    return getattr(_view(url), "required_permission", None)
+
+
+def required_roles(url: str) -> tuple[str, ...]:
+    """The roles the page at ``url`` is open to, where it names roles rather than a
+    permission (``apps.core.access.roles_required``)."""
+    return getattr(_view(url), "required_roles", ())
 
 
 def may_open(user, url: str) -> bool:
-    """Whether ``user`` may open ``url``, as far as the page's permission says."""
+    """Whether ``user`` may open ``url``, as far as the page's permission or roles say."""
     if not url or not getattr(user, "is_authenticated", False):
         return False
+    roles = required_roles(url)
+    if roles:
+        return bool(roles_of(user) & set(roles))
     permission = required_permission(url)
     return permission is None or user.has_perm(permission)
 
 
 def who_may_open(url: str) -> list[str]:
     """The roles (their labels) whose members may open ``url``."""
+    roles = required_roles(url)
+    if roles:
+        return role_labels(roles)
     permission = required_permission(url)
     return roles_holding(permission) if permission else []
 

@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from apps.core.access import roles_holding
+from apps.core.access import role_labels, roles_holding
 
 
 def _database_ok() -> bool:
@@ -48,5 +48,9 @@ def healthz(request: HttpRequest) -> HttpResponse:
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """403 as a page that says who may open it and where to go instead."""
     permission = getattr(exception, "permission", None)
-    context = {"roles": roles_holding(permission) if permission else []}
+    roles = getattr(exception, "roles", None)
+    if roles:
+        context = {"roles": role_labels(roles)}
+    else:
+        context = {"roles": roles_holding(permission) if permission else []}
     return render(request, "403.html", context, status=403)

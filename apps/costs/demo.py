@@ -1,12 +1,14 @@
-"""Demo budget for the demo case, and the bills ``bill_csv`` would import.
+"""Demo budgets for the demo case and the speech-to-text case, and the bills
+``bill_csv`` would import.
 
 Priya sets the budget against Aurora's hourly offer, the one that awaits its
-decision. Nothing is billed in the demo: no offer is approved, so no contract
-runs. ``bill_csv`` holds three months as a contract would produce them (used by
-the cost tests): the first month is clean; in the second the GPUs were busy
-38 % of the billed hours (idle instances); in the third prompts ran far longer
-than the sizing assumed and the vendor billed 3.25 instead of the contracted
-3.10 per GPU-hour. The months are the three before the current one.
+decision, and another against Borealis's offer for the speech-to-text case (so the
+portfolio compares two vendors in two jurisdictions). Nothing is billed in the demo:
+no offer is approved, so no contract runs. ``bill_csv`` holds three months as a
+contract would produce them (used by the cost tests): the first month is clean; in
+the second the GPUs were busy 38 % of the billed hours (idle instances); in the third
+prompts ran far longer than the sizing assumed and the vendor billed 3.25 instead of
+the contracted 3.10 per GPU-hour. The months are the three before the current one.
 """
 
 from datetime import date
@@ -71,4 +73,25 @@ def seed(*, case, users) -> None:
                 "assumed_tokens_in_per_request": 4000,
             },
             reason="Budget agreed with finance for the first contract year",
+        )
+
+
+# The speech-to-text case: 16 H100 at 2.60 USD per GPU-hour for 12 months commit
+# 16 × 12 × 730 × 2.60 = 364,416.00 USD, within its budget.
+SPEECH_BUDGET = {
+    "currency": "USD",
+    "total_amount": Decimal("400000"),
+    "monthly_amount": Decimal("34000"),
+    "thresholds_pct": [70, 90, 100],
+    "gpus_per_instance": 8,
+}
+
+
+def seed_speech_budget(*, case, offer, users) -> None:
+    if not Budget.objects.filter(case=case).exists():
+        budget_save(
+            actor=users["priya"],
+            case=case,
+            fields={**SPEECH_BUDGET, "offer": offer},
+            reason="Budget agreed with finance for the transcription service",
         )

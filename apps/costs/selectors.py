@@ -245,11 +245,6 @@ class CaseGuardrails:
     breaches: list[GuardrailBreach]
 
 
-def cases_with_budget(case_ids) -> set[int]:
-    """Which of many cases have a budget, whose guardrails the bills are held to (1 query)."""
-    return set(Budget.objects.filter(case_id__in=list(case_ids)).values_list("case_id", flat=True))
-
-
 def case_guardrails(case) -> CaseGuardrails:
     """For the register (docs/rules/findings.md#findings-of-the-areas), in at most 3 queries
     however many months and offers."""
@@ -268,6 +263,39 @@ def case_guardrails(case) -> CaseGuardrails:
         .first()
     )
     return CaseGuardrails(approved or budget.offer_id, budget_breaches(budget, usages))
+
+
+def guardrails_of_cases(case_ids) -> dict[int, CaseGuardrails]:
+    """``case_guardrails`` of many cases at once, for those with a budget, in 3 queries
+    however many cases, months and offers (cases without a budget are left out)."""
+    ids = list(case_ids)
+    budgets = {budget.case_id: budget for budget in Budget.objects.filter(case_id__in=ids)}
+    if not budgets:
+        return {}
+    usages: dict[int, list[PeriodUsage]] = {}
+    for period in CostPeriod.objects.filter(case_id__in=list(budgets), superseded_at__isnull=True):
+        usages.setdefault(period.case_id, []).append(usage_of(period))
+    approved: dict[int, int | None] = {}
+    for case_id, offer_id in (
+        Approval.objects.filter(
+            case_id__in=list(usages),
+            decision=Approval.Decision.APPROVED,
+            superseded_at__isnull=True,
+        )
+        .order_by("-decided_at", "-pk")
+        .values_list("case_id", "offer_id")
+    ):
+        approved.setdefault(case_id, offer_id)
+    found = {}
+    for case_id, budget in budgets.items():
+        mine = usages.get(case_id)
+        if not mine:
+            found[case_id] = CaseGuardrails(None, [])
+            continue
+        found[case_id] = CaseGuardrails(
+            approved.get(case_id) or budget.offer_id, budget_breaches(budget, mine)
+        )
+    return found
 
 
 def cost_history_querysets(case) -> list:

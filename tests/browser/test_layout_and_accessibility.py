@@ -73,6 +73,7 @@ PAGES = {
     "vendors": "/vendors/",
     "vendor": "/vendors/{vendor}/",
     "search": "/search/?q=H200",
+    "portfolio": "/portfolio/",
     "packet-verify": "/packets/verify/",
     "sizing": "/sizing/",
 }

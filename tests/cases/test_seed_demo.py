@@ -217,3 +217,17 @@ def test_the_fourth_case_shows_a_finding_of_each_weight(demo, client):
     assert "Fiona Okafor (Finance approver)" in page
     assert "Awaits acceptance by: Procurement reviewer." in page
     assert "fewer than the 60 days the case needs to leave" in page
+
+
+def test_the_portfolio_compares_two_vendors_on_the_demo(demo, client):
+    """Aurora's 64 cards picked for the chat case, Borealis's 16 for the speech-to-text
+    case: 80 % and 20 % of the cards, two jurisdictions, four cases with open findings,
+    and no bill yet (the page says only the commitments are shown)."""
+    client.force_login(get_user_model().objects.get(username="fiona"))
+    page = html.unescape(client.get(reverse("cases:portfolio")).content.decode())
+    assert "1,737,984.00 USD" in page  # 64 × 12 × 730 × 3.10
+    assert "364,416.00 USD" in page  # 16 × 12 × 730 × 2.60
+    assert "Singapore" in page and "Japan" in page
+    assert "80 %" in page and "20 %" in page
+    assert "only the committed spend is shown" in page
+    assert page.count("/findings/?open=") >= 4

@@ -122,7 +122,9 @@ def _import_demo_bills(case):
 def test_seed_demo_has_a_budget_and_its_bill_file_three_months_and_an_idle_one(demo_case):
     call_command("seed_demo", stdout=StringIO())  # a second run adds nothing
     case = demo_case
-    assert Budget.objects.count() == 1 and not CostImport.objects.exists()
+    # The chat case's budget and the speech-to-text case's, each once.
+    assert Budget.objects.filter(case=case).count() == 1 and Budget.objects.count() == 2
+    assert not CostImport.objects.exists()
     _import_demo_bills(case)
     assert CostImport.objects.count() == 1
     assert CostPeriod.objects.count() == 3
