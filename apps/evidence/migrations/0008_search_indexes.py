@@ -1,0 +1,43 @@
+"""Search indexes of evidence bundles (PostgreSQL only; nothing on SQLite).
+
+The search document is the searched fields joined by spaces, exactly as
+``apps.casework.search.Document`` writes it in the query: the planner uses an
+expression index only for the same expression. One index of its words (the
+``simple`` configuration) and one of its trigrams (``pg_trgm``), for
+identifiers and text a word splitter does not cut.
+"""
+
+from django.db import migrations
+
+DOCUMENT = "COALESCE(sha256, '') || ' ' || COALESCE(bundle_uuid, '') || ' ' || COALESCE(host_id, '') || ' ' || COALESCE(harness_version, '')"
+
+CREATE = [
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+    f"CREATE INDEX IF NOT EXISTS bundles_search_words ON evidence_evidencebundle "
+    f"USING gin (to_tsvector('simple'::regconfig, {DOCUMENT}))",
+    f"CREATE INDEX IF NOT EXISTS bundles_search_trigrams ON evidence_evidencebundle "
+    f"USING gin (({DOCUMENT}) gin_trgm_ops)",
+]
+DROP = [
+    "DROP INDEX IF EXISTS bundles_search_words",
+    "DROP INDEX IF EXISTS bundles_search_trigrams",
+]
+
+
+def forwards(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        for sql in CREATE:
+            schema_editor.execute(sql)
+
+
+def backwards(apps, schema_editor):
+    # The extension stays: other tables' indexes may use it.
+    if schema_editor.connection.vendor == "postgresql":
+        for sql in DROP:
+            schema_editor.execute(sql)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("evidence", "0007_input_bounds")]
+
+    operations = [migrations.RunPython(forwards, backwards, elidable=False)]
