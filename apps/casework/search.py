@@ -11,7 +11,7 @@ then newest first. On SQLite every field is matched by substring, newest first.
 
 Each kind is searched only where the viewer may read it (its permission, and
 for what belongs to a case, the cases the viewer may read), inside the one
-query each kind costs whatever the number of records.
+query each kind costs whatever the number of records. docs/search.md tells it whole.
 """
 
 import re
