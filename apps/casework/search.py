@@ -1,13 +1,14 @@
 """One search box over cases, vendors, offers, clauses and evidence.
 
 On PostgreSQL each kind of record has a search document: its searched fields
-joined by spaces, indexed twice by the migration of the app that owns the
-table (``00NN_search_indexes``): by its words (``to_tsvector('simple', …)``,
-so names and model numbers match as written, the last word typed as a prefix)
-and by its trigrams (``pg_trgm``), for identifiers, digests and text a word
-splitter does not cut (Chinese). The query repeats the indexed expression
-exactly, so the planner can use both indexes; hits are ranked by ``ts_rank``,
-then newest first. On SQLite every field is matched by substring, newest first.
+joined by spaces. The migration of the app that owns the table
+(``00NN_search_indexes``) keeps its words in a generated, indexed column
+(``search_words``: ``to_tsvector('simple', …)``, so names and model numbers
+match as written, the last word typed as a prefix) and indexes its trigrams
+(``pg_trgm``), for identifiers, digests and text a word splitter does not cut
+(Chinese); the query repeats the trigram index's expression exactly, so the
+planner can use it. Hits are ranked by ``ts_rank`` of the stored words, then
+newest first. On SQLite every field is matched by substring, newest first.
 
 Each kind is searched only where the viewer may read it (its permission, and
 for what belongs to a case, the cases the viewer may read), inside the one
@@ -65,14 +66,13 @@ class Source:
 
 # The ``simple`` configuration: words as written, no stemming or stop words of a language.
 TS_QUERY = "to_tsquery('simple'::regconfig, %s)"
-
-
-def vector(document: str) -> str:
-    return f"to_tsvector('simple'::regconfig, {document})"
+# On PostgreSQL each searched table has this column, generated from its document by the
+# database (to_tsvector('simple', document)) and indexed; the model does not declare it.
+WORDS_COLUMN = "search_words"
 
 
 class Document(Func):
-    """``COALESCE(a, '') || ' ' || COALESCE(b, '')``: the expression the indexes are built on.
+    """``COALESCE(a, '') || ' ' || COALESCE(b, '')``: the expression the trigram index is on.
 
     Written out rather than composed from Django's functions, so that it reads
     exactly as in the migrations; an index is used only for the same expression.
@@ -85,20 +85,33 @@ class Document(Func):
         return "(" + " || ' ' || ".join(f"COALESCE({c}, '')" for c in columns) + ")", []
 
 
+class StoredWords(Func):
+    """The record's ``search_words`` column, under the alias the query gives its table."""
+
+    output_field = TextField()
+
+    def __init__(self) -> None:
+        super().__init__(F("pk"))
+
+    def as_sql(self, compiler, connection, **extra):  # type: ignore[override]
+        table = compiler.quote_name_unless_alias(self.get_source_expressions()[0].alias)
+        return f"{table}.{connection.ops.quote_name(WORDS_COLUMN)}", []
+
+
 class Matches(Func):
-    """The document holds the words (last one as a prefix) or contains the text as typed."""
+    """The record holds the words (the last one as a prefix) or contains the text as typed."""
 
     output_field = BooleanField()
     conditional = True
 
     def __init__(self, fields: tuple[str, ...], words: str, *, by_words: bool = True) -> None:
-        super().__init__(Document(*[F(name) for name in fields]))
+        super().__init__(Document(*[F(name) for name in fields]), StoredWords())
         self.words, self.by_words = words, by_words
 
     def as_sql(self, compiler, connection, **extra):  # type: ignore[override]
-        document, _params = compiler.compile(self.get_source_expressions()[0])
+        document, stored = (compiler.compile(e)[0] for e in self.get_source_expressions())
         contains = f"{document} ILIKE %s"
-        words = f"{vector(document)} @@ {TS_QUERY}"
+        words = f"{stored} @@ {TS_QUERY}"
         if not self.by_words:  # the text as typed only
             return contains, [like_pattern(self.words)]
         if not has_trigram(self.words):
@@ -108,17 +121,17 @@ class Matches(Func):
 
 
 class Rank(Func):
-    """``ts_rank`` of the document against the words: 0 where only the text as typed matched."""
+    """``ts_rank`` of the stored words: 0 where only the text as typed matched."""
 
     output_field = FloatField()
 
-    def __init__(self, fields: tuple[str, ...], words: str) -> None:
-        super().__init__(Document(*[F(name) for name in fields]))
+    def __init__(self, words: str) -> None:
+        super().__init__(StoredWords())
         self.words = words
 
     def as_sql(self, compiler, connection, **extra):  # type: ignore[override]
-        document, _params = compiler.compile(self.get_source_expressions()[0])
-        return f"ts_rank({vector(document)}, {TS_QUERY})", [ts_query(self.words)]
+        stored, _params = compiler.compile(self.get_source_expressions()[0])
+        return f"ts_rank({stored}, {TS_QUERY})", [ts_query(self.words)]
 
 
 def ts_query(words: str) -> str:
@@ -165,17 +178,17 @@ def _matching(source: Source, queryset: QuerySet, words: str) -> QuerySet:
         if ids:
             condition |= Q(**{f"{source.named_by}__in": ids})
     # Ranked on the record's own table alone, then joined for display: every match is
-    # ranked, and the joins are made for the few shown only.
+    # ranked (from its stored words), and the joins are made for the few shown only.
     best = (
         queryset.filter(condition)
-        .annotate(search_rank=Rank(source.fields, words))
+        .annotate(search_rank=Rank(words))
         .order_by("-search_rank", *source.newest)
         .values("pk")[: PER_KIND + 1]
     )
     return (
         source.queryset()
         .filter(pk__in=best)
-        .annotate(search_rank=Rank(source.fields, words))
+        .annotate(search_rank=Rank(words))
         .order_by("-search_rank", *source.newest)
     )
 

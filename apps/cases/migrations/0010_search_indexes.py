@@ -1,10 +1,16 @@
-"""Search indexes of cases (PostgreSQL only; nothing on SQLite).
+"""Search of cases on PostgreSQL: its words stored and indexed, its trigrams indexed.
 
-The search document is the searched fields joined by spaces, exactly as
-``apps.casework.search.Document`` writes it in the query: the planner uses an
-expression index only for the same expression. One index of its words (the
-``simple`` configuration) and one of its trigrams (``pg_trgm``), for
-identifiers and text a word splitter does not cut.
+The search document is the searched fields joined by spaces, written exactly
+as ``apps.casework.search.Document`` writes it in the query (the planner uses
+an expression index only for the same expression). ``search_words`` keeps its
+words (``to_tsvector('simple', ...)``, a generated column the database keeps
+up to date, so that ranking reads them instead of parsing every match again);
+the trigram index (``pg_trgm``) finds identifiers and text a word splitter
+does not cut. The column is no field of the model: Django never reads or
+writes it. Nothing is done on SQLite.
+
+A field of the document cannot change its type while the column is built on
+it: drop the column first, and add it again after (docs/search.md).
 """
 
 from django.db import migrations
@@ -13,14 +19,16 @@ DOCUMENT = "COALESCE(name, '') || ' ' || COALESCE(requirements, '')"
 
 CREATE = [
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    f"CREATE INDEX IF NOT EXISTS cases_search_words ON cases_procurementcase "
-    f"USING gin (to_tsvector('simple'::regconfig, {DOCUMENT}))",
+    f"ALTER TABLE cases_procurementcase ADD COLUMN IF NOT EXISTS search_words tsvector "
+    f"GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, {DOCUMENT})) STORED",
+    "CREATE INDEX IF NOT EXISTS cases_search_words ON cases_procurementcase USING gin (search_words)",
     f"CREATE INDEX IF NOT EXISTS cases_search_trigrams ON cases_procurementcase "
     f"USING gin (({DOCUMENT}) gin_trgm_ops)",
 ]
 DROP = [
-    "DROP INDEX IF EXISTS cases_search_words",
     "DROP INDEX IF EXISTS cases_search_trigrams",
+    "DROP INDEX IF EXISTS cases_search_words",
+    "ALTER TABLE cases_procurementcase DROP COLUMN IF EXISTS search_words",
 ]
 
 

@@ -1,30 +1,43 @@
-"""Search indexes of vendors (PostgreSQL only; nothing on SQLite).
+"""Search of vendors on PostgreSQL: its words stored and indexed, its trigrams indexed.
 
-The search document is the searched fields joined by spaces, exactly as
-``apps.casework.search.Document`` writes it in the query: the planner uses an
-expression index only for the same expression. One index of its words (the
-``simple`` configuration) and one of its trigrams (``pg_trgm``), for
-identifiers and text a word splitter does not cut.
+The search document is the searched fields joined by spaces, written exactly
+as ``apps.casework.search.Document`` writes it in the query (the planner uses
+an expression index only for the same expression). ``search_words`` keeps its
+words (``to_tsvector('simple', ...)``, a generated column the database keeps
+up to date, so that ranking reads them instead of parsing every match again);
+the trigram index (``pg_trgm``) finds identifiers and text a word splitter
+does not cut. The column is no field of the model: Django never reads or
+writes it. Nothing is done on SQLite.
+
+A field of the document cannot change its type while the column is built on
+it: drop the column first, and add it again after (docs/search.md).
 """
 
 from django.db import migrations
 
-DOCUMENT = "COALESCE(name, '') || ' ' || COALESCE(jurisdiction, '') || ' ' || COALESCE(regions, '') || ' ' || COALESCE(contacts, '')"
+DOCUMENT = (
+    "COALESCE(name, '')"
+    " || ' ' || COALESCE(jurisdiction, '')"
+    " || ' ' || COALESCE(regions, '')"
+    " || ' ' || COALESCE(contacts, '')"
+)
 
 CREATE = [
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
-    f"CREATE INDEX IF NOT EXISTS vendors_search_words ON vendors_vendor "
-    f"USING gin (to_tsvector('simple'::regconfig, {DOCUMENT}))",
+    f"ALTER TABLE vendors_vendor ADD COLUMN IF NOT EXISTS search_words tsvector "
+    f"GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, {DOCUMENT})) STORED",
+    "CREATE INDEX IF NOT EXISTS vendors_search_words ON vendors_vendor USING gin (search_words)",
     f"CREATE INDEX IF NOT EXISTS vendors_search_trigrams ON vendors_vendor "
     f"USING gin (({DOCUMENT}) gin_trgm_ops)",
-    # Offers find their vendor by its name alone, as typed.
+    # Offers are found by their vendor's name alone, as typed.
     "CREATE INDEX IF NOT EXISTS vendors_search_name_trigrams ON vendors_vendor "
     "USING gin ((COALESCE(name, '')) gin_trgm_ops)",
 ]
 DROP = [
-    "DROP INDEX IF EXISTS vendors_search_words",
-    "DROP INDEX IF EXISTS vendors_search_trigrams",
     "DROP INDEX IF EXISTS vendors_search_name_trigrams",
+    "DROP INDEX IF EXISTS vendors_search_trigrams",
+    "DROP INDEX IF EXISTS vendors_search_words",
+    "ALTER TABLE vendors_vendor DROP COLUMN IF EXISTS search_words",
 ]
 
 
