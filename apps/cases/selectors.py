@@ -18,6 +18,12 @@ def case_list_for(actor) -> QuerySet[ProcurementCase]:
     return _visible_cases(actor).annotate(offer_count=Count("offers"))
 
 
+def case_ids_for(actor) -> QuerySet:
+    """The ids of the cases the actor may read: a subquery, so that whatever belongs to a
+    case is filtered by the same rule in the query that reads it (search does)."""
+    return _visible_cases(actor).values("pk")
+
+
 def case_get_for(actor, pk: int, *, offer_count: bool = True) -> ProcurementCase:
     """One visible case; ``offer_count=False`` spares the count where nothing shows it."""
     cases = case_list_for(actor) if offer_count else _visible_cases(actor)
