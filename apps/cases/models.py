@@ -156,6 +156,10 @@ class CaseStanding(models.Model):
     valid_until = models.DateTimeField(_("valid until"), null=True, blank=True)
     # The cockpit as this kind of viewer sees it, rendered (no form, no token in it).
     html = models.TextField(_("rendered overview"))
+    # What it was rendered from, area by area (what each lacks, its owners' permission,
+    # until when it holds): a write recomputes the areas it can change and keeps these
+    # for the others. Null: computed before areas were stored (recomputed whole).
+    parts = models.JSONField(_("areas it was rendered from"), null=True, blank=True)
     # To compute it again for the same kind of viewer when a write touches the case.
     viewer = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -180,12 +184,16 @@ class CaseStanding(models.Model):
 
 class StandingMark(models.Model):
     """The chain sequence of the last tracked write touching a case (``key`` = its id),
-    or touching records that every case reads (``key`` = 0)."""
+    or touching records that every case reads (``key`` = 0), and of the last one that
+    could change each area of its standing (``areas``: area → sequence; ``"*"``: every
+    area; null: every area, as of ``seq``)."""
 
     ALL = 0
+    EVERY_AREA = "*"
 
     key = models.BigIntegerField(_("case, or 0 for every case"), primary_key=True)
     seq = models.BigIntegerField(_("chain sequence"))
+    areas = models.JSONField(_("chain sequence by area"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("standing mark")

@@ -9,6 +9,7 @@ today's date, so the case page may store where the case stands until the next
 tracked write touching it (``apps.casework.standing``).
 """
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -69,15 +70,14 @@ def _panel(area: str, case, *, actor, summary: list[CasePanel] | None) -> CasePa
     return replace(provider.case_panel(case, actor=actor), area=area)
 
 
-def case_panels(case, *, actor) -> list[CasePanel]:
-    """Every area the viewer may see, computed (not rendered), in cockpit order."""
+def case_panels(case, *, actor, areas: Collection[str] | None = None) -> list[CasePanel]:
+    """Every area the viewer may see (of ``areas`` only, when given), computed (not
+    rendered), in cockpit order."""
+    shown = [a for a in AREAS if visible(a, actor) and (areas is None or a in areas)]
     with shared_reads():
-        summary = summary_panels(case_summary(case))
-        panels = [
-            _panel(area, case, actor=actor, summary=summary)
-            for area in AREAS
-            if visible(area, actor)
-        ]
+        own = any(AREAS[area].provider is None for area in shown)
+        summary = summary_panels(case_summary(case)) if own else None
+        panels = [_panel(area, case, actor=actor, summary=summary) for area in shown]
     return sorted(panels, key=lambda panel: panel.order)
 
 

@@ -5,9 +5,10 @@ link's target is resolved to its view to read that permission. A link the
 reader may not follow is replaced by who may, never by a link to a 403.
 """
 
+from functools import lru_cache
 from urllib.parse import urlsplit
 
-from django.urls import Resolver404, get_script_prefix, resolve
+from django.urls import Resolver404, URLResolver, get_resolver, get_script_prefix, get_urlconf
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from apps.core.access import role_labels, roles_holding
@@ -19,8 +20,15 @@ def _view(url: str):
     prefix = get_script_prefix()
     if prefix != "/" and path.startswith(prefix):
         path = "/" + path[len(prefix) :]
+    return _view_at(get_resolver(get_urlconf()), path)
+
+
+@lru_cache(maxsize=4096)
+def _view_at(resolver: URLResolver, path: str):
+    # Remembered for each resolver (a new one when the URLs are loaded again): a page
+    # lists many links to a few pages, and resolving walks every pattern.
     try:
-        return resolve(path).func
+        return resolver.resolve(path).func
     except Resolver404:
         return None
 
