@@ -1,10 +1,15 @@
 """The audit timeline: every change to a case's records, paged in the database.
 
-One UNION of the per-table history querysets (only ids, dates and a table
-number) is ordered and sliced by the database; the rows of the page and their
-predecessors (for field diffs) are then fetched in one query per table present
-on the page. However many history rows a case has, a page costs a bounded
-number of queries: the count, the page, and at most one per record type.
+A case's timeline is read page by page after a cursor (``page_after``): each
+history table gives at most a page and one more of its rows older than the
+cursor, newest first (a range of its (case link, date) index), and those few are
+merged here; the last row shown is the next page's cursor. No row is counted or
+skipped, so a page costs the same however long the history is.
+
+A record's own history pages by number (``Timeline`` as a sequence): one UNION of
+the per-table querysets (only ids, dates and a table number) is ordered and
+sliced by the database. Either way, the rows of the page and their predecessors
+(for field diffs) are then fetched in one query per table present on the page.
 """
 
 from collections import defaultdict
@@ -14,8 +19,9 @@ from datetime import date, datetime, time, timedelta
 from typing import Any, overload
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.core import signing
 from django.db import connection
-from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -125,6 +131,54 @@ def events(entries: Iterable[TimelineEntry]) -> list[TimelineEvent]:
     return grouped
 
 
+CURSOR_SALT = "apps.audit.timeline.cursor"
+
+
+class BadCursor(ValueError):
+    """A page cursor that was not made here, or was changed on the way."""
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a page of a timeline ends: its last row's date, history id and table.
+
+    Rows are ordered newest first by (date, history id, table key): the key breaks
+    ties between tables, so rows written at the same instant keep one order.
+    """
+
+    when: datetime
+    history_id: int
+    key: str
+
+    def text(self) -> str:
+        """Signed, so a reader can hand it back but not make one up."""
+        return signing.dumps([self.when.isoformat(), self.history_id, self.key], salt=CURSOR_SALT)
+
+    @classmethod
+    def read(cls, text: str) -> "Cursor":
+        try:
+            when, history_id, key = signing.loads(text, salt=CURSOR_SALT)
+            cursor = cls(datetime.fromisoformat(when), history_id, key)
+        except (signing.BadSignature, ValueError, TypeError) as error:
+            raise BadCursor(str(error)) from error
+        if not isinstance(cursor.history_id, int) or not isinstance(cursor.key, str):
+            raise BadCursor("a cursor holds a history id and a table key")
+        return cursor
+
+
+@dataclass
+class TimelinePage:
+    """One page read after a cursor, and the cursor of the page after it (None at the end)."""
+
+    entries: list[TimelineEntry]
+    next_cursor: Cursor | None
+
+    @property
+    def object_list(self) -> list[TimelineEntry]:
+        """The entries, under the name a Django page gives them."""
+        return self.entries
+
+
 def _day_start(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
 
@@ -149,6 +203,8 @@ class Timeline:
     def __init__(self, parts: list[tuple[HistorySource, QuerySet]], flt: TimelineFilter):
         if flt.record_types:
             parts = [(s, qs) for s, qs in parts if s.key in flt.record_types]
+        # By key, so that the table number breaks ties in the order a cursor does.
+        parts = sorted(parts, key=lambda part: part[0].key)
         self.sources = [source for source, _qs in parts]
         self.selects = [
             _narrow(queryset, flt)
@@ -198,13 +254,72 @@ class Timeline:
 
     def iterate(self, batch: int = 500) -> Iterator[TimelineEntry]:
         """Every entry, newest first, a batch of rows at a time (for exports)."""
-        start = 0
+        cursor = None
         while True:
-            entries = self[start : start + batch]
-            yield from entries
-            if len(entries) < batch:
+            page = self.page_after(cursor, batch)
+            yield from page.entries
+            if page.next_cursor is None:
                 return
-            start += batch
+            cursor = page.next_cursor
+
+    def page_after(self, cursor: Cursor | None, size: int) -> TimelinePage:
+        """The ``size`` newest entries older than ``cursor`` (the newest without one).
+
+        Each table is asked for its ``size + 1`` newest rows past the cursor: no
+        table can give the page more, and the one extra says whether a page follows.
+        """
+        heads = self._heads(cursor, size + 1)
+        heads.sort(key=lambda row: (row[0], row[1], self.sources[row[2]].key), reverse=True)
+        page = heads[:size]
+        entries = self._entries(page)
+        if len(heads) <= size:
+            return TimelinePage(entries, None)
+        when, history_id, src = page[-1]
+        return TimelinePage(entries, Cursor(when, history_id, self.sources[src].key))
+
+    def _past(self, index: int, cursor: Cursor | None) -> QuerySet:
+        """Table ``index``'s rows that come after ``cursor``, newest first."""
+        select = self.selects[index]
+        if cursor is None:
+            return select
+        # (date, history id, key) below the cursor's; the key is the same on every row
+        # of a table, so it only says whether the cursor's own (date, id) is past.
+        if self.sources[index].key < cursor.key:
+            same_date = Q(history_date=cursor.when, history_id__lte=cursor.history_id)
+        else:
+            same_date = Q(history_date=cursor.when, history_id__lt=cursor.history_id)
+        # The plain upper bound makes it a range of the (case link, date) index.
+        return select.filter(history_date__lte=cursor.when).filter(
+            Q(history_date__lt=cursor.when) | same_date
+        )
+
+    def _heads(self, cursor: Cursor | None, limit: int) -> list[tuple]:
+        """Each table's ``limit`` newest rows past ``cursor`` (date, history id, table
+        number), all in one query."""
+        if connection.features.supports_slicing_ordering_in_compound:
+            branches = [
+                self._past(index, cursor).order_by(*NEWEST_FIRST)[:limit]
+                for index in range(len(self.selects))
+            ]
+        else:
+            # SQLite (the embedded default) refuses a LIMIT inside a compound, but takes
+            # one inside an IN: each branch picks its rows by history id there.
+            branches = [
+                select.model._base_manager.filter(
+                    history_id__in=self._past(index, cursor)
+                    .order_by(*NEWEST_FIRST)
+                    .values("history_id")[:limit]
+                )
+                .order_by()
+                .annotate(src=Value(index, output_field=IntegerField()))
+                .values_list("history_date", "history_id", "src")
+                for index, select in enumerate(self.selects)
+            ]
+        if not branches:
+            return []
+        if len(branches) == 1:
+            return list(branches[0])
+        return list(branches[0].union(*branches[1:], all=True))
 
     def _entries(self, page: list[tuple]) -> list[TimelineEntry]:
         wanted = defaultdict(list)
