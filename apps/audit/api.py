@@ -13,9 +13,9 @@ from rest_framework.views import APIView
 from apps.audit.forms import TimelineFilterForm
 from apps.audit.models import ChainVerification
 from apps.audit.selectors import chain_status
-from apps.audit.sources import case_history_sources
+from apps.audit.sources import case_sources_for
 from apps.audit.tasks import verify_audit_chain_task
-from apps.audit.timeline import BadCursor, Cursor, Timeline
+from apps.audit.timeline import BadCursor, CaseTimeline, Cursor
 from apps.cases.selectors import case_get_for
 from apps.core.permissions import RolePermission
 
@@ -158,8 +158,8 @@ class CaseTimelineView(APIView):
     )
     def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
-        parts = case_history_sources(case, actor=request.user)
-        form = TimelineFilterForm(request.query_params, sources=[s for s, _qs in parts])
+        sources = case_sources_for(request.user)
+        form = TimelineFilterForm(request.query_params, sources=sources)
         if not form.is_valid():
             return Response(form.errors.get_json_data(), status=400)
         cursor = None
@@ -181,7 +181,8 @@ class CaseTimelineView(APIView):
                     },
                     status=400,
                 )
-        page = Timeline(parts, form.timeline_filter()).page_after(cursor, _page_size(request))
+        timeline = CaseTimeline(case.pk, sources, form.timeline_filter())
+        page = timeline.page_after(cursor, _page_size(request))
         following = None
         if page.next_cursor is not None:
             following = replace_query_param(

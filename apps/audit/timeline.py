@@ -1,6 +1,6 @@
 """The audit timeline: every change to a case's records, paged in the database.
 
-A case's timeline is read page by page after a cursor (``page_after``): each
+A case's timeline is read page by page after a cursor (``CaseTimeline``): each
 history table gives at most a page and one more of its rows older than the
 cursor, newest first (a range of its (case link, date) index), and those few are
 merged here; the last row shown is the next page's cursor. No row is counted or
@@ -15,18 +15,20 @@ sliced by the database. Either way, the rows of the page and their predecessors
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, overload
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core import signing
 from django.db import connection
-from django.db.models import IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 
 from apps.audit.history_rows import SKIPPED_FIELDS, record_label
-from apps.audit.sources import HistorySource, sources_of
+from apps.audit.sources import HistorySource, case_link, sources_of
 from apps.core.formats import humanised
 
 ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
@@ -197,7 +199,9 @@ class Timeline:
     """A lazily paged, filtered timeline over several history querysets.
 
     Behaves as a sequence for ``django.core.paginator.Paginator``: ``count()``
-    is one query and a slice is two queries plus one per table on the page.
+    is one query and a slice is two queries plus one per table on the page. A
+    record's history pages so; a case's, far longer, reads after a cursor
+    (``CaseTimeline``).
     """
 
     def __init__(self, parts: list[tuple[HistorySource, QuerySet]], flt: TimelineFilter):
@@ -253,14 +257,47 @@ class Timeline:
         return self._entries(list(union[key]))
 
     def iterate(self, batch: int = 500) -> Iterator[TimelineEntry]:
-        """Every entry, newest first, a batch of rows at a time (for exports)."""
-        cursor = None
+        """Every entry, newest first, a batch of rows at a time."""
+        start = 0
         while True:
-            page = self.page_after(cursor, batch)
-            yield from page.entries
-            if page.next_cursor is None:
+            entries = self[start : start + batch]
+            yield from entries
+            if len(entries) < batch:
                 return
-            cursor = page.next_cursor
+            start += batch
+
+    def _entries(self, page: list[tuple]) -> list[TimelineEntry]:
+        return _entries(self.sources, page)
+
+
+def _entries(sources: list[HistorySource], page: list[tuple]) -> list[TimelineEntry]:
+    """The entries of ``page`` ((date, history id, table number) rows, in order), each
+    with its changes; one query per table present, one per kind of record named."""
+    wanted = defaultdict(list)
+    for _when, history_id, src in page:
+        wanted[src].append(history_id)
+    rows = {src: _rows_with_predecessors(sources[src], ids) for src, ids in wanted.items()}
+    entries = [_entry(sources[src], rows[src], history_id) for _when, history_id, src in page]
+    name_related(entries)
+    return entries
+
+
+class CaseTimeline:
+    """A case's timeline read newest first, a page at a time after a cursor.
+
+    Each table's newest rows past the cursor are read straight from SQL built once per
+    table (its joins to the case do not change): building fifty ORM querysets for every
+    page cost more than running them. The tables' rows are asked for in one UNION ALL,
+    each branch its own ``LIMIT``, and merged here.
+    """
+
+    def __init__(self, case_pk: int, sources: Iterable[HistorySource], flt: TimelineFilter):
+        self.case_pk = case_pk
+        self.flt = flt
+        self.sources = sorted(
+            (s for s in sources if not flt.record_types or s.key in flt.record_types),
+            key=lambda source: source.key,
+        )
 
     def page_after(self, cursor: Cursor | None, size: int) -> TimelinePage:
         """The ``size`` newest entries older than ``cursor`` (the newest without one).
@@ -271,66 +308,89 @@ class Timeline:
         heads = self._heads(cursor, size + 1)
         heads.sort(key=lambda row: (row[0], row[1], self.sources[row[2]].key), reverse=True)
         page = heads[:size]
-        entries = self._entries(page)
+        entries = _entries(self.sources, page)
         if len(heads) <= size:
             return TimelinePage(entries, None)
         when, history_id, src = page[-1]
         return TimelinePage(entries, Cursor(when, history_id, self.sources[src].key))
 
-    def _past(self, index: int, cursor: Cursor | None) -> QuerySet:
-        """Table ``index``'s rows that come after ``cursor``, newest first."""
-        select = self.selects[index]
-        if cursor is None:
-            return select
-        # (date, history id, key) below the cursor's; the key is the same on every row
-        # of a table, so it only says whether the cursor's own (date, id) is past.
-        if self.sources[index].key < cursor.key:
-            same_date = Q(history_date=cursor.when, history_id__lte=cursor.history_id)
-        else:
-            same_date = Q(history_date=cursor.when, history_id__lt=cursor.history_id)
-        # The plain upper bound makes it a range of the (case link, date) index.
-        return select.filter(history_date__lte=cursor.when).filter(
-            Q(history_date__lt=cursor.when) | same_date
+    def iterate(self, batch: int = 500) -> Iterator[TimelineEntry]:
+        """Every entry, newest first, a batch of rows at a time (for exports)."""
+        cursor = None
+        while True:
+            page = self.page_after(cursor, batch)
+            yield from page.entries
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def branch(self, index: int, cursor: Cursor | None, limit: int) -> tuple[str, list]:
+        """Table ``index``'s ``limit`` newest rows of the case past ``cursor``, as SQL:
+        a range of its (case link, date, history id) index, read backwards."""
+        source = self.sources[index]
+        tables, link = case_link(source)
+        where, params = [f"{link} = %s"], [self.case_pk]
+        flt = self.flt
+        if flt.user_id is not None:
+            where.append("h.history_user_id = %s")
+            params.append(flt.user_id)
+        if flt.since is not None:
+            where.append("h.history_date >= %s")
+            params.append(_db_date(_day_start(flt.since)))
+        if flt.until is not None:
+            where.append("h.history_date < %s")
+            params.append(_db_date(_day_start(flt.until + timedelta(days=1))))
+        if cursor is not None:
+            # (date, history id, key) below the cursor's; the key is the same on every
+            # row of a table, so it only says whether the cursor's own (date, id) is past.
+            # The plain upper bound on the date makes it a range of the index.
+            same = "<=" if source.key < cursor.key else "<"
+            where.append(
+                "h.history_date <= %s AND (h.history_date < %s OR "
+                f"(h.history_date = %s AND h.history_id {same} %s))"
+            )
+            when = _db_date(cursor.when)
+            params += [when, when, when, cursor.history_id]
+        # Names come from the models, quoted; every value is a parameter.
+        sql = (
+            f"SELECT h.history_date, h.history_id, {int(index)} AS src FROM {tables} "  # noqa: S608
+            f"WHERE {' AND '.join(where)} "
+            f"ORDER BY h.history_date DESC, h.history_id DESC LIMIT {int(limit)}"
         )
+        return sql, params
 
     def _heads(self, cursor: Cursor | None, limit: int) -> list[tuple]:
         """Each table's ``limit`` newest rows past ``cursor`` (date, history id, table
         number), all in one query."""
-        if connection.features.supports_slicing_ordering_in_compound:
-            branches = [
-                self._past(index, cursor).order_by(*NEWEST_FIRST)[:limit]
-                for index in range(len(self.selects))
-            ]
-        else:
-            # SQLite (the embedded default) refuses a LIMIT inside a compound, but takes
-            # one inside an IN: each branch picks its rows by history id there.
-            branches = [
-                select.model._base_manager.filter(
-                    history_id__in=self._past(index, cursor)
-                    .order_by(*NEWEST_FIRST)
-                    .values("history_id")[:limit]
-                )
-                .order_by()
-                .annotate(src=Value(index, output_field=IntegerField()))
-                .values_list("history_date", "history_id", "src")
-                for index, select in enumerate(self.selects)
-            ]
-        if not branches:
+        if not self.sources:
             return []
-        if len(branches) == 1:
-            return list(branches[0])
-        return list(branches[0].union(*branches[1:], all=True))
+        branches = [self.branch(index, cursor, limit) for index in range(len(self.sources))]
+        # Each branch in a subquery of its own: SQLite takes a LIMIT there, not in a
+        # UNION's own terms; PostgreSQL reads each through its index all the same.
+        sql = " UNION ALL ".join(
+            f"SELECT * FROM ({branch}) AS b{index}"  # noqa: S608
+            for index, (branch, _params) in enumerate(branches)
+        )
+        params = [param for _branch, branch_params in branches for param in branch_params]
+        with connection.cursor() as db:
+            db.execute(sql, params)
+            return [(_read_date(when), history_id, src) for when, history_id, src in db.fetchall()]
 
-    def _entries(self, page: list[tuple]) -> list[TimelineEntry]:
-        wanted = defaultdict(list)
-        for _when, history_id, src in page:
-            wanted[src].append(history_id)
-        rows = {src: _rows_with_predecessors(self.sources[src], ids) for src, ids in wanted.items()}
-        entries = [
-            _entry(self.sources[src], rows[src], history_id) for _when, history_id, src in page
-        ]
-        name_related(entries)
-        return entries
+
+def _db_date(value: datetime):
+    """A date as the database compares it with a stored one (SQLite: text in UTC)."""
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def _read_date(value) -> datetime:
+    """A date read back by plain SQL: SQLite hands it back as its stored text."""
+    if isinstance(value, datetime):
+        return value
+    parsed = parse_datetime(value)
+    assert parsed is not None, value
+    if settings.USE_TZ and timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed, UTC)
+    return parsed
 
 
 def history_timeline(querysets: list[QuerySet]) -> Timeline:

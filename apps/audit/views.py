@@ -20,9 +20,9 @@ from apps.audit.forms import ExportUploadForm, TimelineFilterForm, max_export_up
 from apps.audit.history_pages import filtered_timeline
 from apps.audit.models import ChainVerification
 from apps.audit.selectors import chain_status
-from apps.audit.sources import case_history_sources, may_read, source_by_key
+from apps.audit.sources import case_sources_for, may_read, source_by_key
 from apps.audit.tasks import verify_audit_chain_task
-from apps.audit.timeline import BadCursor, Cursor, Timeline, events
+from apps.audit.timeline import BadCursor, CaseTimeline, Cursor, events
 from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core import csv_safe
@@ -45,10 +45,10 @@ CSV_COLUMNS = [
 
 def _case_timeline(
     request: HttpRequest, case: ProcurementCase
-) -> tuple[TimelineFilterForm, Timeline]:
-    parts = case_history_sources(case, actor=request.user)
-    form = TimelineFilterForm(request.GET or None, sources=[s for s, _qs in parts])
-    return form, Timeline(parts, form.timeline_filter())
+) -> tuple[TimelineFilterForm, CaseTimeline]:
+    sources = case_sources_for(request.user)
+    form = TimelineFilterForm(request.GET or None, sources=sources)
+    return form, CaseTimeline(case.pk, sources, form.timeline_filter())
 
 
 @role_required("cases.view_procurementcase")

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.audit.sources import case_history_sources, case_sources
-from apps.audit.timeline import CURSOR_SALT, Cursor, Timeline, TimelineFilter
+from apps.audit.timeline import CURSOR_SALT, CaseTimeline, Cursor, TimelineFilter
 from apps.cases.models import ProcurementCase
 from apps.offers.models import Offer
 from tests.factories import FULL_SPEC, make_case, make_offer
@@ -134,9 +134,8 @@ def test_the_api_gives_every_row_once_in_order(api_as, tied_case):
 def test_the_cursor_breaks_ties_by_table(tied_case):
     """Past the offer's row of a tie comes the case's row of the same date and id; past
     the case's row, neither of the two again."""
-    parts = case_history_sources(tied_case)
     when = HistoricalOffer.objects.get(history_id=900_030).history_date
-    timeline = Timeline(parts, TimelineFilter())
+    timeline = CaseTimeline(tied_case.pk, case_sources(), TimelineFilter())
     after_offer = timeline.page_after(Cursor(when, 900_030, "offers.offer"), 3).entries
     assert (after_offer[0].source.key, after_offer[0].history_id) == (
         "cases.procurementcase",
@@ -260,7 +259,8 @@ def test_a_page_costs_the_same_queries_at_5_and_200_history_rows(browser_as, api
 
 def test_every_case_history_table_has_its_timeline_index(db):
     """Each table a case's timeline reads is indexed on the column leading to the case,
-    then date and history id: a table added later needs its index in a migration."""
+    then date and history id, and on record and history id: a table added later needs
+    its indexes in a migration."""
     with connection.cursor() as cursor:
         for source in case_sources():
             table = source.history_model._meta.db_table
@@ -275,6 +275,9 @@ def test_every_case_history_table_has_its_timeline_index(db):
                 if c["index"]
             ]
             assert [link, "history_date", "history_id"] in columns, table
+            # The row before each row of a page, for its diff.
+            record = source.model._meta.pk.column
+            assert [record, "history_id"] in columns, table
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the plan of PostgreSQL")
@@ -298,14 +301,15 @@ def test_a_tables_rows_of_one_case_are_read_through_its_index(priya):
         )
         for i in range(20_000)
     )
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {HistoricalOffer._meta.db_table}")
-    timeline = Timeline(
-        [(s, qs) for s, qs in case_history_sources(case) if s.key == "offers.offer"],
-        TimelineFilter(),
-    )
-    cursor = Cursor(timezone.now(), 10**9, "offers.offer")
-    for after in (None, cursor):
-        plan = timeline._past(0, after).order_by("-history_date", "-history_id")[:51].explain()
-        assert "tl_offers_offer" in plan, plan
-        assert "Seq Scan" not in plan and "Sort" not in plan, plan
+    with connection.cursor() as db:
+        db.execute(f"ANALYZE {HistoricalOffer._meta.db_table}")
+        for source_key, table_index in (("offers.offer", "tl_offers_offer"),):
+            timeline = CaseTimeline(
+                case.pk, case_sources(), TimelineFilter(record_types=(source_key,))
+            )
+            for after in (None, Cursor(timezone.now(), 10**9, "offers.offer")):
+                sql, params = timeline.branch(0, after, 51)
+                db.execute(f"EXPLAIN {sql}", params)
+                plan = "\n".join(line for (line,) in db.fetchall())
+                assert table_index in plan, plan
+                assert "Seq Scan" not in plan and "Sort" not in plan, plan

@@ -7,6 +7,9 @@ holds. A table that reaches its case through another record (a clause through it
 checklist, a score through its scorecard) is indexed on that record's column: the
 records of one case are few, and each is then a range of its own.
 
+Each table also gets (record id, history id): the row before a row of the page, which
+its field diff is made against, is then one probe however often the record changed.
+
 Written out here rather than worked out from the models, so that this migration
 stays what it was; ``tests/audit/test_timeline_paging.py`` checks that every case
 history table has its index, so a table added later needs one in a migration of its
@@ -82,6 +85,11 @@ def _create(table: str, column: str, name: str) -> str:
     )
 
 
+def _create_predecessor(table: str, name: str) -> str:
+    # A row's diff is against the same record's previous row: (record id, history id).
+    return f'CREATE INDEX IF NOT EXISTS "{name}_prev" ON "{table}" ("id", "history_id")'
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("audit", "0002_chain_head_and_refuse_function"),
@@ -105,7 +113,9 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.RunSQL(
-            sql=[_create(table, column, name) for table, column, name in INDEXES],
-            reverse_sql=[f'DROP INDEX IF EXISTS "{name}"' for _table, _column, name in INDEXES],
+            sql=[_create(table, column, name) for table, column, name in INDEXES]
+            + [_create_predecessor(table, name) for table, _column, name in INDEXES],
+            reverse_sql=[f'DROP INDEX IF EXISTS "{name}"' for _table, _column, name in INDEXES]
+            + [f'DROP INDEX IF EXISTS "{name}_prev"' for _table, _column, name in INDEXES],
         )
     ]
