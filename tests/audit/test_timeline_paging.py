@@ -313,3 +313,44 @@ def test_a_tables_rows_of_one_case_are_read_through_its_index(priya):
                 plan = "\n".join(line for (line,) in db.fetchall())
                 assert table_index in plan, plan
                 assert "Seq Scan" not in plan and "Sort" not in plan, plan
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the plan of PostgreSQL")
+def test_a_table_that_reaches_its_case_through_a_join_is_read_through_its_index(priya, lena):
+    """Clauses reach their case through their checklist and offer: the clause history of
+    one case is read by checklist through an index (its own or the checklist column's,
+    whichever the planner finds cheaper: the case's few checklists each give a range),
+    never by scanning the table."""
+    from apps.contracts.models import ChecklistItem
+    from apps.contracts.services import checklist_create
+
+    case = make_case(priya, name="Joined")
+    checklist_create(actor=lena, offer=make_offer(priya, case, spec=FULL_SPEC))
+    history = ChecklistItem.history.model
+    base = history.objects.order_by("history_id").first()
+    values = {f.attname: getattr(base, f.attname) for f in history._meta.concrete_fields}
+    values.pop("history_id")
+    start = timezone.now() - timedelta(days=100)
+    # untracked: other checklists' history, written straight to the table to make it large
+    history.objects.bulk_create(
+        history(
+            **{
+                **values,
+                "checklist_id": base.checklist_id + 1 + i % 500,
+                "history_date": start + timedelta(minutes=i),
+            }
+        )
+        for i in range(20_000)
+    )
+    table = history._meta.db_table
+    timeline = CaseTimeline(
+        case.pk, case_sources(), TimelineFilter(record_types=("contracts.checklistitem",))
+    )
+    with connection.cursor() as db:
+        db.execute(f"ANALYZE {table}")
+        for after in (None, Cursor(timezone.now(), 10**9, "contracts.checklistitem")):
+            sql, params = timeline.branch(0, after, 51)
+            db.execute(f"EXPLAIN {sql}", params)
+            plan = "\n".join(line for (line,) in db.fetchall())
+            assert re.search(rf"Index (Only )?Scan using \w+ on {table} h", plan), plan
+            assert f"Seq Scan on {table}" not in plan, plan
