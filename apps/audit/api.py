@@ -1,23 +1,21 @@
 """Audit endpoints: chain status and verification, and a case's timeline as JSON."""
 
-from collections.abc import Sequence
-from typing import cast
-
 from django.urls import URLPattern, path
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from django.utils.translation import gettext
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import APIView
 
 from apps.audit.forms import TimelineFilterForm
 from apps.audit.models import ChainVerification
 from apps.audit.selectors import chain_status
-from apps.audit.sources import case_history_sources
+from apps.audit.sources import case_sources_for
 from apps.audit.tasks import verify_audit_chain_task
-from apps.audit.timeline import Timeline, TimelineEntry
+from apps.audit.timeline import BadCursor, CaseTimeline, Cursor
 from apps.cases.selectors import case_get_for
 from apps.core.permissions import RolePermission
 
@@ -68,9 +66,10 @@ class AuditTimelineEntrySerializer(serializers.Serializer):
 
 
 class AuditTimelinePageSerializer(serializers.Serializer):
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
+    next = serializers.URLField(
+        allow_null=True,
+        help_text="The next (older) page, its cursor in the address; null on the last page.",
+    )
     results = AuditTimelineEntrySerializer(many=True)
 
 
@@ -104,16 +103,27 @@ class ChainVerifyView(APIView):
         )
 
 
-class TimelinePagination(PageNumberPagination):
-    page_size = 50
-    max_page_size = 200
-    page_size_query_param = "page_size"
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+
+def _page_size(request: Request) -> int:
+    """``page_size`` from the address, kept between 1 and the largest page; the default
+    where it is not a number, as a DRF page number pagination does."""
+    try:
+        wanted = int(request.query_params.get("page_size", PAGE_SIZE))
+    except ValueError:
+        return PAGE_SIZE
+    return min(max(wanted, 1), MAX_PAGE_SIZE)
 
 
 class CaseTimelineView(APIView):
+    """Paged by a cursor (the last row of the page before), never by number: a page
+    costs the same however long the history, and rows written meanwhile move no row
+    from one page to the next."""
+
     permission_classes = [RolePermission]
     required_permissions = {"GET": "cases.view_procurementcase"}
-    pagination_class = TimelinePagination
 
     @extend_schema(
         parameters=[
@@ -123,25 +133,62 @@ class CaseTimelineView(APIView):
             OpenApiParameter(
                 "record_type", str, many=True, description="app_label.model, repeatable"
             ),
-            OpenApiParameter("page", int),
-            OpenApiParameter("page_size", int),
+            OpenApiParameter(
+                "area",
+                str,
+                many=True,
+                description="every record type of an area (app label: contracts, evidence, "
+                "approvals, access...), repeatable; added to record_type",
+            ),
+            OpenApiParameter(
+                "cursor",
+                str,
+                description="where the page starts: taken as is from the previous page's "
+                "next link; left out for the newest page",
+            ),
+            OpenApiParameter(
+                "page_size", int, description=f"1 to {MAX_PAGE_SIZE}, {PAGE_SIZE} if left out"
+            ),
         ],
-        responses=AuditTimelinePageSerializer,
-        summary="A case's audit timeline with field diffs, newest first",
+        responses={
+            200: AuditTimelinePageSerializer,
+            400: OpenApiResponse(description="a filter or the cursor does not read"),
+        },
+        summary="A case's audit timeline with field diffs, newest first, paged by a cursor",
     )
     def get(self, request: Request, case_pk: int) -> Response:
         case = case_get_for(request.user, case_pk)
-        parts = case_history_sources(case, actor=request.user)
-        form = TimelineFilterForm(request.query_params, sources=[s for s, _qs in parts])
+        sources = case_sources_for(request.user)
+        form = TimelineFilterForm(request.query_params, sources=sources)
         if not form.is_valid():
             return Response(form.errors.get_json_data(), status=400)
-        paginator = self.pagination_class()
-        # DRF's stub asks for a QuerySet or Sequence; its paginator only slices and
-        # counts (Django's Paginator), which Timeline does lazily.
-        timeline = cast(Sequence[TimelineEntry], Timeline(parts, form.timeline_filter()))
-        page = paginator.paginate_queryset(timeline, request, view=self)
-        assert page is not None  # TimelinePagination sets a page size: every request is paged
-        return paginator.get_paginated_response([entry.as_dict() for entry in page])
+        cursor = None
+        if text := request.query_params.get("cursor"):
+            try:
+                cursor = Cursor.read(text)
+            except BadCursor:
+                return Response(
+                    {
+                        "cursor": [
+                            {
+                                "message": gettext(
+                                    "This cursor does not read: take it as is from a page's "
+                                    "next link, or leave it out for the newest page."
+                                ),
+                                "code": "invalid",
+                            }
+                        ]
+                    },
+                    status=400,
+                )
+        timeline = CaseTimeline(case.pk, sources, form.timeline_filter())
+        page = timeline.page_after(cursor, _page_size(request))
+        following = None
+        if page.next_cursor is not None:
+            following = replace_query_param(
+                request.build_absolute_uri(), "cursor", page.next_cursor.text()
+            )
+        return Response({"next": following, "results": [entry.as_dict() for entry in page.entries]})
 
 
 def register(router: BaseRouter) -> list[URLPattern]:

@@ -30,6 +30,9 @@ class TimelineFilterForm(forms.Form):
     until = forms.DateField(
         label=_("Until"), required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
+    area = forms.MultipleChoiceField(
+        label=_("Areas"), required=False, widget=forms.CheckboxSelectMultiple
+    )
     record_type = forms.MultipleChoiceField(
         label=_("Record types"), required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -40,6 +43,24 @@ class TimelineFilterForm(forms.Form):
         assert isinstance(record_type, forms.ChoiceField)
         record_type.choices = [(s.key, s.label_plural) for s in sources]
         self._areas = {s.key: s.model._meta.app_config.verbose_name for s in sources}
+        # An area (contracts, evidence, approvals, access...) stands for every kind of
+        # record it holds: one box instead of a dozen. A kind can still be chosen alone.
+        self._kinds_of_area: dict[str, list[str]] = {}
+        names = {}
+        for source in sources:
+            label = source.model._meta.app_label
+            self._kinds_of_area.setdefault(label, []).append(source.key)
+            names[label] = source.model._meta.app_config.verbose_name
+        if len(names) < 2:
+            del self.fields["area"]  # the records of one area: nothing to choose between
+        else:
+            area = self.fields["area"]
+            assert isinstance(area, forms.ChoiceField)
+            area.choices = list(names.items())
+
+    def kinds_chosen(self) -> bool:
+        """Whether single kinds were chosen (their list is then shown open)."""
+        return bool(self.is_valid() and self.cleaned_data.get("record_type"))
 
     def record_type_groups(self) -> list[tuple[str, list]]:
         """The record-type boxes by the area they belong to, each area once, in the
@@ -64,7 +85,18 @@ class TimelineFilterForm(forms.Form):
             user_id=data["user"].pk if data.get("user") else None,
             since=data.get("since"),
             until=data.get("until"),
-            record_types=tuple(data.get("record_type") or ()),
+            record_types=tuple(
+                dict.fromkeys(
+                    [
+                        *(
+                            key
+                            for area in data.get("area") or ()
+                            for key in self._kinds_of_area[area]
+                        ),
+                        *(data.get("record_type") or ()),
+                    ]
+                )
+            ),
         )
 
 

@@ -20,9 +20,9 @@ from apps.audit.forms import ExportUploadForm, TimelineFilterForm, max_export_up
 from apps.audit.history_pages import filtered_timeline
 from apps.audit.models import ChainVerification
 from apps.audit.selectors import chain_status
-from apps.audit.sources import case_history_sources, may_read, source_by_key
+from apps.audit.sources import case_sources_for, may_read, source_by_key
 from apps.audit.tasks import verify_audit_chain_task
-from apps.audit.timeline import Timeline, events
+from apps.audit.timeline import BadCursor, CaseTimeline, Cursor, events
 from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for
 from apps.core import csv_safe
@@ -45,19 +45,34 @@ CSV_COLUMNS = [
 
 def _case_timeline(
     request: HttpRequest, case: ProcurementCase
-) -> tuple[TimelineFilterForm, Timeline]:
-    parts = case_history_sources(case, actor=request.user)
-    form = TimelineFilterForm(request.GET or None, sources=[s for s, _qs in parts])
-    return form, Timeline(parts, form.timeline_filter())
+) -> tuple[TimelineFilterForm, CaseTimeline]:
+    sources = case_sources_for(request.user)
+    form = TimelineFilterForm(request.GET or None, sources=sources)
+    return form, CaseTimeline(case.pk, sources, form.timeline_filter())
 
 
 @role_required("cases.view_procurementcase")
 def case_timeline(request: HttpRequest, pk: int) -> HttpResponse:
+    """Read newest first, a page after the last row of the one before (``cursor``): a
+    page costs the same however long the history. A link whose cursor does not read
+    (cut short, edited) shows the newest page and says so."""
     case = case_get_for(request.user, pk)
     form, timeline = _case_timeline(request, case)
-    page = Paginator(timeline, PAGE_SIZE).get_page(request.GET.get("page"))
+    cursor, cursor_refused = None, False
+    if text := request.GET.get("cursor"):
+        try:
+            cursor = Cursor.read(text)
+        except BadCursor:
+            cursor_refused = True
+    page = timeline.page_after(cursor, PAGE_SIZE)
     query = request.GET.copy()
     query.pop("page", None)
+    query.pop("cursor", None)
+    older = None
+    if page.next_cursor is not None:
+        following = query.copy()
+        following["cursor"] = page.next_cursor.text()
+        older = following.urlencode()
     return render(
         request,
         "audit/case_timeline.html",
@@ -65,8 +80,11 @@ def case_timeline(request: HttpRequest, pk: int) -> HttpResponse:
             "case": case,
             "form": form,
             "page": page,
-            "events": events(page.object_list),
+            "events": events(page.entries),
             "query": query.urlencode(),
+            "older": older,
+            "paged": cursor is not None,
+            "cursor_refused": cursor_refused,
         },
     )
 
