@@ -60,11 +60,15 @@ def world(_world, db):
     return copy.deepcopy(_world)
 
 
-def test_finance_opens_the_pages_everyone_opens_and_no_other(browser_as, world):
+# Besides the pages everyone opens: the portfolio across cases (spend against budget).
+FINANCE_PAGES = {"cases:portfolio"}
+
+
+def test_finance_opens_the_pages_everyone_opens_the_portfolio_and_no_other(browser_as, world):
     client = browser_as("fiona")
     wrong = []
     for name, kwargs, allowed in BROWSER_PAGES:
-        expected = 200 if allowed == EVERYONE else 403
+        expected = 200 if allowed == EVERYONE or name in FINANCE_PAGES else 403
         status = client.get(reverse(name, kwargs=kwargs(world)), follow=True).status_code
         if status != expected:
             wrong.append(f"{name}: {status}, expected {expected}")
