@@ -429,3 +429,27 @@ def test_no_number_or_row_links_a_reader_to_a_page_they_may_not_open(world, brow
 
 def test_it_only_reads(browser_as):
     assert browser_as("aude").post(PORTFOLIO).status_code == 405
+
+
+def test_it_is_read_again_after_a_write_and_kept_between_writes(world, browser_as, people):
+    client = browser_as("fiona")
+    seen = lambda: int(  # noqa: E731
+        re.search(r"Across the (\d+) cases? you may see", client.get(PORTFOLIO).content.decode())[1]
+    )
+    before = seen()
+    assert _queries(client) < 10  # the reader's session and permissions, the kept portfolio
+    make_case(people["priya"], name="Kept afresh")  # a tracked write: read again
+    assert seen() == before + 1
+
+
+def test_the_page_shows_the_cases_with_most_findings_and_the_csv_every_one(
+    world, browser_as, monkeypatch
+):
+    monkeypatch.setattr("apps.casework.portfolio_overview.FINDINGS_SHOWN", 0)
+    client = browser_as("fiona")
+    html = client.get(PORTFOLIO).content.decode()
+    assert "1 more case has some: the CSV lists every case" in html
+    findings = html.split('id="findings"', 1)[1].split("</section>", 1)[0]
+    assert "Chat</a></th>" not in findings
+    csv = b"".join(client.get(PORTFOLIO, {"format": "csv", "table": "findings"})).decode()
+    assert "Chat" in csv

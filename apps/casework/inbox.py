@@ -6,13 +6,11 @@ never disagree. Items come from the dashboard (``dashboard_for``): what the
 person can act on, by case (docs/rules/my-work.md).
 """
 
-import hashlib
 import logging
 from datetime import date
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
@@ -20,10 +18,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from apps.accounts.models import WorkPreferences
-from apps.audit.chain import HEAD_PK
-from apps.audit.models import ChainHead
+from apps.casework import kept
 from apps.casework.dashboard import Board, dashboard_for
-from apps.casework.page import permissions_fingerprint
 from apps.casework.worklist import WorkItem
 from apps.comments.selectors import unread_mentions
 
@@ -31,7 +27,6 @@ logger = logging.getLogger(__name__)
 
 # How long a counted total may be served before it is counted again, at most; any
 # tracked write counts it again at once (the audit chain head is in its key).
-COUNT_SECONDS = 300
 
 
 def work_items(board: Board) -> list[WorkItem]:
@@ -40,64 +35,24 @@ def work_items(board: Board) -> list[WorkItem]:
     return board.work
 
 
-def _head_seq() -> int:
-    return ChainHead.objects.filter(pk=HEAD_PK).values_list("seq", flat=True).first() or 0
-
-
 def _state_key(user, kind: str) -> str:
-    """A cache key that changes with anything the person's work is read from: any tracked
-    write (the audit chain's head), the person's permissions, the day, the unread
-    mentions (reading one is not a tracked write) and, for what is shown in words, the
-    language and time zone."""
-    parts = [
-        kind,
-        user.pk,
-        permissions_fingerprint(user),
-        _head_seq(),
-        timezone.localdate(),
-        unread_mentions(user).count(),
-    ]
-    if kind == "board":
-        parts += [translation.get_language(), timezone.get_current_timezone_name()]
-    return f"my-work-{kind}:" + hashlib.sha256(repr(parts).encode()).hexdigest()
-
-
-def _cached(key: str):
-    try:
-        return cache.get(key)
-    except Exception:  # an unreachable cache costs speed, never the work
-        logger.warning("Cache unavailable; reading the work again", exc_info=True)
-        return None
-
-
-def _keep(key: str, value) -> None:
-    try:
-        cache.set(key, value, COUNT_SECONDS)
-    except Exception:
-        logger.warning("Cache unavailable; work not kept", exc_info=True)
+    """Changes with anything the person's work is read from (``apps.casework.kept``),
+    and with their unread mentions (reading one is not a tracked write)."""
+    return kept.state_key(
+        user, f"my-work-{kind}", unread_mentions(user).count(), words=kind == "board"
+    )
 
 
 def board_of(user) -> Board:
     """``dashboard_for(user)``, read again only after a tracked write (or the next day,
-    or after ``COUNT_SECONDS``): between writes, every view of My work and every header
-    count reads the same board."""
-    key = _state_key(user, "board")
-    board = _cached(key)
-    if board is None:
-        board = dashboard_for(user)
-        _keep(key, board)
-    return board
+    or after ``kept.KEPT_SECONDS``): between writes, every view of My work and every
+    header count reads the same board."""
+    return kept.kept(_state_key(user, "board"), lambda: dashboard_for(user))
 
 
 def waiting_count(user) -> int:
     """How many items wait for ``user``: counted again after any tracked write or overnight."""
-    key = _state_key(user, "count")
-    found = _cached(key)
-    if found is not None:
-        return found
-    count = len(work_items(board_of(user)))
-    _keep(key, count)
-    return count
+    return kept.kept(_state_key(user, "count"), lambda: len(work_items(board_of(user))))
 
 
 def wants_digest(user) -> bool:

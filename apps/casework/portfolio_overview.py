@@ -563,6 +563,8 @@ def open_findings(visible, today: date) -> list[FindingsRow]:
 
 # --- The whole page ----------------------------------------------------------------------
 
+FINDINGS_SHOWN = 25
+
 
 @dataclass
 class Portfolio:
@@ -620,6 +622,19 @@ class Portfolio:
     @property
     def severity_labels(self) -> list[str]:
         return [str(SEVERITY_LABELS[s]) for s in OPEN_SEVERITIES]
+
+    @property
+    def findings_shown(self) -> list[FindingsRow]:
+        """The cases with the most open findings, the weightiest first: the page shows
+        ``FINDINGS_SHOWN`` of them (the CSV lists every case)."""
+        ranked = sorted(
+            self.findings, key=lambda row: ([-cell.count for cell in row.counts], row.name)
+        )
+        return ranked[:FINDINGS_SHOWN]
+
+    @property
+    def findings_more(self) -> int:
+        return max(0, len(self.findings) - FINDINGS_SHOWN)
 
     @property
     def findings_totals(self) -> list[int]:

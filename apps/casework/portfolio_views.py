@@ -5,6 +5,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
+from apps.casework import kept
 from apps.casework.portfolio_files import (
     TABLES,
     XLSX_CONTENT_TYPE,
@@ -20,7 +21,10 @@ from apps.core.access import roles_required
 def portfolio(request: HttpRequest) -> HttpResponse:
     """The cases the reader may see, across cases; ``?format=csv&table=<key>`` for one
     table as CSV, ``?format=xlsx`` for every table as a workbook."""
-    overview = portfolio_for(request.user)
+    # Read across every case the reader may see: kept until the next tracked write.
+    overview = kept.kept(
+        kept.state_key(request.user, "portfolio"), lambda: portfolio_for(request.user)
+    )
     fmt = request.GET.get("format")
     stamp = overview.today.isoformat()
     if fmt == "csv":
