@@ -267,3 +267,21 @@ def test_offers_are_found_by_their_vendor_through_its_name_index(browser_as, wor
     ]
     assert names
     assert "Bitmap Index Scan on vendors_search_name_trigrams" in _plan(names[0])
+
+
+def test_on_postgresql_the_search_reads_its_indexes_before_any_whole_table(priya):
+    """The planner prices a prefix or substring lookup in a GIN index above a scan of a
+    table of some ten thousand rows; the search turns such scans off for its own
+    transaction, and only for it."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the planner's settings are PostgreSQL's")
+    from apps.casework.search import search
+
+    make_case(priya, name="Planner case")
+    with CaptureQueriesContext(connection) as ctx:
+        search(priya, "Planner")
+    statements = [q["sql"] for q in ctx.captured_queries]
+    assert any("set_config('enable_seqscan', 'off', true)" in s for s in statements[:3])
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_seqscan")
+        assert cursor.fetchone()[0] == "on"  # the request's other queries are unchanged
