@@ -355,7 +355,8 @@ def harness_uploads_evidence(page, case_url, sign_in, screenshot, downloads, tmp
     page.click("text=Harness tokens")
     # The form that issues a token, not the filter of the token list above it.
     issue = page.locator("form", has=page.locator("button:has-text('Issue token')"))
-    issue.get_by_label("Offer").select_option(label=_offer_label(page, "Aurora Compute"))
+    offer = issue.get_by_label("Offer")
+    offer.select_option(label=_offer_label(offer, "Aurora Compute"))
     issue.get_by_label("Label", exact=True).fill("Pilot node acceptance run")
     issue.locator("button:has-text('Issue token')").click()
     expect(page.locator("h2")).to_contain_text(["New token — copy it now"])
@@ -410,9 +411,13 @@ def harness_uploads_evidence(page, case_url, sign_in, screenshot, downloads, tmp
     screenshot("evidence")
 
 
-def _offer_label(page, vendor: str) -> str:
-    options = page.get_by_label("Offer").locator("option").all_inner_texts()
-    return next(option for option in options if vendor in option)
+def _offer_label(select, vendor: str) -> str:
+    """The label of ``select``'s option for ``vendor``, once the page has drawn it.
+
+    A plain list of the options does not wait for the page: read right after a click, it
+    can come back empty.
+    """
+    return select.locator("option", has_text=vendor).first.inner_text().strip()
 
 
 @contextlib.contextmanager
@@ -514,7 +519,8 @@ def record_passing_gpu_run(actor, offer) -> None:
 
 
 def decide(page, vendor: str, comment: str) -> None:
-    page.get_by_label("Offer").select_option(label=_offer_label(page, vendor))
+    offer = page.get_by_label("Offer")
+    offer.select_option(label=_offer_label(offer, vendor))
     page.get_by_label("Approved").check()
     page.get_by_label("Comment").fill(comment)
     page.click("button:has-text('Record the decision')")
