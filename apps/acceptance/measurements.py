@@ -30,7 +30,7 @@ from apps.evidence import acceptance as harness_values
 from apps.evidence import baselines
 from apps.evidence.acceptance import CorrectnessMeasurement, SoakMeasurement
 from apps.evidence.rules.composition import ENVIRONMENT, INVENTORY, LOADTEST, TRAINING
-from apps.evidence.selectors import latest_verification, source_bundle
+from apps.evidence.selectors import latest_verification, source_bundles
 from apps.evidence.wording import in_words
 
 
@@ -118,17 +118,17 @@ def ladder_levels(summary: dict) -> tuple[LadderLevel, ...]:
     return tuple(levels)
 
 
-def measured_versions(verification) -> tuple[MeasuredVersions | None, tuple]:
+def measured_versions(verification, sources=None) -> tuple[MeasuredVersions | None, tuple]:
     """The driver from the inventory and the software from the environment of the bundles
     the verification was composed from (docs/rules/acceptance.md#versions-the-plan-expects),
-    and those bundles as (id, SHA-256)."""
+    and those bundles as (id, SHA-256). ``sources``: those bundles by part, where read already
+    (``source_bundles``). A verification recorded before composition has one bundle, whole:
+    both come from it."""
     if verification is None:
         return None, ()
-    inventory, environment = source_bundle(verification, INVENTORY), None
-    if verification.sources is None:
-        environment = inventory  # recorded before composition: its own bundle's, whole
-    else:
-        environment = source_bundle(verification, ENVIRONMENT)
+    if sources is None:
+        sources = source_bundles(verification, (INVENTORY, ENVIRONMENT))
+    inventory, environment = sources[INVENTORY], sources[ENVIRONMENT]
     used = {}
     driver = None
     if inventory is not None:
@@ -225,15 +225,17 @@ def training_measurement(bundle) -> TrainingMeasurement | None:
 def offer_measurements(offer) -> OfferMeasurements:
     soaks, runs = soak_measurements(offer), correctness_measurements(offer)
     verification = latest_verification(offer)
+    # The bundles each part comes from, in one query.
+    sources = source_bundles(verification, (LOADTEST, INVENTORY, ENVIRONMENT, TRAINING))
     performance = None
     # The ladder of the newest load test the offer's verification was composed from.
-    bundle = source_bundle(verification, LOADTEST)
+    bundle = sources[LOADTEST]
     if bundle is not None:
         levels = ladder_levels(bundle.summary or {})
         if levels:
             performance = PerformanceMeasurement(bundle.pk, bundle.sha256, levels)
     rerun = baselines.offer_rerun(offer, baselines.tolerances_for(offer))
-    versions, version_bundles = measured_versions(verification)
+    versions, version_bundles = measured_versions(verification, sources)
     return OfferMeasurements(
         soak=soaks[0] if soaks else None,
         correctness=runs[0] if runs else None,
@@ -245,7 +247,7 @@ def offer_measurements(offer) -> OfferMeasurements:
         baseline=rerun.baseline,
         versions=versions,
         version_bundles=version_bundles,
-        training=training_measurement(source_bundle(verification, TRAINING)),
+        training=training_measurement(sources[TRAINING]),
     )
 
 

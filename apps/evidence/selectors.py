@@ -310,6 +310,26 @@ def source_bundle(verification: SpecVerification | None, section: str) -> Eviden
     return EvidenceBundle.objects.filter(pk=entry["bundle"]).first()
 
 
+def source_bundles(
+    verification: SpecVerification | None, sections: tuple[str, ...]
+) -> dict[str, EvidenceBundle | None]:
+    """The bundles (with their summaries) the named parts of the verification come from,
+    by part, in one query however many parts: as ``source_bundle`` gives each."""
+    if verification is None:
+        return dict.fromkeys(sections)
+    if verification.sources is None:
+        return dict.fromkeys(sections, verification.bundle)
+    wanted = {
+        section: entry["bundle"]
+        for section in sections
+        if (entry := verification.sources.get(section)) is not None
+    }
+    found = EvidenceBundle.objects.in_bulk(set(wanted.values())) if wanted else {}
+    return {
+        section: found.get(wanted[section]) if section in wanted else None for section in sections
+    }
+
+
 def loadtest_summaries(verifications: dict[int, SpecVerification]) -> dict[int, dict]:
     """Each offer's load-test summary: that of the bundle its verification takes the load
     test from (``verifications`` by offer id, as ``case_verifications`` gives them), in
