@@ -7,8 +7,8 @@ joined by spaces. The migration of the app that owns the table
 match as written, the last word typed as a prefix) and indexes its trigrams
 (``pg_trgm``), for identifiers, digests and text a word splitter does not cut
 (Chinese); the query repeats the trigram index's expression exactly, so the
-planner can use it. Hits are ranked by ``ts_rank`` of the stored words, then
-newest first. On SQLite every field is matched by substring, newest first.
+planner can use it. The newest ``RANKED_AMONG`` matches are ranked by ``ts_rank`` of
+the stored words, then newest first. On SQLite every field is matched by substring, newest first.
 
 Each kind is searched only where the viewer may read it (its permission, and
 for what belongs to a case, the cases the viewer may read), inside the one
@@ -34,6 +34,8 @@ from apps.offers.models import Offer
 from apps.vendors.models import Vendor
 
 PER_KIND = 20
+# A word most records hold (a card model) is ranked among its newest matches this many.
+RANKED_AMONG = 200
 MAX_QUERY_LENGTH = 200
 
 
@@ -178,19 +180,15 @@ def _matching(source: Source, queryset: QuerySet, words: str) -> QuerySet:
         ids = list(named.order_by().values_list("pk", flat=True))
         if ids:
             condition |= Q(**{f"{source.named_by}__in": ids})
-    # Ranked on the record's own table alone, then joined for display: every match is
-    # ranked (from its stored words), and the joins are made for the few shown only.
-    best = (
-        queryset.filter(condition)
-        .annotate(search_rank=Rank(words))
-        .order_by("-search_rank", *source.newest)
-        .values("pk")[: PER_KIND + 1]
-    )
+    # The newest matches are read through the table's index on its newest order, which
+    # stops after ``RANKED_AMONG`` of them however many records match; those are ranked
+    # and the best shown, with the joins made for those few only.
+    newest = queryset.filter(condition).order_by(*source.newest).values("pk")[:RANKED_AMONG]
     return (
         source.queryset()
-        .filter(pk__in=best)
+        .filter(pk__in=newest)
         .annotate(search_rank=Rank(words))
-        .order_by("-search_rank", *source.newest)
+        .order_by("-search_rank", *source.newest)[: PER_KIND + 1]
     )
 
 

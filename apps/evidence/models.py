@@ -106,6 +106,8 @@ class EvidenceBundle(TrackedModel, StoredFileRecord):
     class Meta:
         ordering = ["-received_at", "-pk"]
         verbose_name = _("evidence bundle")
+        # Newest first, as lists and search read bundles: a search stops at its first matches.
+        indexes = [models.Index(fields=["-received_at", "-id"], name="bundles_newest")]
 
     def __str__(self) -> str:
         return f"Evidence {self.sha256[:12]} ({self.case})"

@@ -85,6 +85,8 @@ class Offer(TrackedModel):
         ordering = ["case_id", "vendor__name"]
         verbose_name = _("offer")
         verbose_name_plural = _("offers")
+        # Newest first, as search reads offers: it stops at its first matches.
+        indexes = [models.Index(fields=["-created_at", "-id"], name="offers_newest")]
         constraints = [
             models.UniqueConstraint(fields=["case", "vendor"], name="offer_one_per_vendor_per_case")
         ]

@@ -137,6 +137,26 @@ def test_hits_are_ranked_before_they_are_newest_first(browser_as, priya):
     )
 
 
+@only_postgres
+def test_a_word_many_records_hold_is_ranked_among_its_newest_matches(
+    browser_as, priya, monkeypatch
+):
+    """However many records hold the word, the search ranks its newest few matches only
+    (read through the table's index on its newest order, not every match)."""
+    from apps.casework import search
+
+    monkeypatch.setattr(search, "RANKED_AMONG", 2)
+    oldest = make_case(priya, name="Aurora cluster", requirements="Aurora nodes, Aurora fabric")
+    newer = make_case(priya, name="Aurora reserve")
+    newest = make_case(priya, name="Aurora spare", requirements="Aurora again")
+    text = _hits(_search(browser_as("priya"), "aurora"))
+    assert reverse("cases:detail", args=[oldest.pk]) not in text
+    # Among the two newest, the one holding the word more often first.
+    assert text.index(reverse("cases:detail", args=[newest.pk])) < text.index(
+        reverse("cases:detail", args=[newer.pk])
+    )
+
+
 def test_records_of_a_case_one_may_not_read_are_left_out(browser_as, tariq, world, monkeypatch):
     """The case rule is applied in the query of every kind that belongs to a case."""
     from apps.cases import selectors
