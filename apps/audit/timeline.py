@@ -9,20 +9,25 @@ skipped, so a page costs the same however long the history is.
 A record's own history pages by number (``Timeline`` as a sequence): one UNION of
 the per-table querysets (only ids, dates and a table number) is ordered and
 sliced by the database. Either way, the rows of the page and their predecessors
-(for field diffs) are then fetched in one query per table present on the page.
+(for field diffs) are then fetched in one query, whichever tables are on the page, and
+the records and people they name in one query per kind.
 """
 
+import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from operator import attrgetter
 from typing import Any, overload
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core import signing
 from django.db import connection
-from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import IntegerField, QuerySet, Value
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
@@ -272,13 +277,18 @@ class Timeline:
 
 def _entries(sources: list[HistorySource], page: list[tuple]) -> list[TimelineEntry]:
     """The entries of ``page`` ((date, history id, table number) rows, in order), each
-    with its changes; one query per table present, one per kind of record named."""
+    with its changes: one query for the rows of every table present, one per kind of
+    record named (the people who wrote the rows among them)."""
     wanted = defaultdict(list)
     for _when, history_id, src in page:
         wanted[src].append(history_id)
-    rows = {src: _rows_with_predecessors(sources[src], ids) for src, ids in wanted.items()}
-    entries = [_entry(sources[src], rows[src], history_id) for _when, history_id, src in page]
-    name_related(entries)
+    rows = _rows_with_predecessors(sources, wanted)
+    entries, writers = [], []
+    for _when, history_id, src in page:
+        entry, writer = _entry(sources[src], rows[src], history_id)
+        entries.append(entry)
+        writers.append(writer)
+    name_related(entries, writers)
     return entries
 
 
@@ -406,34 +416,100 @@ def _union(selects: list[QuerySet]) -> QuerySet | None:
     return union.order_by(*NEWEST_FIRST, "-src")
 
 
-def _rows_with_predecessors(source: HistorySource, ids: list[int]) -> list:
+def _rows_with_predecessors(
+    sources: list[HistorySource], wanted: dict[int, list[int]]
+) -> dict[int, list]:
+    """The history rows ``wanted`` (by table number) and the row before each of them, by
+    table number, oldest first: one query over every table, however many are present.
+
+    Each table's rows come back as one JSON object of its columns (the tables' columns
+    differ; a UNION needs the same ones), read back into history records here; then
+    one query for the people who wrote them.
+    """
+    if not wanted:
+        return {}
+    branches, params = [], []
+    for index, (src, ids) in enumerate(sorted(wanted.items())):
+        sql, branch_params = _rows_branch(sources[src], src, ids)
+        branches.append(f"SELECT * FROM ({sql}) AS r{index}")  # noqa: S608
+        params += branch_params
+    with connection.cursor() as db:
+        db.execute(" UNION ALL ".join(branches), params)
+        fetched = db.fetchall()
+    rows: dict[int, list] = defaultdict(list)
+    for src, text in fetched:
+        rows[src].append(_history_row(sources[src].history_model, text))
+    for src, found in rows.items():
+        found.sort(key=attrgetter(sources[src].model._meta.pk.attname, "history_id"))
+    return rows
+
+
+def _rows_branch(source: HistorySource, src: int, ids: list[int]) -> tuple[str, list]:
+    """SQL for the rows ``ids`` of one history table and the row before each.
+
+    The version before a row is the same record's previous history id: rows are
+    numbered as they are written, and an (object id, history id) lookup is one index
+    probe where a date order would sort every revision. One IN over the UNION of both id
+    lists: an OR of two IN conditions hides the primary key index.
+    """
     model = source.history_model
-    object_pk = source.model._meta.pk.attname
-    # The version before a row is the same record's previous history id:
-    # rows are numbered as they are written, and an (object id, history id)
-    # lookup is one index probe where a date order would sort every revision.
-    previous = (
-        model._base_manager.filter(
-            **{object_pk: OuterRef(object_pk)}, history_id__lt=OuterRef("history_id")
-        )
-        .order_by("-history_id")
-        .values("history_id")[:1]
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    object_column = quote(str(source.model._meta.pk.column))
+    marks = ", ".join(["%s"] * len(ids))
+    pairs = []
+    for model_field in model._meta.concrete_fields:
+        name = str(model_field.column)
+        column = f"h.{quote(name)}"
+        if model_field.get_internal_type() == "JSONField" and connection.vendor == "postgresql":
+            column = f"{column}::text"  # as text, read as the field reads it (floats as floats)
+        pairs.append(f"'{name}', {column}")
+    build = "json_build_object" if connection.vendor == "postgresql" else "json_object"
+    as_text = "::text" if connection.vendor == "postgresql" else ""
+    # Names come from the models, quoted; every value is a parameter.
+    sql = (
+        f"SELECT {int(src)} AS src, {build}({', '.join(pairs)}){as_text} AS row "  # noqa: S608
+        f"FROM {table} h WHERE h.history_id IN ("
+        f"SELECT c.history_id FROM {table} c WHERE c.history_id IN ({marks}) UNION "
+        f"SELECT (SELECT p.history_id FROM {table} p WHERE p.{object_column} = "
+        f"c.{object_column} AND p.history_id < c.history_id "
+        f"ORDER BY p.history_id DESC LIMIT 1) FROM {table} c WHERE c.history_id IN ({marks}))"
     )
-    page_rows = model._base_manager.filter(history_id__in=ids).order_by()
-    predecessor_ids = page_rows.annotate(previous_id=Subquery(previous)).values_list(
-        "previous_id", flat=True
-    )
-    # One IN over the UNION of both id lists: an OR of the two IN conditions
-    # hides the primary key index, and the database scanned the whole table.
-    wanted = page_rows.values_list("history_id", flat=True).union(predecessor_ids)
-    return list(
-        model._base_manager.filter(history_id__in=wanted)
-        .select_related("history_user")
-        .order_by(object_pk, "history_id")
+    return sql, [*ids, *ids]
+
+
+def _history_row(model, text: str):
+    """A history record from its columns as JSON, each value as its field reads it."""
+    values = json.loads(text, parse_float=Decimal)
+    fields = model._meta.concrete_fields
+    return model.from_db(
+        connection.alias,
+        [f.attname for f in fields],
+        [_column_value(f, values.get(f.column)) for f in fields],
     )
 
 
-def _entry(source: HistorySource, rows: list, history_id: int) -> TimelineEntry:
+def _column_value(model_field, value):
+    if value is None:
+        return None
+    kind = model_field.get_internal_type()
+    if kind == "DateTimeField":
+        return _read_date(value)
+    if kind == "DateField":
+        return value if isinstance(value, date) else date.fromisoformat(value)
+    if kind == "DecimalField":
+        exponent = Decimal(1).scaleb(-model_field.decimal_places)
+        return Decimal(value).quantize(exponent, context=model_field.context)
+    if kind == "BooleanField":
+        return bool(value)
+    if kind == "JSONField":
+        return json.loads(value, cls=model_field.decoder)
+    return value
+
+
+def _entry(source: HistorySource, rows: list, history_id: int) -> tuple[TimelineEntry, Any]:
+    """The entry of one history row, and the id of who wrote it (named later, with the
+    other people the page names)."""
     object_pk = source.model._meta.pk.attname
     row = next(r for r in rows if r.history_id == history_id)
     earlier = [
@@ -450,10 +526,10 @@ def _entry(source: HistorySource, rows: list, history_id: int) -> TimelineEntry:
         object_id=getattr(row, object_pk),
         record=_label(row, object_pk),
         action=ACTIONS.get(row.history_type, row.history_type),
-        user=row.history_user.get_username() if row.history_user else "system",
+        user="",
         reason=row.history_change_reason or "",
         changes=diff(before, row) if before is not None else _as_created(source, row),
-    )
+    ), row.history_user_id
 
 
 def _as_created(source: HistorySource, row) -> list[Change]:
@@ -499,12 +575,14 @@ def diff(before, after) -> list[Change]:
     return changes
 
 
-def name_related(entries: list[TimelineEntry]) -> None:
-    """Show a reference to another record by that record's name, not its number.
+def name_related(entries: list[TimelineEntry], writers: Sequence[Any]) -> None:
+    """Show a reference to another record by that record's name, not its number, and
+    each entry's writer (``writers``: their ids, one per entry, None for the system) by
+    their user name.
 
     One query per kind of record referred to on the page (a person, an offer, a
-    checklist...), however many entries refer to it. A record deleted since is
-    shown by its number, as "#7".
+    checklist...), however many entries refer to it; the writers are read with the
+    other people named. A record deleted since is shown by its number, as "#7".
     """
     wanted: dict[Any, set] = defaultdict(set)
     references = []
@@ -516,6 +594,8 @@ def name_related(entries: list[TimelineEntry]) -> None:
                 continue
             references.append((change, related))
             wanted[related].update(v for v in (change.old, change.new) if v is not None)
+    people = get_user_model()
+    wanted[people].update(writer for writer in writers if writer is not None)
     names = {
         # ``select_related()`` follows the required references a name is made of
         # (an offer's vendor, a record's case), in the same query.
@@ -524,10 +604,13 @@ def name_related(entries: list[TimelineEntry]) -> None:
             for obj in related._base_manager.select_related().filter(pk__in=ids)
         }
         for related, ids in wanted.items()
+        if ids
     }
     for change, related in references:
-        change.old = _named(names[related], change.old)
-        change.new = _named(names[related], change.new)
+        change.old = _named(names.get(related, {}), change.old)
+        change.new = _named(names.get(related, {}), change.new)
+    for entry, writer in zip(entries, writers, strict=True):
+        entry.user = "system" if writer is None else _named(names.get(people, {}), writer)
 
 
 def _reference_fields(history_model) -> dict[str, Any]:
