@@ -5,6 +5,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from apps.core.models import EmailChoice
+from apps.core.roles import Role
 
 
 class CodeForm(forms.Form):
@@ -46,8 +47,6 @@ class NotificationChoiceForm(forms.Form):
 
 
 def _role_choices():
-    from apps.core.roles import Role
-
     return Role.choices
 
 

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.exceptions import RequestDataTooBig, ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -252,7 +253,6 @@ def _primary_email(emails: Any) -> str:
 
 
 def _checked_email(email: str) -> str:
-    from django.core.validators import validate_email
 
     if email:
         try:

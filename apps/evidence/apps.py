@@ -1,6 +1,8 @@
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
+from apps.core.signals import account_deactivated
+
 
 class EvidenceConfig(AppConfig):
     name = "apps.evidence"
@@ -8,7 +10,6 @@ class EvidenceConfig(AppConfig):
     verbose_name = _("Evidence")
 
     def ready(self) -> None:
-        from apps.core.signals import account_deactivated
         from apps.evidence.services import revoke_tokens_of_deactivated
 
         # A person switched off: the harness tokens they issued stop working at once.
