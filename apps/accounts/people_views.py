@@ -53,6 +53,8 @@ def people_list(request: AuthenticatedHttpRequest) -> HttpResponse:
         .values_list("groups__name")
         .annotate(n=Count("pk", distinct=True))
     )
+    # A superuser outside the group is an administrator too.
+    holders[Role.ADMIN] = service.people(role=Role.ADMIN, active="yes").count()
     return render(
         request,
         "accounts/people/list.html",

@@ -51,6 +51,9 @@ MAX_RESULTS = 200
 
 _FILTER = re.compile(r'^\s*([A-Za-z][\w.]*)\s+eq\s+"((?:[^"\\]|\\.)*)"\s*$', re.IGNORECASE)
 _MEMBER_PATH = re.compile(r'^\s*members\s*\[\s*value\s+eq\s+"([^"]*)"\s*\]\s*$', re.IGNORECASE)
+_EMAIL_VALUE_PATH = re.compile(r"^\s*emails(\[[^\]]*\])?\.value\s*$", re.IGNORECASE)
+# Attributes providers send that Diligence does not keep: accepted and left out.
+NOT_KEPT = frozenset({"externalId", "displayName", "title", "preferredLanguage", "locale"})
 _ROLE_PATH = re.compile(r'^\s*roles\s*\[\s*value\s+eq\s+"([^"]*)"\s*\]\s*$', re.IGNORECASE)
 
 
@@ -253,7 +256,6 @@ def _primary_email(emails: Any) -> str:
 
 
 def _checked_email(email: str) -> str:
-
     if email:
         try:
             validate_email(email)
@@ -425,6 +427,11 @@ def _patch_user(user: User, data: dict, *, via: str) -> None:
             _set_active(user, _as_bool(value), via=via)
         elif path in ("userName", "name.givenName", "name.familyName", "emails", "name"):
             _apply(user, {path: value if op != "remove" else ""}, via=via, replace=False)
+        elif _EMAIL_VALUE_PATH.match(path):
+            email = [{"value": value, "primary": True}] if op != "remove" else []
+            _apply(user, {"emails": email}, via=via, replace=False)
+        elif path in NOT_KEPT:
+            continue  # accepted, not kept (documented)
         else:
             raise ScimError(
                 400, _("%(path)s cannot be changed here.") % {"path": path}, "invalidPath"

@@ -250,3 +250,18 @@ def test_discovery_endpoints(provider):
     assert all("members" not in g for g in groups["Resources"])
     _r, one = provider.get("/Groups", filter=_quoted('displayName eq "Tech lead"'))
     assert [g["id"] for g in one["Resources"]] == [Role.TECH_LEAD]
+
+
+def test_patch_as_entra_id_sends_it(provider, people):
+    """Microsoft Entra ID names the work address by a filter, and sends attributes that
+    Diligence does not keep (accepted, left out)."""
+    _r, created = _new_user(provider)
+    response, patched = provider.patch(
+        f"/Users/{created['id']}",
+        {"op": "replace", "path": 'emails[type eq "work"].value', "value": "mei@example.com"},
+        {"op": "add", "path": "externalId", "value": "0f1e2d"},
+        {"op": "replace", "value": {"name.familyName": "Lin"}},
+    )
+    assert response.status_code == 200, patched
+    assert patched["emails"][0]["value"] == "mei@example.com"
+    assert patched["name"]["familyName"] == "Lin"
