@@ -82,6 +82,8 @@ BROWSER_PAGES = [
     ("accounts:invitations", lambda w: {}, {"ada"}),
     ("accounts:provisioning", lambda w: {}, {"ada"}),
     ("accounts:person", lambda w: {"pk": w["case"].owner_id}, {"ada"}),
+    ("scorecards:presets", lambda w: {}, {"ada"}),
+    ("scorecards:preset-publish", lambda w: {"workload": "training"}, {"ada"}),
 ]
 
 

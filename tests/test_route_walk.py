@@ -149,6 +149,7 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "people/provisioning/<pk>": lambda w: w.provisioning.record.pk,
     "scim_user_id": lambda w: w.account_invitation.user_id,
     "scim_group_id": lambda w: Role.AUDITOR,
+    "workload": lambda w: "inference",  # a workload kind's criteria preset
 }
 
 
