@@ -255,6 +255,14 @@ def invite(
 ) -> tuple[AccountInvitation, str]:
     """Make an account for ``email`` with ``roles`` and e-mail them a link to set their
     password; the invitation and the link's secret. Nothing is kept if the e-mail fails."""
+    if not settings.LOCAL_PASSWORDS:
+        raise ValidationError(
+            _(
+                "People sign in through single sign-on here, so there is no password to set: "
+                "they get their account at their first sign-in, or from the identity "
+                "provider through SCIM."
+            )
+        )
     email = email.strip().lower()
     if not email:
         raise ValidationError({"email": _("Enter the person's e-mail address.")})

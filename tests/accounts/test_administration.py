@@ -283,3 +283,13 @@ def test_provisioning_tokens_are_shown_once_and_stored_hashed(people):
     assert token not in again.content.decode()
     record = response.context["issued"].record
     assert record.token_hash != token and token not in record.token_hash
+
+
+def test_no_invitation_where_people_sign_in_through_single_sign_on(people, settings, mailoutbox):
+    settings.LOCAL_PASSWORDS = False
+    client = _signed_in(people, "ada")
+    response = _invite(client)
+    assert response.status_code == 400
+    assert "single sign-on" in response.content.decode()
+    assert mailoutbox == []
+    assert not get_user_model().objects.filter(username="mei@example.org").exists()
