@@ -613,6 +613,9 @@ WORKLOAD_SET_MAX_BYTES = env_int("WORKLOAD_SET_MAX_BYTES", 256 * 1024 * 1024)
 # A red-flag waiver's evidence file: refused above this size before a byte is read.
 WAIVER_EVIDENCE_MAX_BYTES = env_int("WAIVER_EVIDENCE_MAX_BYTES", 20 * 1024 * 1024)
 
+# Inviting a person: the link to set their password works this many days (at most 30).
+ACCOUNT_INVITATION_DAYS = env_int("ACCOUNT_INVITATION_DAYS", 7)
+
 # The vendor portal: an invitation's link works this many days (at most 90); a one-time
 # code this many minutes; a portal session this many seconds after the code; a vendor's
 # document is refused above this size before a byte is read.

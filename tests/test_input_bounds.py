@@ -44,6 +44,7 @@ SERVER_WRITTEN_NUMBERS = {
     "cases.StandingMark.key",
     "cases.StandingMark.seq",
     "scorecards.CriteriaSet.revision",
+    "scorecards.CriteriaPreset.number",
     "contracts.ChecklistTemplate.number",
     "contracts.TemplateItem.number",
     "contracts.ChecklistItem.number",

@@ -76,6 +76,14 @@ BROWSER_PAGES = [
     ("accounts:two_factor", lambda w: {}, EVERYONE),
     ("accounts:two_factor_verify", lambda w: {}, EVERYONE),  # without an authenticator: onward
     ("accounts:notifications", lambda w: {}, EVERYONE),  # each person's own choice only
+    # Administration: administrators only.
+    ("accounts:people", lambda w: {}, {"ada"}),
+    ("accounts:invite", lambda w: {}, {"ada"}),
+    ("accounts:invitations", lambda w: {}, {"ada"}),
+    ("accounts:provisioning", lambda w: {}, {"ada"}),
+    ("accounts:person", lambda w: {"pk": w["case"].owner_id}, {"ada"}),
+    ("scorecards:presets", lambda w: {}, {"ada"}),
+    ("scorecards:preset-publish", lambda w: {"workload": "training"}, {"ada"}),
 ]
 
 

@@ -39,6 +39,7 @@ from django.urls.resolvers import RegexPattern
 from django.utils import timezone
 
 from apps.acceptance.services import acceptance_attachment_add
+from apps.accounts.people import invite, provisioning_token_create
 from apps.approvals.acceptances import finding_accept
 from apps.approvals.models import Approval
 from apps.cases.models import ProcurementCase
@@ -140,6 +141,15 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "offers/<int:offer_pk>/vendor/documents/<pk>": lambda w: w.vendor_document.pk,
     "section": lambda w: w.proposal.section,
     "portal/<str:token>/answers/<slug:section>/replies/<pk>": lambda w: w.proposal.pk,
+    # Administration: a person invited by e-mail, their invitation's link secret, and a
+    # provisioning token; SCIM's users are accounts and its groups the roles.
+    "secret": lambda w: w.account_secret,
+    "people/<pk>": lambda w: w.account_invitation.user_id,
+    "people/invitations/<pk>": lambda w: w.account_invitation.pk,
+    "people/provisioning/<pk>": lambda w: w.provisioning.record.pk,
+    "scim_user_id": lambda w: w.account_invitation.user_id,
+    "scim_group_id": lambda w: Role.AUDITOR,
+    "workload": lambda w: "inference",  # a workload kind's criteria preset
 }
 
 
@@ -424,7 +434,17 @@ def build_world(people) -> SimpleNamespace:
     invitation, portal_secret = invitation_create(
         actor=priya, offer=offer, contact_name="Li Wei", email="li.wei@vendor.example"
     )
+    account_invitation, account_secret = invite(
+        actor=people["ada"],
+        email="mei@example.org",
+        first_name="Mei",
+        last_name="Chen",
+        roles=[Role.AUDITOR],
+    )
     return SimpleNamespace(
+        account_invitation=account_invitation,
+        account_secret=account_secret,
+        provisioning=provisioning_token_create(actor=people["ada"], label="Provider"),
         case=case,
         offer=offer,
         invitation=invitation,
@@ -463,13 +483,19 @@ def _isolated_files(settings, tmp_path):
     settings.PACKET_TSA_URL = ""
 
 
-def _request(client: Client, method: str, path: str, *, api: bool):
+def _request(client: Client, method: str, path: str, *, api: bool, headers=None):
     if method == "get":
-        return client.get(path)
+        return client.get(path, headers=headers)
     if api:
-        return client.generic(method.upper(), path, "{}", content_type="application/json")
+        return client.generic(
+            method.upper(), path, "{}", content_type="application/json", headers=headers
+        )
     return client.generic(
-        method.upper(), path, "", content_type="application/x-www-form-urlencoded"
+        method.upper(),
+        path,
+        "",
+        content_type="application/x-www-form-urlencoded",
+        headers=headers,
     )
 
 
@@ -488,6 +514,7 @@ def test_no_route_answers_a_server_error_to_anyone(people, monkeypatch, _isolate
     ada.is_staff = True  # the demo's administrator signs in to the admin too
     ada.save(update_fields=["is_staff"])
     world = build_world(people)
+    scim_headers = {"Authorization": f"Bearer {world.provisioning.token}"}
 
     clients = {}
     for role in ROLES:
@@ -515,7 +542,10 @@ def test_no_route_answers_a_server_error_to_anyone(people, monkeypatch, _isolate
                 client = clients[role]
                 requests += 1
                 try:
-                    response = _request(client, method, path, api=route.is_api)
+                    # SCIM answers a provisioning token only: the administrator's client
+                    # carries the world's, as the identity provider would.
+                    headers = scim_headers if role == "ada" and path.startswith("/scim/") else None
+                    response = _request(client, method, path, api=route.is_api, headers=headers)
                     if response.streaming:  # read to the end: a stream can fail midway
                         b"".join(response.streaming_content)
                     status = response.status_code

@@ -5,6 +5,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from apps.core.models import EmailChoice
+from apps.core.roles import Role
 
 
 class CodeForm(forms.Form):
@@ -39,4 +40,58 @@ class NotificationChoiceForm(forms.Form):
             "Events your role acts on: a vendor's answers to review, a finding open again or "
             "accepted, an approval decided, a packet issued. Your own acts are never sent to you."
         ),
+    )
+
+
+# --- Administration --------------------------------------------------------------------
+
+
+def _role_choices():
+    return Role.choices
+
+
+class RolesForm(forms.Form):
+    roles = forms.MultipleChoiceField(
+        label=_("Roles"), choices=_role_choices, widget=forms.CheckboxSelectMultiple, required=False
+    )
+    reason = forms.CharField(label=_("Why"), max_length=300)
+
+
+class InviteForm(forms.Form):
+    email = forms.EmailField(label=_("E-mail address"), max_length=254)
+    first_name = forms.CharField(label=_("First name"), max_length=150)
+    last_name = forms.CharField(label=_("Last name"), max_length=150, required=False)
+    roles = forms.MultipleChoiceField(
+        label=_("Roles"), choices=_role_choices, widget=forms.CheckboxSelectMultiple
+    )
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(label=_("Why"), max_length=300)
+
+
+class SetPasswordForm(forms.Form):
+    password1 = forms.CharField(
+        label=_("Password"),
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        max_length=200,
+    )
+    password2 = forms.CharField(
+        label=_("The same password again"),
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        max_length=200,
+    )
+
+    def clean(self):
+        data = super().clean() or {}
+        if data.get("password1") and data.get("password1") != data.get("password2"):
+            self.add_error("password2", _("The two passwords differ."))
+        return data
+
+
+class ProvisioningTokenForm(forms.Form):
+    label = forms.CharField(
+        label=_("Identity provider"),
+        max_length=200,
+        help_text=_("Which provider uses this token, e.g. “Okta production”."),
     )

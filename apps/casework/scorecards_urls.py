@@ -11,6 +11,13 @@ urlpatterns = [
     path("cases/<int:pk>/comparison/", scorecard_views.comparison, name="comparison"),
     path("cases/<int:pk>/matrix/", views.matrix, name="matrix"),
     path("cases/<int:pk>/criteria/", scorecard_views.criteria_edit, name="criteria"),
+    # Each workload kind's criteria preset, published as versions (administrators).
+    path("criteria-presets/", scorecard_views.presets, name="presets"),
+    path(
+        "criteria-presets/<slug:workload>/new/",
+        scorecard_views.preset_publish,
+        name="preset-publish",
+    ),
     path("offers/<int:offer_pk>/scorecard/", scorecard_views.scorecard_edit, name="scorecard"),
     path(
         "offers/<int:offer_pk>/scorecard/workbook/",

@@ -30,6 +30,8 @@ KIND_AREAS: dict[str, tuple[str, ...]] = {
     "sizing.computedemand": (*_SUMMARY, "approval"),
     "sizing.requirementspec": (*_SUMMARY, "approval"),
     "scorecards.criteriaset": (*_SUMMARY, "approval"),
+    # A workload kind's preset is what a case without criteria of its own is scored on.
+    "scorecards.criteriapreset": (*_SUMMARY, "approval"),
     "scorecards.scorecard": (*_SUMMARY, "approval"),
     "scorecards.scoreentry": (*_SUMMARY, "approval"),
     "contracts.clausechecklist": ("contracts", "approval"),

@@ -572,7 +572,18 @@ class TemplateItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = TemplateItem
-        fields = ["number", "key", "title", "sub_points", "guidance", "required", "high_severity"]
+        fields = [
+            "number",
+            "key",
+            "title",
+            "sub_points",
+            "guidance",
+            "required",
+            "high_severity",
+            "title_zh",
+            "sub_points_zh",
+            "guidance_zh",
+        ]
         read_only_fields = ["number"]
 
     def to_representation(self, instance: TemplateItem) -> dict[str, Any]:

@@ -163,10 +163,27 @@ class TemplateItemForm(forms.Form):
         required=False,
         help_text=_("A waiver needs a second legal reviewer's confirmation."),
     )
+    # The clause in Chinese: optional; a page in Chinese shows it, else the English.
+    title_zh = forms.CharField(label=_("Title in Chinese"), max_length=200, required=False)
+    sub_points_zh = forms.CharField(
+        label=_("Sub-points in Chinese (one per line)"),
+        required=False,
+        max_length=TEXT_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 36}),
+    )
+    guidance_zh = forms.CharField(
+        label=_("Guidance in Chinese"),
+        required=False,
+        max_length=TEXT_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 30}),
+    )
 
     def item(self) -> dict:
         data = dict(self.cleaned_data)
         data["sub_points"] = [p.strip() for p in data["sub_points"].splitlines() if p.strip()]
+        data["sub_points_zh"] = [
+            p.strip() for p in (data.get("sub_points_zh") or "").splitlines() if p.strip()
+        ]
         data.pop("DELETE", None)
         return data
 

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
@@ -49,7 +50,35 @@ class ChecklistTemplate(TrackedModel):
         return f"Clause checklist template v{self.number}"
 
 
-class TemplateItem(TrackedModel):
+class BilingualItem:
+    """A clause's text in English and, where given, in Chinese: a page in Chinese shows
+    the Chinese text, and the English where no Chinese was given."""
+
+    title: str
+    sub_points: list
+    guidance: str
+    title_zh: str | None
+    sub_points_zh: list | None
+    guidance_zh: str | None
+
+    @staticmethod
+    def _in_chinese() -> bool:
+        return (translation.get_language() or "").startswith("zh")
+
+    @property
+    def title_shown(self) -> str:
+        return (self._in_chinese() and self.title_zh) or self.title
+
+    @property
+    def sub_points_shown(self) -> list:
+        return (self._in_chinese() and self.sub_points_zh) or self.sub_points
+
+    @property
+    def guidance_shown(self) -> str:
+        return (self._in_chinese() and self.guidance_zh) or self.guidance
+
+
+class TemplateItem(BilingualItem, TrackedModel):
     """One must-check clause of a template version, with the points to look for."""
 
     template = models.ForeignKey(ChecklistTemplate, on_delete=models.CASCADE, related_name="items")
@@ -72,8 +101,14 @@ class TemplateItem(TrackedModel):
             "A waiver of a high-severity item counts only once a second legal reviewer confirms it."
         ),
     )
+    # Added after history rows were chained: nullable, and NULL means "no Chinese text".
+    title_zh = models.CharField(_("title in Chinese"), max_length=200, null=True, blank=True)
+    sub_points_zh = models.JSONField(_("sub-points in Chinese"), null=True, blank=True)
+    guidance_zh = models.TextField(
+        _("guidance in Chinese"), max_length=TEXT_MAX_LENGTH, null=True, blank=True
+    )
     history = HistoricalRecords()
-    late_history_columns = ("high_severity",)
+    late_history_columns = ("high_severity", "title_zh", "sub_points_zh", "guidance_zh")
 
     class Meta:
         ordering = ["template_id", "number"]
@@ -115,7 +150,7 @@ class ClauseChecklist(TrackedModel):
         return f"Clause checklist for offer #{self.offer_id}"
 
 
-class ChecklistItem(TrackedModel):
+class ChecklistItem(BilingualItem, TrackedModel):
     """One clause of one offer's checklist.
 
     Number, key, title, sub-points and ``required`` are copied from the
@@ -147,8 +182,14 @@ class ChecklistItem(TrackedModel):
         verbose_name=_("reviewer"),
     )
     reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    # Copied from the template item like the English text.
+    title_zh = models.CharField(_("title in Chinese"), max_length=200, null=True, blank=True)
+    sub_points_zh = models.JSONField(_("sub-points in Chinese"), null=True, blank=True)
+    guidance_zh = models.TextField(
+        _("guidance in Chinese"), max_length=TEXT_MAX_LENGTH, null=True, blank=True
+    )
     history = HistoricalRecords()
-    late_history_columns = ("high_severity",)
+    late_history_columns = ("high_severity", "title_zh", "sub_points_zh", "guidance_zh")
 
     class Meta:
         ordering = ["checklist_id", "number"]

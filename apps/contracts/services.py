@@ -31,7 +31,18 @@ from apps.core.uploads import EVIDENCE_DOCUMENTS, UploadPolicy
 from apps.offers.models import BillingBasis
 
 ITEM_FIELDS = ("status", "clause_reference", "excerpt", "note")
-TEMPLATE_ITEM_FIELDS = ("key", "title", "sub_points", "guidance", "required", "high_severity")
+TEMPLATE_ITEM_FIELDS = (
+    "key",
+    "title",
+    "sub_points",
+    "guidance",
+    "required",
+    "high_severity",
+    # The clause in Chinese, where given (NULL: none).
+    "title_zh",
+    "sub_points_zh",
+    "guidance_zh",
+)
 
 
 def evidence_max_bytes() -> int:
@@ -97,6 +108,12 @@ def _template_items_clean(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ):
             errors[f"items[{index}].sub_points"] = "Sub-points are a list of non-empty texts."
             sub_points = []
+        sub_points_zh = raw.get("sub_points_zh") or []
+        if not isinstance(sub_points_zh, list) or not all(
+            isinstance(p, str) and p.strip() for p in sub_points_zh
+        ):
+            errors[f"items[{index}].sub_points_zh"] = "Sub-points are a list of non-empty texts."
+            sub_points_zh = []
         cleaned.append(
             {
                 "key": key,
@@ -105,6 +122,10 @@ def _template_items_clean(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "guidance": (raw.get("guidance") or "").strip(),
                 "required": bool(raw.get("required", True)),
                 "high_severity": bool(raw.get("high_severity", False)),
+                # The Chinese text is optional; nothing given is stored as none (NULL).
+                "title_zh": (raw.get("title_zh") or "").strip() or None,
+                "sub_points_zh": [p.strip() for p in sub_points_zh] or None,
+                "guidance_zh": (raw.get("guidance_zh") or "").strip() or None,
             }
         )
     if errors:

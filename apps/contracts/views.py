@@ -493,6 +493,9 @@ def template_publish(request: HttpRequest) -> HttpResponse:
             "guidance": item.guidance,
             "required": item.required,
             "high_severity": bool(item.high_severity),
+            "title_zh": item.title_zh or "",
+            "sub_points_zh": "\n".join(item.sub_points_zh or []),
+            "guidance_zh": item.guidance_zh or "",
         }
         for item in (latest.items.all() if latest else [])
     ]

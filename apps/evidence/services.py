@@ -81,6 +81,25 @@ def harness_token_revoke(*, actor, token: HarnessToken, reason: str) -> HarnessT
     )
 
 
+def revoke_tokens_of_deactivated(sender=None, *, user, actor=None, reason="", **kwargs) -> int:
+    """Revoke every harness token ``user`` issued that still works (their account was
+    switched off); how many. Each revocation is in the token's history."""
+    now = timezone.now()
+    live = HarnessToken.objects.select_for_update().filter(
+        created_by=user, revoked_at__isnull=True, expires_at__gt=now
+    )
+    revoked = 0
+    for token in live:
+        tracked_update(
+            token,
+            actor=actor,
+            reason=(f"Revoked: the issuer's account was deactivated. {reason}".strip())[:300],
+            fields={"revoked_at": now, "revoked_by": actor},
+        )
+        revoked += 1
+    return revoked
+
+
 def verification_context(case, offer) -> Context:
     spec = getattr(offer, "declared_spec", None) if offer is not None else None
     declared = {}

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from apps.core.admin import ReadOnlyInline, RecordAdmin
-from apps.scorecards.models import CriteriaSet, Scorecard, ScoreEntry
+from apps.scorecards.models import CriteriaPreset, CriteriaSet, Scorecard, ScoreEntry
 
 
 @admin.register(CriteriaSet)
@@ -10,6 +10,14 @@ class CriteriaSetAdmin(RecordAdmin):
 
     list_display = ["case", "revision", "published_by", "created_at"]
     list_select_related = ["case", "published_by"]
+
+
+@admin.register(CriteriaPreset)
+class CriteriaPresetAdmin(RecordAdmin):
+    """A published version of a workload kind's preset; the app publishes the next one."""
+
+    list_display = ["workload", "number", "published_by", "created_at"]
+    list_select_related = ["published_by"]
 
 
 class ScoreEntryInline(ReadOnlyInline):

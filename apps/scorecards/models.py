@@ -8,6 +8,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from apps.cases.models import ProcurementCase
 from apps.core.bounds import CHANGE_REASON_MAX_LENGTH, REASON_MAX_LENGTH
 from apps.core.models import TrackedModel
 from apps.scorecards.scoring import SCORE_MAX, Criterion, criterion_label, weights_errors
@@ -37,6 +38,52 @@ class CriteriaSet(TrackedModel):
 
     def __str__(self) -> str:
         return f"{self.case} — criteria r{self.revision}"
+
+    def as_criteria(self) -> tuple[Criterion, ...]:
+        return tuple(Criterion(c["key"], c["label"], int(c["weight"])) for c in self.criteria)
+
+    def clean(self) -> None:
+        try:
+            criteria = self.as_criteria()
+        except (KeyError, TypeError, ValueError):
+            message = _("Each criterion needs a key, label and weight.")
+            raise ValidationError({"criteria": message}) from None
+        errors = weights_errors(criteria)
+        if errors:
+            raise ValidationError({"criteria": errors})
+
+
+class CriteriaPreset(TrackedModel):
+    """One published version of the criteria a new case of one workload kind starts with.
+
+    Each edit publishes the next version; a version is never rewritten. A case copies the
+    newest version of its kind into its first criteria revision, and keeps that copy.
+    """
+
+    workload = models.CharField(_("workload"), max_length=20, choices=ProcurementCase.Workload)
+    number = models.PositiveIntegerField(_("preset version"))
+    criteria = models.JSONField(_("criteria"), help_text=_("[{key, label, weight}] in order"))
+    note = models.TextField(_("note"), max_length=CHANGE_REASON_MAX_LENGTH, blank=True)
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("published by"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["workload", "-number"]
+        verbose_name = _("criteria preset")
+        verbose_name_plural = _("criteria presets")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workload", "number"], name="criteriapreset_workload_number"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_workload_display()} — criteria preset v{self.number}"
 
     def as_criteria(self) -> tuple[Criterion, ...]:
         return tuple(Criterion(c["key"], c["label"], int(c["weight"])) for c in self.criteria)

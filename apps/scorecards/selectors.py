@@ -6,10 +6,11 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from apps.cases.models import ProcurementCase
 from apps.core.reads import shared_read
 from apps.offers.models import Offer
 from apps.offers.selectors import offers_of_case
-from apps.scorecards.models import CriteriaSet, Scorecard
+from apps.scorecards.models import CriteriaPreset, CriteriaSet, Scorecard
 from apps.scorecards.pricing import (
     CapacityCost,
     PriceNormalisation,
@@ -106,11 +107,32 @@ def needed_capacity_cost(
     )
 
 
+def preset_latest(workload: str) -> CriteriaPreset | None:
+    """The newest published preset of a workload kind; None where none was published."""
+    return CriteriaPreset.objects.filter(workload=workload).order_by("-number").first()
+
+
+def default_criteria(case) -> tuple[Criterion, ...]:
+    """What a case without a criteria revision is scored against: its workload kind's
+    newest preset, else the built-in defaults."""
+    preset = preset_latest(case.workload)
+    return preset.as_criteria() if preset else DEFAULT_CRITERIA
+
+
+def presets_by_workload() -> list[tuple[str, str, list[CriteriaPreset]]]:
+    """Each workload kind, its label and its published versions, newest first."""
+    versions = list(CriteriaPreset.objects.select_related("published_by").order_by("-number"))
+    return [
+        (key, str(label), [p for p in versions if p.workload == key])
+        for key, label in ProcurementCase.Workload.choices
+    ]
+
+
 @shared_read
 def case_comparison(case) -> CaseComparison:
     """Every offer of a case side by side, in a fixed number of queries."""
     criteria_set = case.criteria_sets.order_by("-revision").first()
-    criteria = criteria_set.as_criteria() if criteria_set else DEFAULT_CRITERIA
+    criteria = criteria_set.as_criteria() if criteria_set else default_criteria(case)
     offers = sorted(offers_of_case(case), key=lambda offer: offer.pk)
     scorecards = (
         Scorecard.objects.filter(offer__case=case)

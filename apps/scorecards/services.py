@@ -8,8 +8,9 @@ from django.db.models import Max
 from django.utils.translation import gettext as _
 
 from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
-from apps.scorecards.models import CriteriaSet, Scorecard, ScoreEntry
+from apps.scorecards.models import CriteriaPreset, CriteriaSet, Scorecard, ScoreEntry
 from apps.scorecards.scoring import DEFAULT_CRITERIA, Criterion, score_errors
+from apps.scorecards.selectors import preset_latest
 
 
 def criteria_set_publish(
@@ -40,8 +41,48 @@ def criteria_set_current(*, actor, case) -> CriteriaSet:
     current = case.criteria_sets.order_by("-revision").first()
     if current is not None:
         return current
-    default = [{"key": c.key, "label": c.label, "weight": c.weight} for c in DEFAULT_CRITERIA]
-    return criteria_set_publish(actor=actor, case=case, criteria=default, note="Default criteria")
+    preset = preset_latest(case.workload)
+    criteria = preset.as_criteria() if preset else DEFAULT_CRITERIA
+    default = [{"key": c.key, "label": c.label, "weight": c.weight} for c in criteria]
+    note = (
+        f"From the {preset.get_workload_display()} criteria preset v{preset.number}"
+        if preset
+        else "Default criteria"
+    )
+    return criteria_set_publish(actor=actor, case=case, criteria=default, note=note)
+
+
+def criteria_preset_publish(
+    *, actor, workload: str, criteria: list[dict[str, Any]], note: str
+) -> CriteriaPreset:
+    """Publish the next version of ``workload``'s preset. Earlier versions, and the cases
+    that copied one, keep theirs: a version is never rewritten."""
+    if not actor.has_perm("scorecards.add_criteriapreset"):
+        raise PermissionDenied(_("Only an administrator may publish a criteria preset."))
+    if not (note or "").strip():
+        raise ValidationError({"note": _("Say why this preset version is published.")})
+    with transaction.atomic():
+        # The newest version's row is the lock; the first version of a kind is guarded by
+        # the unique (workload, number) constraint (a second publisher is answered 409).
+        latest = (
+            CriteriaPreset.objects.select_for_update()
+            .filter(workload=workload)
+            .order_by("-number")
+            .first()
+        )
+        number = (latest.number if latest else 0) + 1
+        return tracked_create(
+            CriteriaPreset,
+            actor=actor,
+            reason=f"Criteria preset v{number} published: {note.strip()}",
+            workload=workload,
+            number=number,
+            criteria=[
+                {"key": c["key"], "label": c["label"], "weight": c["weight"]} for c in criteria
+            ],
+            note=note.strip(),
+            published_by=actor,
+        )
 
 
 def scorecard_save(

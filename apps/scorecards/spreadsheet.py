@@ -22,7 +22,8 @@ from apps.core.spreadsheets import (
 )
 from apps.scorecards import services
 from apps.scorecards.models import Scorecard
-from apps.scorecards.scoring import DEFAULT_CRITERIA, SCORE_MAX, SCORE_MIN
+from apps.scorecards.scoring import SCORE_MAX, SCORE_MIN
+from apps.scorecards.selectors import default_criteria
 
 SPEC = SheetSpec(
     kind="scorecard",
@@ -48,7 +49,7 @@ SPEC = SheetSpec(
 def _current(offer):
     """The case's current criteria revision (None: the defaults, not yet published) and criteria."""
     current = offer.case.criteria_sets.order_by("-revision").first()
-    return current, (current.as_criteria() if current else DEFAULT_CRITERIA)
+    return current, (current.as_criteria() if current else default_criteria(offer.case))
 
 
 def _scorecard(offer, reviewer, criteria_set) -> Scorecard | None:

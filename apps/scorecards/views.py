@@ -6,6 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
+from apps.cases.models import ProcurementCase
 from apps.cases.selectors import case_get_for, offer_minimum_status
 from apps.core.access import AuthenticatedHttpRequest, role_required
 from apps.core.forms import apply_service_errors
@@ -24,7 +25,13 @@ from apps.scorecards.charts import stacked_bars
 from apps.scorecards.forms import CriteriaFormSet, CriteriaNoteForm, ScorecardForm
 from apps.scorecards.models import Scorecard
 from apps.scorecards.scoring import DEFAULT_CRITERIA
-from apps.scorecards.selectors import CaseComparison, case_comparison
+from apps.scorecards.selectors import (
+    CaseComparison,
+    case_comparison,
+    default_criteria,
+    preset_latest,
+    presets_by_workload,
+)
 
 
 @role_required("scorecards.view_scorecard")
@@ -68,7 +75,7 @@ def _scorecard_page(
     """The scorecard form; after a refused import, unbound, with the import's errors."""
     posted = request.POST if request.method == "POST" and import_form is None else None
     current = offer.case.criteria_sets.order_by("-revision").first()
-    criteria = current.as_criteria() if current else DEFAULT_CRITERIA
+    criteria = current.as_criteria() if current else default_criteria(offer.case)
     existing = None
     if current is not None:
         existing = (
@@ -152,7 +159,7 @@ def scorecard_import(request: AuthenticatedHttpRequest, offer_pk: int) -> HttpRe
 def criteria_edit(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
     current = case.criteria_sets.order_by("-revision").first()
-    criteria = current.as_criteria() if current else DEFAULT_CRITERIA
+    criteria = current.as_criteria() if current else default_criteria(case)
     initial = [{"key": c.key, "label": c.label, "weight": c.weight} for c in criteria]
     formset = CriteriaFormSet(request.POST or None, initial=initial, prefix="criteria")
     note_form = CriteriaNoteForm(request.POST or None)
@@ -195,3 +202,63 @@ def _criteria_matrix(result: CaseComparison) -> list[tuple]:
             )
         matrix.append((criterion, cells))
     return matrix
+
+
+@role_required("scorecards.add_criteriapreset")
+def presets(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Each workload kind's criteria preset: the newest version, and every earlier one."""
+    return render(
+        request,
+        "scorecards/presets.html",
+        {"kinds": presets_by_workload(), "defaults": DEFAULT_CRITERIA},
+    )
+
+
+@role_required("scorecards.add_criteriapreset")
+def preset_publish(request: AuthenticatedHttpRequest, workload: str) -> HttpResponse:
+    """Publish the next version of one workload kind's preset, starting from the newest."""
+    labels = dict(ProcurementCase.Workload.choices)
+    if workload not in labels:
+        raise Http404
+    latest = preset_latest(workload)
+    criteria = latest.as_criteria() if latest else DEFAULT_CRITERIA
+    initial = [{"key": c.key, "label": c.label, "weight": c.weight} for c in criteria]
+    formset = CriteriaFormSet(request.POST or None, initial=initial, prefix="criteria")
+    note_form = CriteriaNoteForm(request.POST or None)
+    note_form.fields["note"].label = _("Why publish a new version?")
+    note_form.fields["note"].help_text = _(
+        "Cases that already have criteria keep theirs; new cases of this kind start from it."
+    )
+    if request.method == "POST" and formset.is_valid() and note_form.is_valid():
+        rows = [
+            f.cleaned_data
+            for f in formset.forms
+            if f.cleaned_data and not f.cleaned_data.get("DELETE")
+        ]
+        try:
+            preset = services.criteria_preset_publish(
+                actor=request.user,
+                workload=workload,
+                criteria=rows,
+                note=note_form.cleaned_data["note"],
+            )
+        except ValidationError as error:
+            apply_service_errors(note_form, error)
+        else:
+            messages.success(
+                request,
+                _("Version %(n)s of the %(kind)s preset is published.")
+                % {"n": preset.number, "kind": labels[workload]},
+            )
+            return redirect("scorecards:presets")
+    return render(
+        request,
+        "scorecards/preset_form.html",
+        {
+            "workload_label": labels[workload],
+            "latest": latest,
+            "formset": formset,
+            "note_form": note_form,
+        },
+        status=400 if request.method == "POST" else 200,
+    )
