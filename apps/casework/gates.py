@@ -152,6 +152,11 @@ class _CaseRecords:
             contradiction=assessment_rules.export_contradiction(answers),
             mechanism_held=mechanism.held,
             mechanism_text=mechanism.text,
+            regime_problems=tuple(
+                assessment_rules.regime_problems(
+                    assessment_rules.regime_conclusions(answers, aid=aid)
+                )
+            ),
             url=_url("assessments:detail", governing.pk),
         )
 
