@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     # Labels are lazy translations, rendered in the reader's language.
     from django.utils.functional import _StrOrPromise
 
-QUESTIONNAIRE_VERSION = "2026.1"
+# 2026.2: where the organisation, the data subjects and the vendor are, and the EU and UK
+# transfer rules. Assessments answered on 2026.1 keep their version; their new questions
+# read as unanswered, which leaves the PRC rules alone in force, as before.
+QUESTIONNAIRE_VERSION = "2026.2"
 
 YES, NO, NOT_APPLICABLE = "yes", "no", "not_applicable"
 YES_NO_CHOICES = ((YES, _("Yes")), (NO, _("No")), (NOT_APPLICABLE, _("Not applicable")))
