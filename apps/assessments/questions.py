@@ -135,6 +135,7 @@ ROLES = (
 # GDPR and UK GDPR Art. 49(1): derogations for specific situations, named by the reviewer.
 DEROGATIONS = (
     ("none", _("None: the transfer rests on adequacy or safeguards")),
+    (NOT_APPLICABLE, _("Not applicable")),
     ("consent", _("Explicit consent after being told of the risks (Art. 49(1)(a))")),
     ("contract_subject", _("Necessary for a contract with the individual (Art. 49(1)(b))")),
     (
