@@ -193,32 +193,12 @@ class PlainCitation:
 
 
 # Where the organisation (the exporter) and the vendor (the importer) are, as the
-# questionnaire asks it. ``EEA``: any member state of the EU, or Iceland,
-# Liechtenstein or Norway. The other codes name a country or territory that has (or,
-# for "us" and "other", lacks) an adequacy decision.
+# questionnaire asks it (its options, named, are ``questions.IMPORTER_PLACES``).
+# ``EEA``: any member state of the EU, or Iceland, Liechtenstein or Norway. The other
+# codes name a country or territory that has (or, for "us" and "other", lacks) an
+# adequacy decision.
 CHINA, EEA, UK, OTHER = "cn", "eea", "uk", "other"
 US_DPF, US_OTHER = "us_dpf", "us"
-COUNTRY_NAMES: dict[str, str] = {
-    CHINA: "Mainland China",
-    EEA: "A country of the EU or the EEA",
-    UK: "United Kingdom",
-    "ad": "Andorra",
-    "ar": "Argentina",
-    "ca": "Canada (commercial organisations)",
-    "fo": "Faroe Islands",
-    "gg": "Guernsey",
-    "il": "Israel",
-    "im": "Isle of Man",
-    "jp": "Japan",
-    "je": "Jersey",
-    "nz": "New Zealand",
-    "kr": "Republic of Korea",
-    "ch": "Switzerland",
-    "uy": "Uruguay",
-    US_DPF: "United States (organisation certified under the Data Privacy Framework)",
-    US_OTHER: "United States (not certified under the Data Privacy Framework)",
-    OTHER: "Any other country or territory",
-}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
+from apps.assessments.questions import IMPORTER_PLACES
 from apps.assessments.regimes import EU_ADEQUACY, UK_ADEQUACY
 from apps.assessments.rules import (
     Answer,
@@ -206,6 +207,9 @@ def test_the_adequacy_lists_are_dated_data():
     assert EU_ADEQUACY.as_of == date(2023, 7, 10) and "jp" in EU_ADEQUACY.adequate
     assert "us" not in EU_ADEQUACY.adequate and "us_dpf" in EU_ADEQUACY.adequate
     assert "eea" in UK_ADEQUACY.adequate and "uk" not in UK_ADEQUACY.adequate
+    # Every country on a list is one the questionnaire offers.
+    offered = {code for code, _label in IMPORTER_PLACES}
+    assert EU_ADEQUACY.adequate <= offered and UK_ADEQUACY.adequate <= offered
 
 
 # --- Through the page, the API and the approval gate --------------------------
