@@ -122,6 +122,8 @@ class AssessmentFacts:
     # What an applicable EU GDPR or UK GDPR regime still needs (its transfer basis,
     # its impact or risk assessment), in the assessment's words.
     regime_problems: tuple[str, ...] = ()
+    # The EU GDPR or UK GDPR conclusions that apply, each in a few words.
+    regime_text: str = ""
     url: str | None = None
 
 
@@ -273,6 +275,8 @@ def gate_assessment(inputs: GateInputs) -> Gate:
     }
     if facts.mechanism_text:
         reason += " " + facts.mechanism_text
+    if facts.regime_text:
+        reason += " " + facts.regime_text
     return Gate(key, title, True, reason, facts.url)
 
 

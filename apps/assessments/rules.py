@@ -337,6 +337,15 @@ def regimes_considered(conclusions: list[RegimeConclusion]) -> str:
     return str(_("Regimes considered: %(list)s.")) % {"list": "; ".join(parts)}
 
 
+def applicable_transfer_regimes(conclusions: list[RegimeConclusion]) -> str:
+    """The EU GDPR and UK GDPR conclusions that apply, in a few words; "" when none does."""
+    return " ".join(
+        str(_("%(regime)s: %(label)s.")) % {"regime": c.title, "label": c.label}
+        for c in conclusions
+        if c.applies and c.regime != Regime.PRC
+    )
+
+
 def regime_problems(conclusions: list[RegimeConclusion]) -> list[str]:
     """What an applicable EU or UK regime still needs before approval, in words."""
     return [

@@ -293,4 +293,14 @@ def test_an_unsigned_transfer_basis_blocks_the_gate_until_done(_ready, people, a
 
     answer({"gdpr_scc_signed": {"value": "yes"}, "gdpr_tia_done": {"value": "yes"}})
     gate = _assessment_gate(tech, case, offer)
-    assert "not yet signed" not in gate["reason"] and "impact assessment" not in gate["reason"]
+    assert "not yet signed" not in gate["reason"] and "not yet completed" not in gate["reason"]
+
+    # Signed off again, the gate holds and names the EU conclusion beside the PRC one.
+    version = legal.get(f"{ASSESSMENTS}{assessment.pk}/").json()["version"]
+    signed = legal.post(
+        f"{ASSESSMENTS}{assessment.pk}/sign-off/", {"version": version}, format="json"
+    )
+    assert signed.status_code == 200, signed.content
+    gate = _assessment_gate(tech, case, offer)
+    assert gate["held"], gate["reason"]
+    assert "EU GDPR (Chapter V transfers): Appropriate safeguards" in gate["reason"]
