@@ -10,9 +10,11 @@ import copy
 from datetime import date
 
 import pytest
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import escape
 
+from apps.assessments import packet as assessments_packet
 from apps.assessments.questions import IMPORTER_PLACES
 from apps.assessments.regimes import EU_ADEQUACY, UK_ADEQUACY
 from apps.assessments.rules import (
@@ -28,6 +30,7 @@ from apps.assessments.transfers import TransferMechanism as M
 from tests.approvals.factories import make_ready_case
 from tests.assessments.factories import complete_answers, make_assessment
 from tests.factories import make_case, make_offer, make_vendor
+from tests.pages import whole_case
 
 TODAY = date(2026, 6, 1)
 C, P = "controller", "processor"
@@ -259,6 +262,11 @@ def test_assessment_page_and_api_show_the_regimes_side_by_side(api_as, browser_a
     assert "Transfer impact assessment needed" in page
     report = browser_as("aude").get(reverse("assessments:report_md", args=[assessment.pk]))
     assert "SCC module: 2" in report.content.decode()
+    case_page = whole_case(browser_as("tariq"), case.pk).content.decode()
+    assert escape(regimes["considered"]) in case_page
+    section = assessments_packet.packet_section(case)
+    packet = render_to_string(section.template, {**section.context, "section": section})
+    assert escape(regimes["considered"]) in packet and "module 2" in packet
 
 
 @pytest.fixture(scope="module")
