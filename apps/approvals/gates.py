@@ -119,6 +119,11 @@ class AssessmentFacts:
     contradiction: str = ""
     mechanism_held: bool = True
     mechanism_text: str = ""
+    # What an applicable EU GDPR or UK GDPR regime still needs (its transfer basis,
+    # its impact or risk assessment), in the assessment's words.
+    regime_problems: tuple[str, ...] = ()
+    # The EU GDPR or UK GDPR conclusions that apply, each in a few words.
+    regime_text: str = ""
     url: str | None = None
 
 
@@ -255,6 +260,7 @@ def gate_assessment(inputs: GateInputs) -> Gate:
     problems = [facts.contradiction] if facts.contradiction else []
     if not facts.mechanism_held:
         problems.append(facts.mechanism_text)
+    problems += list(facts.regime_problems)
     if not facts.signed_off:
         problems.append(_("The assessment is not signed off."))
     elif facts.expired:
@@ -269,6 +275,8 @@ def gate_assessment(inputs: GateInputs) -> Gate:
     }
     if facts.mechanism_text:
         reason += " " + facts.mechanism_text
+    if facts.regime_text:
+        reason += " " + facts.regime_text
     return Gate(key, title, True, reason, facts.url)
 
 

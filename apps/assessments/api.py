@@ -113,6 +113,29 @@ class AidSerializer(serializers.Serializer):
     disclaimer = serializers.CharField()
 
 
+class RegimeConclusionSerializer(serializers.Serializer):
+    """One regime's conclusion (PRC, EU GDPR, UK GDPR), side by side with the others."""
+
+    regime = serializers.CharField()
+    title = serializers.CharField()
+    applies = serializers.BooleanField(allow_null=True)
+    mechanism = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
+    reason = serializers.CharField()
+    citations = serializers.ListField(child=serializers.CharField())
+    still_needed = serializers.ListField(child=serializers.CharField())
+    scc_module = serializers.IntegerField(allow_null=True)
+    assessment_needed = serializers.BooleanField()
+    to_do = serializers.ListField(child=serializers.CharField())
+    adequacy_as_of = serializers.CharField(allow_null=True)
+
+
+class TransferRegimesSerializer(serializers.Serializer):
+    considered = serializers.CharField()
+    disclaimer = serializers.CharField()
+    conclusions = RegimeConclusionSerializer(many=True)
+
+
 class MechanismStatusSerializer(serializers.Serializer):
     """The mechanism the decision aid names and the status stated for it at sign-off."""
 
@@ -262,6 +285,7 @@ class AssessmentSerializer(TrackedSerializer):
     state = serializers.SerializerMethodField()
     derived_constraints = serializers.SerializerMethodField()
     prc_decision_aid = serializers.SerializerMethodField()
+    transfer_regimes = serializers.SerializerMethodField()
     export_contradiction = serializers.SerializerMethodField()
     mechanism_status = serializers.SerializerMethodField()
     datasets = DatasetSerializer(many=True, read_only=True)
@@ -281,6 +305,7 @@ class AssessmentSerializer(TrackedSerializer):
             "state",
             "derived_constraints",
             "prc_decision_aid",
+            "transfer_regimes",
             "export_contradiction",
             "mechanism_status",
             "datasets",
@@ -335,6 +360,15 @@ class AssessmentSerializer(TrackedSerializer):
         data = AidSerializer(aid).data
         data["citation"] = str(aid.citation) if aid.citation else None
         return data
+
+    @extend_schema_field(TransferRegimesSerializer)
+    def get_transfer_regimes(self, assessment: DataExportAssessment) -> dict:
+        summary = self._summary(assessment)
+        return {
+            "considered": summary.regimes_considered,
+            "disclaimer": summary.aid.disclaimer,
+            "conclusions": [c.as_dict() for c in summary.regimes],
+        }
 
     @extend_schema_field(serializers.CharField())
     def get_export_contradiction(self, assessment: DataExportAssessment) -> str:

@@ -42,6 +42,16 @@ DEMO_ANSWERS = {
     "prc_collected_in_china": ("yes", ""),
     "prc_ciio": ("no", ""),
     "prc_art5_exemption": ("none", ""),
+    "exporter_established": ("cn", "The organisation is established in Shanghai."),
+    "gdpr_subjects_in_eea": ("no", "Employees and prompts are all in mainland China."),
+    "importer_country": ("other", "The vendors sit in Singapore, Japan and Malaysia."),
+    "exporter_role": ("controller", ""),
+    "importer_role": ("processor", "The vendors only run our workloads on our instructions."),
+    "transfer_derogation": ("not_applicable", "Neither the EU nor the UK rules apply."),
+    "gdpr_scc_signed": ("not_applicable", ""),
+    "gdpr_tia_done": ("not_applicable", ""),
+    "uk_transfer_tool_signed": ("not_applicable", ""),
+    "uk_tra_done": ("not_applicable", ""),
 }
 DEMO_NUMBERS = {
     "exit_bounded_time": 14,

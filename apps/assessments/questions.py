@@ -16,7 +16,10 @@ if TYPE_CHECKING:
     # Labels are lazy translations, rendered in the reader's language.
     from django.utils.functional import _StrOrPromise
 
-QUESTIONNAIRE_VERSION = "2026.1"
+# 2026.2: where the organisation, the data subjects and the vendor are, and the EU and UK
+# transfer rules. Assessments answered on 2026.1 keep their version; their new questions
+# read as unanswered, which leaves the PRC rules alone in force, as before.
+QUESTIONNAIRE_VERSION = "2026.2"
 
 YES, NO, NOT_APPLICABLE = "yes", "no", "not_applicable"
 YES_NO_CHOICES = ((YES, _("Yes")), (NO, _("No")), (NOT_APPLICABLE, _("Not applicable")))
@@ -46,6 +49,8 @@ BLOCK_BASELINE = _("Data compliance baseline")
 BLOCK_HARDWARE = _("Hardware export control and authorisation")
 BLOCK_EXIT = _("Exit readiness")
 BLOCK_PRC = _("PRC cross-border regime (decision aid)")
+BLOCK_PARTIES = _("Where the data and the parties are")
+BLOCK_EU_UK = _("EU and UK transfer rules (decision aid)")
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,57 @@ ART5_EXEMPTIONS = (
     ("emergency", _("Emergency: protecting life, health or property (Art. 5(3))")),
 )
 
+# Where the organisation (the exporter) is established: picks the EU and UK regimes.
+EXPORTER_PLACES = (
+    ("cn", _("Mainland China")),
+    ("eea", _("A country of the EU or the EEA")),
+    ("uk", _("United Kingdom")),
+    ("other", _("Elsewhere")),
+)
+# Where the vendor (the importer) that receives the data is: the adequacy lists
+# (apps/assessments/regimes.py) name these codes.
+IMPORTER_PLACES = (
+    ("cn", _("Mainland China")),
+    ("eea", _("A country of the EU or the EEA")),
+    ("uk", _("United Kingdom")),
+    ("ad", _("Andorra")),
+    ("ar", _("Argentina")),
+    ("ca", _("Canada (commercial organisations)")),
+    ("fo", _("Faroe Islands")),
+    ("gg", _("Guernsey")),
+    ("il", _("Israel")),
+    ("im", _("Isle of Man")),
+    ("jp", _("Japan")),
+    ("je", _("Jersey")),
+    ("nz", _("New Zealand")),
+    ("kr", _("Republic of Korea")),
+    ("ch", _("Switzerland")),
+    ("uy", _("Uruguay")),
+    ("us_dpf", _("United States (organisation certified under the Data Privacy Framework)")),
+    ("us", _("United States (not certified under the Data Privacy Framework)")),
+    ("other", _("Any other country or territory")),
+)
+ROLES = (
+    ("controller", _("Controller (decides why and how the data is processed)")),
+    ("processor", _("Processor (processes the data on another's behalf)")),
+    (NOT_APPLICABLE, _("Not applicable")),
+)
+# GDPR and UK GDPR Art. 49(1): derogations for specific situations, named by the reviewer.
+DEROGATIONS = (
+    ("none", _("None: the transfer rests on adequacy or safeguards")),
+    (NOT_APPLICABLE, _("Not applicable")),
+    ("consent", _("Explicit consent after being told of the risks (Art. 49(1)(a))")),
+    ("contract_subject", _("Necessary for a contract with the individual (Art. 49(1)(b))")),
+    (
+        "contract_interest",
+        _("Necessary for a contract in the individual's interest (Art. 49(1)(c))"),
+    ),
+    ("public_interest", _("Important reasons of public interest (Art. 49(1)(d))")),
+    ("legal_claims", _("Establishing, exercising or defending legal claims (Art. 49(1)(e))")),
+    ("vital_interests", _("Vital interests, the individual unable to consent (Art. 49(1)(f))")),
+    ("public_register", _("Made from a public register (Art. 49(1)(g))")),
+)
+
 # Where each question comes from, in words a reviewer can look up: the statute and
 # article, or the practice it follows where no statute speaks.
 SRC_ASSESSMENT_4 = _("Measures for the Security Assessment of Outbound Data Transfers, Art. 4")
@@ -133,6 +189,24 @@ SRC_2024_5_4 = _(
     "Provisions on Promoting and Regulating Cross-Border Data Flows (2024), Art. 5(4), 7(2) and 8"
 )
 SRC_2024_7_1 = _("Provisions on Promoting and Regulating Cross-Border Data Flows (2024), Art. 7(1)")
+SRC_GDPR_3_44 = _(
+    "Regulation (EU) 2016/679 (GDPR), Art. 3 and 44; UK GDPR, Art. 3 and 44: who the "
+    "transfer rules bind"
+)
+SRC_GDPR_45 = _("GDPR and UK GDPR, Art. 45: adequacy decisions and the UK adequacy regulations")
+SRC_SCC_ROLES = _(
+    "Commission Implementing Decision (EU) 2021/914: the module of the standard "
+    "contractual clauses follows the parties' roles"
+)
+SRC_GDPR_49 = _("GDPR and UK GDPR, Art. 49: derogations for specific situations")
+SRC_GDPR_46_TIA = _(
+    "GDPR Art. 46; Decision (EU) 2021/914, Clause 14; EDPB Recommendations 01/2020 on "
+    "supplementary measures"
+)
+SRC_UK_IDTA = _(
+    "UK GDPR Art. 46; the International Data Transfer Agreement or the UK Addendum to the "
+    "EU standard contractual clauses; ICO guidance on transfer risk assessments"
+)
 SRC_2024_7_2 = _(
     "Provisions on Promoting and Regulating Cross-Border Data Flows (2024), Art. 7(2) and 8"
 )
@@ -205,6 +279,45 @@ QUESTIONS: tuple[Question, ...] = (
     Q("prc_individuals_sensitive", _("Individuals whose sensitive personal information is "
       "sent abroad since 1 January this year"), Kind.COUNT, BLOCK_PRC, SECTION_ACTIVITY,
       SRC_2024_7_2),
+    Q("exporter_established", _("Where is the organisation (the exporter) established?"),
+      Kind.CHOICE, BLOCK_PARTIES, SECTION_ACTIVITY, SRC_GDPR_3_44, EXPORTER_PLACES,
+      help=_("The organisation that sends the data. An establishment in the EU or the EEA "
+             "brings in the EU GDPR transfer rules; one in the United Kingdom, the UK GDPR "
+             "ones. Data collected in mainland China brings in the PRC rules whatever the "
+             "answer.")),
+    Q("gdpr_subjects_in_eea", _("Are any of the individuals whose personal data is sent in "
+      "the EU or the EEA?"), Kind.YES_NO, BLOCK_PARTIES, SECTION_ACTIVITY, SRC_GDPR_3_44,
+      help=_("Where the people the data is about are, e.g. customers in Germany. With data "
+             "subjects in the EU or the EEA, the EU GDPR transfer rules apply when the vendor "
+             "is outside it.")),
+    Q("importer_country", _("Where is the vendor (the importer) that receives the data?"),
+      Kind.CHOICE, BLOCK_PARTIES, SECTION_ACTIVITY, SRC_GDPR_45, IMPORTER_PLACES,
+      help=_("The country of the organisation that receives or can access the data; the "
+             "vendor's jurisdiction on record is a guide. A United States organisation counts "
+             "as certified only when it is on the Data Privacy Framework list (for UK data, "
+             "with its UK Extension).")),
+    Q("exporter_role", _("What is the organisation's role for this data?"), Kind.CHOICE,
+      BLOCK_PARTIES, SECTION_ACTIVITY, SRC_SCC_ROLES, ROLES),
+    Q("importer_role", _("What is the vendor's role for this data?"), Kind.CHOICE,
+      BLOCK_PARTIES, SECTION_ACTIVITY, SRC_SCC_ROLES, ROLES,
+      help=_("A compute vendor that only runs our workloads on our instructions is usually a "
+             "processor.")),
+    Q("transfer_derogation", _("Does the transfer rest, exceptionally, on a derogation for a "
+      "specific situation?"), Kind.CHOICE, BLOCK_EU_UK, SECTION_RISK, SRC_GDPR_49,
+      DEROGATIONS,
+      help=_("Only for occasional transfers where no adequacy decision or safeguard can be "
+             "used; the legal reviewer names which one.")),
+    Q("gdpr_scc_signed", _("Are the EU standard contractual clauses, in the module the aid "
+      "names, signed with the vendor?"), Kind.YES_NO, BLOCK_EU_UK, SECTION_RISK,
+      SRC_GDPR_46_TIA),
+    Q("gdpr_tia_done", _("Is the transfer impact assessment completed, with any "
+      "supplementary measures it calls for?"), Kind.YES_NO, BLOCK_EU_UK, SECTION_RISK,
+      SRC_GDPR_46_TIA),
+    Q("uk_transfer_tool_signed", _("Is the International Data Transfer Agreement, or the UK "
+      "Addendum to the EU standard contractual clauses, signed with the vendor?"),
+      Kind.YES_NO, BLOCK_EU_UK, SECTION_RISK, SRC_UK_IDTA),
+    Q("uk_tra_done", _("Is the UK transfer risk assessment completed?"), Kind.YES_NO,
+      BLOCK_EU_UK, SECTION_RISK, SRC_UK_IDTA),
 )
 # fmt: on
 

@@ -116,3 +116,159 @@ def regime_in_force(on: date) -> PrcRegime | None:
     """The latest regime effective on the given day, or None before the first one."""
     in_force = [r for r in REGIMES if r.effective <= on]
     return max(in_force, key=lambda r: r.effective) if in_force else None
+
+
+# --- EU GDPR and UK GDPR transfer rules, as data -----------------------------
+#
+# Chapter V of the GDPR (Art. 44–49) and of the UK GDPR: personal data goes to a
+# third country on an adequacy decision (Art. 45), else on appropriate safeguards
+# (Art. 46: standard contractual clauses, with a transfer impact assessment), else,
+# exceptionally, on a derogation for a specific situation (Art. 49). The adequacy
+# lists below are the ones in force on their ``as_of`` date: the Commission and the
+# UK government add and renew decisions, so a new list is a new row, not new code.
+
+
+@dataclass(frozen=True)
+class PublicSource:
+    """A public text cited in plain words (the EU and UK rules have no Chinese title)."""
+
+    key: str
+    title: str
+    issuer: str
+    published: date
+
+
+GDPR = PublicSource(
+    key="eu-2016-679",
+    title="Regulation (EU) 2016/679 (General Data Protection Regulation)",
+    issuer="European Parliament and Council",
+    published=date(2016, 4, 27),
+)
+EU_SCC_2021 = PublicSource(
+    key="eu-2021-914",
+    title=(
+        "Commission Implementing Decision (EU) 2021/914 on standard contractual clauses "
+        "for the transfer of personal data to third countries"
+    ),
+    issuer="European Commission",
+    published=date(2021, 6, 4),
+)
+EDPB_01_2020 = PublicSource(
+    key="edpb-rec-01-2020",
+    title=("EDPB Recommendations 01/2020 on measures that supplement transfer tools (version 2.0)"),
+    issuer="European Data Protection Board",
+    published=date(2021, 6, 18),
+)
+UK_GDPR = PublicSource(
+    key="uk-gdpr",
+    title="UK GDPR and the Data Protection Act 2018 (section 17A, adequacy regulations)",
+    issuer="UK Parliament",
+    published=date(2018, 5, 23),
+)
+UK_IDTA = PublicSource(
+    key="uk-idta-2022",
+    title=(
+        "International Data Transfer Agreement and International Data Transfer Addendum "
+        "to the EU Commission Standard Contractual Clauses (laid under DPA 2018 s.119A)"
+    ),
+    issuer="Information Commissioner's Office",
+    published=date(2022, 3, 21),
+)
+ICO_TRA = PublicSource(
+    key="ico-tra",
+    title="ICO guidance on transfer risk assessments",
+    issuer="Information Commissioner's Office",
+    published=date(2022, 11, 17),
+)
+PUBLIC_SOURCES = (GDPR, EU_SCC_2021, EDPB_01_2020, UK_GDPR, UK_IDTA, ICO_TRA)
+
+
+@dataclass(frozen=True)
+class PlainCitation:
+    source: PublicSource
+    article: str
+
+    def __str__(self) -> str:
+        return f"{self.source.title}, {self.article}" if self.article else self.source.title
+
+
+# Where the organisation (the exporter) and the vendor (the importer) are, as the
+# questionnaire asks it (its options, named, are ``questions.IMPORTER_PLACES``).
+# ``EEA``: any member state of the EU, or Iceland, Liechtenstein or Norway. The other
+# codes name a country or territory that has (or, for "us" and "other", lacks) an
+# adequacy decision.
+CHINA, EEA, UK, OTHER = "cn", "eea", "uk", "other"
+US_DPF, US_OTHER = "us_dpf", "us"
+
+
+@dataclass(frozen=True)
+class AdequacyList:
+    """The countries a regime deems adequate, as recorded on ``as_of``."""
+
+    key: str
+    as_of: date
+    adequate: frozenset[str]
+    citation: PlainCitation
+    note: str
+
+
+# The Commission's adequacy decisions (GDPR Art. 45(3)); the latest on this list is
+# the EU-US Data Privacy Framework decision of 10 July 2023.
+EU_ADEQUACY = AdequacyList(
+    key="eu-adequacy-2023-07-10",
+    as_of=date(2023, 7, 10),
+    adequate=frozenset(
+        {"ad", "ar", "ca", "fo", "gg", "il", "im", "jp", "je", "nz", "kr", "ch", UK, US_DPF, "uy"}
+    ),
+    citation=PlainCitation(GDPR, "Art. 45(3) and the Commission's adequacy decisions"),
+    note=(
+        "Canada: commercial organisations under PIPEDA only. United States: only "
+        "organisations certified under the EU-US Data Privacy Framework."
+    ),
+)
+# The UK's adequacy regulations ("data bridges", DPA 2018 s.17A); the latest on this
+# list is the UK Extension to the EU-US Data Privacy Framework of 12 October 2023.
+UK_ADEQUACY = AdequacyList(
+    key="uk-adequacy-2023-10-12",
+    as_of=date(2023, 10, 12),
+    adequate=frozenset(
+        {EEA, "ad", "ar", "ca", "fo", "gg", "il", "im", "jp", "je", "nz", "kr", "ch", US_DPF, "uy"}
+    ),
+    citation=PlainCitation(UK_GDPR, "Art. 45 UK GDPR and DPA 2018 s.17A adequacy regulations"),
+    note=(
+        "The EEA and Gibraltar are covered. United States: only organisations certified "
+        "under the UK Extension to the EU-US Data Privacy Framework."
+    ),
+)
+
+# Standard contractual clauses module by the parties' roles (Decision (EU) 2021/914,
+# Annex, Section I): (exporter role, importer role) → module.
+CONTROLLER, PROCESSOR = "controller", "processor"
+SCC_MODULES: dict[tuple[str, str], int] = {
+    (CONTROLLER, CONTROLLER): 1,
+    (CONTROLLER, PROCESSOR): 2,
+    (PROCESSOR, PROCESSOR): 3,
+    (PROCESSOR, CONTROLLER): 4,
+}
+
+EU_CITATIONS: dict[str, PlainCitation] = {
+    "no_personal_data": PlainCitation(GDPR, "Art. 44 (Chapter V governs personal data)"),
+    "no_eu_link": PlainCitation(GDPR, "Art. 3 and 44"),
+    "inside_eea": PlainCitation(GDPR, "Art. 44 (no transfer to a third country)"),
+    "adequacy": EU_ADEQUACY.citation,
+    "derogation": PlainCitation(GDPR, "Art. 49(1)"),
+    "scc": PlainCitation(EU_SCC_2021, "Annex, Section I, Clause 1 (modules one to four)"),
+    "safeguards": PlainCitation(GDPR, "Art. 46(2)(c)"),
+    "tia": PlainCitation(EDPB_01_2020, "steps 1 to 6"),
+    "tia_clause": PlainCitation(EU_SCC_2021, "Annex, Clause 14"),
+}
+UK_CITATIONS: dict[str, PlainCitation] = {
+    "no_personal_data": PlainCitation(UK_GDPR, "Art. 44 UK GDPR"),
+    "not_uk_exporter": PlainCitation(UK_GDPR, "Art. 3 and 44 UK GDPR"),
+    "inside_uk": PlainCitation(UK_GDPR, "Art. 44 UK GDPR (no restricted transfer)"),
+    "adequacy": UK_ADEQUACY.citation,
+    "derogation": PlainCitation(UK_GDPR, "Art. 49(1) UK GDPR"),
+    "idta": PlainCitation(UK_IDTA, ""),
+    "safeguards": PlainCitation(UK_GDPR, "Art. 46(2)(d) UK GDPR"),
+    "tra": PlainCitation(ICO_TRA, ""),
+}

@@ -26,6 +26,7 @@ SECTIONS = (
     (SECTION_CONCLUSION, "四", "出境活动风险自评估结论", "Conclusion of the self-assessment"),
 )
 DISCLAIMER_TITLE = "PRC cross-border regime — decision aid"
+REGIMES_TITLE = "Transfer regimes side by side — decision aid"
 
 
 def _who(user) -> str | None:
@@ -83,6 +84,11 @@ def build_report(summary: AssessmentSummary) -> dict:
                 "disclaimer": aid.disclaimer,
                 "mechanism_status": summary.mechanism.text or None,
                 "contradiction": summary.contradiction or None,
+            },
+            "regimes": {
+                "considered": summary.regimes_considered,
+                "disclaimer": aid.disclaimer,
+                "conclusions": [c.as_dict() for c in summary.regimes],
             },
         },
     }
@@ -171,5 +177,20 @@ def report_markdown(report: dict) -> str:
                 lines.append(f"- **Status**: {_md(aid['mechanism_status'])}")
             if aid["contradiction"]:
                 lines.append(f"- **Contradiction**: {_md(aid['contradiction'])}")
+            regimes = section["regimes"]
+            lines += ["", f"### {REGIMES_TITLE}", "", f"> {regimes['disclaimer']}", ""]
+            lines += [_md(regimes["considered"]), ""]
+            for c in regimes["conclusions"]:
+                lines.append(f"- **{_md(c['title'])}**: {_md(c['label'])}. {_md(c['reason'])}")
+                if c["scc_module"]:
+                    lines.append(f"  - SCC module: {c['scc_module']}")
+                if c["assessment_needed"]:
+                    lines.append("  - Transfer impact / risk assessment: needed")
+                if c["citations"]:
+                    lines.append(f"  - Sources: {_md('; '.join(c['citations']))}")
+                if c["still_needed"]:
+                    lines.append(f"  - Still needed: {_md('; '.join(c['still_needed']))}")
+                if c["to_do"]:
+                    lines.append(f"  - Still to do: {_md(' '.join(c['to_do']))}")
         lines.append("")
     return "\n".join(lines)

@@ -25,6 +25,15 @@ from apps.assessments.questions import (
     Kind,
 )
 from apps.assessments.regimes import Citation, PrcRegime
+from apps.assessments.transfers import (
+    Regime,
+    RegimeConclusion,
+    TransferMechanism,
+    eu_conclusion,
+    prc_applies,
+    transfer_facts,
+    uk_conclusion,
+)
 
 # The gaps of the facts auditors ask for, each a finding of the case's register
 # (docs/rules/data-export.md#audit-facts); the questionnaire's own gaps are the gates'.
@@ -254,6 +263,7 @@ def derived_constraints(answers: Mapping[str, Any]) -> list[Constraint]:
                 (str(_("export-control, licence or authorisation documents not confirmed")),),
             )
         )
+    constraints += transfer_constraints(answers)
     if _value(answers, "upstream_region_constraints") == YES:
         constraints.append(
             Constraint(
@@ -263,6 +273,87 @@ def derived_constraints(answers: Mapping[str, Any]) -> list[Constraint]:
             )
         )
     return constraints
+
+
+# --- The regimes side by side (docs/rules/data-export.md#regimes) --------------
+
+
+def transfer_constraints(answers: Mapping[str, Any]) -> list[Constraint]:
+    """What the EU and UK conclusions oblige: the transfer basis before personal data goes."""
+    facts = transfer_facts(answers)
+    constraints = []
+    for found in (eu_conclusion(facts), uk_conclusion(facts)):
+        words = {"regime": found.title, "module": found.scc_module}
+        if found.mechanism == TransferMechanism.EU_SCC:
+            text = _(
+                "%(regime)s: personal data may go to the vendor only under the standard "
+                "contractual clauses, module %(module)s, signed with it, and after a transfer "
+                "impact assessment, with the supplementary measures it calls for."
+            )
+        elif found.mechanism == TransferMechanism.UK_IDTA:
+            text = _(
+                "%(regime)s: personal data may go to the vendor only under the International "
+                "Data Transfer Agreement or the UK Addendum signed with it, and after a "
+                "transfer risk assessment."
+            )
+        elif found.mechanism == TransferMechanism.DEROGATION:
+            text = _(
+                "%(regime)s: only occasional transfers, as the named derogation allows; "
+                "regular or repeated transfers need appropriate safeguards."
+            )
+        else:
+            continue
+        constraints.append(
+            Constraint(f"{found.regime}_{found.mechanism}", str(text) % words, (found.reason,))
+        )
+    return constraints
+
+
+def regime_conclusions(answers: Mapping[str, Any], *, aid: "PrcAid") -> list[RegimeConclusion]:
+    """Every regime considered, side by side: the PRC aid, the EU GDPR and the UK GDPR."""
+    facts = transfer_facts(answers)
+    applies = prc_applies(_flag(answers, "prc_collected_in_china"), facts.exporter)
+    if aid.mechanism == Mechanism.UNDETERMINED:
+        applies = None
+    prc = RegimeConclusion(
+        Regime.PRC,
+        applies,
+        aid.mechanism,
+        aid.reason,
+        (str(aid.citation),) if aid.citation else (),
+        missing=aid.missing,
+        label_override=aid.label,
+    )
+    return [prc, eu_conclusion(facts), uk_conclusion(facts)]
+
+
+def regimes_considered(conclusions: list[RegimeConclusion]) -> str:
+    """One line naming every regime considered and whether it applies."""
+    states = {True: _("applies"), False: _("does not apply"), None: _("cannot tell yet")}
+    parts = [
+        str(_("%(regime)s: %(state)s")) % {"regime": c.title, "state": states[c.applies]}
+        for c in conclusions
+    ]
+    return str(_("Regimes considered: %(list)s.")) % {"list": "; ".join(parts)}
+
+
+def applicable_transfer_regimes(conclusions: list[RegimeConclusion]) -> str:
+    """The EU GDPR and UK GDPR conclusions that apply, in a few words; "" when none does."""
+    return " ".join(
+        str(_("%(regime)s: %(label)s.")) % {"regime": c.title, "label": c.label}
+        for c in conclusions
+        if c.applies and c.regime != Regime.PRC
+    )
+
+
+def regime_problems(conclusions: list[RegimeConclusion]) -> list[str]:
+    """What an applicable EU or UK regime still needs before approval, in words."""
+    return [
+        str(_("%(regime)s: %(todo)s Source: %(source)s."))
+        % {"regime": c.title, "todo": " ".join(c.to_do), "source": "; ".join(c.citations)}
+        for c in conclusions
+        if c.applies and c.to_do
+    ]
 
 
 # --- Sign-off, review-by, expiry ---------------------------------------------
@@ -323,6 +414,14 @@ def sign_off_blockers(answers: Mapping[str, Any], *, conclusion: str, aid: "PrcA
         blockers.append(contradiction)
     if aid.mechanism == Mechanism.UNDETERMINED and not unanswered:
         blockers.append(str(_("PRC decision aid needs: %(m)s")) % {"m": "; ".join(aid.missing)})
+    if not unanswered:
+        facts = transfer_facts(answers)
+        for found in (eu_conclusion(facts), uk_conclusion(facts)):
+            if found.mechanism == TransferMechanism.UNDETERMINED:
+                blockers.append(
+                    str(_("%(regime)s decision aid needs: %(m)s"))
+                    % {"regime": found.title, "m": "; ".join(found.missing)}
+                )
     if not conclusion.strip():
         blockers.append(str(_("Write the legal and compliance conclusion.")))
     return blockers

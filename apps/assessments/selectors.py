@@ -28,9 +28,13 @@ from apps.assessments.rules import (
     governing_assessment,
     mechanism_check,
     prc_aid,
+    regime_conclusions,
+    regime_problems,
+    regimes_considered,
     sign_off_blockers,
     stated_status,
 )
+from apps.assessments.transfers import RegimeConclusion
 from apps.core.reads import shared_read
 
 
@@ -132,6 +136,11 @@ class AssessmentSummary:
     # The facts auditors ask for: their gaps, and the organisation's log-retention minimum.
     audit_gaps: list[AuditGap]
     log_retention_min_days: int
+    # Every regime considered side by side (PRC, EU GDPR, UK GDPR), each with its
+    # conclusion, and what an applicable one still needs before approval.
+    regimes: list[RegimeConclusion]
+    regimes_considered: str
+    regime_problems: list[str]
 
     @property
     def status(self) -> str:
@@ -146,6 +155,7 @@ def assessment_summary(assessment: DataExportAssessment, *, today: date | None =
     answers = assessment.answer_map()
     aid = prc_aid(answers, on=today)
     rows = [AnsweredQuestion(q, answers.get(q.key)) for q in QUESTIONS]
+    regimes = regime_conclusions(answers, aid=aid)
     return AssessmentSummary(
         assessment=assessment,
         rows=rows,
@@ -159,6 +169,9 @@ def assessment_summary(assessment: DataExportAssessment, *, today: date | None =
         unanswered=sum(1 for row in rows if not row.display),
         audit_gaps=assessment_audit_gaps(assessment),
         log_retention_min_days=log_retention_min_days(),
+        regimes=regimes,
+        regimes_considered=regimes_considered(regimes),
+        regime_problems=regime_problems(regimes),
     )
 
 

@@ -141,6 +141,7 @@ class _CaseRecords:
         mechanism = assessment_rules.mechanism_check(
             aid, assessment_rules.stated_status(governing), today=self.today
         )
+        regimes = assessment_rules.regime_conclusions(answers, aid=aid)
         return AssessmentFacts(
             exists=True,
             signed_off=state.signed_off,
@@ -152,6 +153,8 @@ class _CaseRecords:
             contradiction=assessment_rules.export_contradiction(answers),
             mechanism_held=mechanism.held,
             mechanism_text=mechanism.text,
+            regime_problems=tuple(assessment_rules.regime_problems(regimes)),
+            regime_text=assessment_rules.applicable_transfer_regimes(regimes),
             url=_url("assessments:detail", governing.pk),
         )
 

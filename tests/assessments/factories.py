@@ -53,6 +53,8 @@ def complete_answers(**overrides) -> dict:
         answers[key]["note"] = "Licence and purchase documents filed with the contract"
     answers["personal_information"] = {"value": "no"}
     answers["important_data"] = {"value": "no"}
+    # No data subjects in the EU or the EEA: the PRC rules alone, as before the EU and UK ones.
+    answers["gdpr_subjects_in_eea"] = {"value": "no"}
     for key, value in overrides.items():
         answers[key] = value if isinstance(value, dict) else {"value": value}
     return answers

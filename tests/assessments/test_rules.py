@@ -89,6 +89,17 @@ SEED_QUESTIONS = [
     "prc_art5_exemption",
     "prc_individuals_non_sensitive",
     "prc_individuals_sensitive",
+    # Where the data and the parties are, picking the EU GDPR and UK GDPR regimes.
+    "exporter_established",
+    "gdpr_subjects_in_eea",
+    "importer_country",
+    "exporter_role",
+    "importer_role",
+    "transfer_derogation",
+    "gdpr_scc_signed",
+    "gdpr_tia_done",
+    "uk_transfer_tool_signed",
+    "uk_tra_done",
 ]
 
 
