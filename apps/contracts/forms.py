@@ -226,7 +226,9 @@ class ClauseLinkForm(forms.Form):
 
     def __init__(self, *args, documents=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["document"].queryset = ContractDocument.objects.filter(
+        choice = self.fields["document"]
+        assert isinstance(choice, forms.ModelChoiceField)
+        choice.queryset = ContractDocument.objects.filter(
             pk__in=[d.pk for d in documents]
         ).order_by("kind", "-number")
         self.fields["page"].help_text = _("PDF only: a page of the document, counted from 1.")
