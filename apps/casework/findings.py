@@ -139,7 +139,7 @@ ENTRY_MFA_DOCUMENT = gettext_lazy(
 
 
 # What each contract-term check weighs (apps.contracts.terms.Check).
-TERM_RULES: dict[terms.Check, Rule] = {
+TERM_RULES: dict[terms.Check | terms.DateCheck, Rule] = {
     terms.Check.EXPORT_WINDOW_SHORT: _rule(
         "contracts.export_window_short",
         gettext_lazy("Data export window shorter than the exit window"),
@@ -225,7 +225,7 @@ TERM_RULES: dict[terms.Check, Rule] = {
         PRICE_SOURCE,
     ),
     # The contract's dates: notice not given in time, so it renews; an end coming or gone.
-    terms.Check.NOTICE_DEADLINE_PASSED: _rule(
+    terms.DateCheck.NOTICE_DEADLINE_PASSED: _rule(
         "contracts.notice_deadline_passed",
         gettext_lazy("Notice deadline against the renewal passed"),
         ACCEPT,
@@ -233,7 +233,7 @@ TERM_RULES: dict[terms.Check, Rule] = {
         "red_flags",
         CONTRACT_DATES_SOURCE,
     ),
-    terms.Check.END_DATE_NEAR: _rule(
+    terms.DateCheck.END_DATE_NEAR: _rule(
         "contracts.end_date_near",
         gettext_lazy("Contract ends within 60 days, or has ended"),
         Severity.INFORMS,

@@ -216,7 +216,9 @@ class ChecklistItemSerializer(serializers.ModelSerializer):
 
 
 class TermFindingSerializer(serializers.Serializer):
-    check = serializers.CharField(help_text="Which check: " + ", ".join(terms.Check))
+    check = serializers.CharField(
+        help_text="Which check: " + ", ".join([*terms.Check, *terms.DateCheck])
+    )
     severity = serializers.CharField(help_text="bad: fails what the case needs; warn: decide.")
     term = serializers.CharField(help_text="The term it is about.")
     message = serializers.CharField()

@@ -149,18 +149,23 @@ class Check(StrEnum):
     EXIT_PENALTY_HIGH = "exit_penalty_high"
     BILLING_DIFFERS = "billing_differs"
     PREPAYMENT_DIFFERS = "prepayment_differs"
-    # The contract's dates (docs/rules/contracts.md#contract-dates), judged on a day.
+
+
+class DateCheck(StrEnum):
+    """The checks of the contract's dates (docs/rules/contracts.md#contract-dates): judged
+    on a day, not against the case, so apart from the terms' own checks."""
+
     NOTICE_DEADLINE_PASSED = "notice_deadline_passed"
     END_DATE_NEAR = "end_date_near"
 
 
 # The codes of the case's findings register these checks raise (docs/rules/findings.md).
-REGISTER_FINDINGS = tuple(f"contracts.{check.value}" for check in Check)
+REGISTER_FINDINGS = tuple(f"contracts.{check.value}" for check in (*Check, *DateCheck))
 
 
 @dataclass(frozen=True)
 class Finding:
-    check: Check
+    check: Check | DateCheck
     severity: Severity
     term: str  # the term it is about
     message: str
@@ -493,7 +498,7 @@ def date_findings(dates: ContractDates, today: date) -> list[Finding]:
     if deadline is not None and deadline < today and (renewal is None or renewal >= today):
         found.append(
             Finding(
-                Check.NOTICE_DEADLINE_PASSED,
+                DateCheck.NOTICE_DEADLINE_PASSED,
                 Severity.WARN,
                 "notice_deadline",
                 _(
@@ -515,7 +520,7 @@ def date_findings(dates: ContractDates, today: date) -> list[Finding]:
         )
         found.append(
             Finding(
-                Check.END_DATE_NEAR,
+                DateCheck.END_DATE_NEAR,
                 Severity.WARN,
                 "end_date",
                 message % {"end": formats.date(end), "days": DATES_AHEAD_DAYS},
