@@ -236,7 +236,7 @@ TERM_RULES: dict[terms.Check | terms.DateCheck, Rule] = {
     terms.DateCheck.END_DATE_NEAR: _rule(
         "contracts.end_date_near",
         gettext_lazy("Contract ends within 60 days, or has ended"),
-        Severity.INFORMS,
+        ACCEPT,
         (P,),
         "red_flags",
         CONTRACT_DATES_SOURCE,

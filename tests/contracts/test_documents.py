@@ -218,7 +218,9 @@ def test_a_passed_notice_deadline_and_a_near_end_are_findings(world, lena):
     codes = {e.rule.code: e for e in register.entries if e.finding.offer_id == world["offer"].pk}
     passed = codes["contracts.notice_deadline_passed"]
     assert passed.blocking and passed.rule.owners == ("procurement_reviewer",)
-    assert codes["contracts.end_date_near"].rule.severity == "informs"
+    near = codes["contracts.end_date_near"]
+    assert near.blocking and near.awaiting == ("procurement_reviewer",)
+    assert "within 60 days" in near.finding.message
 
 
 # --- every new page, per role ----------------------------------------------------------
