@@ -354,3 +354,16 @@ def test_a_contract_uploaded_linked_and_its_notice_deadline_in_procurements_my_w
     assert [r.due_on for r in sent] == [deadline]
     assert sent[0].kind == Reminder.Kind.CONTRACT_RENEWAL and sent[0].threshold == 30
     assert not [r for r in reminders_send(today=today) if r.object_model.startswith("contracts")]
+
+
+def test_the_api_reads_each_clause_link(api_as, world, lena):
+    sla = item(world["checklist"], "sla")
+    checklist_item_link(actor=lena, item=sla, document=world["msa"], page=2, quote="Credits")
+    response = api_as("aude").get(f"/api/v1/clause-checklists/{world['checklist'].pk}/")
+    assert response.status_code == 200
+    (row,) = [row for row in response.json()["items"] if row["key"] == "sla"]
+    assert (row["document"], row["document_page"], row["document_quote"]) == (
+        world["msa"].pk,
+        2,
+        "Credits",
+    )
