@@ -612,6 +612,8 @@ ACCEPTANCE_ATTACHMENT_MAX_BYTES = env_int("ACCEPTANCE_ATTACHMENT_MAX_BYTES", 20 
 WORKLOAD_SET_MAX_BYTES = env_int("WORKLOAD_SET_MAX_BYTES", 256 * 1024 * 1024)
 # A red-flag waiver's evidence file: refused above this size before a byte is read.
 WAIVER_EVIDENCE_MAX_BYTES = env_int("WAIVER_EVIDENCE_MAX_BYTES", 20 * 1024 * 1024)
+# A signed contract document (PDF or DOCX): refused above this size before a byte is read.
+CONTRACT_DOCUMENT_MAX_BYTES = env_int("CONTRACT_DOCUMENT_MAX_BYTES", 30 * 1024 * 1024)
 
 # Inviting a person: the link to set their password works this many days (at most 30).
 ACCOUNT_INVITATION_DAYS = env_int("ACCOUNT_INVITATION_DAYS", 7)

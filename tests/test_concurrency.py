@@ -342,3 +342,29 @@ def test_a_page_that_loses_a_race_to_create_answers_409(people, client, monkeypa
     )
     assert response.status_code == 409
     assert b"exists already" in response.content
+
+
+def test_two_uploads_of_one_kind_at_once_take_versions_one_and_two(people, settings, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from apps.contracts.models import ContractDocument
+    from tests.contracts.factories import pdf_bytes
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    offer = make_offer(people["priya"], make_case(people["priya"]), spec=FULL_SPEC)
+    url = reverse("contracts:document-upload", args=[offer.pk])
+
+    def upload(username, pages):
+        def call(client):
+            client.force_login(people[username])
+            return client.post(
+                url, {"kind": "msa", "file": SimpleUploadedFile("msa.pdf", pdf_bytes(pages))}
+            )
+
+        return (username, call)
+
+    responses = race(people, [upload("priya", 2), upload("lena", 4)])
+    assert statuses(responses) == Counter({302: 2})
+    numbers = sorted(ContractDocument.objects.filter(offer=offer).values_list("number", flat=True))
+    assert numbers == [1, 2]

@@ -42,7 +42,7 @@ from apps.cases.services import case_update
 from apps.casework.findings import AREA_RULES
 from apps.casework.registers import area_registers
 from apps.contracts.models import ClauseChecklist
-from apps.contracts.services import checklist_save
+from apps.contracts.services import checklist_save, contract_dates_save
 from apps.sizing.services import requirement_spec_save
 from tests.acceptance.factories import make_evidence
 from tests.access.factories import make_matrix, make_plan
@@ -122,6 +122,17 @@ def _terms(world: World, **terms) -> None:
         items=[],
         reason="Terms read again",
         contract_terms=terms,
+    )
+
+
+def _dates(world: World, **days_from_today) -> None:
+    """The contract's dates, each so many days from today."""
+    today = timezone.localdate()
+    contract_dates_save(
+        actor=world.people["lena"],
+        checklist=ClauseChecklist.objects.get(offer=world.offer),
+        dates={name: today + timedelta(days=n) for name, n in days_from_today.items()},
+        reason="Dates read from the signed contract",
     )
 
 
@@ -265,6 +276,8 @@ WORLDS: dict[str, Callable[[World], None]] = {
     ),
     "contracts.billing_differs": lambda w: _terms(w, billing_basis="per_month"),
     "contracts.prepayment_differs": lambda w: _terms(w, prepayment_pct="50"),
+    "contracts.notice_deadline_passed": lambda w: _dates(w, notice_deadline=-1, renewal_date=30),
+    "contracts.end_date_near": lambda w: _dates(w, effective_date=-300, end_date=45),
     # The offer has 64 cards and states no throughput.
     "sizing.requirement_short": lambda w: _requirement(w, card_count=128),
     # 64 cards against 70: 8.6 % short, within a tolerance of 10 %.

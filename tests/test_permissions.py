@@ -72,6 +72,10 @@ BROWSER_PAGES = [
     ("scorecards:scorecard-workbook", lambda w: {"offer_pk": w["offer"].pk}, EVERYONE),
     ("scorecards:scorecard-import", lambda w: {"offer_pk": w["offer"].pk}, SCORERS),
     ("contracts:checklist-import", lambda w: {"offer_pk": w["offer"].pk}, {"lena", "ada"}),
+    # Signed contract documents: read by all who read the checklist, uploaded by legal and
+    # procurement (tests/contracts/test_documents.py walks the rest per role).
+    ("contracts:documents", lambda w: {"offer_pk": w["offer"].pk}, EVERYONE),
+    ("contracts:document-upload", lambda w: {"offer_pk": w["offer"].pk}, {"priya", "lena", "ada"}),
     ("comments:thread", lambda w: {"kind": "offer", "pk": w["offer"].pk}, EVERYONE),
     ("accounts:two_factor", lambda w: {}, EVERYONE),
     ("accounts:two_factor_verify", lambda w: {}, EVERYONE),  # without an authenticator: onward

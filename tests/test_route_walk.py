@@ -57,7 +57,7 @@ from tests.acceptance.factories import approved_offer, record_faults
 from tests.acceptance.factories import make_plan as make_acceptance_plan
 from tests.access.factories import make_plan as make_network_plan
 from tests.assessments.factories import fill_audit_facts, make_assessment
-from tests.contracts.factories import item, make_checklist, set_statuses
+from tests.contracts.factories import item, make_checklist, set_statuses, upload_document
 from tests.costs.factories import CLEAN, make_budget, make_import
 from tests.evidence.factories import make_bundle_record
 from tests.packets.factories import DEMAND, make_stored_packet
@@ -106,6 +106,7 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "clause-checklists/<pk>": lambda w: w.checklist.pk,
     "clause-checklist-items/<pk>": lambda w: w.flagged_item.pk,
     "red-flag-waivers/<pk>": lambda w: w.waiver.pk,
+    "contract-documents/<pk>": lambda w: w.contract_document.pk,
     "checklist-templates/<pk>": lambda w: w.checklist_template.pk,
     "data-export/<pk>": lambda w: w.assessment.pk,
     "data-export-assessments/<pk>": lambda w: w.assessment.pk,
@@ -454,6 +455,7 @@ def build_world(people) -> SimpleNamespace:
         checklist=checklist,
         flagged_item=flagged,
         waiver=waiver,
+        contract_document=upload_document(lena, second_offer),
         finding_acceptance=finding_acceptance,
         checklist_template=ChecklistTemplate.objects.order_by("pk").first(),
         scorecard=scorecard_save(

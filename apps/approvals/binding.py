@@ -66,7 +66,17 @@ ACTIONS = {"+": "added", "~": "changed", "-": "deleted"}
 # Columns whose change alone is not a change to what was judged: the case's own status
 # moves (approved → accepted, and back when an acceptance sign-off is voided) are the
 # workflow's consequences of the decision, not edits to the case.
-NOT_MATERIAL = {"cases.procurementcase": frozenset({"status", "updated_at", "version"})}
+NOT_MATERIAL = {
+    "cases.procurementcase": frozenset({"status", "updated_at", "version"}),
+    # Where a clause stands in the signed document, and the contract's dates (recorded
+    # once it is signed, after the decision): they change no verdict the decision rests on.
+    "contracts.checklistitem": frozenset(
+        {"document_id", "document_page", "document_quote", "updated_at", "version"}
+    ),
+    "contracts.contractterms": frozenset(
+        {"effective_date", "renewal_date", "notice_deadline", "end_date", "updated_at", "version"}
+    ),
+}
 
 
 def _history_model(label: str):

@@ -114,6 +114,12 @@ LOG_RETENTION_SOURCE = gettext_lazy(
     "organisation's own minimum retention."
 )
 
+CONTRACT_DATES_SOURCE = gettext_lazy(
+    "The contract's own dates: its term, renewal and the notice it asks before renewing; "
+    "termination rights and notice periods of ICT contracts: the EU Digital Operational "
+    "Resilience Act (DORA), Art. 30(2)(h)."
+)
+
 P, L, T, F = Role.PROCUREMENT, Role.LEGAL, Role.TECH_LEAD, Role.FINANCE
 BLOCKS, ACCEPT = Severity.BLOCKS, Severity.NEEDS_ACCEPTANCE
 
@@ -133,7 +139,7 @@ ENTRY_MFA_DOCUMENT = gettext_lazy(
 
 
 # What each contract-term check weighs (apps.contracts.terms.Check).
-TERM_RULES: dict[terms.Check, Rule] = {
+TERM_RULES: dict[terms.Check | terms.DateCheck, Rule] = {
     terms.Check.EXPORT_WINDOW_SHORT: _rule(
         "contracts.export_window_short",
         gettext_lazy("Data export window shorter than the exit window"),
@@ -217,6 +223,23 @@ TERM_RULES: dict[terms.Check, Rule] = {
         (P,),
         "red_flags",
         PRICE_SOURCE,
+    ),
+    # The contract's dates: notice not given in time, so it renews; an end coming or gone.
+    terms.DateCheck.NOTICE_DEADLINE_PASSED: _rule(
+        "contracts.notice_deadline_passed",
+        gettext_lazy("Notice deadline against the renewal passed"),
+        ACCEPT,
+        (P,),
+        "red_flags",
+        CONTRACT_DATES_SOURCE,
+    ),
+    terms.DateCheck.END_DATE_NEAR: _rule(
+        "contracts.end_date_near",
+        gettext_lazy("Contract ends within 60 days, or has ended"),
+        ACCEPT,
+        (P,),
+        "red_flags",
+        CONTRACT_DATES_SOURCE,
     ),
     terms.Check.PREPAYMENT_DIFFERS: _rule(
         "contracts.prepayment_differs",
@@ -582,7 +605,7 @@ class AreaFindings:
                 rule=TERM_RULES[finding.check],
                 offer_id=offer.pk,
                 message=finding.message,
-                facts=_term_facts(entry.values, finding.term, self.case),
+                facts=finding.facts or _term_facts(entry.values, finding.term, self.case),
                 key=finding.term,
                 subject=str(offer),
                 fix_url=url,

@@ -3,9 +3,10 @@
 Due dates, one query per kind:
 - data-export assessments and access matrices: their review-by date (the
   record is valid through that day, overdue from the next);
-- contracts: the renewal date. The clause checklist records no renewal or
-  notice date, so it is computed from the approved offer's contract term:
-  decision date + ``contract_term_months``;
+- contracts: the renewal date, computed from the approved offer's contract term:
+  decision date + ``contract_term_months``; and the notice deadline recorded on a
+  contract's terms (the last day to give notice against its renewal), for the case's
+  owner;
 - harness tokens: their expiry.
 Reminders go out 30, 7 and 1 days ahead, and once more when a review is
 overdue; each (item, due date, threshold) is reminded once.
@@ -27,6 +28,7 @@ from django.utils.translation import gettext as _
 from apps.access.models import AccessMatrix
 from apps.approvals.models import Approval, Reminder
 from apps.assessments.models import DataExportAssessment
+from apps.contracts.models import ContractTerms
 from apps.core.services import tracked_create
 from apps.costs import reminders as costs_reminders
 from apps.evidence.models import HarnessToken
@@ -97,6 +99,7 @@ def due_items(today: date, *, horizon_days: int = HORIZON_DAYS) -> list[DueItem]
     items += _matrices(until)
     items += _tokens(today, until)
     items += _contracts(today, until)
+    items += _notices(today, until)
     return sorted(items, key=lambda item: (item.due_on, item.kind, item.object_pk))
 
 
@@ -187,6 +190,34 @@ def _contracts(today: date, until: date) -> list[DueItem]:
                 case=approval.case,
                 url=reverse("approvals:case", args=[approval.case_id]),
                 owners=[approval.case.owner, approval.decided_by],
+                remind_overdue=False,
+            )
+        )
+    return items
+
+
+NOTICE_MODEL = "contracts.contractterms"
+
+
+def _notices(today: date, until: date) -> list[DueItem]:
+    rows = ContractTerms.objects.filter(
+        notice_deadline__gte=today, notice_deadline__lte=until
+    ).select_related("checklist__offer__case__owner", "checklist__offer__vendor")
+    items = []
+    for terms in rows:
+        offer = terms.checklist.offer
+        assert terms.notice_deadline is not None  # the query keeps only terms with one
+        items.append(
+            DueItem(
+                kind=Reminder.Kind.CONTRACT_RENEWAL,
+                object_model=NOTICE_MODEL,
+                object_pk=terms.pk,
+                label=_("Last day to give %(vendor)s notice against the renewal, for %(case)s")
+                % {"vendor": offer.vendor, "case": offer.case},
+                due_on=terms.notice_deadline,
+                case=offer.case,
+                url=reverse("contracts:documents", args=[offer.pk]),
+                owners=[offer.case.owner],
                 remind_overdue=False,
             )
         )

@@ -41,9 +41,10 @@ from apps.casework.registers import (
     approved_offers,
     findings_url,
 )
-from apps.casework.reminders import DueItem
-from apps.contracts.models import ChecklistItem, RedFlagWaiver
+from apps.casework.reminders import NOTICE_MODEL, DueItem
+from apps.contracts.models import ChecklistItem, ContractTerms, RedFlagWaiver
 from apps.contracts.rules import RED_STATUSES
+from apps.contracts.terms import DATES_AHEAD_DAYS
 from apps.core import formats
 from apps.core.notifications import roles_granting
 from apps.core.roles import Role
@@ -159,6 +160,7 @@ def candidates(
     live = _live_offers(winners)
     if P in roles:
         items += _procurement(live)
+        items += _contract_notices(live, today)
     if L in roles:
         items += _legal(live, winners, today)
     if T in roles:
@@ -249,6 +251,41 @@ def _procurement(live: list[Offer]) -> list[WorkItem]:
                 (P,),
                 subject=str(offer.vendor),
                 holders=frozenset({offer.case.owner_id}),
+            )
+        )
+    return items
+
+
+def _contract_notices(live: list[Offer], today: date) -> list[WorkItem]:
+    """docs/rules/contracts.md#contract-dates: a contract whose last day to give notice
+    against its renewal is within ``DATES_AHEAD_DAYS`` days, due on that day (1 query)."""
+    by_pk = {offer.pk: offer for offer in live}
+    rows = ContractTerms.objects.filter(
+        checklist__offer_id__in=list(by_pk),
+        notice_deadline__gte=today,
+        notice_deadline__lte=today + timedelta(days=DATES_AHEAD_DAYS),
+    ).select_related("checklist")
+    items = []
+    for terms in rows.order_by("notice_deadline", "pk"):
+        offer = by_pk[terms.checklist.offer_id]
+        deadline = terms.notice_deadline
+        assert deadline is not None  # the query keeps only terms with one
+        detail = _("Give notice by %(deadline)s if the contract is not to renew on %(renewal)s") % {
+            "deadline": formats.date(deadline),
+            "renewal": formats.date(terms.renewal_date) if terms.renewal_date else "—",
+        }
+        items.append(
+            dated(
+                _item(
+                    offer.case,
+                    f"offer:{offer.pk}:notice",
+                    detail,
+                    reverse("contracts:documents", args=[offer.pk]),
+                    (P,),
+                    subject=str(offer.vendor),
+                ),
+                deadline,
+                today,
             )
         )
     return items
@@ -671,6 +708,9 @@ def reminders(due: list[DueItem], today: date) -> list[WorkItem]:
         owners = frozenset(o.pk for o in entry.owners if o is not None)
         # An overdue review is the role's own item already (dated, overdue): once.
         if entry.kind in OVERDUE_IS_THE_ROLES and entry.days_left(today) < 0:
+            continue
+        # A contract's notice deadline is procurement's own item already: once.
+        if entry.object_model == NOTICE_MODEL:
             continue
         if entry.kind == Reminder.Kind.TOKEN_EXPIRY:
             for owner in owners:

@@ -38,6 +38,7 @@ KIND_AREAS: dict[str, tuple[str, ...]] = {
     "contracts.checklistitem": ("contracts", "approval"),
     "contracts.redflagwaiver": ("contracts", "approval"),
     "contracts.contractterms": ("contracts", "approval"),
+    "contracts.contractdocument": ("contracts", "approval"),
     "contracts.checklisttemplate": ("contracts", "approval"),
     "contracts.templateitem": ("contracts", "approval"),
     "assessments.dataexportassessment": ("data-export", "approval"),

@@ -5,6 +5,7 @@ from apps.contracts.models import (
     ChecklistItem,
     ChecklistTemplate,
     ClauseChecklist,
+    ContractDocument,
     ContractTerms,
     RedFlagWaiver,
     TemplateItem,
@@ -74,3 +75,11 @@ class RedFlagWaiverAdmin(RecordAdmin):
         "lapsed_at",
     ]
     list_select_related = ["item", "waived_by", "confirmed_by"]
+
+
+@admin.register(ContractDocument)
+class ContractDocumentAdmin(RecordAdmin):
+    """A signed contract document's version: uploaded in the app, stored once, never replaced."""
+
+    list_display = ["offer", "kind", "number", "name", "uploaded_by", "created_at"]
+    list_select_related = ["offer__vendor", "uploaded_by"]

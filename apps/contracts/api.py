@@ -26,6 +26,7 @@ from apps.contracts.models import (
     ChecklistItem,
     ChecklistTemplate,
     ClauseChecklist,
+    ContractDocument,
     ItemStatus,
     RedFlagWaiver,
     TemplateItem,
@@ -180,6 +181,13 @@ class ChecklistItemSerializer(serializers.ModelSerializer):
         "legal confirmation); null when none."
     )
     waivers = WaiverSerializer(many=True, read_only=True)
+    document: serializers.PrimaryKeyRelatedField[ContractDocument] = (
+        serializers.PrimaryKeyRelatedField(
+            read_only=True,
+            allow_null=True,
+            help_text="The signed contract document version the clause is linked to; null: none.",
+        )
+    )
 
     class Meta:
         model = ChecklistItem
@@ -201,6 +209,9 @@ class ChecklistItemSerializer(serializers.ModelSerializer):
             "verdict",
             "waiver_problem",
             "waivers",
+            "document",
+            "document_page",
+            "document_quote",
         ]
         read_only_fields = fields
 
@@ -216,7 +227,9 @@ class ChecklistItemSerializer(serializers.ModelSerializer):
 
 
 class TermFindingSerializer(serializers.Serializer):
-    check = serializers.CharField(help_text="Which check: " + ", ".join(terms.Check))
+    check = serializers.CharField(
+        help_text="Which check: " + ", ".join([*terms.Check, *terms.DateCheck])
+    )
     severity = serializers.CharField(help_text="bad: fails what the case needs; warn: decide.")
     term = serializers.CharField(help_text="The term it is about.")
     message = serializers.CharField()

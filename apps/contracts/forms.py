@@ -5,7 +5,14 @@ from django.template.defaultfilters import filesizeformat
 from django.utils.translation import gettext_lazy as _
 
 from apps.contracts import terms
-from apps.contracts.models import ItemStatus
+from apps.contracts.documents import document_max_bytes
+from apps.contracts.models import (
+    PAGE_MAX,
+    QUOTE_MAX_LENGTH,
+    ContractDocument,
+    DocumentKind,
+    ItemStatus,
+)
 from apps.contracts.rules import WAIVER_DAYS
 from apps.contracts.services import evidence_max_bytes
 from apps.core.bounds import TEXT_MAX_LENGTH
@@ -196,4 +203,68 @@ class TemplatePublishForm(forms.Form):
         label=_("Why publish a new version?"),
         max_length=500,
         help_text=_("Existing checklists keep the version they were made from."),
+    )
+
+
+class ContractDocumentForm(forms.Form):
+    """One signed contract document: its kind and the file (a PDF or a DOCX)."""
+
+    kind = forms.ChoiceField(label=_("Kind"), choices=DocumentKind.choices)
+    file = forms.FileField(
+        label=_("Signed document"),
+        widget=forms.ClearableFileInput(attrs={"accept": ".pdf,.docx"}),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["file"].help_text = _(
+            "A PDF or a Word (DOCX) file, at most %(limit)s. Uploading a kind again makes "
+            "its next version; earlier versions stay."
+        ) % {"limit": filesizeformat(document_max_bytes())}
+
+
+class ClauseLinkForm(forms.Form):
+    """Where one clause stands in a signed document: which version, which page, what words."""
+
+    document = forms.ModelChoiceField(
+        label=_("Document"),
+        queryset=ContractDocument.objects.none(),
+        required=False,
+        empty_label=_("— no document —"),
+    )
+    page = forms.IntegerField(label=_("Page"), min_value=1, max_value=PAGE_MAX, required=False)
+    quote = forms.CharField(
+        label=_("Quoted text"),
+        max_length=QUOTE_MAX_LENGTH,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args, documents=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        choice = self.fields["document"]
+        assert isinstance(choice, forms.ModelChoiceField)
+        choice.queryset = ContractDocument.objects.filter(
+            pk__in=[d.pk for d in documents]
+        ).order_by("kind", "-number")
+        self.fields["page"].help_text = _("PDF only: a page of the document, counted from 1.")
+        self.fields["quote"].help_text = _("At most %(n)s characters.") % {"n": QUOTE_MAX_LENGTH}
+
+
+class ContractDatesForm(EditReasonMixin):
+    effective_date = forms.DateField(
+        label=_("Effective date"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    renewal_date = forms.DateField(
+        label=_("Renewal date"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    notice_deadline = forms.DateField(
+        label=_("Notice deadline"),
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text=_("The last day to give notice against the renewal."),
+    )
+    end_date = forms.DateField(
+        label=_("End date"), required=False, widget=forms.DateInput(attrs={"type": "date"})
     )

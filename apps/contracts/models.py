@@ -13,8 +13,12 @@ from simple_history.models import HistoricalRecords
 from apps.contracts.rules import RED_STATUSES
 from apps.contracts.terms import IMAGE_FORMATS, WHOLE_MAX
 from apps.core.bounds import CHANGE_REASON_MAX_LENGTH, REASON_MAX_LENGTH, TEXT_MAX_LENGTH
-from apps.core.models import TrackedModel
+from apps.core.models import StoredFileRecord, TrackedModel
 from apps.offers.models import BillingBasis
+
+# A clause link's bounds: the words quoted, and the highest page number taken.
+QUOTE_MAX_LENGTH = 500
+PAGE_MAX = 100_000
 
 
 class ItemStatus(models.TextChoices):
@@ -188,8 +192,32 @@ class ChecklistItem(BilingualItem, TrackedModel):
     guidance_zh = models.TextField(
         _("guidance in Chinese"), max_length=TEXT_MAX_LENGTH, null=True, blank=True
     )
+    # The clause's place in a signed contract document: a stored version, a page (PDF
+    # only) and the words quoted from it. Added after history rows were chained: nullable.
+    document = models.ForeignKey(
+        "contracts.ContractDocument",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("contract document"),
+    )
+    document_page = models.PositiveIntegerField(
+        _("page"), null=True, blank=True, validators=[MaxValueValidator(PAGE_MAX)]
+    )
+    document_quote = models.TextField(
+        _("quoted text"), max_length=QUOTE_MAX_LENGTH, null=True, blank=True
+    )
     history = HistoricalRecords()
-    late_history_columns = ("high_severity", "title_zh", "sub_points_zh", "guidance_zh")
+    late_history_columns = (
+        "high_severity",
+        "title_zh",
+        "sub_points_zh",
+        "guidance_zh",
+        "document_id",
+        "document_page",
+        "document_quote",
+    )
 
     class Meta:
         ordering = ["checklist_id", "number"]
@@ -342,7 +370,19 @@ class ContractTerms(TrackedModel):
     billing_basis = models.CharField(
         _("billing basis"), max_length=20, choices=BillingBasis.choices, blank=True
     )
+    # The contract's dates (docs/rules/contracts.md#contract-dates); added after history
+    # rows were chained, so nullable like every blank term.
+    effective_date = models.DateField(_("effective date"), null=True, blank=True)
+    renewal_date = models.DateField(_("renewal date"), null=True, blank=True)
+    notice_deadline = models.DateField(
+        _("notice deadline"),
+        null=True,
+        blank=True,
+        help_text=_("The last day to give notice against the renewal."),
+    )
+    end_date = models.DateField(_("end date"), null=True, blank=True)
     history = HistoricalRecords()
+    late_history_columns = ("effective_date", "renewal_date", "notice_deadline", "end_date")
 
     class Meta:
         ordering = ["checklist_id"]
@@ -351,3 +391,65 @@ class ContractTerms(TrackedModel):
 
     def __str__(self) -> str:
         return f"Contract terms of checklist #{self.checklist_id}"
+
+
+class DocumentKind(models.TextChoices):
+    ORDER_FORM = "order_form", _("Order form")
+    MSA = "msa", _("Master services agreement (MSA)")
+    DPA = "dpa", _("Data processing agreement (DPA)")
+    OTHER = "other", _("Other contract document")
+
+
+# How a document is named in a clause link: "MSA v2".
+KIND_SHORT = {
+    DocumentKind.ORDER_FORM: _("Order form"),
+    DocumentKind.MSA: _("MSA"),
+    DocumentKind.DPA: _("DPA"),
+    DocumentKind.OTHER: _("Document"),
+}
+
+
+class ContractDocument(TrackedModel, StoredFileRecord):
+    """One version of one signed contract document of an offer, stored once with its SHA-256.
+
+    Uploading the same kind again makes the next version; earlier versions stay,
+    listed and downloadable. Never replaced, never deleted.
+    """
+
+    offer = models.ForeignKey(
+        "offers.Offer",
+        on_delete=models.PROTECT,
+        related_name="contract_documents",
+        verbose_name=_("offer"),
+    )
+    kind = models.CharField(_("kind"), max_length=20, choices=DocumentKind.choices)
+    number = models.PositiveIntegerField(_("version"))
+    name = models.CharField(_("file name"), max_length=200)
+    content_type = models.CharField(_("type"), max_length=100)
+    storage_name = models.CharField(_("stored as"), max_length=300, unique=True)
+    # PDF only: the pages a clause link may point at.
+    page_count = models.PositiveIntegerField(_("pages"), null=True, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("uploaded by"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["offer_id", "kind", "-number"]
+        verbose_name = _("contract document")
+        verbose_name_plural = _("contract documents")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["offer", "kind", "number"], name="contractdocument_version_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{KIND_SHORT[DocumentKind(self.kind)]} v{self.number}"
+
+    @property
+    def is_pdf(self) -> bool:
+        return self.content_type == "application/pdf"

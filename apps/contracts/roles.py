@@ -7,6 +7,7 @@ READ = view(
     "contracts.checklistitem",
     "contracts.redflagwaiver",
     "contracts.contractterms",
+    "contracts.contractdocument",
 )
 
 ROLE_PERMISSIONS = {
@@ -25,8 +26,11 @@ ROLE_PERMISSIONS = {
         # A high-severity item's waiver counts once a second legal reviewer confirms it.
         "contracts.confirm_redflagwaiver",
         "contracts.withdraw_redflagwaiver",
+        # Signed contract documents: legal and procurement upload them (a new version,
+        # never a replacement); everyone who reads the checklist reads them.
+        "contracts.add_contractdocument",
     ],
-    Role.PROCUREMENT: READ,
+    Role.PROCUREMENT: READ + ["contracts.add_contractdocument"],
     Role.TECH_LEAD: READ,
     Role.AUDITOR: READ,
     Role.FINANCE: READ,

@@ -19,7 +19,9 @@ from apps.contracts.models import (
     ChecklistItem,
     ChecklistTemplate,
     ClauseChecklist,
+    ContractDocument,
     ContractTerms,
+    DocumentKind,
     RedFlagWaiver,
     TemplateItem,
 )
@@ -69,7 +71,7 @@ def item_state(item: ChecklistItem, waivers: list[RedFlagWaiver]) -> rules.ItemS
 def _items_prefetch() -> Prefetch:
     return Prefetch(
         "items",
-        queryset=ChecklistItem.objects.select_related("reviewer")
+        queryset=ChecklistItem.objects.select_related("reviewer", "document")
         .prefetch_related(
             Prefetch(
                 "waivers",
@@ -308,6 +310,57 @@ def waiver_stored_file(waiver: RedFlagWaiver) -> StoredFile:
     )
 
 
+def document_list_for(actor) -> QuerySet[ContractDocument]:
+    """The contract documents of the offers the actor may see."""
+    if not actor.has_perm("contracts.view_contractdocument"):
+        return ContractDocument.objects.none()
+    return ContractDocument.objects.filter(offer__in=offer_list_for(actor)).select_related(
+        "offer", "uploaded_by"
+    )
+
+
+def document_get_for(actor, pk: int) -> ContractDocument:
+    return get_object_or_404(document_list_for(actor), pk=pk)
+
+
+def offer_documents(offer: Offer) -> list[ContractDocument]:
+    """Every version of every contract document of the offer, by kind, newest first."""
+    return list(
+        ContractDocument.objects.filter(offer=offer)
+        .select_related("uploaded_by")
+        .order_by("kind", "-number")
+    )
+
+
+@dataclass
+class DocumentGroup:
+    """One kind of contract document of an offer: its versions, newest first."""
+
+    kind: str
+    label: str
+    versions: list[ContractDocument]
+
+
+def document_groups(documents: list[ContractDocument]) -> list[DocumentGroup]:
+    return [
+        DocumentGroup(kind, str(label), [d for d in documents if d.kind == kind])
+        for kind, label in DocumentKind.choices
+        if any(d.kind == kind for d in documents)
+    ]
+
+
+def document_stored_file(document: ContractDocument) -> StoredFile:
+    """A contract document as a download sends it, checked against its SHA-256."""
+    return StoredFile(
+        case_id=document.offer.case_id,
+        record=f"Contract document {document} of offer #{document.offer_id}",
+        name=document.storage_name,
+        sha256=document.sha256,
+        filename=document.name,
+        content_type=document.content_type,
+    )
+
+
 def templates_with_items() -> QuerySet[ChecklistTemplate]:
     return ChecklistTemplate.objects.select_related("published_by").prefetch_related(
         Prefetch("items", queryset=TemplateItem.objects.order_by("number"))
@@ -375,6 +428,7 @@ class OfferTerms:
     values: terms.TermValues
     premium: Decimal | None
     findings: list[terms.Finding]
+    dates: terms.ContractDates = field(default_factory=terms.ContractDates)
 
     @property
     def lines(self) -> list[TermLine]:
@@ -414,6 +468,12 @@ def term_shown(term: terms.Term, value) -> str:
     return str(choices.get(value, value))
 
 
+def contract_dates(record: ContractTerms | None) -> terms.ContractDates:
+    if record is None:
+        return terms.ContractDates()
+    return terms.ContractDates(**{name: getattr(record, name) for name in terms.DATE_NAMES})
+
+
 def terms_values(record: ContractTerms | None) -> terms.TermValues:
     if record is None:
         return terms.TermValues()
@@ -442,13 +502,18 @@ def _terms_record(checklist: ClauseChecklist | None) -> ContractTerms | None:
 def offer_terms(offer: Offer, checklist: ClauseChecklist | None, case=None) -> OfferTerms:
     record = _terms_record(checklist)
     values = terms_values(record)
+    dates = contract_dates(record)
     return OfferTerms(
         offer=offer,
         checklist=checklist,
         record=record,
         values=values,
         premium=terms.prepayment_premium(values),
-        findings=terms.findings(values, case_needs(offer, case)),
+        findings=[
+            *terms.findings(values, case_needs(offer, case)),
+            *terms.date_findings(dates, today()),
+        ],
+        dates=dates,
     )
 
 

@@ -17,18 +17,22 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from apps.contracts import rules, terms
+from apps.contracts.documents import read_contract_file
 from apps.contracts.models import (
+    QUOTE_MAX_LENGTH,
     ChecklistItem,
     ChecklistTemplate,
     ClauseChecklist,
+    ContractDocument,
     ContractTerms,
+    DocumentKind,
     RedFlagWaiver,
     TemplateItem,
 )
 from apps.contracts.selectors import item_state, today, waiver_state
 from apps.core.services import ConcurrentEditError, tracked_create, tracked_update
 from apps.core.uploads import EVIDENCE_DOCUMENTS, UploadPolicy
-from apps.offers.models import BillingBasis
+from apps.offers.models import BillingBasis, Offer
 
 ITEM_FIELDS = ("status", "clause_reference", "excerpt", "note")
 TEMPLATE_ITEM_FIELDS = (
@@ -464,3 +468,172 @@ def red_flag_waiver_withdraw(*, actor, waiver: RedFlagWaiver, reason: str) -> Re
                 "lapse_note": f"Withdrawn by {_who(actor)}: {reason.strip()}"[:300],
             },
         )
+
+
+# --- signed contract documents, clause links and the contract's dates --------------------
+
+
+def contract_document_upload(*, actor, offer: Offer, kind: str, upload) -> ContractDocument:
+    """Store one signed contract document of ``offer`` as the next version of its kind.
+
+    The file is judged by its content (``apps.contracts.documents``): a PDF or a DOCX,
+    within the size limit, readable. It is stored under a name the server makes, with
+    its SHA-256; a refusal, or a failure after storing, leaves nothing stored.
+    """
+    if not actor.has_perm("contracts.add_contractdocument"):
+        raise PermissionDenied(_("Only legal or procurement may upload a contract document."))
+    if kind not in DocumentKind.values:
+        raise ValidationError({"kind": _("Choose what kind of contract document this is.")})
+    if upload is None:
+        raise ValidationError({"file": _("Choose the signed document to upload.")})
+    try:
+        read = read_contract_file(upload)
+    except ValidationError as error:
+        raise ValidationError({"file": error.messages}) from None
+    saved = None
+    try:
+        with transaction.atomic():
+            # The offer's row is the lock: two uploads of one kind take turns for a number.
+            locked = Offer.objects.select_for_update().get(pk=offer.pk)
+            latest = (
+                ContractDocument.objects.filter(offer=locked, kind=kind).aggregate(n=Max("number"))[
+                    "n"
+                ]
+                or 0
+            )
+            wanted = f"contracts/documents/{locked.pk}/{uuid.uuid4().hex}{read.extension}"
+            saved = default_storage.save(wanted, ContentFile(read.raw))
+            label = DocumentKind(kind).label
+            return tracked_create(
+                ContractDocument,
+                actor=actor,
+                reason=f"{label} v{latest + 1} uploaded: {read.name}",
+                offer=locked,
+                kind=kind,
+                number=latest + 1,
+                name=read.name,
+                content_type=read.content_type,
+                storage_name=saved,
+                sha256=read.sha256,
+                size_bytes=len(read.raw),
+                page_count=read.page_count,
+                uploaded_by=actor,
+            )
+    except BaseException:
+        if saved:
+            default_storage.delete(saved)
+        raise
+
+
+def _link_errors(
+    item: ChecklistItem, document: ContractDocument | None, page: int | None, quote: str
+) -> dict[str, str]:
+    errors: dict[str, str] = {}
+    if document is None:
+        if page is not None:
+            errors["page"] = _("Choose the document the page is in.")
+        if quote:
+            errors["quote"] = _("Choose the document the quote is from.")
+        return errors
+    if document.offer_id != item.checklist.offer_id:
+        errors["document"] = _("This document is not one of this offer's contract documents.")
+        return errors
+    if page is not None:
+        if not document.is_pdf or not document.page_count:
+            errors["page"] = _("A Word document has no fixed pages: give no page number.")
+        elif not 1 <= page <= document.page_count:
+            errors["page"] = _("%(doc)s has pages 1 to %(n)s.") % {
+                "doc": str(document),
+                "n": document.page_count,
+            }
+    if len(quote) > QUOTE_MAX_LENGTH:
+        errors["quote"] = _("Quote at most %(n)s characters.") % {"n": QUOTE_MAX_LENGTH}
+    return errors
+
+
+def checklist_item_link(
+    *,
+    actor,
+    item: ChecklistItem,
+    document: ContractDocument | None,
+    page: int | None,
+    quote: str,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> ChecklistItem:
+    """Point one checklist item at a stored contract document version, a page of it (a
+    PDF's, within its page count) and the words quoted; no document clears the link."""
+    if not actor.has_perm("contracts.change_checklistitem"):
+        raise PermissionDenied(_("Only a legal reviewer may link a clause to its document."))
+    quote = (quote or "").strip()
+    with transaction.atomic():
+        current = (
+            ChecklistItem.objects.select_for_update().select_related("checklist").get(pk=item.pk)
+        )
+        if expected_version is not None and current.version != expected_version:
+            raise ConcurrentEditError(current, expected_version)
+        errors = _link_errors(current, document, page, quote)
+        if errors:
+            raise ValidationError(errors)
+        fields = {
+            "document": document,
+            "document_page": page if document is not None else None,
+            "document_quote": (quote or None) if document is not None else None,
+        }
+        if all(getattr(current, name) == value for name, value in fields.items()):
+            return current
+        shown = (
+            f"{document}" + (f", page {page}" if page else "")
+            if document is not None
+            else "no document"
+        )
+        why = (reason or "").strip() or f"Clause linked to {shown}"
+        return tracked_update(current, actor=actor, reason=why, fields=fields)
+
+
+def contract_dates_save(
+    *,
+    actor,
+    checklist: ClauseChecklist,
+    dates: dict[str, date | None],
+    reason: str,
+    expected_version: int | None = None,
+) -> ContractTerms:
+    """Record the contract's dates on its terms: effective, renewal, notice deadline, end.
+
+    Dates left out keep theirs; None clears one. Refused whole when the end comes
+    before the effective date or the notice deadline after the renewal.
+    """
+    if not actor.has_perm("contracts.change_contractterms"):
+        raise PermissionDenied(_("Only a legal reviewer may record the contract's dates."))
+    unknown = set(dates) - set(terms.DATE_NAMES)
+    if unknown:
+        raise ValidationError({name: _("Not a contract date.") for name in sorted(unknown)})
+    if not (reason or "").strip():
+        raise ValidationError({"change_reason": _("Say why the dates are recorded or changed.")})
+    with transaction.atomic():
+        locked = ClauseChecklist.objects.select_for_update().get(pk=checklist.pk)
+        record = ContractTerms.objects.filter(checklist=locked).first()
+        if expected_version is not None:
+            found = record.version if record is not None else 0
+            if found != expected_version:
+                raise ConcurrentEditError(record or locked, expected_version)
+        merged = {
+            name: dates[name] if name in dates else getattr(record, name, None)
+            for name in terms.DATE_NAMES
+        }
+        problems = terms.date_errors(terms.ContractDates(**merged))
+        if problems:
+            raise ValidationError(problems)
+        changed = {
+            name: value for name, value in merged.items() if getattr(record, name, None) != value
+        }
+        if not changed:
+            if record is not None:
+                return record
+            raise ValidationError({"__all__": _("No date was given.")})
+        if record is None:
+            return tracked_create(
+                ContractTerms, actor=actor, reason=reason.strip(), checklist=locked, **changed
+            )
+        return tracked_update(record, actor=actor, reason=reason.strip(), fields=changed)

@@ -31,6 +31,7 @@ Decisions a reviewer or an auditor should know:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from enum import StrEnum
 
@@ -150,16 +151,26 @@ class Check(StrEnum):
     PREPAYMENT_DIFFERS = "prepayment_differs"
 
 
+class DateCheck(StrEnum):
+    """The checks of the contract's dates (docs/rules/contracts.md#contract-dates): judged
+    on a day, not against the case, so apart from the terms' own checks."""
+
+    NOTICE_DEADLINE_PASSED = "notice_deadline_passed"
+    END_DATE_NEAR = "end_date_near"
+
+
 # The codes of the case's findings register these checks raise (docs/rules/findings.md).
-REGISTER_FINDINGS = tuple(f"contracts.{check.value}" for check in Check)
+REGISTER_FINDINGS = tuple(f"contracts.{check.value}" for check in (*Check, *DateCheck))
 
 
 @dataclass(frozen=True)
 class Finding:
-    check: Check
+    check: Check | DateCheck
     severity: Severity
     term: str  # the term it is about
     message: str
+    # The values it was raised on, where they are not the term's own (the dates').
+    facts: str = ""
 
 
 def prepayment_premium(values: TermValues) -> Decimal | None:
@@ -430,6 +441,90 @@ def _against_offer(values: TermValues, needs: CaseNeeds) -> list[Finding]:
                     "contract": formats.percent(values.prepayment_pct, ratio=False),
                     "offer": formats.percent(ratio),
                 },
+            )
+        )
+    return found
+
+
+# --- the contract's dates ----------------------------------------------------------------
+
+DATE_NAMES = ("effective_date", "renewal_date", "notice_deadline", "end_date")
+DATE_LABELS = {
+    "effective_date": gettext_lazy("Effective date"),
+    "renewal_date": gettext_lazy("Renewal date"),
+    "notice_deadline": gettext_lazy("Notice deadline"),
+    "end_date": gettext_lazy("End date"),
+}
+# A notice deadline or an end date this many days ahead is work to do now.
+DATES_AHEAD_DAYS = 60
+
+
+@dataclass(frozen=True)
+class ContractDates:
+    """The contract's dates; None where the contract states none."""
+
+    effective_date: date | None = None
+    renewal_date: date | None = None
+    notice_deadline: date | None = None  # the last day to give notice against the renewal
+    end_date: date | None = None
+
+    @property
+    def stated(self) -> bool:
+        return any(getattr(self, name) is not None for name in DATE_NAMES)
+
+
+def date_errors(dates: ContractDates) -> dict[str, str]:
+    """What is wrong with the dates together: a contract ends on or after it takes
+    effect, and notice is given on or before the renewal it is against."""
+    errors: dict[str, str] = {}
+    if dates.effective_date and dates.end_date and dates.end_date < dates.effective_date:
+        errors["end_date"] = _("The end date is before the effective date.")
+    if dates.notice_deadline and dates.renewal_date and dates.notice_deadline > dates.renewal_date:
+        errors["notice_deadline"] = _("The notice deadline is after the renewal date.")
+    return errors
+
+
+def notice_due(dates: ContractDates, today: date) -> bool:
+    """Notice against the renewal can still be given, and the last day is near."""
+    deadline = dates.notice_deadline
+    return deadline is not None and 0 <= (deadline - today).days <= DATES_AHEAD_DAYS
+
+
+def date_findings(dates: ContractDates, today: date) -> list[Finding]:
+    """A notice deadline gone by (the contract renews unless it ended first), and an end
+    date within ``DATES_AHEAD_DAYS`` days (or gone by)."""
+    found = []
+    deadline, renewal, end = dates.notice_deadline, dates.renewal_date, dates.end_date
+    if deadline is not None and deadline < today and (renewal is None or renewal >= today):
+        found.append(
+            Finding(
+                DateCheck.NOTICE_DEADLINE_PASSED,
+                Severity.WARN,
+                "notice_deadline",
+                _(
+                    "The last day to give notice against the renewal, %(deadline)s, has "
+                    "passed: the contract renews on %(renewal)s."
+                )
+                % {
+                    "deadline": formats.date(deadline),
+                    "renewal": formats.date(renewal) if renewal else _("its renewal date"),
+                },
+                facts=f"notice_deadline={deadline}; renewal_date={renewal}",
+            )
+        )
+    if end is not None and (end - today).days <= DATES_AHEAD_DAYS:
+        message = (
+            _("The contract ended on %(end)s.")
+            if end < today
+            else _("The contract ends on %(end)s, within %(days)s days.")
+        )
+        found.append(
+            Finding(
+                DateCheck.END_DATE_NEAR,
+                Severity.WARN,
+                "end_date",
+                message % {"end": formats.date(end), "days": DATES_AHEAD_DAYS},
+                facts=f"end_date={end}",
             )
         )
     return found

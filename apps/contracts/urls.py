@@ -25,6 +25,19 @@ urlpatterns = [
     path("red-flag-waivers/<int:pk>/withdraw/", views.waiver_withdraw, name="waiver-withdraw"),
     path("red-flag-waivers/<int:pk>/evidence/", views.waiver_evidence, name="waiver-evidence"),
     path("cases/<int:pk>/clause-checklists/", views.comparison, name="comparison"),
+    path("offers/<int:offer_pk>/contract-documents/", views.documents, name="documents"),
+    path(
+        "offers/<int:offer_pk>/contract-documents/upload/",
+        views.document_upload,
+        name="document-upload",
+    ),
+    path("offers/<int:offer_pk>/contract-dates/", views.contract_dates, name="contract-dates"),
+    path(
+        "contract-documents/<int:pk>/download/",
+        views.document_download,
+        name="document-download",
+    ),
+    path("clause-checklist-items/<int:pk>/link/", views.item_link, name="item-link"),
     path("clause-checklist-templates/", views.template_list, name="templates"),
     path("clause-checklist-templates/new/", views.template_publish, name="template-publish"),
 ]

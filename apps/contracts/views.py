@@ -15,10 +15,14 @@ from django.views.decorators.http import require_POST
 
 from apps.cases.selectors import case_get_for
 from apps.contracts import services, spreadsheet, terms
+from apps.contracts.documents import DOCUMENT_POLICY
 from apps.contracts.filters import TemplateListFilter
 from apps.contracts.forms import (
     ChecklistItemFormSet,
     ChecklistSaveForm,
+    ClauseLinkForm,
+    ContractDatesForm,
+    ContractDocumentForm,
     ContractTermsForm,
     TemplateItemFormSet,
     TemplatePublishForm,
@@ -26,7 +30,12 @@ from apps.contracts.forms import (
     WaiverForm,
     WaiverWithdrawForm,
 )
-from apps.contracts.models import ChecklistTemplate, ClauseChecklist, RedFlagWaiver
+from apps.contracts.models import (
+    ChecklistTemplate,
+    ClauseChecklist,
+    ContractTerms,
+    RedFlagWaiver,
+)
 from apps.contracts.rules import waive_error
 from apps.contracts.selectors import (
     ItemRow,
@@ -35,9 +44,13 @@ from apps.contracts.selectors import (
     case_checklist_comparison,
     case_contract_terms,
     checklist_item_get_for,
+    document_get_for,
+    document_groups,
+    document_stored_file,
     item_row,
     item_state,
     offer_checklist,
+    offer_documents,
     offer_terms,
     template_latest,
     templates_with_items,
@@ -51,7 +64,7 @@ from apps.core.downloads import stored_file_response
 from apps.core.forms import apply_service_errors
 from apps.core.lists import filtered_page
 from apps.core.second_factor import second_factor_for_writes
-from apps.core.services import SERVICE_ERRORS
+from apps.core.services import SERVICE_ERRORS, ConcurrentEditError
 from apps.core.spreadsheets import (
     UPLOAD_POLICY,
     SpreadsheetImportForm,
@@ -523,4 +536,144 @@ def template_publish(request: HttpRequest) -> HttpResponse:
         request,
         "contracts/template_form.html",
         {"formset": formset, "note_form": note_form, "latest": latest},
+    )
+
+
+# --- signed contract documents, clause links and the contract's dates -------------------
+
+
+@role_required("contracts.view_contractdocument")
+def documents(request: HttpRequest, offer_pk: int) -> HttpResponse:
+    """Every version of the offer's signed contract documents, and the contract's dates."""
+    offer = offer_get_for(request.user, offer_pk)
+    checklist = ClauseChecklist.objects.filter(offer=offer).select_related("terms").first()
+    saved_terms = offer_terms(offer, checklist)
+    return render(
+        request,
+        "contracts/documents.html",
+        {
+            "offer": offer,
+            "case": offer.case,
+            "groups": document_groups(offer_documents(offer)),
+            "checklist": checklist,
+            "dates": saved_terms.dates,
+            "date_findings": [f for f in saved_terms.findings if f.term in terms.DATE_NAMES],
+        },
+    )
+
+
+@refused_unread(DOCUMENT_POLICY.check())  # before the CSRF check reads the body
+@role_required("contracts.add_contractdocument")
+def document_upload(request: HttpRequest, offer_pk: int) -> HttpResponse:
+    offer = offer_get_for(request.user, offer_pk)
+    form = ContractDocumentForm(request.POST or None, request.FILES or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                document = services.contract_document_upload(
+                    actor=request.user,
+                    offer=offer,
+                    kind=form.cleaned_data["kind"],
+                    upload=form.cleaned_data["file"],
+                )
+            except SERVICE_ERRORS as error:
+                apply_service_errors(form, error)
+            else:
+                messages.success(request, _("%(doc)s stored.") % {"doc": document})
+                return redirect("contracts:documents", offer_pk=offer.pk)
+        status = 400
+    return render(
+        request,
+        "contracts/document_upload.html",
+        {"offer": offer, "case": offer.case, "form": form},
+        status=status,
+    )
+
+
+@role_required("contracts.view_contractdocument")
+def document_download(request: HttpRequest, pk: int) -> HttpResponse | FileResponse:
+    document = document_get_for(request.user, pk)  # only of an offer the user may see
+    # Shown in the browser, so a link to ``#page=N`` opens at the clause.
+    return stored_file_response(
+        request, document_stored_file(document), as_attachment=not document.is_pdf
+    )
+
+
+@role_required("contracts.change_checklistitem")
+def item_link(request: HttpRequest, pk: int) -> HttpResponse:
+    item = checklist_item_get_for(request.user, pk)
+    offer = offer_get_for(request.user, item.checklist.offer_id)
+    choices = offer_documents(offer)
+    initial = {
+        "document": item.document_id,
+        "page": item.document_page,
+        "quote": item.document_quote or "",
+        "version": item.version,
+    }
+    form = ClauseLinkForm(request.POST or None, initial=initial, documents=choices)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                services.checklist_item_link(
+                    actor=request.user,
+                    item=item,
+                    document=form.cleaned_data["document"],
+                    page=form.cleaned_data["page"],
+                    quote=form.cleaned_data["quote"],
+                    expected_version=form.cleaned_data.get("version"),
+                )
+            except SERVICE_ERRORS as error:
+                apply_service_errors(form, error)
+                status = 409 if isinstance(error, ConcurrentEditError) else 400
+            else:
+                messages.success(request, _("Clause linked to the signed document."))
+                return redirect("contracts:checklist", offer_pk=offer.pk)
+        else:
+            status = 400
+    return render(
+        request,
+        "contracts/item_link.html",
+        {"offer": offer, "case": offer.case, "item": item, "form": form, "documents": choices},
+        status=status,
+    )
+
+
+@role_required("contracts.change_contractterms")
+def contract_dates(request: HttpRequest, offer_pk: int) -> HttpResponse:
+    offer = offer_get_for(request.user, offer_pk)
+    checklist = ClauseChecklist.objects.filter(offer=offer).first()
+    if checklist is None:
+        messages.error(request, _("This offer has no clause checklist yet: start one first."))
+        return redirect("offers:detail", pk=offer.pk)
+    record = ContractTerms.objects.filter(checklist=checklist).first()
+    initial = {name: getattr(record, name, None) for name in terms.DATE_NAMES}
+    initial["version"] = record.version if record is not None else 0
+    form = ContractDatesForm(request.POST or None, initial=initial)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            fields, reason, version = form.edit_parts()
+            try:
+                services.contract_dates_save(
+                    actor=request.user,
+                    checklist=checklist,
+                    dates=fields,
+                    reason=reason,
+                    expected_version=version,
+                )
+            except SERVICE_ERRORS as error:
+                apply_service_errors(form, error)
+                status = 409 if isinstance(error, ConcurrentEditError) else 400
+            else:
+                messages.success(request, _("Contract dates saved."))
+                return redirect("contracts:documents", offer_pk=offer.pk)
+        else:
+            status = 400
+    return render(
+        request,
+        "contracts/contract_dates.html",
+        {"offer": offer, "case": offer.case, "form": form},
+        status=status,
     )

@@ -63,3 +63,42 @@ def template_rows(*, high_severity=()):
         }
         for i in latest.items.order_by("number")
     ]
+
+
+def pdf_bytes(pages: int = 3) -> bytes:
+    """A real PDF of ``pages`` blank pages."""
+    import io
+
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for _ in range(pages):
+        writer.add_blank_page(width=595, height=842)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def docx_bytes(*, body: bool = True) -> bytes:
+    """A zip shaped as a Word document (``word/document.xml``), or without it."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        if body:
+            archive.writestr("word/document.xml", "<w:document/>")
+    return out.getvalue()
+
+
+def upload_document(actor, offer, kind="msa", *, pages=3, name="msa.pdf", raw=None):
+    """A signed contract document of ``offer``, stored through the service."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from apps.contracts.services import contract_document_upload
+
+    raw = pdf_bytes(pages) if raw is None else raw
+    return contract_document_upload(
+        actor=actor, offer=offer, kind=kind, upload=SimpleUploadedFile(name, raw)
+    )

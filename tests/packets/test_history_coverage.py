@@ -22,6 +22,7 @@ from apps.approvals.services import approval_decide
 from apps.audit.exports import build_case_export
 from apps.audit.sources import all_sources, case_sources
 from apps.comments.services import comment_add
+from apps.contracts.models import ContractDocument
 from apps.core.models import FileIntegrityAlarm
 from apps.core.services import tracked_create
 from apps.costs.demo import bill_csv
@@ -158,6 +159,20 @@ def demo_case(demo_case):
         size_bytes=9,
         sha256="0" * 64,
         storage_name="portal/sla.pdf",
+    )
+    tracked_create(  # a signed contract document of the offer
+        ContractDocument,
+        actor=users["priya"],
+        offer=offer,
+        kind="msa",
+        number=1,
+        name="msa.pdf",
+        content_type="application/pdf",
+        size_bytes=9,
+        sha256="0" * 64,
+        storage_name="contracts/documents/msa.pdf",
+        page_count=1,
+        uploaded_by=users["priya"],
     )
     assignment_set(  # an item of My work given to one person
         actor=users["priya"],
