@@ -54,13 +54,13 @@ def test_the_approval_page_shows_the_chain_and_offers_the_form_to_finance_only(
     assert 'id="approval-chain"' in page
     assert "Legal review" in page and "Terms read" in page and "Lena" in page
     assert "Waiting for: Fiona" in page
-    assert 'action="%s"' % chain_url(case) in page
+    assert f'action="{chain_url(case)}"' in page
     for name in ("priya", "lena", "tariq", "aude", "ada"):
         other = client_for(people[name]).get(url).content.decode()
         assert 'id="approval-chain"' in other, name
-        assert 'action="%s"' % chain_url(case) not in other, name
+        assert f'action="{chain_url(case)}"' not in other, name
         # The tech lead's form is gone while the chain runs.
-        assert 'action="%s"' % reverse("approvals:decide", args=[case.pk]) not in other, name
+        assert f'action="{reverse("approvals:decide", args=[case.pk])}"' not in other, name
     assert "Approval policy in force" in page
 
 
