@@ -334,3 +334,18 @@ def test_a_step_names_a_role_or_a_person_and_a_delegation_runs_forward(people):
     with pytest.raises(PermissionDenied):
         policy_record_create(ApprovalPolicy, actor=people["fiona"], fields={"name": "C"})
     assert not PolicyStep.objects.exists() and not Delegation.objects.exists()
+
+
+def test_the_api_answers_a_tech_leads_approval_under_a_policy_with_the_chain(
+    people, pending, api_as
+):
+    case, offer = pending
+    make_policy(people["ada"], {"role": Role.LEGAL, "label": "Legal review"})
+    response = api_as("tariq").post(
+        f"/api/v1/cases/{case.pk}/decision/",
+        {"decision": "approved", "comment": "Gates hold", "offer": offer.pk},
+        format="json",
+    )
+    assert response.status_code == 202, response.content
+    assert response.json()["waiting_for"] == ["Legal review"]
+    assert status(case) == Status.PENDING_APPROVAL
