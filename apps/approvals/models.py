@@ -3,6 +3,7 @@
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
@@ -302,6 +303,8 @@ class ApprovalPolicy(TrackedModel):
 
 # A step's quorum: how many of its approvers must approve.
 QUORUM_MAX = 10
+# The highest order number, term (months) and step position a policy takes.
+ORDER_MAX = 1000
 
 
 class PolicyStep(TrackedModel):
@@ -313,7 +316,9 @@ class PolicyStep(TrackedModel):
         ApprovalPolicy, on_delete=models.PROTECT, related_name="steps", verbose_name=_("policy")
     )
     order = models.PositiveSmallIntegerField(
-        _("order"), help_text=_("Steps with the same number run in parallel.")
+        _("order"),
+        validators=[MaxValueValidator(ORDER_MAX)],
+        help_text=_("Steps with the same number run in parallel."),
     )
     label = models.CharField(_("name"), max_length=200)
     role = models.CharField(_("role"), max_length=30, choices=Role.choices, blank=True)
@@ -325,7 +330,11 @@ class PolicyStep(TrackedModel):
         related_name="+",
         verbose_name=_("named person"),
     )
-    quorum = models.PositiveSmallIntegerField(_("approvals needed"), default=1)
+    quorum = models.PositiveSmallIntegerField(
+        _("approvals needed"),
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(QUORUM_MAX)],
+    )
     # Conditions on the offer the tech lead approved (docs/rules/approvals.md).
     value_above = models.DecimalField(
         _("contract value above"), max_digits=16, decimal_places=2, null=True, blank=True
@@ -333,7 +342,10 @@ class PolicyStep(TrackedModel):
     value_currency = models.CharField(_("in currency"), max_length=3, blank=True)
     if_prepayment = models.BooleanField(_("only if a prepayment is asked"), default=False)
     term_above_months = models.PositiveSmallIntegerField(
-        _("only if the term is longer than (months)"), null=True, blank=True
+        _("only if the term is longer than (months)"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(ORDER_MAX)],
     )
     finding_code = models.CharField(
         _("only if this finding is on the register"), max_length=100, blank=True
@@ -488,7 +500,9 @@ class ChainDecision(TrackedModel):
         related_name="decisions",
         verbose_name=_("chain"),
     )
-    step = models.PositiveSmallIntegerField(_("step (position in the chain)"))
+    step = models.PositiveSmallIntegerField(
+        _("step (position in the chain)"), validators=[MaxValueValidator(ORDER_MAX)]
+    )
     decision = models.CharField(_("decision"), max_length=20, choices=Approval.Decision.choices)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
