@@ -52,6 +52,11 @@ SHARED_RECORDS = {
     "contracts.templateitem",
     "vendors.vendor",
     "scorecards.criterion",
+    # The approval policy in force and the delegations: every case's chain copies the
+    # policy as it applied (its snapshot), and names the delegate and whom they stood for.
+    "approvals.approvalpolicy",
+    "approvals.policystep",
+    "approvals.delegation",
 }
 
 
