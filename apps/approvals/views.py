@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from apps.approvals import policies, services
@@ -42,6 +43,13 @@ def case_submit(request: HttpRequest, pk: int) -> HttpResponse:
 @second_factor_for_writes
 def case_decide(request: HttpRequest, pk: int) -> HttpResponse:
     case = case_get_for(request.user, pk)
+    if policies.running_chain(case) is not None:
+        # The tech lead's step is decided: the chain's later steps are on the approval page.
+        messages.info(
+            request,
+            _("The tech lead's step is decided; the case waits for the later steps of its chain."),
+        )
+        return redirect(reverse("approvals:case", args=[case.pk]) + "#approval-chain")
     overview = approval_overview(case)
     initial = {}
     if request.GET.get("offer", "").isdigit():

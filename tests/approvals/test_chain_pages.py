@@ -147,3 +147,10 @@ def test_the_packet_prints_the_chain_as_it_ran(people, waiting_for_finance):
     html = render_to_string(section.template, section.context)
     for text in ("Approval chains, as they ran", "Legal review", "Terms read", "Budgeted"):
         assert text in html, text
+
+
+def test_the_tech_leads_form_sends_to_the_chain_while_it_runs(people, waiting_for_finance):
+    case = waiting_for_finance
+    response = client_for(people["tariq"]).get(reverse("approvals:decide", args=[case.pk]))
+    assert response.status_code == 302
+    assert response["Location"].endswith(f"/cases/{case.pk}/approval/#approval-chain")
