@@ -46,3 +46,12 @@ def test_the_layer_registers_the_requirement_the_verification_reads(monkeypatch)
     monkeypatch.setattr(requirement, "_reader", None)
     with pytest.raises(ImproperlyConfigured, match="apps.casework"):
         requirement.requirement_values(object())
+
+
+def test_the_layer_registers_what_approval_policies_read_when_it_is_ready(monkeypatch):
+    from apps.casework import policy_facts
+
+    assert gathering.policy_facts_reader() is policy_facts.read
+    monkeypatch.setattr(gathering, "_facts_reader", None)
+    with pytest.raises(ImproperlyConfigured, match="apps.casework"):
+        gathering.policy_facts_reader()

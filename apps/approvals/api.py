@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
 from rest_framework.views import APIView
 
-from apps.approvals import services
+from apps.approvals import policies, services
 from apps.approvals.acceptances import (
     document_max_bytes,
     finding_accept,
@@ -30,7 +30,7 @@ from apps.approvals.acceptances import (
 )
 from apps.approvals.binding import Change
 from apps.approvals.findings import AcceptanceFacts, Entry
-from apps.approvals.models import Approval, FindingAcceptance
+from apps.approvals.models import Approval, ApprovalChain, FindingAcceptance
 from apps.approvals.overview import approval_overview, stale_changes_of
 from apps.approvals.selectors import (
     acceptance_document,
@@ -193,13 +193,31 @@ class CaseSubmitView(APIView):
         return Response(CaseStatusSerializer(case).data)
 
 
+class ChainStartedSerializer(serializers.Serializer):
+    """The tech lead approved under an approval policy: the chain that now runs."""
+
+    chain = serializers.IntegerField(source="pk")
+    state = serializers.CharField()
+    policy = serializers.SerializerMethodField()
+    waiting_for = serializers.SerializerMethodField(help_text="The steps that wait now.")
+
+    def get_policy(self, chain: ApprovalChain) -> str:
+        return chain.snapshot.get("policy", "")
+
+    def get_waiting_for(self, chain: ApprovalChain) -> list[str]:
+        return [step.label for step in policies.chain_state(chain, with_people=False).open_steps]
+
+
 class CaseDecisionView(APIView):
     """A tech lead approves one offer (every gate held) or rejects, with a comment."""
 
     permission_classes = [RolePermission]
     required_permissions = {"POST": "approvals.decide_approval"}
 
-    @extend_schema(request=DecisionSerializer, responses={201: ApprovalSerializer})
+    @extend_schema(
+        request=DecisionSerializer,
+        responses={201: ApprovalSerializer, 202: ChainStartedSerializer},
+    )
     def post(self, request: Request, case_pk: int) -> Response:
         require_second_factor(request)
         case = case_get_for(request.user, case_pk)
@@ -218,6 +236,9 @@ class CaseDecisionView(APIView):
             comment=body.validated_data["comment"],
             offer=offer,
         )
+        if isinstance(approval, ApprovalChain):
+            # Under an approval policy: the later steps of the chain decide next.
+            return Response(ChainStartedSerializer(approval).data, status=status.HTTP_202_ACCEPTED)
         return Response(ApprovalSerializer(approval).data, status=status.HTTP_201_CREATED)
 
 

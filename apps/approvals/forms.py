@@ -166,3 +166,18 @@ class AcceptanceWithdrawForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text=_("The finding is open again; the acceptance stays on record."),
     )
+
+
+class ChainStepForm(forms.Form):
+    """One decision at one waiting step of an approval chain."""
+
+    step = forms.IntegerField(widget=forms.HiddenInput, min_value=1, max_value=1000)
+    decision = forms.ChoiceField(
+        label=_("Decision"), choices=Approval.Decision.choices, widget=forms.RadioSelect
+    )
+    comment = forms.CharField(
+        label=_("Comment"),
+        max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Kept with the decision, in the history and in the packet."),
+    )

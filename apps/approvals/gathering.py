@@ -37,3 +37,26 @@ def gate_gatherer() -> GateGatherer:
             "registers one when it is ready, so it must be in INSTALLED_APPS."
         )
     return _gatherer
+
+
+# What an approval policy's conditions read of the areas (the contract value, whether
+# personal data is handled), for one case and the offer its tech lead approved: a dict
+# with ``contract_value`` (Decimal or None) and ``personal_data`` (bool).
+PolicyFactsReader = Callable[["ProcurementCase", "Offer"], dict]
+
+_facts_reader: PolicyFactsReader | None = None
+
+
+def set_policy_facts_reader(reader: PolicyFactsReader) -> None:
+    """Register the reader (the whole-case layer does, once, when it is ready)."""
+    global _facts_reader
+    _facts_reader = reader
+
+
+def policy_facts_reader() -> PolicyFactsReader:
+    if _facts_reader is None:
+        raise ImproperlyConfigured(
+            "No policy facts reader is registered: the whole-case layer (apps.casework) "
+            "registers one when it is ready, so it must be in INSTALLED_APPS."
+        )
+    return _facts_reader

@@ -2,6 +2,8 @@
 (docs/rules/approvals.md)."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
@@ -15,6 +17,9 @@ DECISION_TEXT_MAX_LENGTH = 4_000
 
 class Approval(TrackedModel):
     """A tech lead's decision on a case's offer, with the gates and record versions it relied on.
+
+    Under an approval policy it is written when the chain ends: the tech lead's approval
+    once every step has its quorum, or the rejection of whoever rejected at a later step.
 
     Never deleted: a rejected, stale or superseded decision stays on record.
     ``bound_state`` holds ``records`` (model, field, value, history_id, label:
@@ -262,3 +267,270 @@ class WorkAssignment(TrackedModel):
 
     def __str__(self) -> str:
         return f"{self.item_key} of case #{self.case_id}"
+
+
+class ApprovalPolicy(TrackedModel):
+    """Who approves a case after its tech lead, set by an administrator
+    (docs/rules/approvals.md#approval-chains).
+
+    The tech lead's decision on the gates is always the first step; the policy's steps
+    follow it. At most one policy is in force at a time. A chain copies the steps as they
+    applied when it started, so an edit changes no chain already running.
+    """
+
+    name = models.CharField(_("name"), max_length=200)
+    description = models.TextField(
+        _("description"), max_length=DECISION_TEXT_MAX_LENGTH, blank=True
+    )
+    in_force = models.BooleanField(_("in force"), default=False)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name", "pk"]
+        verbose_name = _("approval policy")
+        verbose_name_plural = _("approval policies")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["in_force"],
+                condition=models.Q(in_force=True),
+                name="approval_policy_one_in_force",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# A step's quorum: how many of its approvers must approve.
+QUORUM_MAX = 10
+# The highest order number, term (months) and step position a policy takes.
+ORDER_MAX = 1000
+
+
+class PolicyStep(TrackedModel):
+    """One step of a policy: a role's holders, or one named person, and how many of them
+    approve. Steps of one order number run side by side; a higher number waits for every
+    lower one. Each condition left empty holds; the step applies when all of its hold."""
+
+    policy = models.ForeignKey(
+        ApprovalPolicy, on_delete=models.PROTECT, related_name="steps", verbose_name=_("policy")
+    )
+    order = models.PositiveSmallIntegerField(
+        _("order"),
+        validators=[MaxValueValidator(ORDER_MAX)],
+        help_text=_("Steps with the same number run in parallel."),
+    )
+    label = models.CharField(_("name"), max_length=200)
+    role = models.CharField(_("role"), max_length=30, choices=Role.choices, blank=True)
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("named person"),
+    )
+    quorum = models.PositiveSmallIntegerField(
+        _("approvals needed"),
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(QUORUM_MAX)],
+    )
+    # Conditions on the offer the tech lead approved (docs/rules/approvals.md).
+    value_above = models.DecimalField(
+        _("contract value above"), max_digits=16, decimal_places=2, null=True, blank=True
+    )
+    value_currency = models.CharField(_("in currency"), max_length=3, blank=True)
+    if_prepayment = models.BooleanField(_("only if a prepayment is asked"), default=False)
+    term_above_months = models.PositiveSmallIntegerField(
+        _("only if the term is longer than (months)"),
+        null=True,
+        blank=True,
+        validators=[MaxValueValidator(ORDER_MAX)],
+    )
+    finding_code = models.CharField(
+        _("only if this finding is on the register"), max_length=100, blank=True
+    )
+    if_personal_data = models.BooleanField(_("only if personal data is handled"), default=False)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["policy_id", "order", "pk"]
+        verbose_name = _("policy step")
+        verbose_name_plural = _("policy steps")
+
+    def __str__(self) -> str:
+        return f"{self.order}. {self.label}"
+
+    def clean(self) -> None:
+        errors: dict[str, object] = {}
+        if bool(self.role) == bool(self.person_id):
+            errors["role"] = _("Name a role or one person, not both.")
+        if self.quorum < 1 or self.quorum > QUORUM_MAX:
+            errors["quorum"] = _("Between 1 and %(most)s approvals.") % {"most": QUORUM_MAX}
+        elif self.person_id and self.quorum != 1:
+            errors["quorum"] = _("A step of one named person needs one approval.")
+        if self.value_currency and self.value_above is None:
+            errors["value_above"] = _("Give the amount the currency is for.")
+        if self.value_above is not None and self.value_above < 0:
+            errors["value_above"] = _("The amount cannot be negative.")
+        if errors:
+            raise ValidationError(errors)
+
+
+class Delegation(TrackedModel):
+    """One person's approvals handed to another from one day to another, both included."""
+
+    delegator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("who delegates"),
+    )
+    delegate = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("delegated to"),
+    )
+    starts_on = models.DateField(_("from"))
+    ends_on = models.DateField(_("until"))
+    note = models.CharField(_("why"), max_length=500)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-starts_on", "-pk"]
+        verbose_name = _("delegation of approvals")
+        verbose_name_plural = _("delegations of approvals")
+
+    def __str__(self) -> str:
+        return f"{self.delegator} → {self.delegate} ({self.starts_on} – {self.ends_on})"
+
+    def clean(self) -> None:
+        errors: dict[str, object] = {}
+        if self.delegator_id and self.delegator_id == self.delegate_id:
+            errors["delegate"] = _("A person cannot delegate to themselves.")
+        if self.starts_on and self.ends_on and self.ends_on < self.starts_on:
+            errors["ends_on"] = _("The last day comes before the first.")
+        if errors:
+            raise ValidationError(errors)
+
+
+class ApprovalChain(TrackedModel):
+    """The steps a case's approval runs through after its tech lead approved an offer.
+
+    ``snapshot`` is the policy as it applied when the chain started (each step, its
+    conditions, whether it applied and why), and the facts the conditions read; the
+    chain runs as snapshotted. The tech lead's decision waits here (``gates``,
+    ``bound_state``) and becomes the case's approval once every step has its quorum.
+    """
+
+    class State(models.TextChoices):
+        RUNNING = "running", _("Running")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+
+    case = models.ForeignKey(
+        "cases.ProcurementCase",
+        on_delete=models.PROTECT,
+        related_name="approval_chains",
+        verbose_name=_("case"),
+    )
+    offer = models.ForeignKey(
+        "offers.Offer",
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("offer"),
+    )
+    policy = models.ForeignKey(
+        ApprovalPolicy,
+        on_delete=models.PROTECT,
+        related_name="chains",
+        verbose_name=_("policy"),
+    )
+    snapshot = models.JSONField(_("policy as applied"), default=dict)
+    state = models.CharField(
+        _("state"), max_length=20, choices=State.choices, default=State.RUNNING
+    )
+    tech_lead = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("tech lead"),
+    )
+    tech_lead_at = models.DateTimeField(_("tech lead decided at"))
+    tech_lead_comment = models.TextField(
+        _("tech lead's comment"), max_length=DECISION_TEXT_MAX_LENGTH
+    )
+    gates = models.JSONField(_("gates at the decision"), default=list, blank=True)
+    bound_state = models.JSONField(_("bound state"), default=dict, blank=True)
+    finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
+    approval = models.ForeignKey(
+        Approval,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("decision it ended in"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-tech_lead_at", "-pk"]
+        verbose_name = _("approval chain")
+        verbose_name_plural = _("approval chains")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["case"],
+                condition=models.Q(state="running"),
+                name="approval_chain_one_running_per_case",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.snapshot.get('policy', '')} — {self.case} ({self.get_state_display()})"
+
+
+class ChainDecision(TrackedModel):
+    """One person's approval or rejection at one step of a chain; never twice one person
+    in one chain."""
+
+    chain = models.ForeignKey(
+        ApprovalChain,
+        on_delete=models.PROTECT,
+        related_name="decisions",
+        verbose_name=_("chain"),
+    )
+    step = models.PositiveSmallIntegerField(
+        _("step (position in the chain)"), validators=[MaxValueValidator(ORDER_MAX)]
+    )
+    decision = models.CharField(_("decision"), max_length=20, choices=Approval.Decision.choices)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("decided by"),
+    )
+    on_behalf_of = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("on behalf of"),
+    )
+    decided_at = models.DateTimeField(_("decided at"))
+    comment = models.TextField(_("comment"), max_length=DECISION_TEXT_MAX_LENGTH)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["chain_id", "decided_at", "pk"]
+        verbose_name = _("chain decision")
+        verbose_name_plural = _("chain decisions")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["chain", "decided_by"], name="chain_decision_once_per_person"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_decision_display()} at step {self.step} by {self.decided_by}"

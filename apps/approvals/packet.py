@@ -2,6 +2,7 @@
 
 from django.utils.translation import gettext as _
 
+from apps.approvals import policies
 from apps.approvals.overview import approval_overview
 from apps.approvals.selectors import approval_history_querysets
 from apps.core.contributions import PacketSection
@@ -30,6 +31,11 @@ def packet_section(case):
             "waivers": waivers,
             "case_waivers": case_waivers,
             "waivers_by_offer": by_offer,
+            # Each chain as it ran: the steps it copied, who decided each and when.
+            "chains": [
+                policies.chain_state(chain, with_people=False)
+                for chain in policies.case_chains(case)
+            ],
         },
         history_querysets=approval_history_querysets(case),
     )

@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from apps.approvals import policies
 from apps.approvals.overview import approval_overview
 from apps.cases.models import ProcurementCase
 from apps.core.contributions import CasePanel, MissingLine
@@ -71,7 +72,20 @@ def panel_missing(overview) -> list[str]:
             )
         )
     elif status == ProcurementCase.Status.PENDING_APPROVAL:
-        missing.append(
-            MissingLine(_("Pending approval: a tech lead approves one offer or rejects."), decide)
-        )
+        chain = policies.running_chain(overview.case)
+        if chain is not None:
+            waiting = policies.chain_state(chain, with_people=False).open_steps
+            missing.append(
+                MissingLine(
+                    _("Pending approval: the tech lead approved; waiting for %(steps)s.")
+                    % {"steps": ", ".join(step.label for step in waiting)},
+                    reverse("approvals:case", args=[pk]),
+                )
+            )
+        else:
+            missing.append(
+                MissingLine(
+                    _("Pending approval: a tech lead approves one offer or rejects."), decide
+                )
+            )
     return missing

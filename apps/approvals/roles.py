@@ -1,6 +1,15 @@
 from apps.core.roles import Role, view
 
-READ = view("approvals.approval", "approvals.reminder", "approvals.findingacceptance")
+READ = view(
+    "approvals.approval",
+    "approvals.reminder",
+    "approvals.findingacceptance",
+    "approvals.approvalpolicy",
+    "approvals.policystep",
+    "approvals.approvalchain",
+    "approvals.chaindecision",
+    "approvals.delegation",
+)
 # Owners of findings accept them and withdraw their acceptances (docs/rules/findings.md).
 ACCEPT = ["approvals.add_findingacceptance", "approvals.change_findingacceptance"]
 

@@ -11,7 +11,7 @@ from apps.approvals.binding import Scope
 from apps.approvals.findings import AcceptanceFacts, Entry
 from apps.approvals.gates import Gate, GateInputs
 from apps.approvals.gathering import gate_gatherer
-from apps.approvals.models import Approval, FindingAcceptance
+from apps.approvals.models import Approval, ApprovalChain, ChainDecision, FindingAcceptance
 from apps.core.downloads import StoredFile
 from apps.offers.models import Offer
 
@@ -168,4 +168,6 @@ def approval_history_querysets(case) -> list:
     return [
         Approval.history.filter(case_id=case.pk),
         FindingAcceptance.history.filter(case_id=case.pk),
+        ApprovalChain.history.filter(case_id=case.pk),
+        ChainDecision.history.filter(chain__case_id=case.pk),
     ]

@@ -37,6 +37,8 @@ DECISION, WAIVER, SIGN_OFF, STATUS = "decision", "waiver", "sign-off", "status"
 # Records that are themselves a decision, a waiver or a sign-off: every history row in full.
 WHOLE_RECORDS = {
     "approvals.approval": DECISION,
+    # One person's decision at one later step of an approval chain.
+    "approvals.chaindecision": DECISION,
     "contracts.redflagwaiver": WAIVER,
     # An owner's acceptance of a finding of the register (docs/rules/findings.md).
     "approvals.findingacceptance": WAIVER,

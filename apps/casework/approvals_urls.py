@@ -12,6 +12,11 @@ urlpatterns = [
     path("cases/<int:pk>/approval/", area_views.case_approval, name="case"),
     path("cases/<int:pk>/approval/submit/", approval_views.case_submit, name="submit"),
     path("cases/<int:pk>/approval/decide/", approval_views.case_decide, name="decide"),
+    path(
+        "cases/<int:pk>/approval/chain/decide/",
+        approval_views.case_chain_decide,
+        name="chain-decide",
+    ),
     path("cases/<int:pk>/findings/", findings_views.case_findings, name="findings"),
     path(
         "cases/<int:pk>/findings/accept/",

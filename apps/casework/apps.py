@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 
-from apps.approvals.gathering import set_gate_gatherer
+from apps.approvals.gathering import set_gate_gatherer, set_policy_facts_reader
 from apps.costs.throughput import set_throughput_reader
 from apps.evidence.requirement import set_requirement_reader
 from apps.packets.composition import PacketComposer, set_composer
@@ -15,13 +15,21 @@ class CaseworkConfig(AppConfig):
 
     def ready(self) -> None:
         # Every tracked write raises the mark of the cases it touches (connected there).
-        from apps.casework import requirement, standing, stored_gates, throughput  # noqa: F401  (standing: signals)
+        from apps.casework import (  # noqa: F401  (standing: signals)
+            policy_facts,
+            requirement,
+            standing,
+            stored_gates,
+            throughput,
+        )
         from apps.casework.packet import chapters
 
         # The approval gates and issuing a packet read every area; they ask the layer,
         # which gathers from each (docs/layers.md); the pages a decision is taken on read
         # the whole case's gates kept since the last write that touched it.
         set_gate_gatherer(stored_gates.gather)
+        # An approval policy's conditions read the contract value and the assessments.
+        set_policy_facts_reader(policy_facts.read)
         # The unit costs divide the bills by what the chosen offer's load test served.
         set_throughput_reader(throughput.offer_throughput)
         # The verification checks measured floors against the case's requirement spec.

@@ -11,7 +11,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
 from apps.access.selectors import access_history_querysets
-from apps.approvals.forms import DecisionForm
+from apps.approvals import policies
+from apps.approvals.forms import ChainStepForm, DecisionForm
 from apps.approvals.overview import approval_overview
 from apps.approvals.selectors import approval_history_querysets
 from apps.assessments.models import AssessmentAnswer
@@ -64,8 +65,14 @@ def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
         overview = approval_overview(case)
     form, history = history_page(request, approval_history_querysets(case))
     may_decide = request.user.has_perm("approvals.decide_approval")
+    chains = policies.case_chains(case)
+    chain = policies.chain_state(chains[0]) if chains else None
+    running = chain is not None and chain.running
+    # The next step's form, to whoever it waits for (a role, a named person, a delegate).
+    chain_steps = chain.steps_for(request.user) if running and chain is not None else []
+    chain_form = ChainStepForm(initial={"step": chain_steps[0].position}) if chain_steps else None
     decide_form = None
-    if may_decide and (overview.pending or overview.stale):
+    if may_decide and not running and (overview.pending or overview.stale):
         ready = overview.ready_offers
         initial = {"offer": ready[0].offer.pk} if len(ready) == 1 else {}
         decide_form = DecisionForm.for_gates(overview.offers, initial=initial)
@@ -80,6 +87,10 @@ def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
             "form": form,
             "decide_form": decide_form,
             "own_request": case.owner_id == request.user.pk,
+            "chain": chain,
+            "chain_steps": chain_steps,
+            "chain_form": chain_form,
+            "policy": policies.policy_view(),
         },
     )
 

@@ -28,9 +28,10 @@ from apps.acceptance.models import AcceptancePlan, Layer
 from apps.acceptance.panels import RECORDED_BY_HAND
 from apps.acceptance.selectors import acceptance_state
 from apps.access.models import AccessMatrix
+from apps.approvals import policies
 from apps.approvals.binding import changes_for
 from apps.approvals.findings import Severity, Status
-from apps.approvals.models import Approval, Reminder
+from apps.approvals.models import Approval, ApprovalChain, Reminder
 from apps.assessments.models import DataExportAssessment
 from apps.audit.selectors import chain_status
 from apps.cases.models import MINIMUM_COMPARED_OFFERS, ProcurementCase
@@ -178,6 +179,35 @@ def candidates(
         items += _findings(registers, winners, unstarted)
     if A in roles:
         items += _audit(today)
+    items += _chain_steps()
+    return items
+
+
+def _chain_steps() -> list[WorkItem]:
+    """The waiting steps of the running approval chains, each for the people who may
+    decide it (its role's holders, its named person, their delegates for today)."""
+    items = []
+    running = ApprovalChain.objects.filter(state=ApprovalChain.State.RUNNING).select_related(
+        "case", "offer__vendor", "tech_lead"
+    )
+    for chain in running.order_by("tech_lead_at")[:LIMIT]:
+        state = policies.chain_state(chain)
+        for step in state.open_steps:
+            if not step.next_people:
+                continue
+            items.append(
+                _item(
+                    chain.case,
+                    f"chain:{chain.pk}:{step.position}",
+                    _("Pending approval, %(step)s: approve or reject %(vendor)s's offer")
+                    % {"step": step.label, "vendor": chain.offer.vendor},
+                    reverse("approvals:case", args=[chain.case_id]) + "#approval-chain",
+                    (),
+                    subject=str(chain.offer.vendor),
+                    holders=frozenset(person.pk for person in step.next_people),
+                    personal=True,
+                )
+            )
     return items
 
 
@@ -371,7 +401,12 @@ def _legal(live: list[Offer], winners: dict[int, int], today: date) -> list[Work
 
 def _tech_lead(live: list[Offer], winners: dict[int, int], today: date) -> list[WorkItem]:
     items = []
-    pending = ProcurementCase.objects.filter(status=ProcurementCase.Status.PENDING_APPROVAL)
+    pending = ProcurementCase.objects.filter(
+        status=ProcurementCase.Status.PENDING_APPROVAL
+    ).exclude(
+        # The tech lead approved already: the case waits for the later steps of its chain.
+        approval_chains__state=ApprovalChain.State.RUNNING
+    )
     for case in pending.order_by("updated_at")[:LIMIT]:
         items.append(
             _item(

@@ -62,6 +62,13 @@ KIND_AREAS: dict[str, tuple[str, ...]] = {
     # approve: that filter is applied to the stored lines each time the cockpit renders.
     "approvals.approval": ("approval", "acceptance", "costs"),
     "approvals.findingacceptance": ("approval",),
+    # A chain's steps and decisions show on the approval tile; a policy or a delegation
+    # changes no running chain (it copied the policy when it started).
+    "approvals.approvalchain": ("approval", "acceptance", "costs"),
+    "approvals.chaindecision": ("approval",),
+    "approvals.approvalpolicy": (),
+    "approvals.policystep": (),
+    "approvals.delegation": (),
     "acceptance.acceptanceplan": ("acceptance", "approval"),
     "acceptance.acceptanceresult": ("acceptance", "approval"),
     "acceptance.acceptanceattachment": ("acceptance", "approval"),

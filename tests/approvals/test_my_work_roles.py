@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from apps.approvals.services import approval_decide
+from apps.approvals.services import approval_decide, chain_step_decide
 from apps.cases.models import ProcurementCase
 from apps.casework.dashboard import dashboard_for
 from apps.casework.demo import (
@@ -52,6 +52,8 @@ def keys(name) -> set[tuple[str, str]]:
 
 
 def _approve_demo_case():
+    """tariq approves Aurora; the demo's policy then asks legal (personal data is
+    handled) and finance (more than 1,000,000 USD), in turn."""
     approvable = case(DEMO_CASE_NAME)
     approval_decide(
         actor=person("tariq"),
@@ -60,6 +62,11 @@ def _approve_demo_case():
         comment="Aurora holds every gate.",
         offer=offer(DEMO_CASE_NAME, "Aurora"),
     )
+    for step, name in ((1, "lena"), (2, "fiona")):
+        chain_step_decide(
+            actor=person(name), case=approvable, step=step, decision="approved", comment="Agreed"
+        )
+    assert case(DEMO_CASE_NAME).status == ProcurementCase.Status.APPROVED
 
 
 def test_each_role_finds_its_own_work_on_the_demo_and_nothing_else(demo):

@@ -156,4 +156,6 @@ def test_packet_section_carries_decisions_waivers_and_staleness(world, people):
     assert [qs.model.__name__ for qs in section.history_querysets] == [
         "HistoricalApproval",
         "HistoricalFindingAcceptance",
+        "HistoricalApprovalChain",
+        "HistoricalChainDecision",
     ]

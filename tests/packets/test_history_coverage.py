@@ -17,7 +17,13 @@ from django.utils import timezone
 
 from apps.acceptance.models import AcceptancePlan, AcceptanceSignOff
 from apps.approvals.assignments import assignment_set
-from apps.approvals.models import FindingAcceptance, Reminder
+from apps.approvals.models import (
+    ApprovalChain,
+    ApprovalPolicy,
+    ChainDecision,
+    FindingAcceptance,
+    Reminder,
+)
 from apps.approvals.services import approval_decide
 from apps.audit.exports import build_case_export
 from apps.audit.sources import all_sources, case_sources
@@ -47,6 +53,11 @@ SHARED_RECORDS = {
     "contracts.templateitem",
     "vendors.vendor",
     "scorecards.criterion",
+    # The approval policy in force and the delegations: every case's chain copies the
+    # policy as it applied (its snapshot), and names the delegate and whom they stood for.
+    "approvals.approvalpolicy",
+    "approvals.policystep",
+    "approvals.delegation",
 }
 
 
@@ -76,6 +87,30 @@ def demo_case(demo_case):
     requirement_spec_save(actor=tariq, case=case, fields={"card_count": 64}, reason="Written")
     make_stored_packet(aude, case)  # a packet request and its packet
     approval_decide(actor=tariq, case=case, decision="rejected", comment="Not this round")
+    # An approval chain that ran before, rejected at its legal step.
+    chain = tracked_create(
+        ApprovalChain,
+        actor=tariq,
+        case=case,
+        offer=offer,
+        policy=ApprovalPolicy.objects.get(in_force=True),
+        snapshot={"policy": "Data and spend", "steps": []},
+        state=ApprovalChain.State.REJECTED,
+        tech_lead=tariq,
+        tech_lead_at=now,
+        tech_lead_comment="Gates hold",
+        finished_at=now,
+    )
+    tracked_create(
+        ChainDecision,
+        actor=users["lena"],
+        chain=chain,
+        step=1,
+        decision="rejected",
+        decided_by=users["lena"],
+        decided_at=now,
+        comment="Not without the transfer mechanism",
+    )
     comment_add(actor=tariq, record=offer, body="Measured, as declared.", for_the_record=True)
     tracked_create(
         Reminder,
