@@ -53,6 +53,9 @@ SHARED_RECORDS = {
     "contracts.templateitem",
     "vendors.vendor",
     "scorecards.criterion",
+    # The criteria preset of each workload kind: a case copies the newest at its first
+    # scorecard and keeps its own copy.
+    "scorecards.criteriapreset",
     # The approval policy in force and the delegations: every case's chain copies the
     # policy as it applied (its snapshot), and names the delegate and whom they stood for.
     "approvals.approvalpolicy",
