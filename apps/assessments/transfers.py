@@ -218,9 +218,9 @@ def _has_derogation(facts: TransferFacts) -> bool:
     return facts.derogation not in (None, "none", NOT_APPLICABLE)
 
 
-def eu_conclusion(facts: TransferFacts, adequacy: AdequacyList = EU_ADEQUACY) -> RegimeConclusion:
-    """GDPR Chapter V: does it apply, and which transfer basis it calls for."""
-    regime, cites = Regime.EU_GDPR, EU_CITATIONS
+def _personal_data_sent(regime: str, facts: TransferFacts, cites) -> RegimeConclusion | None:
+    """The conclusion where the answers stop before the regime's own test (no personal
+    data sent, or not yet said; the organisation's place not yet said); None otherwise."""
     if facts.personal_information is None:
         return _undetermined(regime, "personal_information")
     if not facts.personal_information:
@@ -230,6 +230,28 @@ def eu_conclusion(facts: TransferFacts, adequacy: AdequacyList = EU_ADEQUACY) ->
         )  # fmt: skip
     if facts.exporter is None:
         return _undetermined(regime, "exporter_established")
+    return None
+
+
+def _adequacy_or_derogation(
+    regime: str, facts: TransferFacts, adequacy: AdequacyList, cites
+) -> RegimeConclusion | None:
+    """The conclusion for a destination with an adequacy finding, or a transfer on a
+    derogation (or one not yet said); None where safeguards are needed."""
+    if facts.importer in adequacy.adequate:
+        return _adequate(regime, facts, adequacy)
+    if facts.derogation is None:
+        return _undetermined(regime, "transfer_derogation")
+    if _has_derogation(facts):
+        return _derogation(regime, facts, cites["derogation"])
+    return None
+
+
+def eu_conclusion(facts: TransferFacts, adequacy: AdequacyList = EU_ADEQUACY) -> RegimeConclusion:
+    """GDPR Chapter V: does it apply, and which transfer basis it calls for."""
+    regime, cites = Regime.EU_GDPR, EU_CITATIONS
+    if (found := _personal_data_sent(regime, facts, cites)) is not None:
+        return found
     if facts.exporter != EEA:
         if facts.subjects_in_eea is None:
             return _undetermined(regime, "gdpr_subjects_in_eea")
@@ -248,12 +270,8 @@ def eu_conclusion(facts: TransferFacts, adequacy: AdequacyList = EU_ADEQUACY) ->
             _("The vendor is in the EU or the EEA: no transfer to a third country."),
             cites["inside_eea"],
         )
-    if facts.importer in adequacy.adequate:
-        return _adequate(regime, facts, adequacy)
-    if facts.derogation is None:
-        return _undetermined(regime, "transfer_derogation")
-    if _has_derogation(facts):
-        return _derogation(regime, facts, cites["derogation"])
+    if (found := _adequacy_or_derogation(regime, facts, adequacy, cites)) is not None:
+        return found
     module = SCC_MODULES.get((facts.exporter_role or "", facts.importer_role or ""))
     if module is None:
         return _undetermined(regime, "exporter_role", "importer_role")
@@ -287,15 +305,8 @@ def eu_conclusion(facts: TransferFacts, adequacy: AdequacyList = EU_ADEQUACY) ->
 def uk_conclusion(facts: TransferFacts, adequacy: AdequacyList = UK_ADEQUACY) -> RegimeConclusion:
     """UK GDPR: a restricted transfer by a UK organisation, and what it calls for."""
     regime, cites = Regime.UK_GDPR, UK_CITATIONS
-    if facts.personal_information is None:
-        return _undetermined(regime, "personal_information")
-    if not facts.personal_information:
-        return _not_applicable(
-            regime, _("No personal data is sent: the transfer rules govern personal data only."),
-            cites["no_personal_data"],
-        )  # fmt: skip
-    if facts.exporter is None:
-        return _undetermined(regime, "exporter_established")
+    if (found := _personal_data_sent(regime, facts, cites)) is not None:
+        return found
     if facts.exporter != UK:
         return _not_applicable(
             regime,
@@ -310,12 +321,8 @@ def uk_conclusion(facts: TransferFacts, adequacy: AdequacyList = UK_ADEQUACY) ->
             _("The vendor is in the United Kingdom: no restricted transfer."),
             cites["inside_uk"],
         )
-    if facts.importer in adequacy.adequate:
-        return _adequate(regime, facts, adequacy)
-    if facts.derogation is None:
-        return _undetermined(regime, "transfer_derogation")
-    if _has_derogation(facts):
-        return _derogation(regime, facts, cites["derogation"])
+    if (found := _adequacy_or_derogation(regime, facts, adequacy, cites)) is not None:
+        return found
     to_do = []
     if facts.uk_tool_signed is not True:
         to_do.append(
