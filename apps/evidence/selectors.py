@@ -300,14 +300,7 @@ def blocking_reasons(verification: SpecVerification | None) -> list[str]:
 
 def source_bundle(verification: SpecVerification | None, section: str) -> EvidenceBundle | None:
     """The bundle (with its summary) a part of the verification comes from."""
-    if verification is None:
-        return None
-    if verification.sources is None:
-        return verification.bundle
-    entry = verification.sources.get(section)
-    if entry is None:
-        return None
-    return EvidenceBundle.objects.filter(pk=entry["bundle"]).first()
+    return source_bundles(verification, (section,))[section]
 
 
 def source_bundles(
