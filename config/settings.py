@@ -422,6 +422,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.approvals.tasks.record_expired_acceptances_task",
         "schedule": crontab(hour=0, minute=15),
     },
+    "acceptance-settle-conditional-approvals": {
+        "task": "apps.acceptance.tasks.settle_conditions_task",
+        "schedule": crontab(minute="*/15"),
+    },
     "acceptance-void-stale-signoffs": {
         "task": "apps.acceptance.tasks.void_stale_signoffs_task",
         "schedule": crontab(minute="*/15"),

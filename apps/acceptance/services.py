@@ -124,7 +124,7 @@ def acceptance_plan_create(*, actor, offer, **fields) -> AcceptancePlan:
     for name, default in BASELINE_TOLERANCE_DEFAULTS.items():
         if fields.get(name) is None:
             fields[name] = default
-    return tracked_create(
+    plan = tracked_create(
         AcceptancePlan,
         actor=actor,
         reason="Acceptance planned",
@@ -133,6 +133,8 @@ def acceptance_plan_create(*, actor, offer, **fields) -> AcceptancePlan:
         created_by=actor,
         **fields,
     )
+    _settle_after_commit(offer.pk)
+    return plan
 
 
 def acceptance_plan_update(
@@ -356,7 +358,16 @@ def acceptance_signoff_void(*, actor, signoff: AcceptanceSignOff, reason: str):
     return signoff
 
 
+def _settle_after_commit(offer_id: int) -> None:
+    """What the plan holds may settle an approval subject to acceptance of its offer
+    (the task module imports this one, so it is read here, when first needed)."""
+    from apps.acceptance.tasks import settle_after_commit
+
+    settle_after_commit(offer_id)
+
+
 def _void_after_change(plan: AcceptancePlan, *, actor, what: str) -> None:
+    _settle_after_commit(plan.offer_id)
     for signoff in AcceptanceSignOff.objects.filter(plan=plan, voided_at__isnull=True):
         acceptance_signoff_void(actor=actor, signoff=signoff, reason=what)
 

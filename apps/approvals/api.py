@@ -30,7 +30,7 @@ from apps.approvals.acceptances import (
 )
 from apps.approvals.binding import Change
 from apps.approvals.findings import AcceptanceFacts, Entry
-from apps.approvals.models import Approval, ApprovalChain, FindingAcceptance
+from apps.approvals.models import AcceptanceCondition, Approval, ApprovalChain, FindingAcceptance
 from apps.approvals.overview import approval_overview, stale_changes_of
 from apps.approvals.selectors import (
     acceptance_document,
@@ -105,6 +105,11 @@ class ApprovalSerializer(serializers.ModelSerializer):
             "changes",
             "superseded_by",
             "superseded_at",
+            "conditions",
+            "condition_deadline",
+            "condition_met_at",
+            "lapsed_at",
+            "lapse_reason",
             "version",
         ]
         read_only_fields = fields
@@ -143,6 +148,18 @@ class DecisionSerializer(serializers.Serializer):
     )
     decision = serializers.ChoiceField(choices=Approval.Decision.choices)
     comment = serializers.CharField(max_length=4000)
+    conditions = serializers.ListField(
+        child=serializers.ChoiceField(choices=AcceptanceCondition.choices),
+        required=False,
+        max_length=len(AcceptanceCondition.values),
+        help_text="An approval subject to acceptance: what is still to be measured on the "
+        "rented machine (hardware identity, performance, soak, correctness).",
+    )
+    condition_deadline = serializers.DateField(
+        required=False,
+        allow_null=True,
+        help_text="With conditions: the date the acceptance must pass by.",
+    )
 
 
 class CaseStatusSerializer(serializers.Serializer):
@@ -235,6 +252,8 @@ class CaseDecisionView(APIView):
             decision=body.validated_data["decision"],
             comment=body.validated_data["comment"],
             offer=offer,
+            conditions=body.validated_data.get("conditions") or None,
+            condition_deadline=body.validated_data.get("condition_deadline"),
         )
         if isinstance(approval, ApprovalChain):
             # Under an approval policy: the later steps of the chain decide next.

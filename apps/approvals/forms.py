@@ -4,7 +4,12 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.approvals.acceptances import document_max_bytes
 from apps.approvals.findings import ACCEPTANCE_MAX_DAYS
-from apps.approvals.models import ITEM_KEY_MAX_LENGTH, Approval
+from apps.approvals.models import (
+    CONDITION_MAX_DAYS,
+    ITEM_KEY_MAX_LENGTH,
+    AcceptanceCondition,
+    Approval,
+)
 from apps.core.roles import Role
 
 
@@ -31,6 +36,10 @@ class OfferSelect(forms.Select):
         return option
 
 
+# The decision form's third choice: approved, subject to acceptance on the rented machine.
+SUBJECT_TO_ACCEPTANCE = "subject_to_acceptance"
+
+
 class DecisionForm(forms.Form):
     offer = forms.TypedChoiceField(
         label=_("Offer"),
@@ -41,7 +50,33 @@ class DecisionForm(forms.Form):
         help_text=_("An offer with a gate not held cannot be approved; its gates are listed."),
     )
     decision = forms.ChoiceField(
-        label=_("Decision"), choices=Approval.Decision.choices, widget=forms.RadioSelect
+        label=_("Decision"),
+        choices=[
+            (Approval.Decision.APPROVED, Approval.Decision.APPROVED.label),
+            (SUBJECT_TO_ACCEPTANCE, _("Subject to acceptance")),
+            (Approval.Decision.REJECTED, Approval.Decision.REJECTED.label),
+        ],
+        widget=forms.RadioSelect,
+        help_text=_(
+            "Subject to acceptance: the offer may be ordered now; what you name below must "
+            "pass on the rented machine by the date you set, or the approval lapses and the "
+            "case waits for a fresh decision."
+        ),
+    )
+    conditions = forms.MultipleChoiceField(
+        label=_("Still to be measured"),
+        choices=AcceptanceCondition.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_(
+            "Only for an approval subject to acceptance. Name hardware identity when the "
+            "offer's spec verification or endpoint probes have not passed yet."
+        ),
+    )
+    condition_deadline = forms.DateField(
+        label=_("Acceptance due by"),
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
     )
     comment = forms.CharField(
         label=_("Comment"),
@@ -50,19 +85,31 @@ class DecisionForm(forms.Form):
         help_text=_("Kept with the decision, in the history and in the packet."),
     )
 
-    def __init__(self, *args, offers, open_gates=None, **kwargs):
-        """``open_gates``: for each offer that cannot be approved, the titles of its open gates."""
+    def __init__(self, *args, offers, open_gates=None, until_measured=None, **kwargs):
+        """``open_gates``: for each offer that cannot be approved, the titles of its open
+        gates; ``until_measured``: the offers among them that may be approved subject to
+        acceptance, only the rented machine's gates being open."""
         super().__init__(*args, **kwargs)
+        self.fields["condition_deadline"].help_text = _(
+            "Only for an approval subject to acceptance: at most %(n)s days ahead."
+        ) % {"n": CONDITION_MAX_DAYS}
         open_gates = open_gates or {}
+        until_measured = set(until_measured or ())
         self.offers = {offer.pk: offer for offer in offers}
         offer_field = self.fields["offer"]
         assert isinstance(offer_field, forms.ChoiceField)
         offer_field.choices = [("", _("— the case as a whole (reject only) —"))] + [
-            (offer.pk, _offer_label(offer, open_gates.get(offer.pk))) for offer in offers
+            (
+                offer.pk,
+                _offer_label(offer, open_gates.get(offer.pk), offer.pk in until_measured),
+            )
+            for offer in offers
         ]
         widget = offer_field.widget
         assert isinstance(widget, OfferSelect)
-        widget.blocked = {pk for pk, titles in open_gates.items() if titles}
+        widget.blocked = {
+            pk for pk, titles in open_gates.items() if titles and pk not in until_measured
+        }
 
     @classmethod
     def for_gates(cls, offer_gates, data=None, *, initial=None) -> "DecisionForm":
@@ -74,6 +121,7 @@ class DecisionForm(forms.Form):
             open_gates={
                 entry.offer.pk: [gate.title for gate in entry.open] for entry in offer_gates
             },
+            until_measured=[entry.offer.pk for entry in offer_gates if entry.open_until_measured],
             initial=initial or {},
         )
 
@@ -81,10 +129,30 @@ class DecisionForm(forms.Form):
         pk = self.cleaned_data.get("offer")
         return self.offers.get(pk) if pk is not None else None
 
+    def clean(self):
+        """Subject to acceptance is an approval with conditions and a deadline; the
+        service checks them against the offer's gates."""
+        cleaned = super().clean() or {}
+        if cleaned.get("decision") == SUBJECT_TO_ACCEPTANCE:
+            cleaned["decision"] = Approval.Decision.APPROVED
+            if not cleaned.get("conditions"):
+                self.add_error(
+                    "conditions", _("Name what is still to be measured on the rented machine.")
+                )
+        else:
+            cleaned["conditions"] = []
+            cleaned["condition_deadline"] = None
+        return cleaned
 
-def _offer_label(offer, open_titles) -> str:
+
+def _offer_label(offer, open_titles, until_measured: bool = False) -> str:
     if not open_titles:
         return str(offer)
+    if until_measured:
+        return _("%(offer)s — only subject to acceptance: %(gates)s") % {
+            "offer": offer,
+            "gates": "; ".join(str(title) for title in open_titles),
+        }
     return _("%(offer)s — cannot be approved: %(gates)s") % {
         "offer": offer,
         "gates": "; ".join(str(title) for title in open_titles),

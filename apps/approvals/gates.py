@@ -456,6 +456,12 @@ GATES: tuple[Callable[[GateInputs], Gate], ...] = (
 )
 
 
+# The gates only the rented machine can hold: an approval subject to acceptance may be
+# given while they are open, naming hardware identity among its conditions
+# (docs/rules/approvals.md#approval-subject-to-acceptance).
+MEASURED_ON_THE_RENTED_MACHINE = frozenset({"verification", "endpoint_security"})
+
+
 def evaluate_gates(inputs: GateInputs) -> list[Gate]:
     """Every gate, in the order the approval page lists them."""
     return [gate(inputs) for gate in GATES]

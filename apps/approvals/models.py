@@ -13,6 +13,23 @@ from apps.core.roles import Role
 
 # A decision's comment, an acceptance's reason and a withdrawal's, as pages and API take them.
 DECISION_TEXT_MAX_LENGTH = 4_000
+# The furthest ahead the deadline of an approval subject to acceptance may be set.
+CONDITION_MAX_DAYS = 180
+
+
+class AcceptanceCondition(models.TextChoices):
+    """What an approval subject to acceptance leaves to be measured on the rented machine
+    (docs/rules/approvals.md#approval-subject-to-acceptance)."""
+
+    IDENTITY = "identity", _("Hardware identity: a passing spec verification")
+    PERFORMANCE = "performance", _("Performance baseline")
+    SOAK = "soak", _("Soak, connectivity and environment")
+    CORRECTNESS = "correctness", _("Correctness")
+
+
+def condition_labels(keys) -> list[str]:
+    """The conditions' names, in their fixed order, for pages, e-mails and the packet."""
+    return [str(c.label) for c in AcceptanceCondition if c.value in (keys or ())]
 
 
 class Approval(TrackedModel):
@@ -68,7 +85,21 @@ class Approval(TrackedModel):
         verbose_name=_("superseded by"),
     )
     superseded_at = models.DateTimeField(_("superseded at"), null=True, blank=True)
+    # An approval subject to acceptance: what is still to be measured (NULL: approved
+    # without conditions), by when, and how it ended — met, or lapsed with the reason.
+    conditions = models.JSONField(_("subject to acceptance of"), null=True, blank=True)
+    condition_deadline = models.DateField(_("acceptance due by"), null=True, blank=True)
+    condition_met_at = models.DateTimeField(_("acceptance condition met at"), null=True, blank=True)
+    lapsed_at = models.DateTimeField(_("lapsed at"), null=True, blank=True)
+    lapse_reason = models.TextField(_("why it lapsed"), null=True, blank=True)
     history = HistoricalRecords()
+    late_history_columns = (
+        "conditions",
+        "condition_deadline",
+        "condition_met_at",
+        "lapsed_at",
+        "lapse_reason",
+    )
 
     class Meta:
         ordering = ["-decided_at", "-pk"]
@@ -85,6 +116,19 @@ class Approval(TrackedModel):
     @property
     def current(self) -> bool:
         return self.superseded_at is None
+
+    @property
+    def conditional(self) -> bool:
+        return bool(self.conditions)
+
+    @property
+    def condition_open(self) -> bool:
+        """Approved subject to acceptance, and the acceptance neither passed nor lapsed."""
+        return self.conditional and self.condition_met_at is None and self.lapsed_at is None
+
+    @property
+    def condition_names(self) -> list[str]:
+        return condition_labels(self.conditions)
 
 
 class Reminder(TrackedModel):
@@ -472,7 +516,16 @@ class ApprovalChain(TrackedModel):
         related_name="+",
         verbose_name=_("decision it ended in"),
     )
+    # The tech lead approved subject to acceptance: the approval the chain ends in
+    # carries these (NULL: without conditions).
+    conditions = models.JSONField(_("subject to acceptance of"), null=True, blank=True)
+    condition_deadline = models.DateField(_("acceptance due by"), null=True, blank=True)
     history = HistoricalRecords()
+    late_history_columns = ("conditions", "condition_deadline")
+
+    @property
+    def condition_names(self) -> list[str]:
+        return condition_labels(self.conditions)
 
     class Meta:
         ordering = ["-tech_lead_at", "-pk"]

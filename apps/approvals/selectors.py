@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 
 from apps.approvals.binding import Scope
 from apps.approvals.findings import AcceptanceFacts, Entry
-from apps.approvals.gates import Gate, GateInputs
+from apps.approvals.gates import MEASURED_ON_THE_RENTED_MACHINE, Gate, GateInputs
 from apps.approvals.gathering import gate_gatherer
 from apps.approvals.models import Approval, ApprovalChain, ChainDecision, FindingAcceptance
 from apps.core.downloads import StoredFile
@@ -39,6 +39,23 @@ class OfferGates:
     @property
     def open(self) -> list[Gate]:
         return [gate for gate in self.gates if not gate.held]
+
+    @property
+    def open_until_measured(self) -> list[Gate]:
+        """The open gates only the rented machine can hold, when no other gate or finding
+        stands in the way (an approval subject to acceptance may then be given); empty
+        otherwise."""
+        measured = MEASURED_ON_THE_RENTED_MACHINE
+        if any(gate.key not in measured for gate in self.open):
+            return []
+        if any(entry.blocking and entry.rule.gate not in measured for entry in self.findings):
+            return []
+        return self.open
+
+    @property
+    def approvable_subject_to_acceptance(self) -> bool:
+        """Every gate held, or only those the rented machine must hold still open."""
+        return self.all_held or bool(self.open_until_measured)
 
 
 def case_gates(case, offers=None) -> list[OfferGates]:

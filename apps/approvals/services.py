@@ -6,16 +6,25 @@ approval) move the case through ``apps.cases.lifecycle``, which locks the case r
 re-checks its status, so each move happens once and is in the history with who and why.
 """
 
+from datetime import date, timedelta
+
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import format_lazy
+from django.utils.translation import gettext, gettext_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from apps.approvals import policies
 from apps.approvals.binding import Change, capture, changes_for
-from apps.approvals.models import Approval, ApprovalChain, ChainDecision
+from apps.approvals.models import (
+    CONDITION_MAX_DAYS,
+    AcceptanceCondition,
+    Approval,
+    ApprovalChain,
+    ChainDecision,
+)
 from apps.approvals.selectors import offer_gates
 from apps.cases.lifecycle import case_lock, case_transition
 from apps.cases.models import ProcurementCase
@@ -70,13 +79,25 @@ def _check_decider(actor, case: ProcurementCase) -> None:
 
 
 def approval_decide(
-    *, actor, case: ProcurementCase, decision: str, comment: str, offer=None
+    *,
+    actor,
+    case: ProcurementCase,
+    decision: str,
+    comment: str,
+    offer=None,
+    conditions=None,
+    condition_deadline: date | None = None,
 ) -> Approval | ApprovalChain:
     """Approve one offer (every gate must hold) or reject, with a comment.
 
     The approval stores the gates as they stood and the history ids of every
     record they read (``bound_state``); earlier decisions are superseded. Under an
     approval policy, an approval starts the chain instead (returned while it runs).
+
+    With ``conditions`` (``AcceptanceCondition`` values) and ``condition_deadline`` the
+    approval is subject to acceptance: the gates only the rented machine can hold may
+    still be open, and what is named must pass on it by the deadline
+    (docs/rules/approvals.md#approval-subject-to-acceptance).
     """
     _check_decider(actor, case)
     case = _reopen_if_stale(case, actor=actor)
@@ -89,6 +110,7 @@ def approval_decide(
         errors["offer"] = _("This offer belongs to another case.")
     if decision == Approval.Decision.APPROVED and offer is None:
         errors["offer"] = _("Choose the offer you approve.")
+    conditions = _clean_conditions(conditions, condition_deadline, decision, errors)
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
@@ -106,16 +128,8 @@ def approval_decide(
         gates = offer_gates(case, offer) if offer is not None else None
         if decision == Approval.Decision.APPROVED:
             assert gates is not None  # an approval names its offer (refused above otherwise)
-            if not gates.all_held:
-                raise ValidationError(
-                    {
-                        "offer": [
-                            _("Gate not held — %(title)s: %(reason)s")
-                            % {"title": g.title, "reason": g.reason}
-                            for g in gates.open
-                        ]
-                    }
-                )
+            _check_gates(gates, conditions)
+        deadline = condition_deadline if conditions else None
         if decision == Approval.Decision.APPROVED:
             assert gates is not None and offer is not None
             policy = policies.policy_in_force()
@@ -127,6 +141,8 @@ def approval_decide(
                     gates=gates,
                     comment=comment,
                     policy=policy,
+                    conditions=conditions,
+                    deadline=deadline,
                 )
                 if chain.state == ApprovalChain.State.RUNNING:
                     return chain
@@ -141,24 +157,96 @@ def approval_decide(
             decided_by=actor,
             decided_at=timezone.now(),
             gates=[_gate_dict(g) for g in gates.gates] if gates else [],
-            bound_state=lambda: _bound(gates),
+            bound_state=lambda: _bound(gates, conditional=bool(conditions)),
+            conditions=conditions,
+            deadline=deadline,
         )
 
 
-def _bound(gates) -> dict:
+def _clean_conditions(conditions, deadline, decision, errors) -> list[str] | None:
+    """The conditions in their fixed order (None: approved without conditions); what is
+    wrong with them goes into ``errors``."""
+    if not conditions:
+        return None
+    if decision != Approval.Decision.APPROVED:
+        errors["conditions"] = _("Only an approval can be made subject to acceptance.")
+        return None
+    unknown = set(conditions) - set(AcceptanceCondition.values)
+    if unknown:
+        errors["conditions"] = _("Unknown acceptance condition: %(items)s.") % {
+            "items": ", ".join(sorted(map(str, unknown)))
+        }
+        return None
+    today = timezone.localdate()
+    if deadline is None:
+        errors["condition_deadline"] = _(
+            "An approval subject to acceptance needs the date the acceptance is due by."
+        )
+    elif deadline < today or deadline > today + timedelta(days=CONDITION_MAX_DAYS):
+        errors["condition_deadline"] = _(
+            "The acceptance must be due between today and %(n)s days ahead."
+        ) % {"n": CONDITION_MAX_DAYS}
+    return [c.value for c in AcceptanceCondition if c.value in set(conditions)]
+
+
+def _check_gates(gates, conditions) -> None:
+    """Every gate must hold; subject to acceptance, those only the rented machine can hold
+    may still be open, if hardware identity is among the conditions."""
+    if gates.all_held:
+        return
+    waiting = gates.open_until_measured if conditions else []
+    if waiting and AcceptanceCondition.IDENTITY in conditions:
+        return
+    if waiting:
+        raise ValidationError(
+            {
+                "conditions": _(
+                    "%(gates)s: not held yet. Name hardware identity among the conditions, "
+                    "so that it is measured on the rented machine."
+                )
+                % {"gates": "; ".join(str(g.title) for g in waiting)}
+            }
+        )
+    raise ValidationError(
+        {
+            "offer": [
+                _("Gate not held — %(title)s: %(reason)s") % {"title": g.title, "reason": g.reason}
+                for g in gates.open
+            ]
+        }
+    )
+
+
+def _bound(gates, *, conditional: bool = False) -> dict:
+    """What a decision is bound to. Subject to acceptance, the offer's evidence and
+    verification are left out: the acceptance runs are expected to change them, and the
+    approval is bound to them when its condition is met."""
     return {
         "records": capture(gates.scopes if gates else []),
-        "evidence": gates.evidence if gates else [],
-        "verification": bound_verification(gates),
+        "evidence": gates.evidence if gates and not conditional else [],
+        "verification": bound_verification(gates) if not conditional else None,
     }
 
 
 def _record(
-    *, actor, case, offer, decision, comment, decided_by, decided_at, gates, bound_state
+    *,
+    actor,
+    case,
+    offer,
+    decision,
+    comment,
+    decided_by,
+    decided_at,
+    gates,
+    bound_state,
+    conditions=None,
+    deadline=None,
 ) -> Approval:
     """Move the case to its decided status and write the decision (in the caller's
     transaction, with the case locked); earlier decisions are superseded."""
     verb = "Approved" if decision == Approval.Decision.APPROVED else "Rejected"
+    if conditions:
+        verb += f" subject to acceptance ({', '.join(conditions)}, due {deadline})"
     target = Status.APPROVED if decision == Approval.Decision.APPROVED else Status.REJECTED
     case = case_transition(
         case=case,
@@ -183,6 +271,8 @@ def _record(
         comment=comment.strip(),
         gates=gates,
         bound_state=bound_state,
+        conditions=conditions or None,
+        condition_deadline=deadline if conditions else None,
     )
     for earlier in Approval.objects.filter(case=case, superseded_at__isnull=True).exclude(
         pk=approval.pk
@@ -200,7 +290,9 @@ def _record(
 # --- approval chains (docs/rules/approvals.md#approval-chains) --------------------------
 
 
-def _chain_start(*, actor, case, offer, gates, comment, policy) -> ApprovalChain:
+def _chain_start(
+    *, actor, case, offer, gates, comment, policy, conditions=None, deadline=None
+) -> ApprovalChain:
     """The tech lead approved under a policy: copy the policy as it applies to the offer
     onto a new chain. With no step applying, the approval is written at once."""
     if ApprovalChain.objects.filter(case=case, state=ApprovalChain.State.RUNNING).exists():
@@ -222,7 +314,9 @@ def _chain_start(*, actor, case, offer, gates, comment, policy) -> ApprovalChain
         tech_lead_at=now,
         tech_lead_comment=comment.strip(),
         gates=[_gate_dict(g) for g in gates.gates],
-        bound_state=_bound(gates),
+        bound_state=_bound(gates, conditional=bool(conditions)),
+        conditions=conditions or None,
+        condition_deadline=deadline if conditions else None,
     )
     return _chain_advance(chain, actor=actor, decisions=[])
 
@@ -242,6 +336,8 @@ def _chain_advance(chain: ApprovalChain, *, actor, decisions) -> ApprovalChain:
         decided_at=chain.tech_lead_at,
         gates=chain.gates,
         bound_state=chain.bound_state,
+        conditions=chain.conditions,
+        deadline=chain.condition_deadline,
     )
     return tracked_update(
         chain,
@@ -360,7 +456,13 @@ def _decision_tell(approval: Approval, *, actor) -> None:
     (docs/notifications.md#who-is-told)."""
     case = approval.case
     who = actor.get_full_name() or actor.get_username()
-    if approval.decision == Approval.Decision.APPROVED:
+    labels = [c.label for c in AcceptanceCondition if c.value in (approval.conditions or ())]
+    if approval.decision == Approval.Decision.APPROVED and labels:
+        text = gettext_lazy(
+            "%(who)s approved %(vendor)s's offer on %(case)s subject to acceptance of "
+            "%(conditions)s by %(deadline)s: %(comment)s"
+        )
+    elif approval.decision == Approval.Decision.APPROVED:
         text = gettext_lazy("%(who)s approved %(vendor)s's offer on %(case)s: %(comment)s")
     else:
         text = gettext_lazy("%(who)s rejected %(case)s: %(comment)s")
@@ -373,6 +475,8 @@ def _decision_tell(approval: Approval, *, actor) -> None:
             "vendor": approval.offer.vendor.name if approval.offer else "",
             "case": case.name,
             "comment": approval.comment,
+            "conditions": format_lazy(", ".join("{}" for _label in labels), *labels),
+            "deadline": approval.condition_deadline,
         },
         path=reverse("approvals:case", args=[case.pk]),
         recipients=[
@@ -450,6 +554,138 @@ def approval_mark_stale(
                 reason=f"Approval #{approval.pk} is stale, a fresh decision is needed: {summary}",
             )
     return approval
+
+
+# --- approval subject to acceptance (docs/rules/approvals.md#approval-subject-to-acceptance)
+
+
+def approval_condition_met(*, approval: Approval, summary: str, actor=None) -> Approval | None:
+    """The acceptance an approval was subject to passed on the rented machine: the
+    approval is bound from now on to the offer's evidence and verification as they stand,
+    and everyone who approved hears of it. Does nothing when no condition is open."""
+    with transaction.atomic():
+        case = case_lock(approval.case)
+        approval = Approval.objects.select_for_update().select_related("offer").get(pk=approval.pk)
+        if not _condition_waits(approval):
+            return None
+        gates = offer_gates(case, approval.offer)
+        bound = {
+            **approval.bound_state,
+            "evidence": gates.evidence,
+            "verification": bound_verification(gates),
+        }
+        approval = tracked_update(
+            approval,
+            actor=actor,
+            reason=f"Acceptance condition met: {summary}"[:500],
+            fields={"condition_met_at": timezone.now(), "bound_state": bound},
+        )
+        _condition_tell(
+            approval,
+            actor=actor,
+            text=gettext_lazy(
+                "%(case)s: the acceptance the approval of %(vendor)s's offer was subject to "
+                "passed (%(conditions)s). The approval holds without conditions."
+            ),
+        )
+    return approval
+
+
+def approval_lapse(*, approval: Approval, reasons: list[str], actor=None) -> Approval | None:
+    """The acceptance was not passed by its deadline: the approval lapses, the case is
+    pending approval again with the reason, and everyone who approved is told. Does
+    nothing when no condition is open."""
+    with transaction.atomic():
+        case = case_lock(approval.case)
+        approval = Approval.objects.select_for_update().select_related("offer").get(pk=approval.pk)
+        if not _condition_waits(approval):
+            return None
+        deadline = approval.condition_deadline
+        reason = f"Acceptance not passed by {deadline}: " + "; ".join(reasons)
+        now = timezone.now()
+        change = Change(
+            model="approvals.approval",
+            record=str(approval.pk),
+            label=gettext("acceptance condition"),
+            when=now,
+            user="",
+            action="lapsed",
+            reason=reason[:1000],
+        )
+        approval = tracked_update(
+            approval,
+            actor=actor,
+            reason=f"Lapsed: {reason}"[:500],
+            fields={
+                "lapsed_at": now,
+                "lapse_reason": reason,
+                "stale_at": now,
+                "stale_changes": [change.as_dict()],
+            },
+        )
+        if case.status == Status.APPROVED:
+            case_transition(
+                case=case,
+                actor=actor,
+                target=Status.PENDING_APPROVAL,
+                expect={Status.APPROVED},
+                reason=f"Approval #{approval.pk} lapsed, a fresh decision is needed: {reason}"[
+                    :500
+                ],
+            )
+        _condition_tell(
+            approval,
+            actor=actor,
+            text=gettext_lazy(
+                "The approval of %(vendor)s's offer on %(case)s lapsed: the acceptance it was "
+                "subject to (%(conditions)s) did not pass by %(deadline)s. The case waits for "
+                "a fresh decision. %(reason)s"
+            ),
+            reason="; ".join(reasons),
+        )
+    return approval
+
+
+def _condition_waits(approval: Approval) -> bool:
+    return (
+        approval.condition_open
+        and approval.superseded_at is None
+        and approval.stale_at is None
+        and approval.decision == Approval.Decision.APPROVED
+    )
+
+
+def approvers_of(approval: Approval) -> list:
+    """Everyone who approved: the tech lead, each later step's approver of the chain it
+    ended, and those they stood in for."""
+    people = [approval.decided_by]
+    for made in ChainDecision.objects.filter(
+        chain__approval=approval, decision=Approval.Decision.APPROVED
+    ).select_related("decided_by", "on_behalf_of"):
+        people.append(made.decided_by)
+        if made.on_behalf_of is not None:
+            people.append(made.on_behalf_of)
+    return people
+
+
+def _condition_tell(approval: Approval, *, actor, text, reason: str = "") -> None:
+    case = approval.case
+    labels = [c.label for c in AcceptanceCondition if c.value in (approval.conditions or ())]
+    notify(
+        Event.DECISION,
+        case=case,
+        text=text,
+        params={
+            "case": case.name,
+            "vendor": approval.offer.vendor.name if approval.offer else "",
+            "conditions": format_lazy(", ".join("{}" for _label in labels), *labels),
+            "deadline": approval.condition_deadline,
+            "reason": reason,
+        },
+        path=reverse("approvals:case", args=[case.pk]),
+        recipients=[case.owner, case.submitted_by, *approvers_of(approval)],
+        actor=actor,
+    )
 
 
 def stale_approvals_record(*, actor=None) -> list[Approval]:

@@ -63,6 +63,8 @@ def case_decide(request: HttpRequest, pk: int) -> HttpResponse:
                 decision=form.cleaned_data["decision"],
                 comment=form.cleaned_data["comment"],
                 offer=form.cleaned_data["offer"],
+                conditions=form.cleaned_data["conditions"],
+                condition_deadline=form.cleaned_data["condition_deadline"],
             )
         except (ValidationError, PermissionDenied) as error:
             apply_service_errors(form, error)

@@ -38,5 +38,6 @@ class CaseworkConfig(AppConfig):
             PacketComposer(
                 document_sections=chapters.document_sections,
                 has_chapters=chapters.document_has_chapters,
+                decision_line=chapters.decision_line,
             )
         )

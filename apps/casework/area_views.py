@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
+from apps.acceptance.conditions import condition_states
 from apps.access.selectors import access_history_querysets
 from apps.approvals import policies
 from apps.approvals.forms import ChainStepForm, DecisionForm
@@ -91,6 +92,12 @@ def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
             "chain_steps": chain_steps,
             "chain_form": chain_form,
             "policy": policies.policy_view(),
+            # Where each condition of an approval subject to acceptance stands.
+            "condition_states": (
+                condition_states(overview.current)
+                if overview.current is not None and overview.current.condition_open
+                else []
+            ),
         },
     )
 

@@ -11,6 +11,7 @@ verification (by creation) has seen every bundle.
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from apps.core.services import tracked_create
+from apps.core.signals import verification_recorded
 from apps.evidence.models import EvidenceBundle, SpecVerification
 from apps.evidence.rules import RULES_VERSION
 from apps.evidence.rules.composition import (
@@ -151,7 +152,7 @@ def verification_record(
         others = offer_contributions(offer)
     composition = compose([*others, own], placeholders=own)
     composed_from = len({source["bundle"] for source in composition.sources.values()})
-    return tracked_create(
+    verification = tracked_create(
         SpecVerification,
         actor=None,
         reason=f"Verified on upload ({RULES_VERSION}), composed from {composed_from} bundle(s)",
@@ -165,3 +166,6 @@ def verification_record(
         findings=composition.findings,
         measured_at=composition.measured_at,
     )
+    if offer is not None:
+        verification_recorded.send(sender=SpecVerification, offer_id=offer.pk)
+    return verification

@@ -29,6 +29,9 @@ class PacketComposer:
     document_sections: Callable[["ProcurementCase", str], list[PacketSection]]
     # Whether it would have something of its own to say (cheaper than its sections).
     has_chapters: Callable[["ProcurementCase", str], bool]
+    # The decision in force, as every document's cover prints it ("" before any): approved
+    # or rejected, and whether subject to acceptance.
+    decision_line: Callable[["ProcurementCase"], str] = lambda case: ""
 
 
 _composer: PacketComposer | None = None

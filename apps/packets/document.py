@@ -313,6 +313,7 @@ def packet_document(
         "file_count": len(files),
         "history_file_count": len(history_files),
         "file_problems": [f for f in files if f.status != FileStatus.OK],
+        "decision_line": packet_composer().decision_line(case),
         "html_lang": "zh-CN" if (get_language() or "").startswith("zh") else "en",
         # The PDF's document language, in BCP 47 as readers and screen readers expect.
         "pdf_lang": "zh-Hans" if (get_language() or "").startswith("zh") else "en",

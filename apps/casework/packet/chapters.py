@@ -13,9 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
+from django.template.loader import render_to_string
+
 from apps.acceptance import packet as acceptance_packet
 from apps.access import packet as access_packet
 from apps.approvals import packet as approvals_packet
+from apps.approvals.selectors import case_approvals, current_approval
 from apps.assessments import packet as assessments_packet
 from apps.audit import packet as audit_packet
 from apps.casework.packet.sections import (
@@ -151,3 +154,12 @@ def document_has_chapters(case, kind: str) -> bool:
     if kind == DocumentKind.PACKET:
         return True
     return bool(_built(DOCUMENT_CHAPTERS[kind].lead, case, offers_of_case(case)))
+
+
+def decision_line(case) -> str:
+    """The decision in force, as the cover of the packet and of every deliverable prints
+    it: who decided what on which offer, and whether subject to acceptance."""
+    approval = current_approval(case_approvals(case))
+    if approval is None:
+        return ""
+    return render_to_string("approvals/cover_decision.html", {"approval": approval}).strip()
