@@ -475,18 +475,37 @@ def _tech_lead(live: list[Offer], winners: dict[int, int], today: date) -> list[
                 subject=str(offer.vendor),
             )
         )
-    items += _acceptance(winners)
+    items += _acceptance(winners, today)
     return items
 
 
-def _acceptance(winners: dict[int, int]) -> list[WorkItem]:
-    """The approved offer's acceptance: planned, run, then signed off by another tech lead."""
+def _acceptance(winners: dict[int, int], today: date) -> list[WorkItem]:
+    """The approved offer's acceptance: planned, run, then signed off by another tech lead.
+    Under an approval subject to acceptance, each step is due by its deadline."""
     approved = [
         case
         for case in ProcurementCase.objects.filter(
             pk__in=list(winners), status=ProcurementCase.Status.APPROVED
         ).order_by("pk")
     ]
+    due_by = dict(
+        Approval.objects.filter(
+            case_id__in=[case.pk for case in approved],
+            superseded_at__isnull=True,
+            stale_at__isnull=True,
+            conditions__isnull=False,
+            condition_met_at__isnull=True,
+            lapsed_at__isnull=True,
+        ).values_list("case_id", "condition_deadline")
+    )
+    items = _acceptance_steps(approved, winners)
+    return [
+        dated(item, due_by[item.case_id], today) if item.case_id in due_by else item
+        for item in items
+    ]
+
+
+def _acceptance_steps(approved: list, winners: dict[int, int]) -> list[WorkItem]:
     plans = {
         plan.offer_id: plan
         for plan in AcceptancePlan.objects.filter(

@@ -13,6 +13,8 @@ from apps.acceptance.conditions import condition_states, settle_conditions
 from apps.approvals.models import AcceptanceCondition, Approval, ApprovalChain
 from apps.approvals.services import approval_decide, case_submit_for_approval, chain_step_decide
 from apps.cases.models import ProcurementCase
+from apps.casework.dashboard import dashboard_for
+from apps.casework.inbox import work_items
 from apps.casework.packet.chapters import decision_line
 from apps.core.models import Notification
 from apps.core.roles import Role
@@ -293,3 +295,18 @@ def test_the_packet_and_each_deliverable_say_the_approval_is_subject_to_acceptan
     cover = text.split("Contents")[0]
     assert "Decision in force" in cover
     assert "Approved subject to acceptance of Soak, connectivity and environment, due by" in cover
+
+
+def test_my_work_dates_the_acceptance_by_the_approval_s_deadline(people, tariq):
+    case, offer = _pending(people)
+    _approve(people, case, offer, ["soak"], days=5)
+
+    items = [
+        item
+        for item in work_items(dashboard_for(tariq))
+        if item.case_id == case.pk and item.key.startswith("acceptance:")
+    ]
+
+    assert [item.key for item in items] == ["acceptance:plan"]
+    assert items[0].due_on == timezone.localdate() + timedelta(days=5)
+    assert items[0].days_left == 5
