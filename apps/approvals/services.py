@@ -565,7 +565,11 @@ def approval_condition_met(*, approval: Approval, summary: str, actor=None) -> A
     and everyone who approved hears of it. Does nothing when no condition is open."""
     with transaction.atomic():
         case = case_lock(approval.case)
-        approval = Approval.objects.select_for_update().select_related("offer").get(pk=approval.pk)
+        approval = (
+            Approval.objects.select_for_update(of=("self",))
+            .select_related("offer__vendor")
+            .get(pk=approval.pk)
+        )
         if not _condition_waits(approval):
             return None
         gates = offer_gates(case, approval.offer)
@@ -597,7 +601,11 @@ def approval_lapse(*, approval: Approval, reasons: list[str], actor=None) -> App
     nothing when no condition is open."""
     with transaction.atomic():
         case = case_lock(approval.case)
-        approval = Approval.objects.select_for_update().select_related("offer").get(pk=approval.pk)
+        approval = (
+            Approval.objects.select_for_update(of=("self",))
+            .select_related("offer__vendor")
+            .get(pk=approval.pk)
+        )
         if not _condition_waits(approval):
             return None
         deadline = approval.condition_deadline
