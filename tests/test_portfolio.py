@@ -511,3 +511,40 @@ def test_the_page_is_kept_rendered_and_rendered_again_after_a_write(world, brows
     assert token.findall(first) and token.findall(first) != token.findall(again)
     make_case(people["priya"], name="Kept afresh")  # a tracked write: rendered again
     assert "Across the 5 cases you may see" in client.get(PORTFOLIO).content.decode()
+
+
+def test_without_a_cache_or_stored_standings_every_case_is_counted_on_each_read(
+    world, browser_as, monkeypatch, settings
+):
+    from django.core.cache import cache
+
+    from apps.casework import portfolio_overview
+
+    calls = []
+    count_afresh = portfolio_overview.area_registers
+
+    def spy(cases, *, today):
+        calls.append(len(cases))
+        return count_afresh(cases, today=today)
+
+    monkeypatch.setattr(portfolio_overview, "area_registers", spy)
+    client = browser_as("fiona")
+
+    def findings() -> str:
+        return client.get(PORTFOLIO, {"format": "csv", "table": "findings"}).content.decode()
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("the cache is down")
+
+    monkeypatch.setattr("django.core.cache.cache.get", unreachable)
+    monkeypatch.setattr("django.core.cache.cache.set", unreachable)
+    assert "Chat,1,1" in findings()
+    assert "Chat,1,1" in findings()
+    assert calls == [3, 3]
+    monkeypatch.undo()
+    monkeypatch.setattr(portfolio_overview, "area_registers", spy)
+    settings.CASE_STANDING_STORED = False
+    assert "Chat,1,1" in findings()
+    cache.clear()  # the page as a whole is kept still: read it afresh
+    assert "Chat,1,1" in findings()
+    assert calls == [3, 3, 3, 3]
