@@ -26,7 +26,7 @@ def portfolio(request: HttpRequest) -> HttpResponse:
     fmt = request.GET.get("format")
     if fmt not in ("csv", "xlsx"):
         # The page's tables as this reader sees them, rendered, kept as the numbers are;
-        # the page around them (its token, its nonces) is rendered on every request.
+        # the page around them (its forms' tokens) is rendered on every request.
         body = kept.kept(
             kept.state_key(request.user, "portfolio-page"),
             lambda: str(
