@@ -453,3 +453,98 @@ def test_the_page_shows_the_cases_with_most_findings_and_the_csv_every_one(
     assert "Chat</a></th>" not in findings
     csv = b"".join(client.get(PORTFOLIO, {"format": "csv", "table": "findings"})).decode()
     assert "Chat" in csv
+
+
+def test_a_write_counts_again_at_once_the_findings_of_the_case_it_touches_alone(
+    world, browser_as, people, monkeypatch
+):
+    from apps.casework import portfolio_overview
+
+    counted: list[list[int]] = []
+    count_afresh = portfolio_overview.area_registers
+
+    def spy(cases, *, today):
+        counted.append(sorted(case.pk for case in cases))
+        return count_afresh(cases, today=today)
+
+    monkeypatch.setattr(portfolio_overview, "area_registers", spy)
+    client = browser_as("fiona")
+
+    def findings() -> list[list[str]]:
+        text = client.get(PORTFOLIO, {"format": "csv", "table": "findings"}).content.decode()
+        return list(csv.reader(io.StringIO(text)))[1:]
+
+    assert findings() == [["Chat", "1", "1"]]
+    assert counted == [sorted([world.chat.pk, world.embeddings.pk, world.decided.pk])]
+    # Another reader, then the page: the counts are read back, not worked out again.
+    assert "Chat</a></th>" in browser_as("aude").get(PORTFOLIO).content.decode()
+    assert len(counted) == 1
+    # A tracked write on Chat: the very next read counts Chat again, and only Chat.
+    finding_accept(
+        actor=people["priya"],
+        case=world.chat,
+        code="contracts.sla_below_need",
+        offer_id=world.chat.offers.get().pk,
+        key="sla_availability_pct",
+        role=Role.PROCUREMENT,
+        reason="Service credits suffice",
+        expires_on=timezone.localdate() + timedelta(days=20),
+    )
+    assert findings() == [["Chat", "1", "0"]]
+    assert counted[1:] == [[world.chat.pk]]
+    # A write every case reads (a vendor) counts every open case again.
+    make_vendor(people["priya"], name="Dorado")
+    assert findings() == [["Chat", "1", "0"]]
+    assert counted[2] == sorted([world.chat.pk, world.embeddings.pk, world.decided.pk])
+
+
+def test_the_page_is_kept_rendered_and_rendered_again_after_a_write(world, browser_as, people):
+    client = browser_as("fiona")
+    first = client.get(PORTFOLIO).content.decode()
+    assert "Across the 4 cases you may see" in first
+    with CaptureQueriesContext(connection) as ctx:
+        again = client.get(PORTFOLIO).content.decode()
+    assert not any("cases_procurementcase" in q["sql"] for q in ctx.captured_queries)
+    assert again.count("Across the 4 cases you may see") == 1
+    # The page around the kept tables is each answer's own (its forms' tokens).
+    token = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+    assert token.findall(first) and token.findall(first) != token.findall(again)
+    make_case(people["priya"], name="Kept afresh")  # a tracked write: rendered again
+    assert "Across the 5 cases you may see" in client.get(PORTFOLIO).content.decode()
+
+
+def test_without_a_cache_or_stored_standings_every_case_is_counted_on_each_read(
+    world, browser_as, monkeypatch, settings
+):
+    from django.core.cache import cache
+
+    from apps.casework import portfolio_overview
+
+    calls = []
+    count_afresh = portfolio_overview.area_registers
+
+    def spy(cases, *, today):
+        calls.append(len(cases))
+        return count_afresh(cases, today=today)
+
+    monkeypatch.setattr(portfolio_overview, "area_registers", spy)
+    client = browser_as("fiona")
+
+    def findings() -> str:
+        return client.get(PORTFOLIO, {"format": "csv", "table": "findings"}).content.decode()
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("the cache is down")
+
+    monkeypatch.setattr("django.core.cache.cache.get", unreachable)
+    monkeypatch.setattr("django.core.cache.cache.set", unreachable)
+    assert "Chat,1,1" in findings()
+    assert "Chat,1,1" in findings()
+    assert calls == [3, 3]
+    monkeypatch.undo()
+    monkeypatch.setattr(portfolio_overview, "area_registers", spy)
+    settings.CASE_STANDING_STORED = False
+    assert "Chat,1,1" in findings()
+    cache.clear()  # the page as a whole is kept still: read it afresh
+    assert "Chat,1,1" in findings()
+    assert calls == [3, 3, 3, 3]

@@ -4,8 +4,16 @@ concentrated the commitments are on vendors and countries, what expires soon, an
 open findings. Only the cases the reader may see are counted.
 
 Counts are aggregated in the database and the rest read in a fixed number of queries
-whatever the number of cases (``tests/casework/test_portfolio_overview.py`` pins it); the
-contract values and the median are worked out here from the rows read.
+whatever the number of cases (``tests/test_portfolio.py`` pins it); the contract values
+and the median are worked out here from the rows read.
+
+The open findings need each open case's areas' rules (``apps.casework.registers``), which
+cost far more than the rest. Each case's counts are kept in the cache, for the day and the
+deployed code and settings, beside the case's ``StandingMark`` as read with the case,
+before its records: every tracked write touching the case, or a record every case reads,
+raises that mark in its own transaction (``apps.casework.standing``). A case whose mark
+moved since it was counted is counted again; the others are read back. So a count is
+never older than the last tracked write, and a write costs the next reader one case.
 
 Money is never summed across currencies: the product records no exchange rate, so every
 amount is grouped by its currency. The committed spend of a case is the contract value of
@@ -17,14 +25,20 @@ out) are in the budget's currency.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from functools import cached_property
 from urllib.parse import urlencode
 
-from django.db.models import Count, Q, Sum
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Count, OuterRef, Q, Subquery, Sum
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -32,9 +46,10 @@ from django.utils.translation import gettext_lazy
 
 from apps.approvals.findings import SEVERITY_LABELS, Severity
 from apps.approvals.models import Approval, FindingAcceptance
-from apps.cases.models import ProcurementCase
+from apps.cases.models import ProcurementCase, StandingMark
 from apps.cases.selectors import case_list_for
 from apps.casework.registers import OPEN_STATUSES, area_registers
+from apps.casework.standing import code_fingerprint, settings_fingerprint
 from apps.contracts.models import RedFlagWaiver
 from apps.contracts.selectors import waiver_expires_on
 from apps.core.roles import Role
@@ -55,6 +70,11 @@ SLOWEST_SHOWN = 5
 # The severities of the findings counted (an informing finding is never open).
 OPEN_SEVERITIES = (Severity.BLOCKS, Severity.NEEDS_ACCEPTANCE)
 SECONDS_PER_DAY = Decimal(86400)
+# The open findings' counts of each case, kept between the writes that touch it.
+FINDINGS_FORMAT = "portfolio-findings/1"
+FINDINGS_KEEP_SECONDS = 24 * 3600
+
+logger = logging.getLogger(__name__)
 
 
 def may_see_portfolio(roles) -> bool:
@@ -531,34 +551,113 @@ def bucket_label(bucket: int) -> str:
 class FindingsRow:
     case_id: int
     name: str
-    counts: list[Cell]  # per severity of OPEN_SEVERITIES
+    numbers: tuple[int, ...]  # per severity of OPEN_SEVERITIES
+
+    @cached_property
+    def counts(self) -> list[Cell]:
+        """Each number with the case's findings page showing what it counts."""
+        url = reverse("approvals:findings", args=[self.case_id])
+        return [
+            Cell(count, f"{url}?{query}")
+            for count, query in zip(self.numbers, _SEVERITY_QUERIES, strict=True)
+        ]
+
+
+_SEVERITY_QUERIES = tuple(urlencode({"open": severity.value}) for severity in OPEN_SEVERITIES)
+
+
+@dataclass(frozen=True)
+class OpenCase:
+    """An open case as its findings are counted: its mark is the last tracked write
+    touching it or every case, read with it, before the records the counts come from."""
+
+    pk: int
+    name: str
+    created_at: datetime | None
+    mark: int
+
+    @property
+    def identity(self) -> tuple[int, str]:
+        # A case deleted and another made with its id is another case: its creation tells.
+        return self.mark, self.created_at.isoformat() if self.created_at else ""
+
+
+def _open_cases(visible) -> list[OpenCase]:
+    """The visible open cases, by name, each with its mark (1 query)."""
+    marks = StandingMark.objects.values("seq")
+    rows = (
+        visible.filter(status__in=OPEN_STATUSES)
+        .order_by("name", "pk")
+        .annotate(
+            own_mark=Subquery(marks.filter(key=OuterRef("pk"))),
+            every_mark=Subquery(marks.filter(key=StandingMark.ALL)),
+        )
+        .values_list("pk", "name", "created_at", "own_mark", "every_mark")
+    )
+    return [
+        OpenCase(pk, name, created_at, max(own or 0, every or 0))
+        for pk, name, created_at, own, every in rows
+    ]
+
+
+def _findings_key(today: date) -> str:
+    """Where the cases' counts are kept: one entry per day, deployed code and settings."""
+    parts = [FINDINGS_FORMAT, today.isoformat(), code_fingerprint(), settings_fingerprint()]
+    digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    return f"{FINDINGS_FORMAT}:{digest}"
+
+
+def _counted(cases: list[OpenCase], today: date) -> dict[int, tuple[int, ...]]:
+    """Each case's open findings per severity of ``OPEN_SEVERITIES``, worked out by the
+    areas' rules (``apps.casework.registers``) for the cases a tracked write touched since
+    they were last counted, and read back for the others (see the module's docstring)."""
+    if not cases:
+        return {}
+    key = _findings_key(today)
+    kept_counts: dict = {}
+    if settings.CASE_STANDING_STORED:
+        try:
+            kept_counts = cache.get(key) or {}
+        except Exception:  # the cache is down: every case is counted afresh
+            logger.warning("The portfolio's kept findings could not be read", exc_info=True)
+    counts: dict[int, tuple[int, ...]] = {}
+    stale: dict[int, OpenCase] = {}
+    for case in cases:
+        found = kept_counts.get(case.pk)
+        if found is not None and found[0] == case.identity:
+            counts[case.pk] = found[1]
+        else:
+            stale[case.pk] = case
+    if not stale:
+        return counts
+    records = list(ProcurementCase.objects.filter(pk__in=list(stale)).order_by("pk"))
+    for found in area_registers(records, today=today):
+        pk = found.case.pk
+        counts[pk] = tuple(
+            sum(1 for e in found.entries if e.blocking and e.rule.severity == severity)
+            for severity in OPEN_SEVERITIES
+        )
+        kept_counts[pk] = (stale[pk].identity, counts[pk])
+    if settings.CASE_STANDING_STORED:
+        try:
+            cache.set(key, kept_counts, FINDINGS_KEEP_SECONDS)
+        except Exception:  # not kept: only speed
+            logger.warning("The portfolio's findings could not be kept", exc_info=True)
+    return counts
 
 
 def open_findings(visible, today: date) -> list[FindingsRow]:
     """The open cases' open findings of the areas' rules, per case and severity, in a fixed
     number of queries (``apps.casework.registers``); a gate's own finding (a step not yet
-    taken) is on the case's approval page instead."""
-    cases = list(visible.filter(status__in=OPEN_STATUSES).order_by("name", "pk"))
-    rows = []
-    for found in area_registers(cases, today=today):
-        counts = [
-            sum(1 for e in found.entries if e.blocking and e.rule.severity == severity)
-            for severity in OPEN_SEVERITIES
-        ]
-        if not any(counts):
-            continue
-        url = reverse("approvals:findings", args=[found.case.pk])
-        rows.append(
-            FindingsRow(
-                found.case.pk,
-                found.case.name,
-                [
-                    Cell(count, f"{url}?{urlencode({'open': severity.value})}")
-                    for count, severity in zip(counts, OPEN_SEVERITIES, strict=True)
-                ],
-            )
-        )
-    return rows
+    taken) is on the case's approval page instead. Each case's counts are kept between the
+    tracked writes that touch it (see the module's docstring)."""
+    cases = _open_cases(visible)
+    counted = _counted(cases, today)
+    return [
+        FindingsRow(case.pk, case.name, counted[case.pk])
+        for case in cases
+        if any(counted.get(case.pk, ()))
+    ]
 
 
 # --- The whole page ----------------------------------------------------------------------
@@ -628,7 +727,7 @@ class Portfolio:
         """The cases with the most open findings, the weightiest first: the page shows
         ``FINDINGS_SHOWN`` of them (the CSV lists every case)."""
         ranked = sorted(
-            self.findings, key=lambda row: ([-cell.count for cell in row.counts], row.name)
+            self.findings, key=lambda row: ([-count for count in row.numbers], row.name)
         )
         return ranked[:FINDINGS_SHOWN]
 
@@ -638,9 +737,7 @@ class Portfolio:
 
     @property
     def findings_totals(self) -> list[int]:
-        return [
-            sum(row.counts[n].count for row in self.findings) for n in range(len(OPEN_SEVERITIES))
-        ]
+        return [sum(row.numbers[n] for row in self.findings) for n in range(len(OPEN_SEVERITIES))]
 
 
 def portfolio_for(actor, *, today: date | None = None) -> Portfolio:
