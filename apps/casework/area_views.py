@@ -92,10 +92,13 @@ def case_approval(request: HttpRequest, pk: int) -> HttpResponse:
             "chain_steps": chain_steps,
             "chain_form": chain_form,
             "policy": policies.policy_view(),
-            # Where each condition of an approval subject to acceptance stands.
+            # Where each condition of an approval subject to acceptance stands (waiting,
+            # or lapsed: what did not pass, read now in the reader's language).
             "condition_states": (
                 condition_states(overview.current)
-                if overview.current is not None and overview.current.condition_open
+                if overview.current is not None
+                and overview.current.conditional
+                and overview.current.condition_met_at is None
                 else []
             ),
         },

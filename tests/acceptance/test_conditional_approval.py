@@ -310,3 +310,21 @@ def test_my_work_dates_the_acceptance_by_the_approval_s_deadline(people, tariq):
     assert [item.key for item in items] == ["acceptance:plan"]
     assert items[0].due_on == timezone.localdate() + timedelta(days=5)
     assert items[0].days_left == 5
+
+
+def test_a_lapsed_approval_reads_in_chinese_on_the_approval_page(people, tariq, browser_as):
+    case, offer = _pending(people)
+    _approve(people, case, offer, ["correctness"], days=0)
+    make_plan(tariq, offer)
+    settle_conditions(today=timezone.localdate() + timedelta(days=1))
+
+    page = browser_as("tariq").get(f"/cases/{case.pk}/approval/", HTTP_ACCEPT_LANGUAGE="zh-Hans")
+
+    text = page.content.decode()
+    box = text[
+        text.index('class="errorbox"') : text.index("</div>", text.index('class="errorbox"'))
+    ]
+    assert "审批已失效" in box and "项目需要重新作出决定" in box
+    assert "正确性" in box  # the condition not passed, named in the reader's language
+    # What the history keeps is the record's own words; the box speaks the reader's.
+    assert "Acceptance not passed by" not in box
