@@ -97,6 +97,7 @@ SERVER_WRITTEN_TEXT = {
     "approvals.FindingAcceptance.facts",  # the finding as the rule stated it
     "approvals.FindingAcceptance.message",
     "acceptance.AcceptanceSignOff.void_reason",
+    "approvals.Approval.lapse_reason",  # each condition not passed, as its rules said
     "core.Notification.summary",  # the sentence the event's own area wrote
     "core.WebhookDelivery.body",  # the payload as sent
     "core.WebhookDelivery.error",  # the receiver's answer, or why none came

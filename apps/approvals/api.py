@@ -30,7 +30,13 @@ from apps.approvals.acceptances import (
 )
 from apps.approvals.binding import Change
 from apps.approvals.findings import AcceptanceFacts, Entry
-from apps.approvals.models import AcceptanceCondition, Approval, ApprovalChain, FindingAcceptance
+from apps.approvals.models import (
+    AcceptanceCondition,
+    Approval,
+    ApprovalChain,
+    ChainDecision,
+    FindingAcceptance,
+)
 from apps.approvals.overview import approval_overview, stale_changes_of
 from apps.approvals.selectors import (
     acceptance_document,
@@ -529,6 +535,70 @@ class FindingAcceptanceViewSet(
         return stored_file_api_response(request, acceptance_document(acceptance))
 
 
+class ChainStepDecisionSerializer(serializers.Serializer):
+    step = serializers.IntegerField(
+        min_value=1, max_value=32_767, help_text="The waiting step's order number."
+    )
+    decision = serializers.ChoiceField(choices=Approval.Decision.choices)
+    comment = serializers.CharField(max_length=4000)
+
+
+class ChainDecisionSerializer(serializers.ModelSerializer):
+    """One decision at a later step of a chain, and where the case stands after it."""
+
+    decided_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
+    on_behalf_of: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
+    case_status = serializers.CharField(source="chain.case.status", read_only=True)
+    chain_state = serializers.CharField(source="chain.state", read_only=True)
+
+    class Meta:
+        model = ChainDecision
+        fields = [
+            "id",
+            "chain",
+            "step",
+            "decision",
+            "decided_by",
+            "on_behalf_of",
+            "decided_at",
+            "comment",
+            "chain_state",
+            "case_status",
+        ]
+        read_only_fields = fields
+
+
+class CaseChainDecisionView(APIView):
+    """A decision at a waiting step of the case's approval chain, by a person the step
+    waits for (its role's holder, its named person, or their delegate for today); who
+    may decide is the service's to say, so anyone who reads approvals may ask."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"POST": "approvals.view_approval"}
+
+    @extend_schema(request=ChainStepDecisionSerializer, responses={201: ChainDecisionSerializer})
+    def post(self, request: Request, case_pk: int) -> Response:
+        require_second_factor(request)
+        case = case_get_for(request.user, case_pk)
+        body = ChainStepDecisionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        made = services.chain_step_decide(
+            actor=request.user,
+            case=case,
+            step=body.validated_data["step"],
+            decision=body.validated_data["decision"],
+            comment=body.validated_data["comment"],
+        )
+        made = ChainDecision.objects.select_related(
+            "chain__case", "decided_by", "on_behalf_of"
+        ).get(pk=made.pk)
+        return Response(ChainDecisionSerializer(made).data, status=status.HTTP_201_CREATED)
+
+
 def register(router: BaseRouter) -> list[URLPattern]:
     router.register("approvals", ApprovalViewSet, basename="approval")
     router.register("finding-acceptances", FindingAcceptanceViewSet, basename="finding-acceptance")
@@ -548,4 +618,9 @@ def register(router: BaseRouter) -> list[URLPattern]:
             name="case-submit-for-approval",
         ),
         path("cases/<int:case_pk>/decision/", CaseDecisionView.as_view(), name="case-decision"),
+        path(
+            "cases/<int:case_pk>/chain-decision/",
+            CaseChainDecisionView.as_view(),
+            name="case-chain-decision",
+        ),
     ]
