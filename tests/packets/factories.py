@@ -76,8 +76,11 @@ def packet_for_test(issued) -> AuditPacket:
     return copy.deepcopy(packet)
 
 
-def make_stored_packet(actor, case, *, content: bytes = b"%PDF-1.7\n% not a real packet\n"):
-    """An issued-packet row with a small stored file, for pages that only list and serve it."""
+def make_stored_packet(
+    actor, case, *, content: bytes = b"%PDF-1.7\n% not a real packet\n", kind=None
+):
+    """An issued-packet row with a small stored file, for pages that only list and serve it
+    (a whole-case packet, or the deliverable ``kind``)."""
     import hashlib
 
     from django.core.files.base import ContentFile
@@ -88,7 +91,7 @@ def make_stored_packet(actor, case, *, content: bytes = b"%PDF-1.7\n% not a real
     from apps.packets.services import _reserve_number, packet_request_progress
     from apps.packets.signing import get_signer
 
-    request = _reserve_number(actor=actor, case=case)
+    request = _reserve_number(actor=actor, case=case, **({"kind": kind} if kind else {}))
     content += request.number.encode() + b"\n"  # each packet's bytes, and digest, its own
     digest = hashlib.sha256(content).hexdigest()
     stored = default_storage.save(f"packets/{request.number}.pdf", ContentFile(content))
