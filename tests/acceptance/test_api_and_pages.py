@@ -1,5 +1,6 @@
 """The acceptance through HTTP: the API end to end, the pages, and their query counts."""
 
+import copy
 import hashlib
 
 import pytest
@@ -16,8 +17,20 @@ from tests.pages import whole_case
 pytestmark = pytest.mark.django_db
 
 
-def test_api_acceptance_end_to_end(api_as, people, tomas, passing_harness):
-    case, offer = approved_offer(people)
+@pytest.fixture(scope="module")
+def _approved(module_people):
+    """priya's case with its first offer approved, built once for the module's tests."""
+    return approved_offer(module_people)
+
+
+@pytest.fixture
+def approved(_approved, db):
+    """The module's approved case and offer, copies for one test (its writes are undone)."""
+    return copy.deepcopy(_approved)
+
+
+def test_api_acceptance_end_to_end(approved, api_as, people, tomas, passing_harness):
+    case, offer = approved
     tariq = api_as("tariq")
     created = tariq.post("/api/v1/acceptance-plans/", {"offer": offer.pk}, format="json")
     assert created.status_code == 201, created.content
@@ -79,14 +92,14 @@ def test_api_acceptance_end_to_end(api_as, people, tomas, passing_harness):
     assert case.status == ProcurementCase.Status.ACCEPTED
 
 
-def test_api_state_names_the_failed_criterion(api_as, people, tariq, monkeypatch):
+def test_api_state_names_the_failed_criterion(approved, api_as, people, tariq, monkeypatch):
     from tests.acceptance.factories import harness_measures
     from tests.acceptance.measures import correctness, soak
 
     harness_measures(
         monkeypatch, soak_run=soak(minutes=30, restarts=[29]), correctness_run=correctness(99, 100)
     )
-    _case, offer = approved_offer(people)
+    _case, offer = approved
     plan = make_plan(tariq, offer)
     state = api_as("aude").get(f"/api/v1/acceptance-plans/{plan.pk}/state/").json()
     layers = {layer["layer"]: layer for layer in state["layers"]}
@@ -97,9 +110,9 @@ def test_api_state_names_the_failed_criterion(api_as, people, tariq, monkeypatch
     assert layers["stability"]["status"] == "in_progress"
 
 
-def test_api_upload_over_the_limit_stores_nothing(api_as, people, tariq, settings):
+def test_api_upload_over_the_limit_stores_nothing(approved, api_as, people, tariq, settings):
     settings.ACCEPTANCE_ATTACHMENT_MAX_BYTES = 8
-    _case, offer = approved_offer(people)
+    _case, offer = approved
     [result] = record_faults(tariq, make_plan(tariq, offer), kinds=("network",))
     response = api_as("tariq").post(
         f"/api/v1/acceptance-results/{result.pk}/attachments/",
@@ -111,9 +124,9 @@ def test_api_upload_over_the_limit_stores_nothing(api_as, people, tariq, setting
 
 
 def test_pages_show_layers_ladder_results_and_sign_off(
-    browser_as, people, tariq, tomas, passing_harness
+    approved, browser_as, people, tariq, tomas, passing_harness
 ):
-    case, offer = approved_offer(people)
+    case, offer = approved
     plan = make_plan(tariq, offer)
     client = browser_as("tariq")
     response = client.post(
@@ -157,8 +170,8 @@ def test_pages_show_layers_ladder_results_and_sign_off(
     assert "Acceptance" in html and "accepted" in html and "Signed off by Tomas" in html
 
 
-def test_plan_edit_page_refuses_a_stale_version(browser_as, people, tariq):
-    _case, offer = approved_offer(people)
+def test_plan_edit_page_refuses_a_stale_version(approved, browser_as, people, tariq):
+    _case, offer = approved
     plan = make_plan(tariq, offer)
     url = reverse("acceptance:plan_edit", kwargs={"pk": plan.pk})
     body = {
@@ -188,8 +201,8 @@ def _queries(client, url) -> int:
     return len(ctx.captured_queries)
 
 
-def test_query_counts_do_not_grow_with_results(browser_as, api_as, people, tariq):
-    _case, offer = approved_offer(people)
+def test_query_counts_do_not_grow_with_results(approved, browser_as, api_as, people, tariq):
+    _case, offer = approved
     plan = make_plan(tariq, offer)
     from apps.acceptance.services import acceptance_attachment_add
 

@@ -1,5 +1,6 @@
 """Plans, results, attachments and sign-off through the services; the case becomes accepted."""
 
+import copy
 import hashlib
 
 import pytest
@@ -26,35 +27,49 @@ Status = ProcurementCase.Status
 pytestmark = pytest.mark.django_db
 
 
-def test_a_plan_needs_an_approved_offer_or_a_case_pending_approval(people, tariq, priya):
+@pytest.fixture(scope="module")
+def _approved(module_people):
+    """priya's case with its first offer approved, built once for the module's tests."""
+    return approved_offer(module_people)
+
+
+@pytest.fixture
+def approved(_approved, db):
+    """The module's approved case and offer, copies for one test (its writes are undone)."""
+    return copy.deepcopy(_approved)
+
+
+def test_a_plan_needs_an_approved_offer_or_a_case_pending_approval(approved, people, tariq, priya):
     case = make_case(priya)
     offer = make_offer(priya, case)
     with pytest.raises(ValidationError, match="not approved"):
         make_plan(tariq, offer)
-    case_ok, approved = approved_offer(people)
-    plan = make_plan(tariq, approved)
+    case_ok, approved_one = approved
+    plan = make_plan(tariq, approved_one)
     assert plan.case == case_ok and plan.soak_minutes == 30 and plan.fault_minimum == 3
     assert plan.correctness_pass_pct == 100 and plan.ladder == "1,4,8,16,32"
     with pytest.raises(ValidationError, match="already has"):
-        make_plan(tariq, approved)
+        make_plan(tariq, approved_one)
 
 
-def test_only_a_tech_lead_plans(people, priya, aude):
-    _case, offer = approved_offer(people)
+def test_only_a_tech_lead_plans(approved, people, priya, aude):
+    _case, offer = approved
     for who in (priya, aude):
         with pytest.raises(PermissionDenied):
             make_plan(who, offer)
 
 
-def test_a_bad_ladder_is_refused_and_a_good_one_normalised(people, tariq):
-    _case, offer = approved_offer(people)
+def test_a_bad_ladder_is_refused_and_a_good_one_normalised(approved, people, tariq):
+    _case, offer = approved
     with pytest.raises(ValidationError, match="ladder"):
         make_plan(tariq, offer, ladder="1,four")
     assert make_plan(tariq, offer, ladder="16, 1,4").ladder == "1,4,16"
 
 
-def test_full_acceptance_moves_the_case_to_accepted(people, tariq, tomas, passing_harness):
-    case, offer = approved_offer(people)
+def test_full_acceptance_moves_the_case_to_accepted(
+    approved, people, tariq, tomas, passing_harness
+):
+    case, offer = approved
     plan = make_plan(tariq, offer)
     record_faults(tariq, plan)
     state = acceptance_state(plan)
@@ -74,9 +89,9 @@ def test_full_acceptance_moves_the_case_to_accepted(people, tariq, tomas, passin
 
 
 def test_sign_off_is_refused_while_a_layer_fails_or_is_unmeasured(
-    monkeypatch, people, tariq, tomas
+    approved, monkeypatch, people, tariq, tomas
 ):
-    case, offer = approved_offer(people)
+    case, offer = approved
     plan = make_plan(tariq, offer)
     record_faults(tariq, plan)
     harness_measures(monkeypatch, soak_run=soak(minutes=45), correctness_run=correctness(99, 100))
@@ -92,9 +107,9 @@ def test_sign_off_is_refused_while_a_layer_fails_or_is_unmeasured(
 
 
 def test_a_later_result_change_voids_the_sign_off_and_reopens_the_case(
-    people, tariq, tomas, passing_harness
+    approved, people, tariq, tomas, passing_harness
 ):
-    case, offer = approved_offer(people)
+    case, offer = approved
     plan = make_plan(tariq, offer)
     results = record_faults(tariq, plan)
     signoff = services.acceptance_signoff(actor=tomas, plan=plan, comment="Pass")
@@ -113,8 +128,8 @@ def test_a_later_result_change_voids_the_sign_off_and_reopens_the_case(
     assert state.layers[3].status == rules.FAILED
 
 
-def test_new_evidence_after_sign_off_voids_it(people, tariq, tomas, passing_harness):
-    case, offer = approved_offer(people)
+def test_new_evidence_after_sign_off_voids_it(approved, people, tariq, tomas, passing_harness):
+    case, offer = approved
     plan = make_plan(tariq, offer)
     record_faults(tariq, plan)
     services.acceptance_signoff(actor=tomas, plan=plan, comment="Pass")
@@ -131,8 +146,8 @@ def test_new_evidence_after_sign_off_voids_it(people, tariq, tomas, passing_harn
     assert case.status == Status.APPROVED
 
 
-def test_a_stale_plan_edit_is_refused(people, tariq):
-    _case, offer = approved_offer(people)
+def test_a_stale_plan_edit_is_refused(approved, people, tariq):
+    _case, offer = approved
     plan = make_plan(tariq, offer)
     services.acceptance_plan_update(
         actor=tariq, plan=plan, fields={"soak_minutes": 60}, reason="Longer", expected_version=1
@@ -143,8 +158,8 @@ def test_a_stale_plan_edit_is_refused(people, tariq):
         )
 
 
-def test_a_fault_belongs_to_the_stability_layer(people, tariq):
-    _case, offer = approved_offer(people)
+def test_a_fault_belongs_to_the_stability_layer(approved, people, tariq):
+    _case, offer = approved
     plan = make_plan(tariq, offer)
     with pytest.raises(ValidationError, match="stability"):
         services.acceptance_result_record(
@@ -162,8 +177,8 @@ def _stored(media) -> list[str]:
     return stored_names()  # on disk under ``media``, or in the test's bucket
 
 
-def test_attachment_is_stored_with_digest_and_never_overwritten(people, tariq, _media):
-    _case, offer = approved_offer(people)
+def test_attachment_is_stored_with_digest_and_never_overwritten(approved, people, tariq, _media):
+    _case, offer = approved
     [result] = record_faults(tariq, make_plan(tariq, offer), kinds=("network",))
     body = b"2026-11-28T10:52:03Z link down\n"
     first = services.acceptance_attachment_add(
@@ -196,8 +211,8 @@ class _Oversized:
         (SimpleUploadedFile("empty.log", b""), "empty"),
     ],
 )
-def test_refused_upload_stores_nothing(people, tariq, _media, upload, message):
-    _case, offer = approved_offer(people)
+def test_refused_upload_stores_nothing(approved, people, tariq, _media, upload, message):
+    _case, offer = approved
     [result] = record_faults(tariq, make_plan(tariq, offer), kinds=("network",))
     with pytest.raises(ValidationError, match=message):
         services.acceptance_attachment_add(actor=tariq, result=result, upload=upload)
@@ -205,9 +220,9 @@ def test_refused_upload_stores_nothing(people, tariq, _media, upload, message):
     assert _stored(_media) == []
 
 
-def test_the_size_limit_is_a_setting(people, tariq, settings):
+def test_the_size_limit_is_a_setting(approved, people, tariq, settings):
     settings.ACCEPTANCE_ATTACHMENT_MAX_BYTES = 10
-    _case, offer = approved_offer(people)
+    _case, offer = approved
     [result] = record_faults(tariq, make_plan(tariq, offer), kinds=("network",))
     with pytest.raises(ValidationError, match="10"):
         services.acceptance_attachment_add(

@@ -13,8 +13,7 @@ import pytest
 
 from apps.audit.chain import late_columns, row_digest, row_fields, tracked_history_models
 
-pytestmark = pytest.mark.postgres
-
+# Not marked postgres: the models' declarations and the digest of plain rows, no database.
 SNAPSHOT = json.loads((Path(__file__).parent / "history_columns.json").read_text())
 
 

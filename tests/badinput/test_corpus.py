@@ -18,8 +18,6 @@ from tests.badinput.corpus import (
 )
 from tests.badinput.refusal import stored_state
 
-pytestmark = pytest.mark.postgres
-
 BASES = {
     "JSON": (JSON, json.dumps({"name": "x", "count": 1}).encode()),
     "PDF": (PDF, minimal_pdf()),
@@ -64,6 +62,7 @@ def test_attachment_payloads_sit_just_past_the_limit():
     assert payloads["empty"].body == b""
 
 
+@pytest.mark.postgres  # the generator's own tests above touch no database
 def test_the_snapshot_covers_history_tables_and_files(db, tmp_path):
     (tmp_path / "a.bin").write_bytes(b"1")
     state = stored_state(tmp_path)

@@ -210,9 +210,23 @@ def _criteria(state: dict) -> dict:
     return {c["key"]: c for layer in state["layers"] for c in layer["criteria"]}
 
 
+@pytest.fixture(scope="module")
+def _approved(module_people):
+    """priya's case with its first offer approved, built once for the module's tests."""
+    return approved_offer(module_people)
+
+
+@pytest.fixture
+def approved(_approved, db):
+    """The module's approved case and offer, copies for one test (its writes are undone)."""
+    return copy.deepcopy(_approved)
+
+
 @pytest.mark.django_db
-def test_the_plans_thresholds_judge_the_uploaded_training_step(people, api_as, browser_as):
-    case, offer = approved_offer(people)
+def test_the_plans_thresholds_judge_the_uploaded_training_step(
+    approved, people, api_as, browser_as
+):
+    case, offer = approved
     tariq = api_as("tariq")
     created = tariq.post("/api/v1/acceptance-plans/", {"offer": offer.pk}, format="json")
     assert created.status_code == 201, created.content
@@ -259,10 +273,10 @@ def test_the_plans_thresholds_judge_the_uploaded_training_step(people, api_as, b
 
 
 @pytest.mark.django_db
-def test_an_inflated_bundle_fails_the_threshold_it_claims_to_meet(people, api_as):
+def test_an_inflated_bundle_fails_the_threshold_it_claims_to_meet(approved, people, api_as):
     """The summaries claim 185 samples/s per card; the plan asks 150; the raw step times give
     92.5, so the criterion fails and the bundle is marked as edited."""
-    case, offer = approved_offer(people)
+    case, offer = approved
     tariq = api_as("tariq")
     body = {"offer": offer.pk, "training_min_samples_per_s_per_card": "150"}
     body["checkpoint_max_restore_s"] = "5"
@@ -297,8 +311,8 @@ def test_an_inflated_bundle_fails_the_threshold_it_claims_to_meet(people, api_as
         ("checkpoint_max_restore_s", "-1"),
     ],
 )
-def test_a_threshold_out_of_bounds_is_refused_with_a_reason(people, api_as, field, value):
-    _case, offer = approved_offer(people)
+def test_a_threshold_out_of_bounds_is_refused_with_a_reason(approved, people, api_as, field, value):
+    _case, offer = approved
     response = api_as("tariq").post(
         "/api/v1/acceptance-plans/", {"offer": offer.pk, field: value}, format="json"
     )

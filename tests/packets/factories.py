@@ -9,6 +9,7 @@ from apps.scorecards.services import scorecard_save
 from apps.sizing.services import compute_demand_save
 from tests.factories import FULL_SPEC, make_case, make_offer, make_vendor
 
+ORGANISATION_NAME = "华东算力有限公司 Example Org"  # the packets' tests' organisation
 CHINESE_CASE = "华东推理集群采购"
 CHINESE_VENDOR = "华东算力云（上海）有限公司"
 
@@ -46,8 +47,40 @@ def issue_packet(actor, case, django_capture_on_commit_callbacks) -> AuditPacket
     return request.packet
 
 
-def make_stored_packet(actor, case, *, content: bytes = b"%PDF-1.7\n% not a real packet\n"):
-    """An issued-packet row with a small stored file, for pages that only list and serve it."""
+def issue_module_packet(tmp_path_factory, build):
+    """A real packet issued once for a module's tests (``module_db``), with the settings
+    ``tests/packets/conftest.py`` gives each test, its key and file in folders of its own:
+    ``build(capture)`` makes the case and issues the packet. Returns the folder of its
+    stored file and the packet; ``packet_for_test`` hands it to one test."""
+    from django.test import TestCase, override_settings
+
+    folder = tmp_path_factory.mktemp("module-packet")
+    with override_settings(
+        PACKET_SIGNING_DIR=folder / "signing",
+        MEDIA_ROOT=folder / "media",
+        ORGANISATION_NAME=ORGANISATION_NAME,
+    ):
+        packet = build(TestCase.captureOnCommitCallbacks)
+    return folder / "media", packet
+
+
+def packet_for_test(issued) -> AuditPacket:
+    """The module's packet (``issue_module_packet``) for one test: a copy of it, its file
+    in the test's storage, so a test that changes either changes only its own."""
+    import copy
+
+    from tests.stored import store_folder
+
+    media, packet = issued
+    store_folder(media)
+    return copy.deepcopy(packet)
+
+
+def make_stored_packet(
+    actor, case, *, content: bytes = b"%PDF-1.7\n% not a real packet\n", kind=None
+):
+    """An issued-packet row with a small stored file, for pages that only list and serve it
+    (a whole-case packet, or the deliverable ``kind``)."""
     import hashlib
 
     from django.core.files.base import ContentFile
@@ -58,7 +91,7 @@ def make_stored_packet(actor, case, *, content: bytes = b"%PDF-1.7\n% not a real
     from apps.packets.services import _reserve_number, packet_request_progress
     from apps.packets.signing import get_signer
 
-    request = _reserve_number(actor=actor, case=case)
+    request = _reserve_number(actor=actor, case=case, **({"kind": kind} if kind else {}))
     content += request.number.encode() + b"\n"  # each packet's bytes, and digest, its own
     digest = hashlib.sha256(content).hexdigest()
     stored = default_storage.save(f"packets/{request.number}.pdf", ContentFile(content))

@@ -1,7 +1,7 @@
 """The full history travels inside the signed PDF: attached, listed in the manifest, checked.
 
-Each test issues a packet through the real task (eager Celery), so the PDF
-checked is the one a user downloads.
+The packet is issued through the real task (eager Celery), so the PDF checked is the
+one a user downloads; it is issued once for the module, as its tests only read it.
 """
 
 import csv
@@ -26,19 +26,35 @@ from apps.packets.signing import certificate_from_pem
 from apps.packets.verification import AttachmentStatus, verify_packet_bytes
 from apps.scorecards.models import ScoreEntry
 from apps.scorecards.services import scorecard_save
-from tests.packets.factories import issue_packet, make_packet_case
+from tests.packets.factories import (
+    issue_module_packet,
+    issue_packet,
+    make_packet_case,
+    packet_for_test,
+)
 from tests.packets.pdftools import pdfsig
 
 pytestmark = pytest.mark.whole_case
 
 
+@pytest.fixture(scope="module")
+def _issued(module_people, tmp_path_factory):
+    """One packet for the module: its tests read it and alter only copies of its bytes."""
+    priya = module_people["priya"]
+
+    def build(capture):
+        case = make_packet_case(priya)
+        offer = case.offers.order_by("pk").first()
+        for score in (2, 3, 4):  # a history longer than the records
+            scorecard_save(actor=priya, offer=offer, scores={"pricing": {"score": score}})
+        return issue_packet(priya, case, capture)
+
+    return issue_module_packet(tmp_path_factory, build)
+
+
 @pytest.fixture
-def packet(priya, django_capture_on_commit_callbacks):
-    case = make_packet_case(priya)
-    offer = case.offers.order_by("pk").first()
-    for score in (2, 3, 4):  # a history longer than the records
-        scorecard_save(actor=priya, offer=offer, scores={"pricing": {"score": score}})
-    return issue_packet(priya, case, django_capture_on_commit_callbacks)
+def packet(_issued, db):
+    return packet_for_test(_issued)
 
 
 def attachments_of(content: bytes) -> dict[str, bytes]:

@@ -1,7 +1,7 @@
 """The issued PDF itself: signed, complete, readable, and broken by one changed byte.
 
-Each test issues a small packet through the real task (eager Celery), so what
-is checked is exactly what a user downloads.
+A small packet is issued through the real task (eager Celery), so what is checked
+is exactly what a user downloads; once for the module, as its tests only read it.
 """
 
 import hashlib
@@ -23,7 +23,14 @@ from apps.audit.sources import case_history_querysets
 from apps.packets.manifest import history_row_sha256, latest_history_rows
 from apps.packets.signing import DEVELOPMENT_COMMON_NAME, certificate_from_pem
 from apps.packets.verification import verify_packet_bytes
-from tests.packets.factories import CHINESE_CASE, CHINESE_VENDOR, issue_packet, make_packet_case
+from tests.packets.factories import (
+    CHINESE_CASE,
+    CHINESE_VENDOR,
+    issue_module_packet,
+    issue_packet,
+    make_packet_case,
+    packet_for_test,
+)
 from tests.packets.pdftools import parse_pdfsig, pdffonts, pdfsig, pdftotext
 
 pytestmark = pytest.mark.whole_case
@@ -39,10 +46,18 @@ SECTION_HEADINGS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def _issued(module_people, tmp_path_factory):
+    """One packet for the module: its tests read it and alter only copies of its bytes."""
+    priya = module_people["priya"]
+    return issue_module_packet(
+        tmp_path_factory, lambda capture: issue_packet(priya, make_packet_case(priya), capture)
+    )
+
+
 @pytest.fixture
-def packet(priya, django_capture_on_commit_callbacks):
-    case = make_packet_case(priya)
-    return issue_packet(priya, case, django_capture_on_commit_callbacks)
+def packet(_issued, db):
+    return packet_for_test(_issued)
 
 
 def _pyhanko_status(content: bytes, packet):
