@@ -458,10 +458,14 @@ def approval(page, case_url, sign_in, screenshot, people) -> None:
     expect(aurora).to_contain_text("cannot be approved")
     expect(aurora).to_contain_text("The latest verification did not pass (Failed)")
     expect(aurora).to_contain_text("1 red flag(s) waived")
-    # It cannot be chosen for approval, and the choice says why.
-    blocked = page.get_by_label("Offer").locator("option", has_text="Aurora Compute")
-    expect(blocked).to_be_disabled()
-    expect(blocked).to_contain_text("cannot be approved: Passing spec verification")
+    # Only the rented machine's gates are open: the choice says it may be approved only
+    # subject to acceptance, and a plain approval is refused with the gate's reason.
+    choice = page.get_by_label("Offer").locator("option", has_text="Aurora Compute")
+    expect(choice).to_be_enabled()
+    expect(choice).to_contain_text("only subject to acceptance: Passing spec verification")
+    decide(page, "Aurora Compute", "Approve before the run?")
+    expect(page.locator("form.card")).to_contain_text("Gate not held")
+    assert Offer.objects.get(pk=choice.get_attribute("value")).case.status == "pending_approval"
 
     # No GPU here: the passing run on the vendor's H200 nodes is recorded directly, as the
     # upload service records one (a person uploads it with the harness on the rented machine).
