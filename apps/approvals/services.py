@@ -456,8 +456,7 @@ def _decision_tell(approval: Approval, *, actor) -> None:
     (docs/notifications.md#who-is-told)."""
     case = approval.case
     who = actor.get_full_name() or actor.get_username()
-    labels = [c.label for c in AcceptanceCondition if c.value in (approval.conditions or ())]
-    if approval.decision == Approval.Decision.APPROVED and labels:
+    if approval.decision == Approval.Decision.APPROVED and approval.conditional:
         text = gettext_lazy(
             "%(who)s approved %(vendor)s's offer on %(case)s subject to acceptance of "
             "%(conditions)s by %(deadline)s: %(comment)s"
@@ -475,7 +474,7 @@ def _decision_tell(approval: Approval, *, actor) -> None:
             "vendor": approval.offer.vendor.name if approval.offer else "",
             "case": case.name,
             "comment": approval.comment,
-            "conditions": format_lazy(", ".join("{}" for _label in labels), *labels),
+            "conditions": _conditions_text(approval),
             "deadline": approval.condition_deadline,
         },
         path=reverse("approvals:case", args=[case.pk]),
@@ -564,14 +563,10 @@ def approval_condition_met(*, approval: Approval, summary: str, actor=None) -> A
     approval is bound from now on to the offer's evidence and verification as they stand,
     and everyone who approved hears of it. Does nothing when no condition is open."""
     with transaction.atomic():
-        case = case_lock(approval.case)
-        approval = (
-            Approval.objects.select_for_update(of=("self",))
-            .select_related("offer__vendor")
-            .get(pk=approval.pk)
-        )
-        if not _condition_waits(approval):
+        case, waiting = _lock_waiting(approval)
+        if waiting is None:
             return None
+        approval = waiting
         gates = offer_gates(case, approval.offer)
         bound = {
             **approval.bound_state,
@@ -600,14 +595,10 @@ def approval_lapse(*, approval: Approval, reasons: list[str], actor=None) -> App
     pending approval again with the reason, and everyone who approved is told. Does
     nothing when no condition is open."""
     with transaction.atomic():
-        case = case_lock(approval.case)
-        approval = (
-            Approval.objects.select_for_update(of=("self",))
-            .select_related("offer__vendor")
-            .get(pk=approval.pk)
-        )
-        if not _condition_waits(approval):
+        case, waiting = _lock_waiting(approval)
+        if waiting is None:
             return None
+        approval = waiting
         deadline = approval.condition_deadline
         reason = f"Acceptance not passed by {deadline}: " + "; ".join(reasons)
         now = timezone.now()
@@ -654,13 +645,29 @@ def approval_lapse(*, approval: Approval, reasons: list[str], actor=None) -> App
     return approval
 
 
-def _condition_waits(approval: Approval) -> bool:
-    return (
+def _lock_waiting(approval: Approval) -> tuple[ProcurementCase, Approval | None]:
+    """The case, then the approval, locked as every writer takes them and read again:
+    the approval only while its condition still waits (two settlements at once settle
+    it once)."""
+    case = case_lock(approval.case)
+    approval = (
+        Approval.objects.select_for_update(of=("self",))
+        .select_related("offer__vendor")
+        .get(pk=approval.pk)
+    )
+    waits = (
         approval.condition_open
         and approval.superseded_at is None
         and approval.stale_at is None
         and approval.decision == Approval.Decision.APPROVED
     )
+    return case, approval if waits else None
+
+
+def _conditions_text(approval: Approval):
+    """The approval's conditions, named in the language the sentence is rendered in."""
+    labels = [c.label for c in AcceptanceCondition if c.value in (approval.conditions or ())]
+    return format_lazy(", ".join("{}" for _label in labels), *labels)
 
 
 def approvers_of(approval: Approval) -> list:
@@ -678,7 +685,6 @@ def approvers_of(approval: Approval) -> list:
 
 def _condition_tell(approval: Approval, *, actor, text, reason: str = "") -> None:
     case = approval.case
-    labels = [c.label for c in AcceptanceCondition if c.value in (approval.conditions or ())]
     notify(
         Event.DECISION,
         case=case,
@@ -686,7 +692,7 @@ def _condition_tell(approval: Approval, *, actor, text, reason: str = "") -> Non
         params={
             "case": case.name,
             "vendor": approval.offer.vendor.name if approval.offer else "",
-            "conditions": format_lazy(", ".join("{}" for _label in labels), *labels),
+            "conditions": _conditions_text(approval),
             "deadline": approval.condition_deadline,
             "reason": reason,
         },

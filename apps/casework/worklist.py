@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from apps.acceptance import rules as acceptance_rules
+from apps.acceptance.conditions import open_conditional_approvals
 from apps.acceptance.models import AcceptancePlan, Layer
 from apps.acceptance.panels import RECORDED_BY_HAND
 from apps.acceptance.selectors import acceptance_state
@@ -489,14 +490,9 @@ def _acceptance(winners: dict[int, int], today: date) -> list[WorkItem]:
         ).order_by("pk")
     ]
     due_by = dict(
-        Approval.objects.filter(
-            case_id__in=[case.pk for case in approved],
-            superseded_at__isnull=True,
-            stale_at__isnull=True,
-            conditions__isnull=False,
-            condition_met_at__isnull=True,
-            lapsed_at__isnull=True,
-        ).values_list("case_id", "condition_deadline")
+        open_conditional_approvals()
+        .filter(case_id__in=[case.pk for case in approved])
+        .values_list("case_id", "condition_deadline")
     )
     items = _acceptance_steps(approved, winners)
     return [
