@@ -22,11 +22,13 @@ from rest_framework.views import APIView
 
 from apps.cases.selectors import case_get_for
 from apps.contracts import services, terms
+from apps.contracts.documents import DOCX, PDF, document_max_bytes
 from apps.contracts.models import (
     ChecklistItem,
     ChecklistTemplate,
     ClauseChecklist,
     ContractDocument,
+    DocumentKind,
     ItemStatus,
     RedFlagWaiver,
     TemplateItem,
@@ -46,6 +48,9 @@ from apps.contracts.selectors import (
     checklist_get_for,
     checklist_item_get_for,
     checklist_list_for,
+    document_get_for,
+    document_list_for,
+    document_stored_file,
     item_state,
     offer_terms,
     open_red_flags,
@@ -61,7 +66,7 @@ from apps.core.downloads import stored_file_api_response
 from apps.core.parsers import JSONParser
 from apps.core.permissions import RolePermission
 from apps.core.second_factor import require_second_factor
-from apps.core.uploads import EVIDENCE_DOCUMENTS, api_declared_over, refused_unread
+from apps.core.uploads import EVIDENCE_DOCUMENTS, FILE_KINDS, api_declared_over, refused_unread
 from apps.offers.models import BillingBasis
 from apps.offers.selectors import offer_get_for
 
@@ -706,14 +711,150 @@ def _offer_entry(entry: OfferRedFlags) -> dict:
     }
 
 
+class ContractDocumentSerializer(serializers.ModelSerializer):
+    uploaded_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
+    label = serializers.CharField(source="__str__", read_only=True)
+
+    class Meta:
+        model = ContractDocument
+        fields = [
+            "id",
+            "offer",
+            "kind",
+            "number",
+            "label",
+            "name",
+            "content_type",
+            "size_bytes",
+            "sha256",
+            "page_count",
+            "uploaded_by",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class ContractDocumentUploadSerializer(serializers.Serializer):
+    offer = serializers.IntegerField(help_text="The offer whose signed contract this is.")
+    kind = serializers.ChoiceField(choices=DocumentKind.choices)
+    file = serializers.FileField(
+        help_text="The signed document (multipart): a PDF or a DOCX, judged by its content."
+    )
+
+
+class ContractDocumentViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Signed contract documents of the offers the caller may see, every version. POST
+    (multipart) stores the next version of its kind; ``file/`` downloads it, checked
+    against its SHA-256. Never replaced, never deleted."""
+
+    serializer_class = ContractDocumentSerializer
+    permission_classes = [RolePermission]
+    required_permissions = {
+        "GET": "contracts.view_contractdocument",
+        "POST": "contracts.add_contractdocument",
+    }
+    parser_classes = [MultiPartParser, FormParser]
+    filterset_fields = {"offer": ["exact"], "kind": ["exact"], "offer__case": ["exact"]}
+
+    @classmethod
+    def as_view(
+        cls, actions: dict[str, Any] | None = None, **initkwargs: Any
+    ) -> "AsView[GenericView]":
+        # Refused from its declared length before the multipart parser reads it.
+        view = super().as_view(actions, **initkwargs)
+        return refused_unread(api_declared_over(document_max_bytes))(view)
+
+    def get_queryset(self) -> QuerySet[ContractDocument]:
+        return document_list_for(self.request.user).order_by("offer_id", "kind", "-number")
+
+    @extend_schema(
+        request={"multipart/form-data": ContractDocumentUploadSerializer},
+        responses={201: ContractDocumentSerializer},
+    )
+    def create(self, request: Request, format: str | None = None) -> Response:
+        body = ContractDocumentUploadSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        offer = offer_get_for(request.user, body.validated_data["offer"])
+        document = services.contract_document_upload(
+            actor=request.user,
+            offer=offer,
+            kind=body.validated_data["kind"],
+            upload=body.validated_data["file"],
+        )
+        fresh = document_get_for(request.user, document.pk)
+        return Response(self.get_serializer(fresh).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        responses={
+            (200, FILE_KINDS[extension].content_type): OpenApiTypes.BINARY
+            for extension in (PDF, DOCX)
+        }
+    )
+    @action(detail=True, methods=["get"])
+    def file(self, request: Request, pk: str | None = None, format: str | None = None):
+        return stored_file_api_response(request, document_stored_file(self.get_object()))
+
+
+class ClauseLinkSerializer(serializers.Serializer):
+    document = serializers.IntegerField(
+        allow_null=True, help_text="A contract document version of the same offer; null unlinks."
+    )
+    page = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="A page of the PDF."
+    )
+    quote = serializers.CharField(
+        required=False, allow_blank=True, max_length=TEXT_MAX_LENGTH, help_text="Words quoted."
+    )
+    version = serializers.IntegerField(
+        required=False, help_text="Version the client edited; a stale version is refused with 409."
+    )
+
+
+class ClauseLinkView(APIView):
+    """Link one checklist item to the page and words of a stored contract document."""
+
+    permission_classes = [RolePermission]
+    required_permissions = {"POST": "contracts.change_checklistitem"}
+
+    @extend_schema(request=ClauseLinkSerializer, responses={200: ChecklistItemSerializer})
+    def post(self, request: Request, pk: int, format: str | None = None) -> Response:
+        item = checklist_item_get_for(request.user, pk)
+        body = ClauseLinkSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        document = document_get_for(request.user, data["document"]) if data["document"] else None
+        services.checklist_item_link(
+            actor=request.user,
+            item=item,
+            document=document,
+            page=data.get("page"),
+            quote=data.get("quote", ""),
+            expected_version=data.get("version"),
+        )
+        fresh = checklist_item_get_for(request.user, pk)
+        return Response(ChecklistItemSerializer(fresh).data)
+
+
 def register(router: BaseRouter) -> list[URLPattern]:
     router.register("clause-checklists", ClauseChecklistViewSet, basename="clause-checklist")
     router.register("red-flag-waivers", RedFlagWaiverViewSet, basename="red-flag-waiver")
     router.register("checklist-templates", ChecklistTemplateViewSet, basename="checklist-template")
+    router.register("contract-documents", ContractDocumentViewSet, basename="contract-document")
     return [
+        path(
+            "clause-checklist-items/<int:pk>/link/",
+            ClauseLinkView.as_view(),
+            name="clause-checklist-item-link",
+        ),
         path(
             "cases/<int:case_pk>/clause-red-flags/",
             CaseRedFlagsView.as_view(),
             name="case-clause-red-flags",
-        )
+        ),
     ]

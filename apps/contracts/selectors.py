@@ -332,6 +332,18 @@ def offer_documents(offer: Offer) -> list[ContractDocument]:
     )
 
 
+def case_documents(case) -> dict[int, list[ContractDocument]]:
+    """Every version of every contract document of the case's offers, by offer, in one query."""
+    by_offer: dict[int, list[ContractDocument]] = {}
+    for document in (
+        ContractDocument.objects.filter(offer__case=case)
+        .select_related("uploaded_by")
+        .order_by("offer_id", "kind", "-number")
+    ):
+        by_offer.setdefault(document.offer_id, []).append(document)
+    return by_offer
+
+
 @dataclass
 class DocumentGroup:
     """One kind of contract document of an offer: its versions, newest first."""

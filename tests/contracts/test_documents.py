@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.template.loader import render_to_string
 from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
@@ -15,6 +16,7 @@ from django.utils import timezone
 from apps.approvals.models import Reminder
 from apps.casework.registers import area_registers
 from apps.casework.reminders import reminders_send
+from apps.contracts import packet
 from apps.contracts.models import ContractDocument, ContractTerms
 from apps.contracts.services import (
     checklist_item_link,
@@ -367,3 +369,89 @@ def test_the_api_reads_each_clause_link(api_as, world, lena):
         2,
         "Credits",
     )
+
+
+# --- the API: upload, list, download and link --------------------------------------------
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_api_upload_per_role(api_as, world, role):
+    response = api_as(role).post(
+        "/api/v1/contract-documents/",
+        {"offer": world["offer"].pk, "kind": "dpa", "file": _upload("dpa.pdf", pdf_bytes(2))},
+        format="multipart",
+    )
+    stored = ContractDocument.objects.filter(offer=world["offer"], kind="dpa")
+    if role in UPLOADERS:
+        assert response.status_code == 201, response.content
+        document = stored.get()
+        assert response.json() | {"created_at": None} == {
+            "id": document.pk,
+            "offer": world["offer"].pk,
+            "kind": "dpa",
+            "number": 1,
+            "label": "DPA v1",
+            "name": "dpa.pdf",
+            "content_type": "application/pdf",
+            "size_bytes": document.size_bytes,
+            "sha256": document.sha256,
+            "page_count": 2,
+            "uploaded_by": role,
+            "created_at": None,
+        }
+    else:
+        assert response.status_code == 403 and not stored.exists()
+
+
+def test_api_list_and_download_per_role(api_as, client, world):
+    for role in ROLES:
+        listed = api_as(role).get(f"/api/v1/contract-documents/?offer={world['offer'].pk}")
+        assert [row["id"] for row in listed.json()["results"]] == [world["msa"].pk], role
+        response = api_as(role).get(f"/api/v1/contract-documents/{world['msa'].pk}/file/")
+        body = b"".join(response.streaming_content)
+        assert hashlib.sha256(body).hexdigest() == world["msa"].sha256
+    assert client.get("/api/v1/contract-documents/").status_code in (401, 403)
+
+
+def test_api_refuses_a_malformed_upload_whole(api_as, world):
+    before = stored_names()
+    response = api_as("priya").post(
+        "/api/v1/contract-documents/",
+        {"offer": world["offer"].pk, "kind": "msa", "file": _upload("msa.pdf", b"GIF89a no")},
+        format="multipart",
+    )
+    assert response.status_code == 400
+    assert "must be a PDF or a Word (DOCX) file" in str(response.json()["file"])
+    assert stored_names() == before
+    assert ContractDocument.objects.filter(offer=world["offer"]).count() == 1
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_api_link_per_role_and_a_stale_version_is_a_conflict(api_as, world, role):
+    sla = item(world["checklist"], "sla")
+    url = f"/api/v1/clause-checklist-items/{sla.pk}/link/"
+    body = {"document": world["msa"].pk, "page": 2, "quote": "Credits", "version": sla.version}
+    response = api_as(role).post(url, body, format="json")
+    if role not in LEGAL:
+        assert response.status_code == 403
+        return
+    assert response.status_code == 200, response.content
+    assert (response.json()["document"], response.json()["document_page"]) == (world["msa"].pk, 2)
+    assert api_as(role).post(url, body | {"page": 3}, format="json").status_code == 409
+    unversioned = {key: value for key, value in body.items() if key != "version"}
+    refused = api_as(role).post(url, unversioned | {"page": 9}, format="json")
+    assert refused.status_code == 400 and "MSA v1 has pages 1 to 3." in str(refused.json())
+
+
+def test_the_packet_names_every_document_version_and_each_clause_source(world, lena):
+    sla = item(world["checklist"], "sla")
+    checklist_item_link(actor=lena, item=sla, document=world["msa"], page=3, quote="99.9 %")
+    section = packet.packet_section(world["case"])
+    assert (
+        f"contract-{world['offer'].pk}-msa-v1-{world['msa'].name}",
+        world["msa"].storage_name,
+        world["msa"].sha256,
+    ) in section.manifest_files
+    html = render_to_string(section.template, section.context)
+    assert "Signed contract documents" in html and world["msa"].sha256 in html
+    assert "MSA v1, page 3" in html and "“99.9 %”" in html
