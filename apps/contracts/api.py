@@ -715,7 +715,9 @@ class ContractDocumentSerializer(serializers.ModelSerializer):
     uploaded_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
         slug_field="username", read_only=True
     )
-    label = serializers.CharField(source="__str__", read_only=True)
+    name_shown = serializers.CharField(
+        source="__str__", read_only=True, help_text="How pages name the version: MSA v2."
+    )
 
     class Meta:
         model = ContractDocument
@@ -724,7 +726,7 @@ class ContractDocumentSerializer(serializers.ModelSerializer):
             "offer",
             "kind",
             "number",
-            "label",
+            "name_shown",
             "name",
             "content_type",
             "size_bytes",
@@ -797,7 +799,9 @@ class ContractDocumentViewSet(
         }
     )
     @action(detail=True, methods=["get"])
-    def file(self, request: Request, pk: str | None = None, format: str | None = None):
+    def file(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> FileResponse:
         return stored_file_api_response(request, document_stored_file(self.get_object()))
 
 

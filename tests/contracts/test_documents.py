@@ -390,7 +390,7 @@ def test_api_upload_per_role(api_as, world, role):
             "offer": world["offer"].pk,
             "kind": "dpa",
             "number": 1,
-            "label": "DPA v1",
+            "name_shown": "DPA v1",
             "name": "dpa.pdf",
             "content_type": "application/pdf",
             "size_bytes": document.size_bytes,
