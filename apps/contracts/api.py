@@ -807,10 +807,17 @@ class ContractDocumentViewSet(
 
 class ClauseLinkSerializer(serializers.Serializer):
     document = serializers.IntegerField(
-        allow_null=True, help_text="A contract document version of the same offer; null unlinks."
+        allow_null=True,
+        min_value=1,
+        max_value=2**31 - 1,
+        help_text="A contract document version of the same offer; null unlinks.",
     )
     page = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, help_text="A page of the PDF."
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=100_000,
+        help_text="A page of the PDF.",
     )
     quote = serializers.CharField(
         required=False, allow_blank=True, max_length=TEXT_MAX_LENGTH, help_text="Words quoted."
