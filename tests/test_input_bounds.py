@@ -165,7 +165,7 @@ def test_every_text_box_of_every_form_has_a_length_limit():
 
 # A number in a request body that names a record (its id) or the version edited.
 RECORD_REFERENCES = {"id", "version", "case", "offer", "vendor", "plan", "assessment", "bundle"}
-RECORD_REFERENCES |= {"item"}
+RECORD_REFERENCES |= {"item", "owner"}
 FIELDED_BODIES = {"application/json", "multipart/form-data", "application/x-www-form-urlencoded"}
 FORMATTED = {"binary", "date", "date-time", "uri", "email", "uuid", "decimal", "time"}
 

@@ -370,12 +370,17 @@ def _invitations_page(
             "offer": offer,
             "case": offer.case,
             "invitations": invitations_of(offer),
-            "form": form or InvitationForm(),
+            "form": form or InvitationForm(contacts=_contacts(offer)),
             "revoke_form": RevokeForm(),
             "problem": problem,
         },
         status=status,
     )
+
+
+def _contacts(offer: Offer):
+    """The vendor's active contacts, kept once on the vendor and offered to each invitation."""
+    return offer.vendor.contact_people.filter(active=True).order_by("name", "pk")
 
 
 @role_required("portal.view_vendorinvitation")
@@ -385,7 +390,7 @@ def invitations(request: HttpRequest, offer_pk: int) -> HttpResponse:
         return _invitations_page(request, offer)
     if not request.user.has_perm("portal.add_vendorinvitation"):
         raise MissingPermission("portal.add_vendorinvitation")
-    form = InvitationForm(request.POST)
+    form = InvitationForm(request.POST, contacts=_contacts(offer))
     if form.is_valid():
         try:
             invitation_create(actor=request.user, offer=offer, **form.cleaned_data)
