@@ -81,6 +81,7 @@ SERVER_WRITTEN_NUMBERS = {
     "workloads.WorkloadSet.item_count",
     "portal.OneTimeCode.attempts",
     "portal.VendorDocument.size_bytes",
+    "vendors.Certification.report_size_bytes",
     "core.WebhookDelivery.attempt",
     "core.WebhookDelivery.status_code",  # the receiver's answer
     # Read from a vendor's bill: its reader bounds each cell (tests/costs/test_input_boundaries.py).
