@@ -102,7 +102,7 @@ def _flush() -> None:
 
 def on_history_linked(sender, history_row, seq: int, **kwargs) -> None:
     """A tracked write of what the tier weighs: once it commits, keep the tiers of the
-    vendors of the cases it touched (one callback per transaction)."""
+    vendors of the cases it touched (the work done once per transaction)."""
     try:
         if sender.instance_type._meta.label_lower not in TIER_KINDS:
             return
@@ -119,9 +119,9 @@ def on_history_linked(sender, history_row, seq: int, **kwargs) -> None:
     if pending is None:
         pending = _pending.cases = set()
     pending.update(touched)
-    connection = transaction.get_connection()
-    if not any(entry[1] is _flush for entry in connection.run_on_commit):
-        transaction.on_commit(_flush)
+    # Each write asks; the first callback to run takes every case pending, the others
+    # find none and return at once.
+    transaction.on_commit(_flush)
 
 
 history_linked.connect(on_history_linked, dispatch_uid="casework.vendor_tiers")

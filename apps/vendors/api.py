@@ -116,7 +116,9 @@ class VendorViewSet(
         serializer_class=StewardshipSerializer,
         required_permissions={"PATCH": "vendors.view_vendor"},
     )
-    def stewardship(self, request: Request, pk: str | None = None) -> Response:
+    def stewardship(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
         """PATCH the owner, review cycle and tier set by hand (the service checks who)."""
         vendor = self.get_object()
         serializer = StewardshipSerializer(vendor, data=request.data, partial=True)
@@ -290,7 +292,9 @@ class CertificationViewSet(_MasterDataViewSet):
         )
 
     @action(detail=True, methods=["get"], url_path="report")
-    def report(self, request: Request, pk: str | None = None) -> HttpResponse:
+    def report(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> HttpResponse:
         """The stored report, checked against its SHA-256 (409 when it no longer matches)."""
         cert = self.get_object()
         try:

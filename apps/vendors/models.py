@@ -210,6 +210,7 @@ class Certification(TrackedModel):
             models.CheckConstraint(
                 condition=models.Q(expires_on__gt=models.F("issued_on")),
                 name="vendors_certification_expires_after_issue",
+                violation_error_message=_("A certification expires after it is issued."),
             )
         ]
 

@@ -130,12 +130,14 @@ def _edit(request, form, write) -> bool:
             form.add_error(None, str(error))
         else:
             apply_service_errors(form, error)
+        # Someone saved in between: the form is answered as a conflict, nothing written.
+        form.stale = isinstance(error, ConcurrentEditError)
         return False
     return True
 
 
 def _refused_status(request, form) -> int:
-    return 409 if request.method == "POST" and form.errors.get("version") else 200
+    return 409 if getattr(form, "stale", False) else 200
 
 
 @role_required("vendors.view_vendor")
