@@ -18,6 +18,7 @@ from apps.assessments.models import ExportedDataset
 from apps.audit.chain import history_linked
 from apps.cases.models import ProcurementCase
 from apps.cases.records import cases_of
+from apps.casework.standing import refresh_after_write
 from apps.offers.models import Offer
 from apps.vendors.models import Vendor
 from apps.vendors.rules import CaseFacts, derive_tier
@@ -74,19 +75,22 @@ def vendor_case_facts(vendor_ids: Iterable[int]) -> dict[int, list[CaseFacts]]:
     return facts
 
 
-def keep_vendor_tiers(vendor_ids: Iterable[int]) -> None:
-    """Derive and keep the tier of each of these vendors."""
+def keep_vendor_tiers(vendor_ids: Iterable[int]) -> bool:
+    """Derive and keep the tier of each of these vendors; whether one changed."""
     facts = vendor_case_facts(vendor_ids)
+    changed = False
     for vendor in Vendor.objects.filter(pk__in=list(facts)):
-        vendor_derived_tier_keep(vendor=vendor, tier=derive_tier(facts[vendor.pk]))
+        tier = derive_tier(facts[vendor.pk])
+        changed |= tier != vendor.derived_tier
+        vendor_derived_tier_keep(vendor=vendor, tier=tier)
+    return changed
 
 
-def keep_tiers_of_cases(case_ids: Iterable[int]) -> None:
+def keep_tiers_of_cases(case_ids: Iterable[int]) -> bool:
     vendor_ids = set(
         Offer.objects.filter(case_id__in=list(case_ids)).values_list("vendor_id", flat=True)
     )
-    if vendor_ids:
-        keep_vendor_tiers(vendor_ids)
+    return keep_vendor_tiers(vendor_ids) if vendor_ids else False
 
 
 def _flush() -> None:
@@ -95,7 +99,12 @@ def _flush() -> None:
     if not case_ids:
         return
     try:
-        keep_tiers_of_cases(case_ids)
+        if keep_tiers_of_cases(case_ids):
+            # A vendor written hangs from no case, so it raised every case's mark after
+            # the write's own refresh may have run: the touched cases are computed again
+            # (the others when next opened).
+            for case_pk in sorted(case_ids):
+                refresh_after_write(case_pk)
     except Exception:  # the write is committed: a tier kept late is read again next write
         logger.warning("Vendor tiers not kept after a write", exc_info=True)
 
