@@ -248,7 +248,7 @@ DEMO_VENDORS = [
 # its certifications, as (kind, issuer, scope, days since issued, days until it expires).
 # Borealis's SOC 2 Type II report runs out within 60 days: a finding that informs on
 # every case it has an offer in.
-DEMO_VENDOR_MASTER = {
+DEMO_VENDOR_MASTER: dict[str, dict[str, list[tuple]]] = {
     "Aurora Compute Pte. Ltd.": {
         "contacts": [
             ("Wei Lin Tan", "weilin.tan@aurora-compute.example", "Account manager", "en"),

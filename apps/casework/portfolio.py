@@ -96,7 +96,7 @@ def vendor_open_findings(actor, offers: list[VendorOffer]) -> list[VendorFinding
     found = []
     for register in area_registers(cases, today=timezone.localdate()):
         for entry in register.entries:
-            offer = by_pk.get(entry.finding.offer_id)
+            offer = by_pk.get(entry.finding.offer_id or 0)
             if offer is not None and entry.status is not Status.ACCEPTED:
                 found.append(VendorFinding(register.case, offer, entry))
     return found
@@ -133,16 +133,16 @@ def vendor_documents(actor, offers: list[VendorOffer]) -> list[VendorFile]:
             )
     if actor.has_perm("portal.view_vendordocument"):
         uploads = VendorDocument.objects.filter(invitation__offer_id__in=list(by_pk))
-        for doc in uploads.select_related("invitation").order_by("-pk"):
-            offer_pk = doc.invitation.offer_id
+        for upload in uploads.select_related("invitation").order_by("-pk"):
+            offer_pk = upload.invitation.offer_id
             files.append(
                 VendorFile(
-                    kind=f"{gettext('From the vendor')}: {doc.get_kind_display()}",
-                    name=doc.name,
+                    kind=f"{gettext('From the vendor')}: {upload.get_kind_display()}",
+                    name=upload.name,
                     offer=by_pk[offer_pk],
-                    url=reverse("portal:document-download", args=[offer_pk, doc.pk]),
-                    sha256=doc.sha256,
-                    at=doc.created_at,
+                    url=reverse("portal:document-download", args=[offer_pk, upload.pk]),
+                    sha256=upload.sha256,
+                    at=upload.created_at,
                 )
             )
     return files

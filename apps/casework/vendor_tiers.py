@@ -94,7 +94,7 @@ def keep_tiers_of_cases(case_ids: Iterable[int]) -> bool:
 
 
 def _flush() -> None:
-    case_ids = getattr(_pending, "cases", set())
+    case_ids: set[int] = getattr(_pending, "cases", set())
     _pending.cases = set()
     if not case_ids:
         return

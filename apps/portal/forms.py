@@ -148,7 +148,7 @@ class InvitationForm(forms.Form):
     """Whom to invite: one of the vendor's kept contacts (its name, e-mail and language
     are taken from it), or a person typed in."""
 
-    contact = forms.ModelChoiceField(
+    contact: forms.ModelChoiceField = forms.ModelChoiceField(
         label=_("One of the vendor's contacts"),
         queryset=None,
         required=False,
@@ -170,12 +170,12 @@ class InvitationForm(forms.Form):
     def __init__(self, *args, contacts=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # The vendor's active contacts (offer.vendor.contact_people); none to pick without.
-        self.fields["contact"].queryset = contacts
+        self.fields["contact"].queryset = contacts  # type: ignore[attr-defined]
         if contacts is None or not contacts.exists():
             del self.fields["contact"]
 
     def clean(self) -> dict:
-        data = super().clean()
+        data = super().clean() or {}
         picked = data.pop("contact", None)
         if picked is not None:
             data.update(contact_name=picked.name, email=picked.email, language=picked.language)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.http.response import HttpResponseBase
@@ -378,7 +379,7 @@ def _invitations_page(
     )
 
 
-def _contacts(offer: Offer):
+def _contacts(offer: Offer) -> QuerySet:
     """The vendor's active contacts, kept once on the vendor and offered to each invitation."""
     return offer.vendor.contact_people.filter(active=True).order_by("name", "pk")
 

@@ -160,7 +160,7 @@ class ContactSerializer(TrackedSerializer):
         ]
         read_only_fields = ["created_at"]
 
-    def get_fields(self):
+    def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
         if self.instance is not None:
             fields["vendor"].read_only = True
@@ -180,7 +180,9 @@ class ContactViewSet(_MasterDataViewSet):
     def perform_service_create(self, data: dict[str, Any]) -> VendorContact:
         return services.contact_create(actor=self.request.user, **data)
 
-    def perform_service_update(self, contact, data, reason, version) -> VendorContact:
+    def perform_service_update(
+        self, contact: VendorContact, data: dict[str, Any], reason: str, version: int | None
+    ) -> VendorContact:
         return services.contact_update(
             actor=self.request.user,
             contact=contact,
@@ -203,7 +205,7 @@ class SubProcessorSerializer(TrackedSerializer):
         ]
         read_only_fields = ["created_at"]
 
-    def get_fields(self):
+    def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
         if self.instance is not None:
             fields["vendor"].read_only = True
@@ -223,7 +225,9 @@ class SubProcessorViewSet(_MasterDataViewSet):
     def perform_service_create(self, data: dict[str, Any]) -> SubProcessor:
         return services.sub_processor_create(actor=self.request.user, **data)
 
-    def perform_service_update(self, item, data, reason, version) -> SubProcessor:
+    def perform_service_update(
+        self, item: SubProcessor, data: dict[str, Any], reason: str, version: int | None
+    ) -> SubProcessor:
         return services.sub_processor_update(
             actor=self.request.user,
             sub_processor=item,
@@ -256,7 +260,7 @@ class CertificationSerializer(TrackedSerializer):
         ]
         read_only_fields = ["created_at", "report_name", "report_sha256", "report_size_bytes"]
 
-    def get_fields(self):
+    def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
         if self.instance is not None:
             fields["vendor"].read_only = True
@@ -281,7 +285,9 @@ class CertificationViewSet(_MasterDataViewSet):
     def perform_service_create(self, data: dict[str, Any]) -> Certification:
         return services.certification_create(actor=self.request.user, **data)
 
-    def perform_service_update(self, cert, data, reason, version) -> Certification:
+    def perform_service_update(
+        self, cert: Certification, data: dict[str, Any], reason: str, version: int | None
+    ) -> Certification:
         data.pop("report", None)  # a renewed report is a new certification
         return services.certification_update(
             actor=self.request.user,

@@ -40,9 +40,8 @@ class StewardshipForm(EditReasonMixin, forms.ModelForm):
 
     def __init__(self, *args, can_override: bool, can_steward: bool, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["owner"].queryset = (
-            get_user_model().objects.filter(is_active=True).order_by("username")
-        )
+        people = get_user_model().objects.filter(is_active=True).order_by("username")
+        self.fields["owner"].queryset = people  # type: ignore[attr-defined]
         self.fields["tier_override"].help_text = _(
             "Leave empty to follow the tier kept from the vendor's cases."
         )

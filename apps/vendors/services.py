@@ -111,7 +111,8 @@ def contact_update(
 
 
 def _unique_email(vendor: Vendor, email: str | None, pk: int | None) -> None:
-    if email and vendor.contact_people.filter(email__iexact=email).exclude(pk=pk).exists():
+    same = vendor.contact_people.filter(email__iexact=email)
+    if email and (same.exclude(pk=pk) if pk is not None else same).exists():
         raise ValidationError({"email": _("This vendor already has a contact with this e-mail.")})
 
 

@@ -1,5 +1,9 @@
 """Browser pages for vendors."""
 
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
@@ -28,6 +32,7 @@ from apps.vendors.forms import (
     VendorEditForm,
     VendorForm,
 )
+from apps.vendors.models import Vendor
 from apps.vendors.selectors import (
     ReportChanged,
     certification_get_for,
@@ -103,7 +108,12 @@ def vendor_edit(request: HttpRequest, pk: int) -> HttpResponse:
 # --- the vendor's master data: stewardship, contacts, sub-processors, certifications -----
 
 
-def _master_form_page(request, *, form, vendor, title: str, status: int = 200):
+Write = Callable[[dict[str, Any], str, int | None], object]
+
+
+def _master_form_page(
+    request: HttpRequest, *, form: forms.BaseForm, vendor: Vendor, title: str, status: int = 200
+) -> HttpResponse:
     return render(
         request,
         "vendors/master_form.html",
@@ -112,12 +122,12 @@ def _master_form_page(request, *, form, vendor, title: str, status: int = 200):
     )
 
 
-def _saved(request, vendor, message: str, anchor: str) -> HttpResponse:
+def _saved(request: HttpRequest, vendor: Vendor, message: str, anchor: str) -> HttpResponse:
     messages.success(request, message)
     return redirect(reverse("vendors:detail", args=[vendor.pk]) + anchor)
 
 
-def _edit(request, form, write) -> bool:
+def _edit(request: HttpRequest, form: Any, write: Write) -> bool:
     """Run ``write(data, reason, version)`` for a valid form; False when refused (the
     form then carries why, a stale version among them)."""
     if request.method != "POST" or not form.is_valid():
@@ -136,7 +146,7 @@ def _edit(request, form, write) -> bool:
     return True
 
 
-def _refused_status(request, form) -> int:
+def _refused_status(request: HttpRequest, form: forms.BaseForm) -> int:
     return 409 if getattr(form, "stale", False) else 200
 
 
@@ -157,8 +167,8 @@ def vendor_stewardship(request: HttpRequest, pk: int) -> HttpResponse:
         can_steward=can_steward,
     )
 
-    def write(data, reason, version):
-        services.vendor_stewardship_save(
+    def write(data: dict[str, Any], reason: str, version: int | None) -> object:
+        return services.vendor_stewardship_save(
             actor=request.user, vendor=vendor, fields=data, reason=reason, expected_version=version
         )
 
@@ -194,8 +204,8 @@ def contact_edit(request: HttpRequest, pk: int) -> HttpResponse:
         request.POST or None, instance=contact, initial={"version": contact.version}
     )
 
-    def write(data, reason, version):
-        services.contact_update(
+    def write(data: dict[str, Any], reason: str, version: int | None) -> object:
+        return services.contact_update(
             actor=request.user,
             contact=contact,
             fields=data,
@@ -235,8 +245,8 @@ def sub_processor_edit(request: HttpRequest, pk: int) -> HttpResponse:
         request.POST or None, instance=item, initial={"version": item.version}
     )
 
-    def write(data, reason, version):
-        services.sub_processor_update(
+    def write(data: dict[str, Any], reason: str, version: int | None) -> object:
+        return services.sub_processor_update(
             actor=request.user,
             sub_processor=item,
             fields=data,
@@ -280,8 +290,8 @@ def certification_edit(request: HttpRequest, pk: int) -> HttpResponse:
         request.POST or None, instance=cert, initial={"version": cert.version}
     )
 
-    def write(data, reason, version):
-        services.certification_update(
+    def write(data: dict[str, Any], reason: str, version: int | None) -> object:
+        return services.certification_update(
             actor=request.user,
             certification=cert,
             fields=data,
