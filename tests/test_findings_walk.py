@@ -44,6 +44,7 @@ from apps.casework.registers import area_registers
 from apps.contracts.models import ClauseChecklist
 from apps.contracts.services import checklist_save, contract_dates_save
 from apps.sizing.services import requirement_spec_save
+from apps.vendors.services import certification_create
 from tests.acceptance.factories import make_evidence
 from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case
@@ -233,6 +234,21 @@ def _no_weight_file(world: World) -> None:
     )
 
 
+# --- the vendor's certifications (apps.vendors.rules) -----------------------------------
+
+
+def _certification(world: World, *, expires_in: int) -> None:
+    today = timezone.localdate()
+    certification_create(
+        actor=world.people["priya"],
+        vendor=world.offer.vendor,
+        kind="iso_27001",
+        issuer="BSI",
+        issued_on=today - timedelta(days=3 * 365),
+        expires_on=today + timedelta(days=expires_in),
+    )
+
+
 # --- the cost guardrails against the bills, and a representative load test -------------
 
 
@@ -301,6 +317,9 @@ WORLDS: dict[str, Callable[[World], None]] = {
     "costs.idle_over_limit": _idle_gpus_on_the_bill,
     "costs.training_cap_exceeded": _training_job_over_its_spend_cap,
     "workloads.load_not_representative": _load_test_on_built_in_prompts,
+    # --- the vendor's certifications ----------------------------------------------------
+    "vendors.certification_expired": lambda w: _certification(w, expires_in=-1),
+    "vendors.certification_expiring": lambda w: _certification(w, expires_in=30),
 }
 
 

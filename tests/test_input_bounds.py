@@ -81,6 +81,7 @@ SERVER_WRITTEN_NUMBERS = {
     "workloads.WorkloadSet.item_count",
     "portal.OneTimeCode.attempts",
     "portal.VendorDocument.size_bytes",
+    "vendors.Certification.report_size_bytes",
     "core.WebhookDelivery.attempt",
     "core.WebhookDelivery.status_code",  # the receiver's answer
     # Read from a vendor's bill: its reader bounds each cell (tests/costs/test_input_boundaries.py).
@@ -165,7 +166,7 @@ def test_every_text_box_of_every_form_has_a_length_limit():
 
 # A number in a request body that names a record (its id) or the version edited.
 RECORD_REFERENCES = {"id", "version", "case", "offer", "vendor", "plan", "assessment", "bundle"}
-RECORD_REFERENCES |= {"item"}
+RECORD_REFERENCES |= {"item", "owner"}
 FIELDED_BODIES = {"application/json", "multipart/form-data", "application/x-www-form-urlencoded"}
 FORMATTED = {"binary", "date", "date-time", "uri", "email", "uuid", "decimal", "time"}
 

@@ -57,6 +57,13 @@ BROWSER_PAGES = [
     # Across cases, for those who answer for the money and the process (and finance).
     ("cases:portfolio", lambda w: {}, {"priya", "aude", "ada"}),
     ("vendors:edit", lambda w: {"pk": w["vendor"].pk}, PROCUREMENT),
+    # The vendor's master data: its owner and cycle (procurement) and a tier set by hand
+    # (procurement or legal); contacts by procurement; sub-processors and certifications
+    # by procurement and legal.
+    ("vendors:stewardship", lambda w: {"pk": w["vendor"].pk}, {"priya", "lena", "ada"}),
+    ("vendors:contact-create", lambda w: {"pk": w["vendor"].pk}, PROCUREMENT),
+    ("vendors:sub-processor-create", lambda w: {"pk": w["vendor"].pk}, {"priya", "lena", "ada"}),
+    ("vendors:certification-create", lambda w: {"pk": w["vendor"].pk}, {"priya", "lena", "ada"}),
     ("offers:create", lambda w: {"case_pk": w["case"].pk}, PROCUREMENT),
     ("offers:detail", lambda w: {"pk": w["offer"].pk}, EVERYONE),
     ("offers:edit", lambda w: {"pk": w["offer"].pk}, PROCUREMENT),
@@ -142,6 +149,28 @@ API_CALLS = [
         lambda w: f"/api/v1/vendors/{w['vendor'].pk}/",
         lambda w: {"regions": "tokyo-1", "change_reason": "New region", "version": _v(w["vendor"])},
         PROCUREMENT,
+        200,
+    ),
+    ("get", lambda w: "/api/v1/vendor-contacts/", None, EVERYONE, 200),
+    ("get", lambda w: "/api/v1/vendor-sub-processors/", None, EVERYONE, 200),
+    ("get", lambda w: "/api/v1/vendor-certifications/", None, EVERYONE, 200),
+    (
+        "post",
+        lambda w: "/api/v1/vendor-sub-processors/",
+        lambda w: {"vendor": w["vendor"].pk, "name": "Colo", "country": "JP", "service": "Racks"},
+        {"priya", "lena", "ada"},
+        201,
+    ),
+    (
+        "patch",
+        lambda w: f"/api/v1/vendors/{w['vendor'].pk}/stewardship/",
+        lambda w: {
+            "tier_override": "high",
+            "tier_override_reason": "Board",
+            "change_reason": "Board",
+            "version": _v(w["vendor"]),
+        },
+        {"priya", "lena", "ada"},
         200,
     ),
     ("get", lambda w: "/api/v1/offers/", None, EVERYONE, 200),

@@ -53,6 +53,7 @@ from apps.evidence.models import EvidenceUpload, HarnessToken
 from apps.portal.services.invitations import invitation_create
 from apps.scorecards.services import scorecard_save
 from apps.sizing.services import compute_demand_save
+from apps.vendors.services import certification_create, contact_create, sub_processor_create
 from tests.acceptance.factories import approved_offer, record_faults
 from tests.acceptance.factories import make_plan as make_acceptance_plan
 from tests.access.factories import make_plan as make_network_plan
@@ -107,6 +108,9 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "clause-checklist-items/<pk>": lambda w: w.flagged_item.pk,
     "red-flag-waivers/<pk>": lambda w: w.waiver.pk,
     "contract-documents/<pk>": lambda w: w.contract_document.pk,
+    "vendor-contacts/<pk>": lambda w: w.vendor_contact.pk,
+    "vendor-sub-processors/<pk>": lambda w: w.sub_processor.pk,
+    "vendor-certifications/<pk>": lambda w: w.certification.pk,
     "checklist-templates/<pk>": lambda w: w.checklist_template.pk,
     "data-export/<pk>": lambda w: w.assessment.pk,
     "data-export-assessments/<pk>": lambda w: w.assessment.pk,
@@ -442,7 +446,23 @@ def build_world(people) -> SimpleNamespace:
         last_name="Chen",
         roles=[Role.AUDITOR],
     )
+    vendor = offer.vendor
     return SimpleNamespace(
+        vendor_contact=contact_create(
+            actor=people["priya"], vendor=vendor, name="Mei", email="mei@vendor.example"
+        ),
+        sub_processor=sub_processor_create(
+            actor=people["priya"], vendor=vendor, name="Colo", country="Japan", service="Racks"
+        ),
+        certification=certification_create(
+            actor=people["lena"],
+            vendor=vendor,
+            kind="soc2_type2",
+            issuer="Audit LLP",
+            issued_on=timezone.localdate() - timedelta(days=300),
+            expires_on=timezone.localdate() + timedelta(days=30),
+            report=SimpleUploadedFile("soc2.pdf", b"%PDF-1.4 report", "application/pdf"),
+        ),
         account_invitation=account_invitation,
         account_secret=account_secret,
         provisioning=provisioning_token_create(actor=people["ada"], label="Provider"),

@@ -14,13 +14,15 @@ class CaseworkConfig(AppConfig):
     label = "casework"
 
     def ready(self) -> None:
-        # Every tracked write raises the mark of the cases it touches (connected there).
+        # Every tracked write raises the mark of the cases it touches (connected there), and
+        # one touching what a vendor's tier weighs keeps that tier (vendor_tiers).
         from apps.casework import (  # noqa: F401  (standing: signals)
             policy_facts,
             requirement,
             standing,
             stored_gates,
             throughput,
+            vendor_tiers,
         )
         from apps.casework.packet import chapters
 

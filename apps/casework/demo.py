@@ -55,7 +55,13 @@ from apps.offers.services import declared_spec_update, offer_create
 from apps.scorecards.services import scorecard_save
 from apps.sizing.services import compute_demand_save
 from apps.vendors.models import Vendor
-from apps.vendors.services import vendor_create
+from apps.vendors.services import (
+    certification_create,
+    contact_create,
+    sub_processor_create,
+    vendor_create,
+    vendor_stewardship_save,
+)
 
 # Apps that extend the demo case: each exposes ``seed(*, case, users)``.
 # Each app's part of the demo, in order; each module has ``seed(*, case, users)``.
@@ -237,6 +243,44 @@ DEMO_VENDORS = [
         "website": "https://cumulus-ai.example",
     },
 ]
+
+# Each vendor's master data: its owner, the people to write to, whom it relies on, and
+# its certifications, as (kind, issuer, scope, days since issued, days until it expires).
+# Borealis's SOC 2 Type II report runs out within 60 days: a finding that informs on
+# every case it has an offer in.
+DEMO_VENDOR_MASTER: dict[str, dict[str, list[tuple]]] = {
+    "Aurora Compute Pte. Ltd.": {
+        "contacts": [
+            ("Wei Lin Tan", "weilin.tan@aurora-compute.example", "Account manager", "en"),
+            ("Hui Min Goh", "security@aurora-compute.example", "Security officer", "en"),
+        ],
+        "sub_processors": [
+            ("Equinix Singapore Pte. Ltd.", "Singapore", "Data-centre colocation", True),
+        ],
+        "certifications": [
+            ("iso_27001", "BSI Group", "GPU cloud, Singapore regions", 400, 695),
+            ("soc2_type2", "Ernst & Young LLP", "Security and availability", 120, 245),
+        ],
+    },
+    "Borealis GPU Cloud K.K.": {
+        "contacts": [("Kenji Sato", "kenji.sato@borealis.example", "Enterprise sales", "en")],
+        "sub_processors": [
+            ("Sakura Fiber K.K.", "Japan", "Dedicated lines between regions", False),
+            ("Tokyo DC Holdings", "Japan", "Data-centre colocation", True),
+        ],
+        "certifications": [
+            ("iso_27001", "JQA", "Tokyo and Osaka regions", 900, 195),
+            ("soc2_type2", "Deloitte Tohmatsu", "Security", 320, 45),
+        ],
+    },
+    "Cumulus AI Infrastructure Sdn. Bhd.": {
+        "contacts": [
+            ("Li Na Wong", "li.na.wong@cumulus-ai.example", "Sales, China desk", "zh-hans")
+        ],
+        "sub_processors": [],
+        "certifications": [("pci_dss", "SGS", "Payment zone only", 200, 165)],
+    },
+}
 
 COMMON_SPEC = {
     "memory_per_card_gib": Decimal("140.4"),
@@ -434,11 +478,57 @@ def seed_vendors(users) -> dict:
     return vendors
 
 
+def seed_vendor_master_data(users, vendors) -> None:
+    """Each demo vendor's owner, contacts, sub-processors and certifications (once)."""
+    today = timezone.localdate()
+    for name, master in DEMO_VENDOR_MASTER.items():
+        vendor = vendors[name]
+        if vendor.owner_id is None:
+            vendor_stewardship_save(
+                actor=users["priya"],
+                vendor=vendor,
+                fields={"owner": users["priya"]},
+                reason="Owner named",
+            )
+        if not vendor.contact_people.exists():
+            for person, email, role, language in master["contacts"]:
+                contact_create(
+                    actor=users["priya"],
+                    vendor=vendor,
+                    name=person,
+                    email=email,
+                    role=role,
+                    language=language,
+                )
+        if not vendor.sub_processors.exists():
+            for company, country, service, handles_data in master["sub_processors"]:
+                sub_processor_create(
+                    actor=users["lena"],
+                    vendor=vendor,
+                    name=company,
+                    country=country,
+                    service=service,
+                    handles_data=handles_data,
+                )
+        if not vendor.certifications.exists():
+            for kind, issuer, scope, since, until in master["certifications"]:
+                certification_create(
+                    actor=users["lena"],
+                    vendor=vendor,
+                    kind=kind,
+                    issuer=issuer,
+                    scope=scope,
+                    issued_on=today - timedelta(days=since),
+                    expires_on=today + timedelta(days=until),
+                )
+
+
 @transaction.atomic
 def seed_demo() -> ProcurementCase:
     """The four demo cases; returns the first, the one that can be approved."""
     users = seed_users()
     vendors = seed_vendors(users)
+    seed_vendor_master_data(users, vendors)
     case = ProcurementCase.objects.filter(name=DEMO_CASE_NAME).first()
     if case is None:
         case = seed_approvable_case(users, vendors)

@@ -39,6 +39,8 @@ from apps.costs import selectors as costs_selectors
 from apps.evidence import selectors as evidence_selectors
 from apps.sizing import requirement as requirement_rules
 from apps.sizing.selectors import requirement_check_for, requirement_of, requirements_of_cases
+from apps.vendors import rules as vendor_rules
+from apps.vendors.selectors import certifications_of_case, certifications_of_vendors
 from apps.workloads import rules as workload_rules
 from apps.workloads import selectors as workloads_selectors
 from apps.workloads.selectors import case_prompt_sets
@@ -423,6 +425,35 @@ LOAD_RULE = _rule(
     "verification",
     LOAD_SOURCE,
 )
+# --- the vendor's certifications (apps.vendors.rules) -------------------------------------
+# docs/rules/vendors.md#certifications: an expired certificate is accepted by procurement,
+# who keeps the vendor; one expiring within 60 days informs.
+CERTIFICATION_SOURCE = gettext_lazy(
+    "The certificate's own validity period: ISO/IEC 27001 certificates are valid three "
+    "years, with yearly surveillance audits; a SOC 2 Type II report covers a past period "
+    "and is read again each year. Monitoring and reviewing the supplier's assurances: "
+    "ISO/IEC 27001:2022, Annex A 5.22."
+)
+CERTIFICATION_RULES: dict[str, Rule] = {
+    vendor_rules.CERTIFICATION_EXPIRED: _rule(
+        vendor_rules.CERTIFICATION_EXPIRED,
+        gettext_lazy("Vendor certification expired"),
+        ACCEPT,
+        (P,),
+        "red_flags",
+        CERTIFICATION_SOURCE,
+    ),
+    vendor_rules.CERTIFICATION_EXPIRING: _rule(
+        vendor_rules.CERTIFICATION_EXPIRING,
+        gettext_lazy("Vendor certification expires within 60 days"),
+        Severity.INFORMS,
+        (P,),
+        "red_flags",
+        CERTIFICATION_SOURCE,
+    ),
+}
+# A case rejected is over: its offers' vendors' certifications weigh on it no more.
+CASE_STATES_WITHOUT_CERTIFICATION_FINDINGS = frozenset({"rejected"})
 
 # Every area rule of the register, by code.
 AREA_RULES: dict[str, Rule] = {
@@ -435,6 +466,8 @@ AREA_RULES: dict[str, Rule] = {
         # the cost guardrails and a representative load test
         *COST_RULES.values(),
         LOAD_RULE,
+        # the vendor's certifications
+        *CERTIFICATION_RULES.values(),
     )
 }
 
@@ -457,6 +490,8 @@ class AreaRecords:
     guardrails: Any = None
     prompt_sets: tuple = ()
     loadtests: Any = None
+    # The certifications of the vendors of the case's offers, by vendor id.
+    certifications: Any = None
 
     @classmethod
     def of_case(cls, case, *, matrix, assessments, verifications) -> AreaRecords:
@@ -469,6 +504,7 @@ class AreaRecords:
             matrix=matrix,
             assessments=tuple(assessments),
             **_bills_and_load(case, verifications),
+            certifications=certifications_of_case(case),
         )
 
     @classmethod
@@ -485,6 +521,7 @@ class AreaRecords:
         # case by case, only for the cases that have them.
         guardrails = costs_selectors.guardrails_of_cases(ids)
         with_sets = workloads_selectors.cases_with_prompt_sets(ids)
+        certifications = certifications_of_vendors({offer.vendor_id for offer in offers})
         for plan in plans.values():
             plan.case = next(case for case in cases if case.pk == plan.case_id)
         return {
@@ -497,6 +534,7 @@ class AreaRecords:
                 **_bills_and_load(
                     case, None, guardrails=guardrails.get(pk), with_sets=case.pk in with_sets
                 ),
+                certifications=certifications,
             )
             for case in cases
             for pk in (case.pk,)
@@ -543,6 +581,8 @@ class AreaFindings:
         self.prompt_sets = records.prompt_sets
         self.loadtests = records.loadtests
         self.case_wide += self._guardrails(None)
+        self.today = today
+        self.certifications = records.certifications or {}
 
     def for_offer(self, offer) -> list[Finding]:
         return [
@@ -554,6 +594,7 @@ class AreaFindings:
             # the cost guardrails and a representative load test
             *self._guardrails(offer.pk),
             *self._load(offer),
+            *self._certifications(offer),
         ]
 
     def _training(self) -> list[Finding]:
@@ -743,6 +784,29 @@ class AreaFindings:
                 subject=str(offer),
                 fix_url=reverse("evidence:case", args=[self.case.pk]),
             )
+        ]
+
+    # --- the vendor's certifications ----------------------------------------------------
+
+    def _certifications(self, offer) -> list[Finding]:
+        """Each certification of the offer's vendor expired or expiring as of today, on
+        every case not rejected (docs/rules/vendors.md#certifications)."""
+        if self.case.status in CASE_STATES_WITHOUT_CERTIFICATION_FINDINGS:
+            return []
+        held = self.certifications.get(offer.vendor_id, ())
+        found = vendor_rules.certification_findings(held, today=self.today)
+        url = reverse("vendors:detail", args=[offer.vendor_id]) + "#certifications"
+        return [
+            Finding(
+                rule=CERTIFICATION_RULES[item.code],
+                offer_id=offer.pk,
+                message=item.message,
+                facts=item.facts,
+                key=item.key,
+                subject=str(offer.vendor),
+                fix_url=url,
+            )
+            for item in found
         ]
 
 

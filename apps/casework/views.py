@@ -45,7 +45,12 @@ from apps.casework.matrix_files import XLSX_CONTENT_TYPE, matrix_csv, matrix_fil
 from apps.casework.offer_overview import offer_overview
 from apps.casework.page import case_page_response, page_versions
 from apps.casework.panels import AREAS, case_area_panel, case_nav
-from apps.casework.portfolio import vendor_offers, vendor_waivers
+from apps.casework.portfolio import (
+    vendor_documents,
+    vendor_offers,
+    vendor_open_findings,
+    vendor_waivers,
+)
 from apps.casework.registers import approved_offer_id
 from apps.casework.search import MAX_QUERY_LENGTH, search
 from apps.casework.stored_gates import stored_gates, stored_offer_matrix
@@ -53,7 +58,7 @@ from apps.contracts.selectors import TermsTable
 from apps.core.access import role_required
 from apps.core.roles import roles_of
 from apps.offers.selectors import offer_get_for
-from apps.vendors.selectors import vendor_get_for
+from apps.vendors.selectors import vendor_get_for, vendor_master_data
 
 
 @role_required("cases.view_procurementcase")
@@ -296,5 +301,16 @@ def vendor_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "vendors/vendor_detail.html",
-        {"vendor": vendor, "offers": offers, "waivers": vendor_waivers(offers)},
+        {
+            "vendor": vendor,
+            "offers": offers,
+            "waivers": vendor_waivers(offers),
+            # Its master data, each part for those who may read it.
+            **vendor_master_data(request.user, vendor),
+            # Across the cases the viewer may see: each case once, the open findings about
+            # its offers, and every document of them.
+            "cases": list({row.offer.case_id: row.offer.case for row in offers}.values()),
+            "findings": vendor_open_findings(request.user, offers),
+            "documents": vendor_documents(request.user, offers),
+        },
     )

@@ -91,6 +91,10 @@ KIND_AREAS: dict[str, tuple[str, ...]] = {
     "portal.invitationuse": (),
     "portal.vendordocument": (),
     "portal.proposal": (),
+    # A vendor's contacts and sub-processors show on the vendor's page only; its
+    # certifications are findings of its cases (not listed: every area).
+    "vendors.vendorcontact": (),
+    "vendors.subprocessor": (),
     # Not listed, so every area: offers and declared specs (read by nearly every area),
     # vendors (their names head many lines), anything added later.
 }

@@ -145,8 +145,18 @@ class DocumentForm(forms.Form):
 
 
 class InvitationForm(forms.Form):
-    contact_name = forms.CharField(label=_("Contact's name"), max_length=200)
-    email = forms.EmailField(label=_("Contact's e-mail"))
+    """Whom to invite: one of the vendor's kept contacts (its name, e-mail and language
+    are taken from it), or a person typed in."""
+
+    contact: forms.ModelChoiceField = forms.ModelChoiceField(
+        label=_("One of the vendor's contacts"),
+        queryset=None,
+        required=False,
+        empty_label=_("Someone else (type below)"),
+        help_text=_("Picking a contact fills in the name, e-mail and language."),
+    )
+    contact_name = forms.CharField(label=_("Contact's name"), max_length=200, required=False)
+    email = forms.EmailField(label=_("Contact's e-mail"), required=False)
     language = forms.ChoiceField(
         label=_("Language of the e-mails"), choices=settings.LANGUAGES, initial="en"
     )
@@ -156,6 +166,25 @@ class InvitationForm(forms.Form):
         max_value=MAX_DAYS,
         initial=settings.PORTAL_INVITATION_DAYS,
     )
+
+    def __init__(self, *args, contacts=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # The vendor's active contacts (offer.vendor.contact_people); none to pick without.
+        self.fields["contact"].queryset = contacts  # type: ignore[attr-defined]
+        if contacts is None or not contacts.exists():
+            del self.fields["contact"]
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        picked = data.pop("contact", None)
+        if picked is not None:
+            data.update(contact_name=picked.name, email=picked.email, language=picked.language)
+            return data
+        if not data.get("contact_name") and "contact_name" not in self.errors:
+            self.add_error("contact_name", _("Pick a contact or type the contact's name."))
+        if not data.get("email") and "email" not in self.errors:
+            self.add_error("email", _("Pick a contact or type the contact's e-mail."))
+        return data
 
 
 class RevokeForm(forms.Form):

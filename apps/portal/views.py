@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.http.response import HttpResponseBase
@@ -370,12 +371,17 @@ def _invitations_page(
             "offer": offer,
             "case": offer.case,
             "invitations": invitations_of(offer),
-            "form": form or InvitationForm(),
+            "form": form or InvitationForm(contacts=_contacts(offer)),
             "revoke_form": RevokeForm(),
             "problem": problem,
         },
         status=status,
     )
+
+
+def _contacts(offer: Offer) -> QuerySet:
+    """The vendor's active contacts, kept once on the vendor and offered to each invitation."""
+    return offer.vendor.contact_people.filter(active=True).order_by("name", "pk")
 
 
 @role_required("portal.view_vendorinvitation")
@@ -385,7 +391,7 @@ def invitations(request: HttpRequest, offer_pk: int) -> HttpResponse:
         return _invitations_page(request, offer)
     if not request.user.has_perm("portal.add_vendorinvitation"):
         raise MissingPermission("portal.add_vendorinvitation")
-    form = InvitationForm(request.POST)
+    form = InvitationForm(request.POST, contacts=_contacts(offer))
     if form.is_valid():
         try:
             invitation_create(actor=request.user, offer=offer, **form.cleaned_data)

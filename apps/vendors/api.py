@@ -2,14 +2,24 @@
 
 from typing import Any
 
+from django.http import HttpResponse
 from django.urls import URLPattern
-from rest_framework import mixins, viewsets
+from django.utils import timezone
+from django.utils.http import content_disposition_header
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
 
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin
+from apps.core.downloads import StoredFileConflict, changed_message
 from apps.core.permissions import RolePermission
 from apps.vendors import services
-from apps.vendors.models import Vendor
+from apps.vendors.models import Certification, SubProcessor, Vendor, VendorContact
+from apps.vendors.rules import certification_state
+from apps.vendors.selectors import ReportChanged, certification_report_bytes
 
 
 class VendorSerializer(TrackedSerializer):
@@ -22,12 +32,46 @@ class VendorSerializer(TrackedSerializer):
             "regions",
             "contacts",
             "website",
+            "owner",
+            "derived_tier",
+            "tier_override",
+            "tier_override_reason",
+            "tier",
+            "review_cycle_months",
+            "review_cycle",
             "created_at",
             "updated_at",
             "version",
             "change_reason",
         ]
-        read_only_fields = ["created_at", "updated_at"]
+        read_only_fields = [
+            "created_at",
+            "updated_at",
+            "derived_tier",
+            "owner",
+            "tier_override",
+            "tier_override_reason",
+            "review_cycle_months",
+        ]
+
+    tier = serializers.CharField(read_only=True, help_text="The tier in force.")
+    review_cycle = serializers.IntegerField(read_only=True, help_text="Months between reviews.")
+
+
+class StewardshipSerializer(TrackedSerializer):
+    """The owner and review cycle (procurement), and the tier set by hand with its reason
+    (procurement or legal; a reason is required when a tier is set)."""
+
+    class Meta:
+        model = Vendor
+        fields = [
+            "owner",
+            "tier_override",
+            "tier_override_reason",
+            "review_cycle_months",
+            "version",
+            "change_reason",
+        ]
 
 
 class VendorViewSet(
@@ -65,7 +109,213 @@ class VendorViewSet(
             expected_version=version,
         )
 
+    @action(
+        detail=True,
+        methods=["patch"],
+        url_path="stewardship",
+        serializer_class=StewardshipSerializer,
+        required_permissions={"PATCH": "vendors.view_vendor"},
+    )
+    def stewardship(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> Response:
+        """PATCH the owner, review cycle and tier set by hand (the service checks who)."""
+        vendor = self.get_object()
+        serializer = StewardshipSerializer(vendor, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        reason = data.pop("change_reason", "")
+        version = data.pop("version", None)
+        saved = services.vendor_stewardship_save(
+            actor=request.user, vendor=vendor, fields=data, reason=reason, expected_version=version
+        )
+        return Response(VendorSerializer(saved).data)
+
+
+# --- the vendor's master data ------------------------------------------------------------
+
+
+class _MasterDataViewSet(
+    TrackedViewSetMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    permission_classes = [RolePermission]
+    filterset_fields = ["vendor"]
+
+
+class ContactSerializer(TrackedSerializer):
+    class Meta:
+        model = VendorContact
+        fields = [
+            "id",
+            "vendor",
+            *services.CONTACT_FIELDS,
+            "created_at",
+            "version",
+            "change_reason",
+        ]
+        read_only_fields = ["created_at"]
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        if self.instance is not None:
+            fields["vendor"].read_only = True
+        return fields
+
+
+class ContactViewSet(_MasterDataViewSet):
+    queryset = VendorContact.objects.order_by("vendor_id", "name", "pk")
+    serializer_class = ContactSerializer
+    required_permissions = {
+        "GET": "vendors.view_vendorcontact",
+        "POST": "vendors.add_vendorcontact",
+        "PUT": "vendors.change_vendorcontact",
+        "PATCH": "vendors.change_vendorcontact",
+    }
+
+    def perform_service_create(self, data: dict[str, Any]) -> VendorContact:
+        return services.contact_create(actor=self.request.user, **data)
+
+    def perform_service_update(
+        self, contact: VendorContact, data: dict[str, Any], reason: str, version: int | None
+    ) -> VendorContact:
+        return services.contact_update(
+            actor=self.request.user,
+            contact=contact,
+            fields=data,
+            reason=reason,
+            expected_version=version,
+        )
+
+
+class SubProcessorSerializer(TrackedSerializer):
+    class Meta:
+        model = SubProcessor
+        fields = [
+            "id",
+            "vendor",
+            *services.SUB_PROCESSOR_FIELDS,
+            "created_at",
+            "version",
+            "change_reason",
+        ]
+        read_only_fields = ["created_at"]
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        if self.instance is not None:
+            fields["vendor"].read_only = True
+        return fields
+
+
+class SubProcessorViewSet(_MasterDataViewSet):
+    queryset = SubProcessor.objects.order_by("vendor_id", "name", "pk")
+    serializer_class = SubProcessorSerializer
+    required_permissions = {
+        "GET": "vendors.view_subprocessor",
+        "POST": "vendors.add_subprocessor",
+        "PUT": "vendors.change_subprocessor",
+        "PATCH": "vendors.change_subprocessor",
+    }
+
+    def perform_service_create(self, data: dict[str, Any]) -> SubProcessor:
+        return services.sub_processor_create(actor=self.request.user, **data)
+
+    def perform_service_update(
+        self, item: SubProcessor, data: dict[str, Any], reason: str, version: int | None
+    ) -> SubProcessor:
+        return services.sub_processor_update(
+            actor=self.request.user,
+            sub_processor=item,
+            fields=data,
+            reason=reason,
+            expected_version=version,
+        )
+
+
+class CertificationSerializer(TrackedSerializer):
+    report = serializers.FileField(
+        write_only=True, required=False, help_text="The report or certificate, a PDF."
+    )
+    state = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Certification
+        fields = [
+            "id",
+            "vendor",
+            *services.CERTIFICATION_FIELDS,
+            "report",
+            "report_name",
+            "report_sha256",
+            "report_size_bytes",
+            "state",
+            "created_at",
+            "version",
+            "change_reason",
+        ]
+        read_only_fields = ["created_at", "report_name", "report_sha256", "report_size_bytes"]
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        if self.instance is not None:
+            fields["vendor"].read_only = True
+        return fields
+
+    def get_state(self, cert: Certification) -> str:
+        """valid, expiring (within 60 days) or expired, as of today."""
+        return str(certification_state(cert.expires_on, today=timezone.localdate()))
+
+
+class CertificationViewSet(_MasterDataViewSet):
+    queryset = Certification.objects.order_by("vendor_id", "expires_on", "pk")
+    serializer_class = CertificationSerializer
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    required_permissions = {
+        "GET": "vendors.view_certification",
+        "POST": "vendors.add_certification",
+        "PUT": "vendors.change_certification",
+        "PATCH": "vendors.change_certification",
+    }
+
+    def perform_service_create(self, data: dict[str, Any]) -> Certification:
+        return services.certification_create(actor=self.request.user, **data)
+
+    def perform_service_update(
+        self, cert: Certification, data: dict[str, Any], reason: str, version: int | None
+    ) -> Certification:
+        data.pop("report", None)  # a renewed report is a new certification
+        return services.certification_update(
+            actor=self.request.user,
+            certification=cert,
+            fields=data,
+            reason=reason,
+            expected_version=version,
+        )
+
+    @action(detail=True, methods=["get"], url_path="report")
+    def report(
+        self, request: Request, pk: str | None = None, format: str | None = None
+    ) -> HttpResponse:
+        """The stored report, checked against its SHA-256 (409 when it no longer matches)."""
+        cert = self.get_object()
+        try:
+            raw = certification_report_bytes(cert)
+        except ReportChanged:
+            raise StoredFileConflict(changed_message()) from None
+        response = HttpResponse(raw, content_type="application/pdf")
+        response["Content-Disposition"] = content_disposition_header(True, cert.report_name)
+        response["X-Content-SHA256"] = cert.report_sha256
+        return response
+
 
 def register(router: BaseRouter) -> list[URLPattern]:
     router.register("vendors", VendorViewSet, basename="vendor")
+    router.register("vendor-contacts", ContactViewSet, basename="vendor-contact")
+    router.register("vendor-sub-processors", SubProcessorViewSet, basename="vendor-sub-processor")
+    router.register("vendor-certifications", CertificationViewSet, basename="vendor-certification")
     return []
