@@ -91,6 +91,8 @@ KIND_AREAS: dict[str, tuple[str, ...]] = {
     "portal.invitationuse": (),
     "portal.vendordocument": (),
     "portal.proposal": (),
+    "portal.sentquestionnaire": (),
+    "portal.questionnaireanswer": (),
     # Not listed, so every area: offers and declared specs (read by nearly every area),
     # vendors (their names head many lines), anything added later.
 }
