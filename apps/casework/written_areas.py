@@ -92,6 +92,10 @@ KIND_AREAS: dict[str, tuple[str, ...]] = {
     "portal.vendordocument": (),
     "portal.proposal": (),
     "portal.sentquestionnaire": (),
+    # The questionnaire library hangs from no case; what was sent is read by the offer page.
+    "portal.questionnaire": (),
+    "portal.questionnaireversion": (),
+    "portal.question": (),
     "portal.questionnaireanswer": (),
     # Not listed, so every area: offers and declared specs (read by nearly every area),
     # vendors (their names head many lines), anything added later.
