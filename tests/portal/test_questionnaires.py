@@ -407,3 +407,25 @@ def test_a_question_given_only_what_its_kind_needs_is_kept(people):
             actor=people["lena"], version=draft, fields={"text": f"A {kind}?", "kind": kind}
         )
         assert question.date_direction == "" and question.threshold_direction == ""
+
+
+def test_a_question_changed_meanwhile_is_refused_with_409(browser_as, library):
+    question = library["question"]
+    seen = question.version
+    services.question_save(
+        actor=library["draft"].questionnaire.owner,
+        version=library["draft"],
+        question=question,
+        fields={"text": "Encrypted at rest, keys held by us?", "kind": "yes_no", "weight": 1},
+    )
+    url = reverse("portal:question-edit", args=[library["questionnaire"].pk, question.pk])
+    body = {"text": "Mine", "kind": "yes_no", "weight": "1", "version": str(seen)}
+    response = browser_as("tariq").post(url, body)
+    assert response.status_code == 409
+    assert Question.objects.get(pk=question.pk).text == "Encrypted at rest, keys held by us?"
+
+
+def test_a_published_version_refuses_an_edit_through_the_page(browser_as, library):
+    published_question = library["published"].questions.get()
+    url = reverse("portal:question-edit", args=[library["questionnaire"].pk, published_question.pk])
+    assert browser_as("priya").get(url).status_code == 404  # only the draft's questions
