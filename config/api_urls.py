@@ -19,6 +19,7 @@ from apps.costs import api as costs_api
 from apps.evidence import api as evidence_api
 from apps.offers import api as offers_api
 from apps.packets import api as packets_api
+from apps.portal import api as portal_api
 from apps.scorecards import api as scorecards_api
 from apps.sizing import api as sizing_api
 from apps.vendors import api as vendors_api
@@ -47,6 +48,7 @@ APP_APIS = (
     costs_api,
     acceptance_api,
     workloads_api,
+    portal_api,
 )
 
 router = DefaultRouter()

@@ -51,6 +51,12 @@ from apps.core.services import tracked_update
 from apps.evidence.baselines import baseline_pin
 from apps.evidence.models import EvidenceUpload, HarnessToken
 from apps.portal.services.invitations import invitation_create
+from apps.portal.services.questionnaires import (
+    draft_start,
+    question_save,
+    questionnaire_create,
+    version_publish,
+)
 from apps.scorecards.services import scorecard_save
 from apps.sizing.services import compute_demand_save
 from apps.vendors.services import certification_create, contact_create, sub_processor_create
@@ -146,6 +152,14 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "offers/<int:offer_pk>/vendor/documents/<pk>": lambda w: w.vendor_document.pk,
     "section": lambda w: w.proposal.section,
     "portal/<str:token>/answers/<slug:section>/replies/<pk>": lambda w: w.proposal.pk,
+    # The questionnaire library: a questionnaire with a published version and a draft,
+    # the draft's question, and the published version as sent with the invitation.
+    "questionnaires/<pk>": lambda w: w.questionnaire_draft.questionnaire_id,
+    "question_pk": lambda w: w.questionnaire_draft.questions.get().pk,
+    "number": lambda w: 1,
+    "questionnaire-versions/<pk>": lambda w: w.questionnaire_draft.pk,
+    "vendor-invitations/<pk>": lambda w: w.invitation.pk,
+    "portal/<str:token>/questionnaires/<pk>": lambda w: w.invitation.questionnaires.get().pk,
     # Administration: a person invited by e-mail, their invitation's link secret, and a
     # provisioning token; SCIM's users are accounts and its groups the roles.
     "secret": lambda w: w.account_secret,
@@ -436,8 +450,19 @@ def build_world(people) -> SimpleNamespace:
         refusal_field="nonce",
         refusal_status=400,
     )
+    questionnaire = questionnaire_create(actor=priya, title="Security baseline")
+    question_save(
+        actor=priya,
+        version=questionnaire,
+        fields={"text": "Encrypted at rest?", "kind": "yes_no", "expected_yes": True, "weight": 1},
+    )
+    published = version_publish(actor=priya, version=questionnaire, note="First")
     invitation, portal_secret = invitation_create(
-        actor=priya, offer=offer, contact_name="Li Wei", email="li.wei@vendor.example"
+        actor=priya,
+        offer=offer,
+        contact_name="Li Wei",
+        email="li.wei@vendor.example",
+        questionnaires=[published],
     )
     account_invitation, account_secret = invite(
         actor=people["ada"],
@@ -470,6 +495,7 @@ def build_world(people) -> SimpleNamespace:
         offer=offer,
         invitation=invitation,
         portal_secret=portal_secret,
+        questionnaire_draft=draft_start(actor=priya, questionnaire=published.questionnaire),
         proposal=make_proposal(invitation, "spec", "cards_per_node", "8"),
         vendor_document=make_document(invitation),
         checklist=checklist,

@@ -13,7 +13,9 @@ the export-control gate stays shut whatever else is done.
 
 The third is half-way: two offers for a fine-tuning run, one scored and one
 without its written spec, one contract half-read, no data-export assessment or
-access matrix yet, so every role has work waiting on it.
+access matrix yet, so every role has work waiting on it. Its Borealis offer was sent
+the organisation's security questionnaire through the vendor portal, answered and
+scored.
 
 The fourth shows the findings register (docs/rules/findings.md): its contract
 leaves fewer days to export the data than the case needs to leave (blocks: nobody
@@ -52,6 +54,7 @@ from apps.evidence import demo as evidence_demo
 from apps.evidence import demo_network as evidence_demo_network
 from apps.offers.models import Offer
 from apps.offers.services import declared_spec_update, offer_create
+from apps.portal import demo as portal_demo
 from apps.scorecards.services import scorecard_save
 from apps.sizing.services import compute_demand_save
 from apps.vendors.models import Vendor
@@ -651,6 +654,8 @@ def seed_midway_case(users, vendors) -> ProcurementCase:
         items=[{"id": items[key].pk, "status": "acceptable"} for key in MIDWAY_REVIEWED],
         reason="First half of the draft contract read",
     )
+    # The organisation's security questionnaire, sent to Borealis and answered.
+    portal_demo.seed_questionnaire(offer=borealis, users=users)
     return case
 
 

@@ -95,6 +95,12 @@ KIND_AREAS: dict[str, tuple[str, ...]] = {
     # certifications are findings of its cases (not listed: every area).
     "vendors.vendorcontact": (),
     "vendors.subprocessor": (),
+    "portal.sentquestionnaire": (),
+    # The questionnaire library hangs from no case; what was sent is read by the offer page.
+    "portal.questionnaire": (),
+    "portal.questionnaireversion": (),
+    "portal.question": (),
+    "portal.questionnaireanswer": (),
     # Not listed, so every area: offers and declared specs (read by nearly every area),
     # vendors (their names head many lines), anything added later.
 }

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.evidence.datasheet import SKUS
 from apps.portal.models import DocumentKind, Proposal
+from apps.portal.questionnaire_forms import questionnaires_field
 from apps.portal.selectors import ClaimRow
 from apps.portal.services.invitations import MAX_DAYS
 from apps.portal.services.proposals import (
@@ -166,6 +167,8 @@ class InvitationForm(forms.Form):
         max_value=MAX_DAYS,
         initial=settings.PORTAL_INVITATION_DAYS,
     )
+    # Published questionnaire versions the vendor answers as well.
+    questionnaires = questionnaires_field()
 
     def __init__(self, *args, contacts=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)

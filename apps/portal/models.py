@@ -9,6 +9,7 @@ a tracked record, so the case's history shows both sides.
 """
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -115,6 +116,7 @@ class UseKind(models.TextChoices):
     UPLOADED = "uploaded", _("Document uploaded")
     REPLIED = "replied", _("Question answered")
     REVOKED = "revoked", _("Invitation revoked")
+    QUESTIONNAIRE = "questionnaire", _("Questionnaire answered")
 
 
 class InvitationUse(TrackedModel):
@@ -271,3 +273,220 @@ class VendorDocument(TrackedModel, StoredFileRecord):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: {self.name}"
+
+
+# --- The organisation's own questionnaires ----------------------------------------------
+
+
+class Questionnaire(TrackedModel):
+    """A questionnaire of the organisation's own, sent beside the portal's built-in sections.
+
+    Its questions live in versions: a published version is never edited, a change
+    publishes the next one, so what a vendor answered always reads against the
+    questions it was asked.
+    """
+
+    title = models.CharField(_("title"), max_length=200)
+    purpose = models.TextField(_("purpose"), max_length=2000, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("owner"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["title", "pk"]
+        verbose_name = _("questionnaire")
+        verbose_name_plural = _("questionnaires")
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class QuestionnaireVersion(TrackedModel):
+    """One version of a questionnaire: a draft until published, then never edited."""
+
+    questionnaire = models.ForeignKey(
+        Questionnaire,
+        on_delete=models.PROTECT,
+        related_name="versions",
+        verbose_name=_("questionnaire"),
+    )
+    number = models.PositiveIntegerField(_("version"), validators=[MaxValueValidator(10_000)])
+    note = models.CharField(_("what changed"), max_length=500, blank=True)
+    published_at = models.DateTimeField(_("published at"), null=True, blank=True)
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("published by"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["questionnaire_id", "-number"]
+        verbose_name = _("questionnaire version")
+        verbose_name_plural = _("questionnaire versions")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["questionnaire", "number"], name="questionnaire_version_number"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.questionnaire.title} v{self.number}"
+
+    @property
+    def is_published(self) -> bool:
+        return self.published_at is not None
+
+
+class QuestionKind(models.TextChoices):
+    YES_NO = "yes_no", _("Yes or no")
+    CHOICE = "choice", _("One choice")
+    NUMBER = "number", _("Number")
+    DATE = "date", _("Date")
+    FILE = "file", _("File")
+
+
+class Direction(models.TextChoices):
+    AT_LEAST = "ge", _("at least")
+    AT_MOST = "le", _("at most")
+
+
+class DateDirection(models.TextChoices):
+    NOT_BEFORE = "not_before", _("not before")
+    NOT_AFTER = "not_after", _("not after")
+
+
+class Question(TrackedModel):
+    """One question of a version, with the kind of answer it takes and what it expects.
+
+    ``key`` names the question across versions: a question carried unchanged to the next
+    version keeps it, so a vendor's earlier answer can be offered again.
+    """
+
+    questionnaire_version = models.ForeignKey(
+        QuestionnaireVersion,
+        on_delete=models.PROTECT,
+        related_name="questions",
+        verbose_name=_("version"),
+    )
+    position = models.PositiveSmallIntegerField(
+        _("position"), validators=[MaxValueValidator(1_000)]
+    )
+    key = models.SlugField(_("key"), max_length=60)
+    text = models.CharField(_("question"), max_length=500)
+    help_text = models.CharField(_("help text"), max_length=500, blank=True)
+    kind = models.CharField(_("kind of answer"), max_length=10, choices=QuestionKind.choices)
+    required = models.BooleanField(_("required"), default=True)
+    # Choices: [{"label": "...", "score": 0..100}], in the order shown.
+    options = models.JSONField(_("choices"), default=list, blank=True)
+    unit = models.CharField(_("unit"), max_length=30, blank=True)
+    min_value = models.DecimalField(
+        _("smallest number"), max_digits=18, decimal_places=4, null=True, blank=True
+    )
+    max_value = models.DecimalField(
+        _("largest number"), max_digits=18, decimal_places=4, null=True, blank=True
+    )
+    weight = models.PositiveSmallIntegerField(
+        _("weight"), default=1, validators=[MaxValueValidator(100)]
+    )
+    expected_yes = models.BooleanField(_("expected answer is yes"), null=True, blank=True)
+    threshold = models.DecimalField(
+        _("threshold"), max_digits=18, decimal_places=4, null=True, blank=True
+    )
+    threshold_direction = models.CharField(
+        _("threshold direction"), max_length=2, choices=Direction.choices, blank=True
+    )
+    date_limit = models.DateField(_("date limit"), null=True, blank=True)
+    date_direction = models.CharField(
+        _("date direction"), max_length=10, choices=DateDirection.choices, blank=True
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["questionnaire_version_id", "position", "pk"]
+        verbose_name = _("question")
+        verbose_name_plural = _("questions")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["questionnaire_version", "key"], name="question_key_per_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class SentQuestionnaire(TrackedModel):
+    """One published questionnaire version, sent through one invitation, and its answers."""
+
+    invitation = models.ForeignKey(
+        VendorInvitation,
+        on_delete=models.PROTECT,
+        related_name="questionnaires",
+        verbose_name=_("invitation"),
+    )
+    questionnaire_version = models.ForeignKey(
+        QuestionnaireVersion,
+        on_delete=models.PROTECT,
+        related_name="sent",
+        verbose_name=_("questionnaire version"),
+    )
+    submitted_at = models.DateTimeField(_("submitted at"), null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["invitation_id", "pk"]
+        verbose_name = _("questionnaire sent to a vendor")
+        verbose_name_plural = _("questionnaires sent to vendors")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["invitation", "questionnaire_version"],
+                name="questionnaire_once_per_invitation",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.questionnaire_version} for {self.invitation.contact_name}"
+
+
+class QuestionnaireAnswer(TrackedModel):
+    """The vendor's answer to one question, as kept: ``value`` in a canonical text
+    (``yes``/``no``, the choice's position, a decimal, an ISO date), or a document."""
+
+    sent = models.ForeignKey(
+        SentQuestionnaire,
+        on_delete=models.PROTECT,
+        related_name="answers",
+        verbose_name=_("questionnaire"),
+    )
+    question = models.ForeignKey(
+        Question, on_delete=models.PROTECT, related_name="answers", verbose_name=_("question")
+    )
+    value = models.CharField(_("answer"), max_length=100, blank=True)
+    document = models.ForeignKey(
+        VendorDocument,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("file"),
+    )
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["sent_id", "question__position", "pk"]
+        verbose_name = _("questionnaire answer")
+        verbose_name_plural = _("questionnaire answers")
+        constraints = [
+            models.UniqueConstraint(fields=["sent", "question"], name="one_answer_per_question")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question.key}: {self.value or self.document_id}"

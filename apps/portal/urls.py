@@ -1,5 +1,6 @@
 from django.urls import path
 
+from apps.portal import questionnaire_views as questionnaires
 from apps.portal import views
 
 app_name = "portal"
@@ -14,6 +15,11 @@ urlpatterns = [
         "portal/<str:token>/answers/<slug:section>/replies/<int:pk>/",
         views.reply,
         name="reply",
+    ),
+    path(
+        "portal/<str:token>/questionnaires/<int:pk>/",
+        questionnaires.questionnaire_answer,
+        name="questionnaire-answer",
     ),
     # --- The organisation's side: invitations and the review of what vendors proposed. ---
     path("offers/<int:offer_pk>/vendor/", views.invitations, name="invitations"),
@@ -44,4 +50,30 @@ urlpatterns = [
         name="document-download",
     ),
     path("offers/<int:offer_pk>/vendor/claims/", views.claims, name="claims"),
+    # --- The organisation's questionnaires. ---
+    path("questionnaires/", questionnaires.questionnaire_index, name="questionnaires"),
+    path("questionnaires/new/", questionnaires.questionnaire_create, name="questionnaire-create"),
+    path("questionnaires/<int:pk>/", questionnaires.questionnaire_detail, name="questionnaire"),
+    path("questionnaires/<int:pk>/draft/", questionnaires.draft_start, name="questionnaire-draft"),
+    path("questionnaires/<int:pk>/questions/", questionnaires.question_add, name="question-add"),
+    path(
+        "questionnaires/<int:pk>/questions/<int:question_pk>/",
+        questionnaires.question_edit,
+        name="question-edit",
+    ),
+    path(
+        "questionnaires/<int:pk>/questions/<int:question_pk>/remove/",
+        questionnaires.question_remove,
+        name="question-remove",
+    ),
+    path(
+        "questionnaires/<int:pk>/publish/",
+        questionnaires.version_publish,
+        name="questionnaire-publish",
+    ),
+    path(
+        "questionnaires/<int:pk>/versions/<int:number>/",
+        questionnaires.version_detail,
+        name="questionnaire-version",
+    ),
 ]

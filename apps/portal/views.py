@@ -42,6 +42,7 @@ from apps.portal.forms import (
     SectionRowForm,
 )
 from apps.portal.models import ClaimSection, InvitationState, ProposalStatus
+from apps.portal.questionnaire_selectors import answered_of_offer, sent_list
 from apps.portal.selectors import (
     AnswerRow,
     AnswerSection,
@@ -142,7 +143,11 @@ def sign_out(request: HttpRequest, token: str) -> HttpResponse:
 def home(request: access.PortalRequest, token: str) -> HttpResponse:
     """The vendor's overview: what is asked, what was answered, and how each answer stands."""
     invitation = request.invitation
-    return access.portal_render(request, "portal/home.html", {"sections": sections_of(invitation)})
+    return access.portal_render(
+        request,
+        "portal/home.html",
+        {"sections": sections_of(invitation), "questionnaires": sent_list(invitation)},
+    )
 
 
 def _upload_refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
@@ -499,6 +504,7 @@ def _answers_page(
             "case": offer.case,
             "sections": sections,
             "documents": documents_of(offer),
+            "questionnaires": answered_of_offer(offer),
             "problems": problems or [],
             "checklist_missing": checklist_missing,
             "document_form": DocumentDecisionForm(),

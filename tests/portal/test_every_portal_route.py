@@ -26,6 +26,8 @@ from apps.portal.models import (
     OneTimeCode,
     Proposal,
     ProposalStatus,
+    QuestionnaireAnswer,
+    SentQuestionnaire,
     VendorDocument,
     VendorInvitation,
 )
@@ -85,6 +87,7 @@ def _body() -> dict:
         "value": "16",
         "kind": "sla",
         "file": SimpleUploadedFile("sla.pdf", b"%PDF-1.4 sla\n", "application/pdf"),
+        "submit": "1",
     }
 
 
@@ -92,6 +95,8 @@ def _written() -> tuple[int, ...]:
     return (
         Proposal.history.count(),
         VendorDocument.objects.count(),
+        QuestionnaireAnswer.history.count(),
+        SentQuestionnaire.history.count(),
         InvitationUse.objects.count(),
         OneTimeCode.objects.count(),
         len(mail.outbox),
@@ -100,7 +105,15 @@ def _written() -> tuple[int, ...]:
 
 def test_the_walk_finds_the_vendor_s_pages():
     names = {route.name for route in ROUTES}
-    assert {"start", "home", "section", "reply", "documents", "sign_out"} <= names
+    assert {
+        "start",
+        "home",
+        "section",
+        "reply",
+        "documents",
+        "sign_out",
+        "questionnaire-answer",
+    } <= names
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ would only wait to expire), and the caller is told.
 """
 
 import logging
+from collections.abc import Iterable
 from datetime import timedelta
 
 from django.conf import settings
@@ -26,6 +27,8 @@ from apps.portal.models import (
     InvitationUse,
     Proposal,
     ProposalStatus,
+    QuestionnaireVersion,
+    SentQuestionnaire,
     UseKind,
     VendorDocument,
     VendorInvitation,
@@ -56,10 +59,18 @@ def use_record(
 
 
 def invitation_create(
-    *, actor, offer: Offer, contact_name: str, email: str, language: str = "", days: int = 0
+    *,
+    actor,
+    offer: Offer,
+    contact_name: str,
+    email: str,
+    language: str = "",
+    days: int = 0,
+    questionnaires: Iterable[QuestionnaireVersion] = (),
 ) -> tuple[VendorInvitation, str]:
     """Invite ``email`` to answer for ``offer``; the invitation and the link's secret.
 
+    ``questionnaires``: published questionnaire versions the vendor answers as well.
     The e-mail goes out inside the transaction: if it fails, nothing is stored.
     """
     days = days or settings.PORTAL_INVITATION_DAYS
@@ -85,8 +96,25 @@ def invitation_create(
         use_record(
             invitation=invitation, kind=UseKind.INVITED, detail=invitation.email, actor=actor
         )
+        _questionnaires_send(actor, invitation, questionnaires)
         _send_invitation(invitation, secret)
     return invitation, secret
+
+
+def _questionnaires_send(
+    actor, invitation: VendorInvitation, versions: Iterable[QuestionnaireVersion]
+) -> None:
+    """Include published questionnaire versions, each once, in the new invitation."""
+    for version in dict.fromkeys(versions):
+        if not version.is_published:
+            raise ValidationError({"questionnaires": _("Only a published version can be sent.")})
+        tracked_create(
+            SentQuestionnaire,
+            actor=actor,
+            reason=f"Questionnaire sent: {version}",
+            invitation=invitation,
+            questionnaire_version=version,
+        )
 
 
 def _send_invitation(invitation: VendorInvitation, secret: str) -> None:
