@@ -47,6 +47,7 @@ from apps.sizing.services import requirement_spec_save
 from tests.acceptance.factories import make_evidence
 from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case
+from tests.casework.factories import lapsed_reassessment
 from tests.costs.factories import CLEAN, IDLE, TRAINING_HEADER, make_budget, make_import
 from tests.factories import restore_default_templates
 from tests.workloads.factories import BUILT_IN, load_test_summary, upload_set
@@ -301,6 +302,8 @@ WORLDS: dict[str, Callable[[World], None]] = {
     "costs.idle_over_limit": _idle_gpus_on_the_bill,
     "costs.training_cap_exceeded": _training_job_over_its_spend_cap,
     "workloads.load_not_representative": _load_test_on_built_in_prompts,
+    # --- the vendor's recurring reassessment, started 31 days ago and never completed ----
+    "vendors.reassessment_lapsed": lambda w: lapsed_reassessment(w.offer),
 }
 
 

@@ -9,6 +9,7 @@ acceptance, the approvals and the vendors, so it lives in the layer that may rea
 """
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
@@ -56,7 +57,9 @@ class Reassessment(TrackedModel):
     due_on = models.DateField(_("due on"))
     # The vendor's tier and review cycle when it started: a later change moves the next one.
     tier = models.CharField(_("tier"), max_length=10)
-    cycle_months = models.PositiveSmallIntegerField(_("review cycle (months)"))
+    cycle_months = models.PositiveSmallIntegerField(
+        _("review cycle (months)"), validators=[MinValueValidator(1), MaxValueValidator(60)]
+    )
     started_at = models.DateTimeField(_("started at"))
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
