@@ -56,6 +56,8 @@ BROWSER_PAGES = [
     ("cases:search", lambda w: {}, EVERYONE),
     # Across cases, for those who answer for the money and the process (and finance).
     ("cases:portfolio", lambda w: {}, {"priya", "aude", "ada"}),
+    # The vendors' reassessments, of the cases each may read.
+    ("cases:reassessments", lambda w: {}, EVERYONE),
     ("vendors:edit", lambda w: {"pk": w["vendor"].pk}, PROCUREMENT),
     ("offers:create", lambda w: {"case_pk": w["case"].pk}, PROCUREMENT),
     ("offers:detail", lambda w: {"pk": w["offer"].pk}, EVERYONE),
@@ -143,6 +145,15 @@ API_CALLS = [
         lambda w: {"regions": "tokyo-1", "change_reason": "New region", "version": _v(w["vendor"])},
         PROCUREMENT,
         200,
+    ),
+    ("get", lambda w: "/api/v1/reassessments/", None, EVERYONE, 200),
+    # Procurement starts one early; this vendor has no chosen offer in use (400).
+    (
+        "post",
+        lambda w: "/api/v1/reassessments/start/",
+        lambda w: {"vendor": w["vendor"].pk},
+        PROCUREMENT,
+        400,
     ),
     ("get", lambda w: "/api/v1/offers/", None, EVERYONE, 200),
     ("get", lambda w: f"/api/v1/offers/{w['offer'].pk}/", None, EVERYONE, 200),

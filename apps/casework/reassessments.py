@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import OuterRef, QuerySet, Subquery
@@ -187,9 +187,9 @@ def reassessment_start(*, due: Due, actor=None) -> Reassessment:
     with transaction.atomic():
         Vendor.objects.select_for_update().filter(pk=vendor.pk).first()
         if Reassessment.objects.filter(vendor=vendor, completed_at__isnull=True).exists():
-            raise StateConflict(_("A reassessment of this vendor is already open."))
+            raise StateConflict({"vendor": _("A reassessment of this vendor is already open.")})
         if Reassessment.objects.filter(vendor=vendor, due_on=due.due_on).exists():
-            raise StateConflict(_("The reassessment due on this day was already made."))
+            raise StateConflict({"vendor": _("The reassessment due on this day was already made.")})
         last = VendorInvitation.objects.filter(offer=offer).order_by("-created_at", "-pk").first()
         baseline = baseline_in_force(case_id=case.pk, offer_id=offer.pk)
         invitation = None
@@ -235,16 +235,18 @@ def reassessment_start(*, due: Due, actor=None) -> Reassessment:
 def reassessment_start_early(*, actor, vendor: Vendor) -> Reassessment:
     """Procurement starts the vendor's next reassessment before it falls due."""
     if not actor.has_perm("casework.start_reassessment"):
-        raise ValidationError(_("Only procurement starts a reassessment by hand."))
+        raise PermissionDenied(_("Only procurement starts a reassessment by hand."))
     due = next((d for d in schedule() if d.vendor.pk == vendor.pk), None)
     if due is None:
         if Reassessment.objects.filter(vendor=vendor, completed_at__isnull=True).exists():
-            raise StateConflict(_("A reassessment of this vendor is already open."))
-        raise ValidationError(_("This vendor has no chosen offer in use to reassess."))
+            raise StateConflict({"vendor": _("A reassessment of this vendor is already open.")})
+        raise ValidationError({"vendor": _("This vendor has no chosen offer in use to reassess.")})
     try:
         return reassessment_start(due=due, actor=actor)
     except IntegrityError as error:
-        raise StateConflict(_("A reassessment of this vendor is already open.")) from error
+        raise StateConflict(
+            {"vendor": _("A reassessment of this vendor is already open.")}
+        ) from error
 
 
 def _runner(offer: Offer):
