@@ -493,7 +493,8 @@ class AreaRecords:
             plan=network_plan_of(case),
             matrix=matrix,
             assessments=tuple(assessments),
-            reassessments=reassessments.open_of_vendors(case.offers.values("vendor_id")),
+            # Every open one (at most one per vendor in use): the offers are the gates' own.
+            reassessments=reassessments.open_of_vendors(None),
             **_bills_and_load(case, verifications),
         )
 

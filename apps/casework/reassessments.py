@@ -144,12 +144,12 @@ def state_of(reassessment: Reassessment, today: date | None = None) -> str:
 
 
 def open_of_vendors(vendor_ids) -> dict[int, Reassessment]:
-    """The open reassessment of each of ``vendor_ids`` (ids, or a subquery of them) that has
-    one; one query."""
-    return {
-        r.vendor_id: r
-        for r in Reassessment.objects.filter(vendor_id__in=vendor_ids, completed_at__isnull=True)
-    }
+    """The open reassessment of each of ``vendor_ids`` that has one (of every vendor where
+    None: there is at most one per vendor in use); one query."""
+    found = Reassessment.objects.filter(completed_at__isnull=True)
+    if vendor_ids is not None:
+        found = found.filter(vendor_id__in=vendor_ids)
+    return {r.vendor_id: r for r in found}
 
 
 def reassessment_list_for(actor) -> QuerySet[Reassessment]:
