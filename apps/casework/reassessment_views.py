@@ -30,15 +30,16 @@ def reassessment_list(request: HttpRequest) -> HttpResponse:
 def _page(request: HttpRequest, *, status: int = 200) -> HttpResponse:
     today = timezone.localdate()
     visible = set(case_ids_for(request.user).values_list("pk", flat=True))
-    records = list(reassessments.reassessment_list_for(request.user))
-    rows = [
+    records = reassessments.reassessment_list_for(request.user)
+    open_ones = [
         {
             "r": r,
             "state": reassessments.state_of(r, today),
             "lapses_on": rules.lapses_on(timezone.localdate(r.started_at)),
         }
-        for r in records
+        for r in records.filter(completed_at__isnull=True)
     ]
+    completed = records.filter(completed_at__isnull=False).order_by("-completed_at", "-pk")
     context = {
         "today": today,
         "due": [
@@ -46,10 +47,8 @@ def _page(request: HttpRequest, *, status: int = 200) -> HttpResponse:
             for d in reassessments.schedule()
             if d.offer.case_id in visible
         ],
-        "open": [row for row in rows if row["state"] != ReassessmentState.COMPLETED],
-        "completed": [row for row in rows if row["state"] == ReassessmentState.COMPLETED][
-            :COMPLETED_SHOWN
-        ],
+        "open": open_ones,
+        "completed": [{"r": r} for r in completed[:COMPLETED_SHOWN]],
         "grace_days": rules.GRACE_DAYS,
         "lapsed": ReassessmentState.LAPSED,
     }

@@ -18,7 +18,8 @@ from apps.casework.tasks import run_reassessments_task
 from apps.core.models import Notification
 from apps.core.roles import Role
 from apps.core.services import tracked_create
-from apps.evidence.models import HarnessToken
+from apps.core.signals import verification_recorded
+from apps.evidence.models import HarnessToken, SpecVerification
 from apps.portal.models import VendorInvitation
 from apps.vendors.reassessment import REASSESSMENT_LAPSED, add_months
 from tests.acceptance.factories import make_evidence, make_plan
@@ -182,3 +183,19 @@ def test_the_vendors_own_cycle_sets_the_due_day(people, cycle):
     approved_on = timezone.localdate(world.offer.approvals.get().decided_at)
     (due,) = reassessments.schedule()
     assert due.due_on == add_months(approved_on, cycle)
+
+
+def test_a_verification_recorded_completes_it_without_waiting_for_the_schedule(
+    people, monkeypatch, django_capture_on_commit_callbacks
+):
+    people = with_emails(people)
+    world = vendor_in_use(people)
+    _freeze(monkeypatch, at(world.due_on))
+    _run(django_capture_on_commit_callbacks)
+    started = Reassessment.objects.get()
+    make_proposal(started.invitation, "spec", "cards_per_node", "8")
+    with django_capture_on_commit_callbacks(execute=True):
+        verification = make_evidence(people["tariq"], world.offer)
+        verification_recorded.send(sender=SpecVerification, offer_id=world.offer.pk)
+    started.refresh_from_db()
+    assert started.verification == verification and started.completed_at is not None
