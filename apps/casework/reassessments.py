@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -84,7 +84,7 @@ def active_offers() -> QuerySet[Offer]:
     signed = AcceptanceSignOff.objects.filter(plan__offer=OuterRef("pk"), voided_at__isnull=True)
     return (
         Offer.objects.filter(case__status__in=ACTIVE_CASE_STATUSES)
-        .filter(pk__in=approved.values("offer_id").order_by().values("offer_id"))
+        .filter(Exists(approved))
         .annotate(
             anchor=Coalesce(
                 Subquery(signed.order_by("-signed_at").values("signed_at")[:1]),
