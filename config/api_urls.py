@@ -14,6 +14,7 @@ from apps.approvals import api as approvals_api
 from apps.assessments import api as assessments_api
 from apps.audit import api as audit_api
 from apps.cases import api as cases_api
+from apps.casework import api as casework_api
 from apps.contracts import api as contracts_api
 from apps.costs import api as costs_api
 from apps.evidence import api as evidence_api
@@ -49,6 +50,7 @@ APP_APIS = (
     acceptance_api,
     workloads_api,
     portal_api,
+    casework_api,
 )
 
 router = DefaultRouter()

@@ -414,6 +414,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.casework.tasks.send_reminders_task",
         "schedule": crontab(hour=7, minute=0),
     },
+    # Hourly, so a reassessment completes soon after its last answer; it starts on its due day.
+    "casework-run-reassessments": {
+        "task": "apps.casework.tasks.run_reassessments_task",
+        "schedule": crontab(minute=20),
+    },
     "approvals-record-stale-approvals": {
         "task": "apps.approvals.tasks.record_stale_approvals_task",
         "schedule": crontab(minute="*/15"),

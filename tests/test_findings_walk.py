@@ -48,6 +48,7 @@ from apps.vendors.services import certification_create
 from tests.acceptance.factories import make_evidence
 from tests.access.factories import make_matrix, make_plan
 from tests.approvals.factories import make_ready_case
+from tests.casework.factories import lapsed_reassessment
 from tests.costs.factories import CLEAN, IDLE, TRAINING_HEADER, make_budget, make_import
 from tests.factories import restore_default_templates
 from tests.workloads.factories import BUILT_IN, load_test_summary, upload_set
@@ -320,6 +321,8 @@ WORLDS: dict[str, Callable[[World], None]] = {
     # --- the vendor's certifications ----------------------------------------------------
     "vendors.certification_expired": lambda w: _certification(w, expires_in=-1),
     "vendors.certification_expiring": lambda w: _certification(w, expires_in=30),
+    # --- the vendor's recurring reassessment, started 31 days ago and never completed ----
+    "vendors.reassessment_lapsed": lambda w: lapsed_reassessment(w.offer),
 }
 
 

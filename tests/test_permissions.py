@@ -56,6 +56,8 @@ BROWSER_PAGES = [
     ("cases:search", lambda w: {}, EVERYONE),
     # Across cases, for those who answer for the money and the process (and finance).
     ("cases:portfolio", lambda w: {}, {"priya", "aude", "ada"}),
+    # The vendors' reassessments, of the cases each may read.
+    ("cases:reassessments", lambda w: {}, EVERYONE),
     ("vendors:edit", lambda w: {"pk": w["vendor"].pk}, PROCUREMENT),
     # The vendor's master data: its owner and cycle (procurement) and a tier set by hand
     # (procurement or legal); contacts by procurement; sub-processors and certifications
@@ -172,6 +174,15 @@ API_CALLS = [
         },
         {"priya", "lena", "ada"},
         200,
+    ),
+    ("get", lambda w: "/api/v1/reassessments/", None, EVERYONE, 200),
+    # Procurement starts one early; this vendor has no chosen offer in use (400).
+    (
+        "post",
+        lambda w: "/api/v1/reassessments/start/",
+        lambda w: {"vendor": w["vendor"].pk},
+        PROCUREMENT,
+        400,
     ),
     ("get", lambda w: "/api/v1/offers/", None, EVERYONE, 200),
     ("get", lambda w: f"/api/v1/offers/{w['offer'].pk}/", None, EVERYONE, 200),

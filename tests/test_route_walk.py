@@ -64,6 +64,7 @@ from tests.acceptance.factories import approved_offer, record_faults
 from tests.acceptance.factories import make_plan as make_acceptance_plan
 from tests.access.factories import make_plan as make_network_plan
 from tests.assessments.factories import fill_audit_facts, make_assessment
+from tests.casework.factories import lapsed_reassessment
 from tests.contracts.factories import item, make_checklist, set_statuses, upload_document
 from tests.costs.factories import CLEAN, make_budget, make_import
 from tests.evidence.factories import make_bundle_record
@@ -131,6 +132,8 @@ PARAMETERS: dict[str, Callable[[SimpleNamespace], object]] = {
     "harness-tokens/<pk>": lambda w: w.token.pk,
     "baselines/<pk>": lambda w: w.baseline.pk,
     "approvals/<pk>": lambda w: w.approval.pk,
+    "reassessments/<pk>": lambda w: w.reassessment.pk,
+    "reassessments/vendors/<pk>": lambda w: w.offer.vendor_id,
     "acceptance_pk": lambda w: w.finding_acceptance.pk,  # a finding's acceptance
     "finding-acceptances/<pk>": lambda w: w.finding_acceptance.pk,
     "acceptance/<pk>": lambda w: w.acceptance_plan.pk,
@@ -520,6 +523,7 @@ def build_world(people) -> SimpleNamespace:
         cost_import=make_import(priya, case, ("2026-09", CLEAN)),
         comment=comment_add(actor=tariq, record=offer, body="@priya measured as declared"),
         workload_set=upload_set(tariq, case),
+        reassessment=lapsed_reassessment(offer),
     )
 
 

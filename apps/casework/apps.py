@@ -1,6 +1,7 @@
 from django.apps import AppConfig
 
 from apps.approvals.gathering import set_gate_gatherer, set_policy_facts_reader
+from apps.core.signals import verification_recorded
 from apps.costs.throughput import set_throughput_reader
 from apps.evidence.requirement import set_requirement_reader
 from apps.packets.composition import PacketComposer, set_composer
@@ -25,6 +26,12 @@ class CaseworkConfig(AppConfig):
             vendor_tiers,
         )
         from apps.casework.packet import chapters
+        from apps.casework.reassessments import on_verification_recorded
+
+        # A passing verification may complete the vendor's open reassessment.
+        verification_recorded.connect(
+            on_verification_recorded, dispatch_uid="casework-settle-reassessments"
+        )
 
         # The approval gates and issuing a packet read every area; they ask the layer,
         # which gathers from each (docs/layers.md); the pages a decision is taken on read

@@ -19,6 +19,7 @@ from datetime import date
 from typing import Any
 
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
 from apps.access import rules as access_rules
@@ -31,6 +32,7 @@ from apps.approvals.findings import Finding, Rule, Severity
 from apps.assessments import audit_facts
 from apps.assessments import rules as assessment_rules
 from apps.assessments.selectors import assessment_audit_gaps, assessments_of_cases
+from apps.casework import reassessments
 from apps.contracts import selectors as contracts_selectors
 from apps.contracts import terms
 from apps.core.roles import Role
@@ -39,7 +41,9 @@ from apps.costs import selectors as costs_selectors
 from apps.evidence import selectors as evidence_selectors
 from apps.sizing import requirement as requirement_rules
 from apps.sizing.selectors import requirement_check_for, requirement_of, requirements_of_cases
+from apps.vendors import reassessment as reassessment_rules
 from apps.vendors import rules as vendor_rules
+from apps.vendors.models import VendorTier
 from apps.vendors.selectors import certifications_of_case, certifications_of_vendors
 from apps.workloads import rules as workload_rules
 from apps.workloads import selectors as workloads_selectors
@@ -455,6 +459,24 @@ CERTIFICATION_RULES: dict[str, Rule] = {
 # A case rejected is over: its offers' vendors' certifications weigh on it no more.
 CASE_STATES_WITHOUT_CERTIFICATION_FINDINGS = frozenset({"rejected"})
 
+# A vendor's reassessment not completed within its grace (docs/rules/reassessment.md): it
+# stands on every open case with an offer from the vendor. Procurement, who answers for the
+# vendor relationship and its portal, and the tech lead, who runs the acceptance again,
+# accept it together.
+REASSESSMENT_SOURCE = gettext_lazy(
+    "The organisation's review cycle for vendors of this tier: a vendor in use answers its "
+    "portal again and its acceptance is run again against the pinned baseline once a cycle, "
+    "within 30 days of the reassessment starting."
+)
+REASSESSMENT_RULE = _rule(
+    reassessment_rules.REASSESSMENT_LAPSED,
+    gettext_lazy("Vendor's reassessment lapsed"),
+    ACCEPT,
+    (P, T),
+    "red_flags",
+    REASSESSMENT_SOURCE,
+)
+
 # Every area rule of the register, by code.
 AREA_RULES: dict[str, Rule] = {
     rule.code: rule
@@ -468,6 +490,7 @@ AREA_RULES: dict[str, Rule] = {
         LOAD_RULE,
         # the vendor's certifications
         *CERTIFICATION_RULES.values(),
+        REASSESSMENT_RULE,
     )
 }
 
@@ -492,6 +515,8 @@ class AreaRecords:
     loadtests: Any = None
     # The certifications of the vendors of the case's offers, by vendor id.
     certifications: Any = None
+    # The open reassessment of each vendor with an offer on the case, by vendor id.
+    reassessments: Any = None
 
     @classmethod
     def of_case(cls, case, *, matrix, assessments, verifications) -> AreaRecords:
@@ -503,6 +528,8 @@ class AreaRecords:
             plan=network_plan_of(case),
             matrix=matrix,
             assessments=tuple(assessments),
+            # Every open one (at most one per vendor in use): the offers are the gates' own.
+            reassessments=reassessments.open_of_vendors(None),
             **_bills_and_load(case, verifications),
             certifications=certifications_of_case(case),
         )
@@ -522,6 +549,7 @@ class AreaRecords:
         guardrails = costs_selectors.guardrails_of_cases(ids)
         with_sets = workloads_selectors.cases_with_prompt_sets(ids)
         certifications = certifications_of_vendors({offer.vendor_id for offer in offers})
+        open_reassessments = reassessments.open_of_vendors({o.vendor_id for o in offers})
         for plan in plans.values():
             plan.case = next(case for case in cases if case.pk == plan.case_id)
         return {
@@ -531,6 +559,7 @@ class AreaRecords:
                 plan=plans.get(pk),
                 matrix=matrices.get(pk),
                 assessments=tuple(assessments.get(pk, ())),
+                reassessments=open_reassessments,
                 **_bills_and_load(
                     case, None, guardrails=guardrails.get(pk), with_sets=case.pk in with_sets
                 ),
@@ -583,6 +612,7 @@ class AreaFindings:
         self.case_wide += self._guardrails(None)
         self.today = today
         self.certifications = records.certifications or {}
+        self.reassessments = records.reassessments or {}
 
     def for_offer(self, offer) -> list[Finding]:
         return [
@@ -595,6 +625,7 @@ class AreaFindings:
             *self._guardrails(offer.pk),
             *self._load(offer),
             *self._certifications(offer),
+            *self._reassessment(offer),
         ]
 
     def _training(self) -> list[Finding]:
@@ -807,6 +838,39 @@ class AreaFindings:
                 fix_url=url,
             )
             for item in found
+        ]
+
+    def _reassessment(self, offer) -> list[Finding]:
+        """The vendor's reassessment, lapsed as of today (whether or not the schedule has
+        recorded it), on an open case."""
+        found = self.reassessments.get(offer.vendor_id)
+        if found is None or self.case.status not in reassessments.FINDING_CASE_STATUSES:
+            return []
+        if reassessments.state_of(found, self.today) != reassessments.ReassessmentState.LAPSED:
+            return []
+        started = timezone.localdate(found.started_at)
+        until = reassessment_rules.lapses_on(started)
+        return [
+            Finding(
+                rule=REASSESSMENT_RULE,
+                offer_id=offer.pk,
+                message=gettext(
+                    "The reassessment of %(vendor)s started on %(started)s was not completed "
+                    "by %(until)s (%(tier)s tier, every %(months)s months)."
+                )
+                % {
+                    "vendor": offer.vendor.name,
+                    "started": started.isoformat(),
+                    "until": until.isoformat(),
+                    "tier": VendorTier(found.tier).label,
+                    "months": found.cycle_months,
+                },
+                # Each reassessment is its own: one accepted does not carry to the next.
+                facts=f"reassessment={found.pk}; due_on={found.due_on.isoformat()}",
+                key=f"reassessment-{found.pk}",
+                subject=offer.vendor.name,
+                fix_url=reverse("cases:reassessments"),
+            )
         ]
 
 

@@ -8,10 +8,12 @@ from django.utils import timezone
 
 from apps.casework.assignments_due import assignments_due_tell
 from apps.casework.inbox import digests_send
+from apps.casework.reassessments import reassessments_run
 from apps.casework.reminders import provided_reminders_send, reminders_send
 
 REMINDERS_TASK = "apps.casework.tasks.send_reminders_task"
 DIGEST_TASK = "apps.casework.tasks.send_daily_digests_task"
+REASSESSMENTS_TASK = "apps.casework.tasks.run_reassessments_task"
 
 # Scheduled by Celery beat: see CELERY_BEAT_SCHEDULE in config/settings.py.
 
@@ -29,3 +31,11 @@ def send_reminders_task() -> int:
 def send_daily_digests_task() -> int:
     """E-mail each person what waits for them (unless they turned it off); returns how many."""
     return digests_send()
+
+
+@shared_task(name=REASSESSMENTS_TASK, acks_late=True)
+def run_reassessments_task() -> int:
+    """Complete, start and record the lapse of the vendors' reassessments due today
+    (docs/rules/reassessment.md); returns how many changed (0 when run again)."""
+    result = reassessments_run(timezone.localdate())
+    return len(result.completed) + len(result.started) + len(result.lapsed)

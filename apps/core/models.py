@@ -87,6 +87,8 @@ class NotificationEvent(models.TextChoices):
     MENTION = "mention", _("Someone mentioned you in a comment")
     DUE_SOON = "due_soon", _("Work assigned to you is due soon")
     OVERDUE = "overdue", _("Work assigned to you is overdue")
+    REASSESSMENT_STARTED = "reassessment_started", _("A vendor's reassessment started")
+    REASSESSMENT_LAPSED = "reassessment_lapsed", _("A vendor's reassessment lapsed")
 
 
 class EmailChoice(models.TextChoices):
