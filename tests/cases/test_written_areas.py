@@ -38,7 +38,15 @@ from tests.cases.test_case_standing import STORED_PAGE_QUERIES
 VIEWERS = ("tariq", "lena", "priya", "fiona", "aude")
 # Kinds every area may read: left out of the mapping on purpose (every area).
 # A vendor's certification is a finding on each of its cases: every area, as a vendor.
-UNMAPPED = {"offers.offer", "offers.declaredspec", "vendors.vendor", "vendors.certification", CASE}
+UNMAPPED = {
+    "offers.offer",
+    "offers.declaredspec",
+    "vendors.vendor",
+    "vendors.certification",
+    # A lapsed reassessment is a finding on every case of its vendor: every area.
+    "casework.reassessment",
+    CASE,
+}
 
 
 @pytest.fixture
