@@ -35,6 +35,10 @@ class Reassessment(TrackedModel):
     only records when the schedule told the owners.
     """
 
+    # Its finding stands on every case of the vendor, not only on the offer's case its
+    # keys name: a write to it makes every case's stored standing due again.
+    standing_reaches_every_case = True
+
     vendor = models.ForeignKey(
         "vendors.Vendor",
         on_delete=models.PROTECT,

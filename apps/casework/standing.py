@@ -407,6 +407,8 @@ def on_history_linked(sender, history_row, seq: int, **kwargs) -> None:
     try:
         if sender.instance_type is ProcurementCase:  # the row's id is the case's
             touched = {history_row.id}
+        elif getattr(sender.instance_type, "standing_reaches_every_case", False):
+            touched = None
         else:
             touched = cases_of(history_row.instance)
     except Exception:  # never fail the write: every case's standing is computed again

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.acceptance.models import AcceptanceSignOff
@@ -41,8 +42,13 @@ def _lapsed_on(case) -> list:
     return [e for e in case_register(fresh) if e.rule.code == REASSESSMENT_LAPSED]
 
 
+def _page_says_lapsed(client, case) -> bool:
+    page = client.get(reverse("cases:detail", args=[case.pk])).content.decode()
+    return "was not completed" in page
+
+
 def test_the_schedule_starts_the_reassessment_on_its_due_day_once_and_it_lapses_then_completes(
-    people, monkeypatch, django_capture_on_commit_callbacks
+    people, monkeypatch, django_capture_on_commit_callbacks, client
 ):
     people = with_emails(people)
     world = vendor_in_use(people)
@@ -114,6 +120,9 @@ def test_the_schedule_starts_the_reassessment_on_its_due_day_once_and_it_lapses_
     assert {n.case_id for n in lapse_told} == {world.case.pk, world.open_case.pk}
     assert _run(django_capture_on_commit_callbacks) == 0
     assert len(_lapsed_on(world.case)) == 1 and len(_lapsed_on(world.open_case)) == 1
+    # The other open case's page, stored after the lapse, shows it too.
+    client.force_login(people["priya"])
+    assert _page_says_lapsed(client, world.open_case)
 
     # A passing run alone does not complete it: the vendor has not answered the portal.
     make_evidence(people["tariq"], world.offer)
@@ -125,6 +134,8 @@ def test_the_schedule_starts_the_reassessment_on_its_due_day_once_and_it_lapses_
     assert started.completed_at == at(day + timedelta(days=31))
     assert started.verification.verdict == "verified"
     assert _lapsed_on(world.case) == [] and _lapsed_on(world.open_case) == []
+    # Completed through the offer's case, it is gone from the other case's stored page too.
+    assert not _page_says_lapsed(client, world.open_case)
     # The next falls due one cycle after it completed.
     (due,) = reassessments.schedule()
     assert due.due_on == add_months(day + timedelta(days=31), 6)
