@@ -499,6 +499,8 @@ SPECTACULAR_SETTINGS = {
         "DocumentKindEnum": "apps.packets.models.DocumentKind",
         "WorkloadSetKindEnum": "apps.workloads.models.SetKind",
         "EncryptionEnum": "apps.assessments.audit_facts.ENCRYPTION_CHOICES",
+        "ContractDocumentKindEnum": "apps.contracts.models.DocumentKind",
+        "VendorTierEnum": "apps.vendors.models.VendorTier",
     },
 }
 
