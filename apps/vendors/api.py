@@ -8,13 +8,14 @@ from django.utils import timezone
 from django.utils.http import content_disposition_header
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import BaseRouter
 
 from apps.core.api import TrackedSerializer, TrackedViewSetMixin
 from apps.core.downloads import StoredFileConflict, changed_message
+from apps.core.parsers import JSONParser
 from apps.core.permissions import RolePermission
 from apps.vendors import services
 from apps.vendors.models import Certification, SubProcessor, Vendor, VendorContact

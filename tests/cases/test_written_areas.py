@@ -120,6 +120,8 @@ def test_a_write_of_each_kind_leaves_every_stored_standing_as_computed_afresh(
     admin = users()["admin"]
     deleted = False
     for case in ProcurementCase.objects.order_by("pk"):
+        if not records_of(kind, case).exists():
+            continue  # nothing of this kind to delete: the case's standing is not stored
         store_standings(case)
         with django_capture_on_commit_callbacks(execute=True):
             if not delete_one(kind, case, admin):
