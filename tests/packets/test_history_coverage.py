@@ -27,6 +27,7 @@ from apps.approvals.models import (
 from apps.approvals.services import approval_decide
 from apps.audit.exports import build_case_export
 from apps.audit.sources import all_sources, case_sources
+from apps.casework.models import Reassessment
 from apps.comments.services import comment_add
 from apps.contracts.models import ContractDocument
 from apps.core.models import FileIntegrityAlarm
@@ -37,7 +38,15 @@ from apps.costs.services import cost_import_create, threshold_alerts_send
 from apps.evidence.models import Baseline, EvidenceBundle
 from apps.packets.document import packet_document
 from apps.packets.signing import get_signer
-from apps.portal.models import ClaimSection, DocumentKind, Proposal, VendorDocument
+from apps.portal.models import (
+    ClaimSection,
+    DocumentKind,
+    Proposal,
+    QuestionnaireAnswer,
+    QuestionnaireVersion,
+    SentQuestionnaire,
+    VendorDocument,
+)
 from apps.portal.services.invitations import invitation_create
 from apps.sizing.services import requirement_spec_save
 from apps.workloads.services import plan_workload_set
@@ -61,6 +70,15 @@ SHARED_RECORDS = {
     "approvals.approvalpolicy",
     "approvals.policystep",
     "approvals.delegation",
+    # What the organisation keeps of a vendor, beside its name: its contacts, its
+    # sub-processors, its certifications (their findings stand in each case's register).
+    "vendors.vendorcontact",
+    "vendors.subprocessor",
+    "vendors.certification",
+    # The questionnaire library: each case keeps what was sent and answered.
+    "portal.questionnaire",
+    "portal.questionnaireversion",
+    "portal.question",
 }
 
 
@@ -197,6 +215,30 @@ def demo_case(demo_case):
         size_bytes=9,
         sha256="0" * 64,
         storage_name="portal/sla.pdf",
+    )
+    # The organisation's questionnaire sent with the invitation, with one answer.
+    version = QuestionnaireVersion.objects.filter(published_at__isnull=False).first()
+    sent = tracked_create(
+        SentQuestionnaire,
+        actor=users["priya"],
+        invitation=invitation,
+        questionnaire_version=version,
+    )
+    tracked_create(
+        QuestionnaireAnswer, actor=None, sent=sent, question=version.questions.first(), value="yes"
+    )
+    # The vendor's reassessment, started on its due day.
+    tracked_create(
+        Reassessment,
+        actor=None,
+        vendor=offer.vendor,
+        offer=offer,
+        case=case,
+        due_on=now.date(),
+        tier="medium",
+        cycle_months=24,
+        started_at=now,
+        invitation=invitation,
     )
     tracked_create(  # a signed contract document of the offer
         ContractDocument,
