@@ -39,6 +39,9 @@ TIER_KINDS = frozenset(
 )
 # A case rejected is over: it no longer weighs on the vendor's tier.
 CASE_STATES_NOT_WEIGHED = (ProcurementCase.Status.REJECTED,)
+# The fields of a case the tier weighs; an edit of any other (its name, its requirements)
+# reads none of the vendor's cases again, however many it has.
+CASE_FIELDS_WEIGHED = frozenset({"availability_need_pct", "status"})
 
 _pending = threading.local()
 
@@ -116,6 +119,9 @@ def on_history_linked(sender, history_row, seq: int, **kwargs) -> None:
         if sender.instance_type._meta.label_lower not in TIER_KINDS:
             return
         if sender.instance_type is ProcurementCase:
+            changed = getattr(history_row, "standing_changed_fields", None)
+            if changed is not None and not changed & CASE_FIELDS_WEIGHED:
+                return
             touched = {history_row.id}
         else:
             touched = cases_of(history_row.instance) or set()

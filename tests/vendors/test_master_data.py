@@ -121,6 +121,36 @@ def test_the_derived_tier_is_kept_after_a_write_to_the_vendors_case(
     assert vendor.history.first().history_change_reason == "Tier from the cases: critical"
 
 
+def test_an_edit_of_what_the_tier_does_not_weigh_reads_no_case_again(
+    priya, django_capture_on_commit_callbacks, monkeypatch
+):
+    from apps.cases.services import case_update
+    from apps.casework import vendor_tiers
+
+    vendor = make_vendor(priya, name="Aurora")
+    case = make_case(priya)
+    with django_capture_on_commit_callbacks(execute=True):
+        make_offer(priya, case, vendor=vendor, spec=FULL_SPEC)
+    asked = []
+    keep = vendor_tiers.keep_tiers_of_cases
+    monkeypatch.setattr(
+        vendor_tiers, "keep_tiers_of_cases", lambda ids: asked.append(set(ids)) or keep(ids)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        case_update(actor=priya, case=case, fields={"requirements": "More"}, reason="Noted")
+    assert asked == []
+    with django_capture_on_commit_callbacks(execute=True):
+        case_update(
+            actor=priya,
+            case=case,
+            fields={"availability_need_pct": Decimal("99.9")},
+            reason="Serves customers",
+        )
+    assert asked == [{case.pk}]
+    vendor.refresh_from_db()
+    assert vendor.derived_tier == VendorTier.HIGH
+
+
 # --- the owner, the cycle and the tier set by hand, through the page and the API ----------
 
 
