@@ -261,3 +261,24 @@ def tear_down(state) -> None:
             leftover.unlink()
     else:
         _postgres_drop(settings_dict, test_name)
+
+
+def main() -> None:
+    """``python -m tests.database``: migrate the template of the database named by
+    ``DATABASE_URL`` now, if it is not there yet. CI builds PostgreSQL's while the SQLite
+    run's own migration keeps only one of the machine's cores busy; the PostgreSQL run
+    then finds it made."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    settings_dict = connections["default"].settings_dict
+    vendor = connections["default"].vendor
+    if vendor == "sqlite":
+        print(f"Test database template: {_sqlite_template()}")
+    else:
+        print(f"Test database template: {_postgres_template(settings_dict)}")
+
+
+if __name__ == "__main__":
+    main()
