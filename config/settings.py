@@ -179,6 +179,11 @@ try:
     }
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
+# The few queries that cost more to plan than to run (a case's timeline) are prepared on
+# a PostgreSQL connection and planned once (apps/core/prepared.py). A connection pooler
+# in transaction mode that cannot keep prepared statements (PgBouncer before 1.21, or
+# without max_prepared_statements) needs this off.
+DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 # ``manage.py runserver`` serves each request in a thread of its own, and each thread opens
 # a database connection of its own: on PostgreSQL, 200 people at once would ask for 200,
 # past its max_connections (100 by default), and requests would fail. There it serves at

@@ -35,6 +35,7 @@ from django.utils.translation import gettext
 from apps.audit.history_rows import SKIPPED_FIELDS, record_label
 from apps.audit.sources import HistorySource, case_link, sources_of
 from apps.core.formats import humanised
+from apps.core.prepared import prepared_cursor
 
 ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
 HIDDEN_FIELDS = SKIPPED_FIELDS | {"created_at", "history_relation_id"}
@@ -382,7 +383,8 @@ class CaseTimeline:
             for index, (branch, _params) in enumerate(branches)
         )
         params = [param for _branch, branch_params in branches for param in branch_params]
-        with connection.cursor() as db:
+        # Planning fifty branches costs more than reading them: planned once per connection.
+        with prepared_cursor() as db:
             db.execute(sql, params)
             return [(_read_date(when), history_id, src) for when, history_id, src in db.fetchall()]
 

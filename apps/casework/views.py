@@ -22,6 +22,7 @@ from django.http import (
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.html import format_html_join
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -139,8 +140,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 def _assign_options(items: list, user: Any) -> dict:
-    """For each item the person may assign: the people who may take it."""
+    """For each item the person may assign: the people who may take it, as the
+    ``<option>`` elements of its form, the one it is assigned to selected. Made once per
+    roles and person, not rendered again for each of the page's items."""
     people: dict[tuple, list] = {}
+    made: dict[tuple, str] = {}
     options = {}
     held = roles_of(user)
     by_role = None
@@ -151,7 +155,17 @@ def _assign_options(items: list, user: Any) -> dict:
             by_role = people_by_role()
         if item.roles not in people:
             people[item.roles] = assignable_people(item.roles, by_role)
-        options[(item.case_id, item.key)] = people[item.roles]
+        shown = (item.roles, item.assignee_id)
+        if shown not in made:
+            made[shown] = format_html_join(
+                "",
+                '<option value="{}"{}>{}</option>',
+                (
+                    (person.pk, " selected" if person.pk == item.assignee_id else "", person.name)
+                    for person in people[item.roles]
+                ),
+            )
+        options[(item.case_id, item.key)] = made[shown]
     return options
 
 
