@@ -196,7 +196,7 @@ SOURCES = (
     Source(
         _("Cases"),
         "cases.view_procurementcase",
-        lambda: ProcurementCase.objects.all(),
+        lambda: ProcurementCase.objects.only("name", "status", "created_at"),
         ("name", "requirements"),
         ("-created_at", "-pk"),
         "pk",
@@ -207,7 +207,7 @@ SOURCES = (
     Source(
         _("Vendors"),
         "vendors.view_vendor",
-        lambda: Vendor.objects.all(),
+        lambda: Vendor.objects.only("name", "jurisdiction", "created_at"),
         ("name", "jurisdiction", "regions", "contacts"),
         ("-created_at", "-pk"),
         None,
@@ -218,7 +218,9 @@ SOURCES = (
     Source(
         _("Offers"),
         "offers.view_offer",
-        lambda: Offer.objects.select_related("vendor", "case"),
+        lambda: Offer.objects.select_related("vendor", "case").only(
+            "accelerator_model", "accelerator_count", "created_at", "vendor__name", "case__name"
+        ),
         ("accelerator_model", "notes"),
         ("-created_at", "-pk"),
         "case",
@@ -232,7 +234,9 @@ SOURCES = (
     Source(
         _("Contract clauses"),
         "contracts.view_clausechecklist",
-        lambda: ChecklistItem.objects.select_related("checklist__offer__vendor"),
+        lambda: ChecklistItem.objects.select_related("checklist__offer__vendor").only(
+            "number", "title", "checklist__offer__case_id", "checklist__offer__vendor__name"
+        ),
         ("title", "clause_reference", "excerpt", "note"),
         ("-checklist_id", "number"),
         "checklist__offer__case",
@@ -248,7 +252,9 @@ SOURCES = (
     Source(
         _("Evidence bundles"),
         "evidence.view_evidencebundle",
-        lambda: EvidenceBundle.objects.select_related("offer__vendor").defer("summary"),
+        lambda: EvidenceBundle.objects.select_related("offer__vendor").only(
+            "sha256", "received_at", "offer__vendor__name"
+        ),
         ("sha256", "bundle_uuid", "host_id", "harness_version"),
         ("-received_at", "-pk"),
         "case",
