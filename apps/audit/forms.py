@@ -6,10 +6,10 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.template.defaultfilters import filesizeformat
-from django.utils.html import format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from apps.audit.timeline import TimelineFilter
+from apps.core.forms import option_tags
 
 
 def max_export_upload_bytes() -> int:
@@ -60,20 +60,12 @@ class TimelineFilterForm(forms.Form):
             area.choices = list(names.items())
 
     def user_options(self) -> str:
-        """The ``<option>`` elements of the person filter, the chosen one selected: written
-        here, not by the widget's templates, which cost a template per person."""
-        chosen = self["user"].value()
-        chosen = "" if chosen is None else str(chosen)
+        """The ``<option>`` elements of the person filter, the chosen one selected."""
         field = self.fields["user"]
-        assert isinstance(field, forms.ModelChoiceField)
-        assert field.queryset is not None
+        assert isinstance(field, forms.ModelChoiceField) and field.queryset is not None
         people = [("", field.empty_label or "")]
-        people += [(str(person.pk), str(person)) for person in field.queryset]
-        return format_html_join(
-            "",
-            '<option value="{}"{}>{}</option>',
-            ((value, " selected" if value == chosen else "", label) for value, label in people),
-        )
+        people += [(person.pk, str(person)) for person in field.queryset]
+        return option_tags(people, self["user"].value())
 
     def kinds_chosen(self) -> bool:
         """Whether single kinds were chosen (their list is then shown open)."""

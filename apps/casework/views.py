@@ -22,7 +22,6 @@ from django.http import (
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.utils.html import format_html_join
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -57,6 +56,7 @@ from apps.casework.search import MAX_QUERY_LENGTH, search
 from apps.casework.stored_gates import stored_gates, stored_offer_matrix
 from apps.contracts.selectors import TermsTable
 from apps.core.access import role_required
+from apps.core.forms import option_tags
 from apps.core.roles import roles_of
 from apps.offers.selectors import offer_get_for
 from apps.vendors.selectors import vendor_get_for, vendor_master_data
@@ -157,13 +157,8 @@ def _assign_options(items: list, user: Any) -> dict:
             people[item.roles] = assignable_people(item.roles, by_role)
         shown = (item.roles, item.assignee_id)
         if shown not in made:
-            made[shown] = format_html_join(
-                "",
-                '<option value="{}"{}>{}</option>',
-                (
-                    (person.pk, " selected" if person.pk == item.assignee_id else "", person.name)
-                    for person in people[item.roles]
-                ),
+            made[shown] = option_tags(
+                ((person.pk, person.name) for person in people[item.roles]), item.assignee_id
             )
         options[(item.case_id, item.key)] = made[shown]
     return options

@@ -5,6 +5,7 @@ from decimal import Decimal
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.functional import lazy
+from django.utils.html import format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from apps.core.bounds import CHANGE_REASON_MAX_LENGTH
@@ -109,3 +110,15 @@ def apply_service_errors(form: forms.BaseForm, error: Exception) -> None:
                 form.add_error(target, message)
         return
     form.add_error(None, "; ".join(getattr(error, "messages", [str(error)])))
+
+
+def option_tags(choices, selected) -> str:
+    """``<option>`` elements for ``(value, label)`` pairs, the one whose value is
+    ``selected`` marked so: a long list written at once, where a widget renders a template
+    per option."""
+    chosen = "" if selected is None else str(selected)
+    return format_html_join(
+        "",
+        '<option value="{}"{}>{}</option>',
+        ((value, " selected" if str(value) == chosen else "", label) for value, label in choices),
+    )

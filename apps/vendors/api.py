@@ -146,9 +146,37 @@ class _MasterDataViewSet(
 ):
     permission_classes = [RolePermission]
     filterset_fields = ["vendor"]
+    # The services that add the record and change it, and the change's name for it.
+    create_service: Any
+    update_service: Any
+    record_argument: str
+
+    def perform_service_create(self, data: dict[str, Any]) -> Any:
+        return self.create_service(actor=self.request.user, **data)
+
+    def perform_service_update(
+        self, record: Any, data: dict[str, Any], reason: str, version: int | None
+    ) -> Any:
+        return self.update_service(
+            actor=self.request.user,
+            **{self.record_argument: record},
+            fields=data,
+            reason=reason,
+            expected_version=version,
+        )
 
 
-class ContactSerializer(TrackedSerializer):
+class _MasterDataSerializer(TrackedSerializer):
+    """A record kept once per vendor: its vendor is chosen when it is added, then fixed."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        if self.instance is not None:
+            fields["vendor"].read_only = True
+        return fields
+
+
+class ContactSerializer(_MasterDataSerializer):
     class Meta:
         model = VendorContact
         fields = [
@@ -161,12 +189,6 @@ class ContactSerializer(TrackedSerializer):
         ]
         read_only_fields = ["created_at"]
 
-    def get_fields(self) -> dict[str, serializers.Field]:
-        fields = super().get_fields()
-        if self.instance is not None:
-            fields["vendor"].read_only = True
-        return fields
-
 
 class ContactViewSet(_MasterDataViewSet):
     queryset = VendorContact.objects.order_by("vendor_id", "name", "pk")
@@ -177,23 +199,12 @@ class ContactViewSet(_MasterDataViewSet):
         "PUT": "vendors.change_vendorcontact",
         "PATCH": "vendors.change_vendorcontact",
     }
-
-    def perform_service_create(self, data: dict[str, Any]) -> VendorContact:
-        return services.contact_create(actor=self.request.user, **data)
-
-    def perform_service_update(
-        self, contact: VendorContact, data: dict[str, Any], reason: str, version: int | None
-    ) -> VendorContact:
-        return services.contact_update(
-            actor=self.request.user,
-            contact=contact,
-            fields=data,
-            reason=reason,
-            expected_version=version,
-        )
+    create_service = staticmethod(services.contact_create)
+    update_service = staticmethod(services.contact_update)
+    record_argument = "contact"
 
 
-class SubProcessorSerializer(TrackedSerializer):
+class SubProcessorSerializer(_MasterDataSerializer):
     class Meta:
         model = SubProcessor
         fields = [
@@ -206,12 +217,6 @@ class SubProcessorSerializer(TrackedSerializer):
         ]
         read_only_fields = ["created_at"]
 
-    def get_fields(self) -> dict[str, serializers.Field]:
-        fields = super().get_fields()
-        if self.instance is not None:
-            fields["vendor"].read_only = True
-        return fields
-
 
 class SubProcessorViewSet(_MasterDataViewSet):
     queryset = SubProcessor.objects.order_by("vendor_id", "name", "pk")
@@ -222,23 +227,12 @@ class SubProcessorViewSet(_MasterDataViewSet):
         "PUT": "vendors.change_subprocessor",
         "PATCH": "vendors.change_subprocessor",
     }
-
-    def perform_service_create(self, data: dict[str, Any]) -> SubProcessor:
-        return services.sub_processor_create(actor=self.request.user, **data)
-
-    def perform_service_update(
-        self, item: SubProcessor, data: dict[str, Any], reason: str, version: int | None
-    ) -> SubProcessor:
-        return services.sub_processor_update(
-            actor=self.request.user,
-            sub_processor=item,
-            fields=data,
-            reason=reason,
-            expected_version=version,
-        )
+    create_service = staticmethod(services.sub_processor_create)
+    update_service = staticmethod(services.sub_processor_update)
+    record_argument = "sub_processor"
 
 
-class CertificationSerializer(TrackedSerializer):
+class CertificationSerializer(_MasterDataSerializer):
     report = serializers.FileField(
         write_only=True, required=False, help_text="The report or certificate, a PDF."
     )
@@ -261,12 +255,6 @@ class CertificationSerializer(TrackedSerializer):
         ]
         read_only_fields = ["created_at", "report_name", "report_sha256", "report_size_bytes"]
 
-    def get_fields(self) -> dict[str, serializers.Field]:
-        fields = super().get_fields()
-        if self.instance is not None:
-            fields["vendor"].read_only = True
-        return fields
-
     def get_state(self, cert: Certification) -> str:
         """valid, expiring (within 60 days) or expired, as of today."""
         return str(certification_state(cert.expires_on, today=timezone.localdate()))
@@ -282,21 +270,9 @@ class CertificationViewSet(_MasterDataViewSet):
         "PUT": "vendors.change_certification",
         "PATCH": "vendors.change_certification",
     }
-
-    def perform_service_create(self, data: dict[str, Any]) -> Certification:
-        return services.certification_create(actor=self.request.user, **data)
-
-    def perform_service_update(
-        self, cert: Certification, data: dict[str, Any], reason: str, version: int | None
-    ) -> Certification:
-        data.pop("report", None)  # a renewed report is a new certification
-        return services.certification_update(
-            actor=self.request.user,
-            certification=cert,
-            fields=data,
-            reason=reason,
-            expected_version=version,
-        )
+    create_service = staticmethod(services.certification_create)
+    update_service = staticmethod(services.certification_update)
+    record_argument = "certification"
 
     @action(detail=True, methods=["get"], url_path="report")
     def report(

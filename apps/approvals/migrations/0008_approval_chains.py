@@ -6,6 +6,8 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
+from apps.core.history_indexes import timeline_indexes_operation
+
 # The timeline's indexes of the two new case history tables (as audit 0003 makes them).
 TIMELINE_INDEXES = [
     ("approvals_historicalapprovalchain", "case_id", "tl_approvals_approvalchain"),
@@ -285,19 +287,5 @@ class Migration(migrations.Migration):
             model_name='chaindecision',
             constraint=models.UniqueConstraint(fields=('chain', 'decided_by'), name='chain_decision_once_per_person'),
         ),
-            migrations.RunSQL(
-            sql=[
-                f'CREATE INDEX IF NOT EXISTS "{name}" ON "{table}" ("{column}", "history_date", "history_id")'
-                for table, column, name in TIMELINE_INDEXES
-            ]
-            + [
-                f'CREATE INDEX IF NOT EXISTS "{name}_prev" ON "{table}" ("id", "history_id")'
-                for table, _column, name in TIMELINE_INDEXES
-            ],
-            reverse_sql=[
-                f'DROP INDEX IF EXISTS "{name}{suffix}"'
-                for _table, _column, name in TIMELINE_INDEXES
-                for suffix in ("", "_prev")
-            ],
-        ),
+            timeline_indexes_operation(*TIMELINE_INDEXES),
     ]

@@ -6,6 +6,8 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
+from apps.core.history_indexes import timeline_indexes_operation
+
 # The timeline's indexes of the new case history table (as audit 0003 makes them).
 TIMELINE_INDEXES = [
     ("contracts_historicalcontractdocument", "offer_id", "tl_contracts_contractdocument"),
@@ -150,19 +152,5 @@ class Migration(migrations.Migration):
             model_name='contractdocument',
             constraint=models.UniqueConstraint(fields=('offer', 'kind', 'number'), name='contractdocument_version_once'),
         ),
-        migrations.RunSQL(
-            sql=[
-                f'CREATE INDEX IF NOT EXISTS "{name}" ON "{table}" ("{column}", "history_date", "history_id")'
-                for table, column, name in TIMELINE_INDEXES
-            ]
-            + [
-                f'CREATE INDEX IF NOT EXISTS "{name}_prev" ON "{table}" ("id", "history_id")'
-                for table, _column, name in TIMELINE_INDEXES
-            ],
-            reverse_sql=[
-                f'DROP INDEX IF EXISTS "{name}{suffix}"'
-                for _table, _column, name in TIMELINE_INDEXES
-                for suffix in ("", "_prev")
-            ],
-        ),
+        timeline_indexes_operation(*TIMELINE_INDEXES),
     ]
