@@ -13,18 +13,18 @@ from django.db import migrations
 def timeline_indexes_operation(*indexes: tuple[str, str, str]) -> migrations.RunSQL:
     """Indexes for each ``(history table, column leading to the case, index name)``."""
     return migrations.RunSQL(
-        sql=[
+        sql=tuple(
             f'CREATE INDEX IF NOT EXISTS "{name}" ON "{table}" ("{column}", "history_date", '
             '"history_id")'
             for table, column, name in indexes
-        ]
-        + [
+        )
+        + tuple(
             f'CREATE INDEX IF NOT EXISTS "{name}_prev" ON "{table}" ("id", "history_id")'
             for table, _column, name in indexes
-        ],
-        reverse_sql=[
+        ),
+        reverse_sql=tuple(
             f'DROP INDEX IF EXISTS "{name}{suffix}"'
             for _table, _column, name in indexes
             for suffix in ("", "_prev")
-        ],
+        ),
     )
