@@ -370,14 +370,3 @@ def demo_case(seeded_demo):
     from apps.casework.demo import DEMO_CASE_NAME
 
     return ProcurementCase.objects.get(name=DEMO_CASE_NAME)
-
-
-HARNESS_TESTS = Path(__file__).resolve().parent.parent / "harness" / "tests"
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config, items):
-    """The harness's tests first (in the order they came, shuffled or not): they need no
-    database, so while one test process migrates the test database template, the other,
-    handed the first half of the order to start with, runs them instead of waiting."""
-    items[:] = sorted(items, key=lambda item: not item.path.is_relative_to(HARNESS_TESTS))
